@@ -1,0 +1,97 @@
+#include "test_util.h"
+
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#define PSEL_TEST_LOG_MAX 16384
+
+static char     captured[PSEL_TEST_LOG_MAX];
+static size_t   captured_len;
+static unsigned captured_count;
+static int      capturing;
+
+static ucs_log_func_rc_t
+capture_handler(const char *file, unsigned line, const char *function,
+                ucs_log_level_t level,
+                const ucs_log_component_config_t *comp_conf,
+                const char *message, va_list ap)
+{
+    int n;
+
+    if (!capturing || (level > UCS_LOG_LEVEL_WARN)) {
+        return UCS_LOG_FUNC_RC_CONTINUE;
+    }
+
+    if (captured_len < sizeof(captured) - 1) {
+        n = vsnprintf(captured + captured_len, sizeof(captured) - captured_len,
+                      message, ap);
+        if (n > 0) {
+            captured_len += n;
+            if (captured_len > sizeof(captured) - 2) {
+                captured_len = sizeof(captured) - 2;
+            }
+            captured[captured_len++] = '\n';
+            captured[captured_len]   = '\0';
+        }
+    }
+    ++captured_count;
+    return UCS_LOG_FUNC_RC_STOP;
+}
+
+void psel_test_log_capture_start(void)
+{
+    psel_test_log_clear();
+    if (!capturing) {
+        ucs_log_push_handler(capture_handler);
+        capturing = 1;
+    }
+}
+
+void psel_test_log_capture_stop(void)
+{
+    if (capturing) {
+        ucs_log_pop_handler();
+        capturing = 0;
+    }
+}
+
+const char *psel_test_log_captured(void)
+{
+    return captured;
+}
+
+unsigned psel_test_log_count(void)
+{
+    return captured_count;
+}
+
+void psel_test_log_clear(void)
+{
+    captured[0]    = '\0';
+    captured_len   = 0;
+    captured_count = 0;
+}
+
+void psel_test_assert_log_contains(const char *needle, const char *file,
+                                   int line)
+{
+    if (strstr(captured, needle) == NULL) {
+        print_error("expected a log message containing '%s', got:\n%s\n",
+                    needle, captured[0] ? captured : "(nothing)\n");
+        _fail(file, line);
+    }
+}
+
+const char *psel_test_fixture_path(const char *name)
+{
+    static char path[4096];
+    const char *dir = getenv("PSEL_FIXTURES_DIR");
+
+    snprintf(path, sizeof(path), "%s/%s", dir ? dir : "test/fixtures",
+             name);
+    return path;
+}

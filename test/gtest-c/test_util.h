@@ -1,0 +1,37 @@
+/**
+ * @file test_util.h
+ * Helpers shared by the cmocka tests: capture of UCX log messages, so a test
+ * can assert that bad input was rejected with a message saying what and where.
+ */
+#ifndef PSEL_TEST_UTIL_H_
+#define PSEL_TEST_UTIL_H_
+
+#include <ucs/debug/log_def.h>
+#include <stddef.h>
+
+/** Start capturing warnings and errors; they are no longer printed. */
+void psel_test_log_capture_start(void);
+
+/** Stop capturing; messages print as usual again. */
+void psel_test_log_capture_stop(void);
+
+/** @return All captured messages so far, one per line ("" if none). */
+const char *psel_test_log_captured(void);
+
+/** @return Number of messages captured at warning level or above. */
+unsigned psel_test_log_count(void);
+
+/** Forget the captured messages. */
+void psel_test_log_clear(void);
+
+/** Fail the current test unless the captured text contains @a needle. */
+#define psel_assert_log_contains(_needle) \
+    psel_test_assert_log_contains(_needle, __FILE__, __LINE__)
+
+void psel_test_assert_log_contains(const char *needle, const char *file,
+                                   int line);
+
+/** Path of a fixture file from test/fixtures (copied from ../shared/fixtures) (env PSEL_FIXTURES_DIR). */
+const char *psel_test_fixture_path(const char *name);
+
+#endif
