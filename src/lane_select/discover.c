@@ -1,0 +1,378 @@
+/*
+ * Live discovery: walk UCT components -> memory domains -> transports/devices,
+ * open each iface to query its attributes, and add the libibverbs port facts
+ * for IB/RoCE ports.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "resource_table.h"
+
+#include <uct/api/version.h>
+#include <ucs/async/async_fwd.h>
+#include <ucs/debug/log_def.h>
+#include <ucs/sys/string.h>
+#include <ucs/sys/topo/base/topo.h>
+#include <infiniband/verbs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+
+static void psel_discover_copy_limits(psel_op_limits_t *dst, size_t max_short,
+                                      size_t max_bcopy, size_t min_zcopy,
+                                      size_t max_zcopy, size_t opt_zcopy_align,
+                                      size_t align_mtu, size_t max_iov)
+{
+    dst->max_short       = max_short;
+    dst->max_bcopy       = max_bcopy;
+    dst->min_zcopy       = min_zcopy;
+    dst->max_zcopy       = max_zcopy;
+    dst->opt_zcopy_align = opt_zcopy_align;
+    dst->align_mtu       = align_mtu;
+    dst->max_iov         = max_iov;
+}
+
+#define PSEL_COPY_LIMITS(_dst, _src) \
+    psel_discover_copy_limits(_dst, (_src).max_short, (_src).max_bcopy, \
+                              (_src).min_zcopy, (_src).max_zcopy, \
+                              (_src).opt_zcopy_align, (_src).align_mtu, \
+                              (_src).max_iov)
+
+static void psel_discover_fill_iface(psel_resource_t *resource,
+                                     const uct_iface_attr_t *attr)
+{
+    resource->latency       = attr->latency;
+    resource->bw_dedicated  = attr->bandwidth.dedicated;
+    resource->bw_shared     = attr->bandwidth.shared;
+    resource->overhead      = attr->overhead;
+    resource->priority      = attr->priority;
+    resource->dev_num_paths = attr->dev_num_paths;
+    resource->max_num_eps   = attr->max_num_eps;
+
+    PSEL_COPY_LIMITS(&resource->put, attr->cap.put);
+    PSEL_COPY_LIMITS(&resource->get, attr->cap.get);
+    PSEL_COPY_LIMITS(&resource->am, attr->cap.am);
+    resource->am_max_hdr    = attr->cap.am.max_hdr;
+
+    resource->cap_flags     = attr->cap.flags;
+    resource->atomic32_ops  = attr->cap.atomic32.op_flags;
+    resource->atomic32_fops = attr->cap.atomic32.fop_flags;
+    resource->atomic64_ops  = attr->cap.atomic64.op_flags;
+    resource->atomic64_fops = attr->cap.atomic64.fop_flags;
+
+    resource->device_addr_len = attr->device_addr_len;
+    resource->iface_addr_len  = attr->iface_addr_len;
+    resource->ep_addr_len     = attr->ep_addr_len;
+}
+
+static void psel_discover_fill_md(psel_resource_t *resource,
+                                  const uct_md_attr_t *attr)
+{
+    resource->reg_cost         = attr->reg_cost;
+    resource->rkey_size        = attr->rkey_packed_size;
+    resource->md_flags         = attr->cap.flags;
+    resource->reg_mem_types    = attr->cap.reg_mem_types;
+    resource->access_mem_types = attr->cap.access_mem_types;
+    resource->alloc_mem_types  = attr->cap.alloc_mem_types;
+    resource->max_reg          = attr->cap.max_reg;
+    resource->max_alloc        = attr->cap.max_alloc;
+}
+
+/* dev_name is "<ibv device>:<port>", as the UCT ib component names it */
+static ucs_status_t psel_discover_ib_port(const char *dev_name,
+                                          psel_ib_port_info_t *info)
+{
+    struct ibv_device **devices;
+    struct ibv_context *context;
+    struct ibv_port_attr attr;
+    char ibv_name[PSEL_NAME_MAX];
+    const char *colon;
+    ucs_status_t status;
+    int i, num_devices, ret;
+    long port;
+    char *end;
+
+    colon = strrchr(dev_name, ':');
+    if ((colon == NULL) || ((size_t)(colon - dev_name) >= sizeof(ibv_name))) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    port = strtol(colon + 1, &end, 10);
+    if ((*end != '\0') || (port < 1) || (port > 255)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    memcpy(ibv_name, dev_name, colon - dev_name);
+    ibv_name[colon - dev_name] = '\0';
+
+    devices = ibv_get_device_list(&num_devices);
+    if (devices == NULL) {
+        ucs_debug("ibv_get_device_list() failed: %m");
+        return UCS_ERR_NO_DEVICE;
+    }
+
+    status = UCS_ERR_NO_DEVICE;
+    for (i = 0; i < num_devices; ++i) {
+        if (strcmp(ibv_get_device_name(devices[i]), ibv_name)) {
+            continue;
+        }
+
+        context = ibv_open_device(devices[i]);
+        if (context == NULL) {
+            ucs_debug("ibv_open_device(%s) failed: %m", ibv_name);
+            break;
+        }
+
+        ret = ibv_query_port(context, port, &attr);
+        if (ret == 0) {
+            status = psel_ib_port_info_from_attr(&attr, info);
+        } else {
+            ucs_debug("ibv_query_port(%s, %ld) failed: %s", ibv_name, port,
+                      strerror(ret));
+            status = UCS_ERR_IO_ERROR;
+        }
+        ibv_close_device(context);
+        break;
+    }
+
+    ibv_free_device_list(devices);
+    return status;
+}
+
+static void psel_discover_tl(uct_md_h md, const uct_md_attr_t *md_attr,
+                             const char *component_name, const char *md_name,
+                             const uct_tl_resource_desc_t *tl,
+                             uct_worker_h worker, psel_resource_table_t *table)
+{
+    uct_iface_config_t *iface_config;
+    uct_iface_params_t params;
+    uct_iface_attr_t attr;
+    psel_resource_t resource;
+    uct_iface_h iface;
+    ucs_status_t status;
+    const char *sys_dev_name;
+    char bdf[PSEL_NAME_MAX];
+
+    status = uct_md_iface_config_read(md, tl->tl_name, NULL, NULL,
+                                      &iface_config);
+    if (status != UCS_OK) {
+        ucs_debug("%s/%s: failed to read iface config: %s", tl->tl_name,
+                  tl->dev_name, ucs_status_string(status));
+        return;
+    }
+
+    memset(&params, 0, sizeof(params));
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE |
+                                  UCT_IFACE_PARAM_FIELD_STATS_ROOT |
+                                  UCT_IFACE_PARAM_FIELD_RX_HEADROOM |
+                                  UCT_IFACE_PARAM_FIELD_CPU_MASK;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = tl->tl_name;
+    params.mode.device.dev_name = tl->dev_name;
+    params.stats_root           = NULL;
+    params.rx_headroom          = 0;
+    UCS_CPU_ZERO(&params.cpu_mask);
+
+    status = uct_iface_open(md, worker, &params, iface_config, &iface);
+    uct_config_release(iface_config);
+    if (status != UCS_OK) {
+        ucs_debug("%s/%s: failed to open iface: %s", tl->tl_name, tl->dev_name,
+                  ucs_status_string(status));
+        return;
+    }
+
+    status = uct_iface_query(iface, &attr);
+    uct_iface_close(iface);
+    if (status != UCS_OK) {
+        ucs_debug("%s/%s: failed to query iface: %s", tl->tl_name,
+                  tl->dev_name, ucs_status_string(status));
+        return;
+    }
+
+    memset(&resource, 0, sizeof(resource));
+    ucs_strncpy_zero(resource.component, component_name,
+                     sizeof(resource.component));
+    ucs_strncpy_zero(resource.md_name, md_name, sizeof(resource.md_name));
+    ucs_strncpy_zero(resource.tl_name, tl->tl_name, sizeof(resource.tl_name));
+    ucs_strncpy_zero(resource.dev_name, tl->dev_name,
+                     sizeof(resource.dev_name));
+    resource.dev_type = tl->dev_type;
+    if (tl->sys_device != UCS_SYS_DEVICE_ID_UNKNOWN) {
+        sys_dev_name = ucs_topo_sys_device_bdf_name(tl->sys_device, bdf,
+                                                    sizeof(bdf));
+        ucs_strncpy_zero(resource.sys_dev, sys_dev_name ? sys_dev_name : "",
+                         sizeof(resource.sys_dev));
+    }
+
+    psel_discover_fill_iface(&resource, &attr);
+    psel_discover_fill_md(&resource, md_attr);
+
+    if (!strcmp(component_name, "ib") &&
+        (tl->dev_type == UCT_DEVICE_TYPE_NET)) {
+        status = psel_discover_ib_port(tl->dev_name, &resource.ib);
+        if (status != UCS_OK) {
+            ucs_debug("%s/%s: no ibverbs port facts: %s", tl->tl_name,
+                      tl->dev_name, ucs_status_string(status));
+            memset(&resource.ib, 0, sizeof(resource.ib));
+        }
+    }
+
+    status = psel_resource_table_append(table, &resource);
+    if (status != UCS_OK) {
+        ucs_debug("%s/%s: not added: %s", tl->tl_name, tl->dev_name,
+                  ucs_status_string(status));
+    }
+}
+
+static void psel_discover_md(uct_component_h component,
+                             const char *component_name, const char *md_name,
+                             uct_worker_h worker, psel_resource_table_t *table)
+{
+    uct_tl_resource_desc_t *tls;
+    uct_md_config_t *md_config;
+    uct_md_attr_t md_attr;
+    unsigned i, num_tls;
+    ucs_status_t status;
+    uct_md_h md;
+
+    status = uct_md_config_read(component, NULL, NULL, &md_config);
+    if (status != UCS_OK) {
+        ucs_debug("md %s: failed to read config: %s", md_name,
+                  ucs_status_string(status));
+        return;
+    }
+
+    status = uct_md_open(component, md_name, md_config, &md);
+    uct_config_release(md_config);
+    if (status != UCS_OK) {
+        ucs_debug("md %s: failed to open: %s", md_name,
+                  ucs_status_string(status));
+        return;
+    }
+
+    status = uct_md_query(md, &md_attr);
+    if (status != UCS_OK) {
+        ucs_debug("md %s: failed to query: %s", md_name,
+                  ucs_status_string(status));
+        goto out_close_md;
+    }
+
+    status = uct_md_query_tl_resources(md, &tls, &num_tls);
+    if (status != UCS_OK) {
+        ucs_debug("md %s: failed to query transports: %s", md_name,
+                  ucs_status_string(status));
+        goto out_close_md;
+    }
+
+    for (i = 0; i < num_tls; ++i) {
+        psel_discover_tl(md, &md_attr, component_name, md_name, &tls[i],
+                         worker, table);
+    }
+
+    uct_release_tl_resource_list(tls);
+out_close_md:
+    uct_md_close(md);
+}
+
+static void psel_discover_component(uct_component_h component,
+                                    uct_worker_h worker,
+                                    psel_resource_table_t *table)
+{
+    uct_component_attr_t attr;
+    ucs_status_t status;
+    unsigned i;
+
+    attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME |
+                      UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
+    status = uct_component_query(component, &attr);
+    if (status != UCS_OK) {
+        ucs_debug("failed to query component: %s", ucs_status_string(status));
+        return;
+    }
+
+    if (attr.md_resource_count == 0) {
+        return;
+    }
+
+    attr.md_resources = calloc(attr.md_resource_count,
+                               sizeof(*attr.md_resources));
+    if (attr.md_resources == NULL) {
+        ucs_debug("component %s: out of memory", attr.name);
+        return;
+    }
+
+    attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
+    status = uct_component_query(component, &attr);
+    if (status != UCS_OK) {
+        ucs_debug("component %s: failed to query memory domains: %s",
+                  attr.name, ucs_status_string(status));
+        goto out_free_md_resources;
+    }
+
+    for (i = 0; i < attr.md_resource_count; ++i) {
+        psel_discover_md(component, attr.name, attr.md_resources[i].md_name,
+                         worker, table);
+    }
+
+out_free_md_resources:
+    free(attr.md_resources);
+}
+
+ucs_status_t psel_resource_discover(psel_resource_table_t *table)
+{
+    psel_resource_table_t result;
+    uct_component_h *components;
+    ucs_async_context_t *async;
+    unsigned i, num_components;
+    uct_worker_h worker;
+    ucs_status_t status;
+
+    psel_resource_table_init(&result);
+    ucs_strncpy_zero(result.origin, "live", sizeof(result.origin));
+    ucs_strncpy_zero(result.ucx_version, UCT_VERNO_STRING,
+                     sizeof(result.ucx_version));
+    if (gethostname(result.host, sizeof(result.host) - 1) != 0) {
+        result.host[0] = '\0';
+    }
+
+    status = uct_query_components(&components, &num_components);
+    if (status != UCS_OK) {
+        ucs_error("failed to query UCT components: %s",
+                  ucs_status_string(status));
+        goto err;
+    }
+
+    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &async);
+    if (status != UCS_OK) {
+        ucs_error("failed to create async context: %s",
+                  ucs_status_string(status));
+        goto err_release_components;
+    }
+
+    status = uct_worker_create(async, UCS_THREAD_MODE_SINGLE, &worker);
+    if (status != UCS_OK) {
+        ucs_error("failed to create UCT worker: %s",
+                  ucs_status_string(status));
+        goto err_destroy_async;
+    }
+
+    for (i = 0; i < num_components; ++i) {
+        psel_discover_component(components[i], worker, &result);
+    }
+
+    uct_worker_destroy(worker);
+    ucs_async_context_destroy(async);
+    uct_release_component_list(components);
+    *table = result;
+    return UCS_OK;
+
+err_destroy_async:
+    ucs_async_context_destroy(async);
+err_release_components:
+    uct_release_component_list(components);
+err:
+    psel_resource_table_cleanup(&result);
+    return status;
+}
