@@ -1,0 +1,6 @@
+#!/bin/sh
+# Bounded replay of the snapshot fuzz harness over its seed corpus (make check).
+# Run from the build directory; PSEL_TOP_SRCDIR points to the sources.
+srcdir=${PSEL_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+exec ./test/fuzz/fuzz_snapshot -n "${PSEL_FUZZ_RUNS:-3000}" \
+    "$srcdir"/test/fuzz/corpus/snapshot/*
