@@ -1,0 +1,79 @@
+/**
+ * @file lane.h
+ * A lane as protocols see it: one connection from a local resource to a remote
+ * address entry, with the performance facts that protocol costs are built from.
+ *
+ * Lane selection (select.c in this directory) produces lane sets, one per
+ * selector role; protocol definitions consume them. Protocols never look at
+ * resources or addresses directly.
+ */
+#ifndef PSEL_LANE_SELECT_LANE_H_
+#define PSEL_LANE_SELECT_LANE_H_
+
+#include <ucs/datastruct/linear_func.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PSEL_MAX_LANES      16  /**< Max lanes of one endpoint */
+#define PSEL_LANE_NAME_MAX  64  /**< "tl/dev" */
+
+
+/** Lane capabilities that protocols check before they apply. */
+enum {
+    PSEL_LANE_CAP_AM_SHORT  = 1u << 0,
+    PSEL_LANE_CAP_AM_BCOPY  = 1u << 1,
+    PSEL_LANE_CAP_AM_ZCOPY  = 1u << 2,
+    PSEL_LANE_CAP_PUT_ZCOPY = 1u << 3,
+    PSEL_LANE_CAP_GET_ZCOPY = 1u << 4,
+    PSEL_LANE_CAP_AMO       = 1u << 5
+};
+
+
+/** Roles a lane can be selected for; each role has its own selector. */
+typedef enum {
+    PSEL_LANE_ROLE_AM,      /**< Short active messages: lowest latency */
+    PSEL_LANE_ROLE_AM_BW,   /**< bcopy/zcopy active messages: bandwidth */
+    PSEL_LANE_ROLE_RMA_BW,  /**< get/put zcopy: bandwidth */
+    PSEL_LANE_ROLE_AMO,     /**< Atomic operations */
+    PSEL_LANE_ROLE_LAST
+} psel_lane_role_t;
+
+
+/** Performance facts of one lane, in seconds, bytes and bytes/second. */
+typedef struct psel_lane {
+    char              name[PSEL_LANE_NAME_MAX]; /**< "tl/dev", for dumps */
+    unsigned          index;          /**< Lane index in the endpoint */
+    unsigned          md_index;       /**< Memory domain; lanes with the same
+                                           one share a registration */
+    uint32_t          caps;           /**< PSEL_LANE_CAP_* */
+    double            latency;        /**< One-way network latency [s] */
+    double            bandwidth;      /**< Bandwidth of this lane [B/s] */
+    double            overhead_send;  /**< Sender CPU overhead per op [s] */
+    double            overhead_recv;  /**< Receiver CPU overhead per op [s] */
+    ucs_linear_func_t reg_cost;       /**< Memory registration: c [s] + m [s/B] */
+    size_t            am_max_short;   /**< Max payload of short AM */
+    size_t            am_max_bcopy;   /**< Max payload of one bcopy AM */
+    size_t            am_max_zcopy;   /**< Max payload of one zcopy AM */
+    size_t            am_min_zcopy;   /**< Min payload of zcopy AM */
+    size_t            rma_max_zcopy;  /**< Max get/put zcopy size */
+    size_t            rma_min_zcopy;  /**< Min get/put zcopy size */
+    size_t            zcopy_align;    /**< Optimal zcopy chunk alignment */
+    size_t            max_iov;        /**< Max iov entries of one zcopy op */
+    uint64_t          reg_mem_types;  /**< Memory types the lane's MD registers */
+} psel_lane_t;
+
+
+/** The lanes chosen for one role, best first, with bandwidth shares. */
+typedef struct psel_lane_set {
+    unsigned          count;                 /**< Number of lanes */
+    const psel_lane_t *lanes[PSEL_MAX_LANES];/**< The lanes, best first */
+    double            shares[PSEL_MAX_LANES];/**< Share of bytes; sums to 1 */
+} psel_lane_set_t;
+
+
+/** All lane sets of an endpoint, by role. */
+typedef struct psel_lane_sets {
+    psel_lane_set_t   role[PSEL_LANE_ROLE_LAST];
+} psel_lane_sets_t;
+
+#endif

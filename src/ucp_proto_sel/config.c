@@ -1,0 +1,302 @@
+/*
+ * UCX_PSEL_* settings, parsed by the libucs config parser.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "config.h"
+
+#include <lane_select/lane.h>
+#include <ucs/debug/log_def.h>
+#include <ucs/sys/string.h>
+#include <fnmatch.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *psel_perf_type_names[] = {
+    [PSEL_PERF_SINGLE] = "single",
+    [PSEL_PERF_MULTI]  = "multi",
+    [PSEL_PERF_LAST]   = NULL
+};
+
+static const char *psel_proto_info_names[] = {
+    [PSEL_PROTO_INFO_NO]   = "n",
+    [PSEL_PROTO_INFO_YES]  = "y",
+    [PSEL_PROTO_INFO_USED] = "used",
+    [PSEL_PROTO_INFO_LAST] = NULL
+};
+
+/* UCX_PSEL_PROTO_INFO: the usual boolean spellings, plus "used". */
+static int psel_config_sscanf_proto_info(const char *buf, void *dest,
+                                         const void *arg)
+{
+    static const char *yes[] = {"y", "yes", "on", "1"};
+    static const char *no[]  = {"n", "no", "off", "0"};
+    unsigned i;
+
+    for (i = 0; i < 4; ++i) {
+        if (!strcasecmp(buf, yes[i])) {
+            *(int*)dest = PSEL_PROTO_INFO_YES;
+            return 1;
+        }
+        if (!strcasecmp(buf, no[i])) {
+            *(int*)dest = PSEL_PROTO_INFO_NO;
+            return 1;
+        }
+    }
+    if (!strcasecmp(buf, "used")) {
+        *(int*)dest = PSEL_PROTO_INFO_USED;
+        return 1;
+    }
+    return 0;
+}
+
+static int psel_config_sprintf_proto_info(char *buf, size_t max,
+                                          const void *src, const void *arg)
+{
+    ucs_strncpy_safe(buf, psel_proto_info_names[*(const int*)src], max);
+    return 1;
+}
+
+#define PSEL_CONFIG_TYPE_PROTO_INFO \
+    {psel_config_sscanf_proto_info, psel_config_sprintf_proto_info, \
+     ucs_config_clone_int, ucs_config_release_nop, ucs_config_help_generic, \
+     "<y|n|used>"}
+
+ucs_config_field_t psel_config_table[] = {
+    {"PROTOS", "all",
+     "Protocols that selection may use, by name (see psel_info -e), as an\n"
+     "allow-list: a comma-separated list of names or fnmatch(3) globs, such as\n"
+     "\"egr/*,rndv/get\"; a leading '^' turns it into a deny-list, as in\n"
+     "\"^rndv/am\"; \"all\" allows every protocol.",
+     ucs_offsetof(psel_config_t, protos), UCS_CONFIG_TYPE_ALLOW_LIST},
+
+    {"RNDV_THRESH", "auto",
+     "Forced rendezvous threshold: messages of this size or larger use a\n"
+     "rendezvous protocol and smaller ones never do. \"auto\" selects by the\n"
+     "cost model; \"inf\" disables rendezvous.",
+     ucs_offsetof(psel_config_t, rndv_thresh), UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"ZCOPY_THRESH", "auto",
+     "Forced eager zero-copy threshold: eager messages of this size or larger\n"
+     "use zero-copy and smaller ones never do. \"auto\" selects by the cost\n"
+     "model; \"inf\" disables eager zero-copy.",
+     ucs_offsetof(psel_config_t, zcopy_thresh), UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"RNDV_PERF_DIFF", "1",
+     "Rendezvous bias, in percent (0 <= value < 100): rendezvous costs are\n"
+     "multiplied by d = 1 - value/100 before comparison. The bias moves an\n"
+     "eager/rendezvous boundary by at most a factor of 2.",
+     ucs_offsetof(psel_config_t, rndv_perf_diff), UCS_CONFIG_TYPE_DOUBLE},
+
+    {"PROTO_INFO", "n",
+     "Print protocol selection tables: \"y\" at endpoint init, \"used\" at\n"
+     "worker destroy for the protocols that ran, \"n\" never.",
+     ucs_offsetof(psel_config_t, proto_info), PSEL_CONFIG_TYPE_PROTO_INFO},
+
+    {"SELECT_PERF", "single",
+     "Cost flavour to select on: \"single\" is the latency of one message,\n"
+     "\"multi\" the cost per message when many are streamed.",
+     ucs_offsetof(psel_config_t, select_perf),
+     UCS_CONFIG_TYPE_ENUM(psel_perf_type_names)},
+
+    {"BCOPY_BW", "5800MBs",
+     "Memory copy bandwidth, used for the cost of protocols that copy data.",
+     ucs_offsetof(psel_config_t, bcopy_bw), UCS_CONFIG_TYPE_BW},
+
+    {"TLS", "all",
+     "Transports to use, as an allow-list in UCX_TLS syntax: names such as\n"
+     "\"tcp,posix\", aliases (shm, ib, rc, ud, dc, mm), '^' to negate.",
+     ucs_offsetof(psel_config_t, tls), UCS_CONFIG_TYPE_ALLOW_LIST},
+
+    {"NET_DEVICES", "all",
+     "Network devices to use, as an allow-list in UCX_NET_DEVICES syntax,\n"
+     "such as \"mlx5_0:1,eth0\" or \"^eth0\". Shared memory is not filtered.",
+     ucs_offsetof(psel_config_t, net_devices), UCS_CONFIG_TYPE_ALLOW_LIST},
+
+    {"MAX_EAGER_LANES", "1",
+     "Maximal number of lanes for eager bandwidth protocols (1..16).",
+     ucs_offsetof(psel_config_t, max_eager_lanes), UCS_CONFIG_TYPE_UINT},
+
+    {"MAX_RNDV_LANES", "2",
+     "Maximal number of lanes for rendezvous protocols (1..16).",
+     ucs_offsetof(psel_config_t, max_rndv_lanes), UCS_CONFIG_TYPE_UINT},
+
+    {"MULTI_LANE_MAX_RATIO", "4",
+     "Drop an extra lane whose score is more than this many times lower than\n"
+     "the best lane's (a number >= 1).",
+     ucs_offsetof(psel_config_t, multi_lane_max_ratio),
+     UCS_CONFIG_TYPE_DOUBLE},
+
+    {NULL}
+};
+
+/* Range checks the parser cannot express; each names the variable. */
+static ucs_status_t psel_config_check(const psel_config_t *config)
+{
+    if (!(config->rndv_perf_diff >= 0) || !(config->rndv_perf_diff < 100)) {
+        ucs_error("invalid value for " PSEL_CONFIG_ENV_PREFIX
+                  PSEL_CONFIG_TABLE_PREFIX "RNDV_PERF_DIFF: %g. Expected: a "
+                  "percentage, 0 <= value < 100", config->rndv_perf_diff);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((config->max_eager_lanes < 1) ||
+        (config->max_eager_lanes > PSEL_MAX_LANES)) {
+        ucs_error("invalid value for UCX_PSEL_MAX_EAGER_LANES: %u. Expected: "
+                  "1..%d", config->max_eager_lanes, PSEL_MAX_LANES);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((config->max_rndv_lanes < 1) ||
+        (config->max_rndv_lanes > PSEL_MAX_LANES)) {
+        ucs_error("invalid value for UCX_PSEL_MAX_RNDV_LANES: %u. Expected: "
+                  "1..%d", config->max_rndv_lanes, PSEL_MAX_LANES);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (!(config->multi_lane_max_ratio >= 1)) {
+        ucs_error("invalid value for UCX_PSEL_MULTI_LANE_MAX_RATIO: %g. "
+                  "Expected: a number >= 1", config->multi_lane_max_ratio);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (!(config->bcopy_bw > 0)) {
+        ucs_error("invalid value for UCX_PSEL_BCOPY_BW: it must be a positive "
+                  "bandwidth such as 5800MBs");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
+}
+
+extern char **environ;
+
+/* A misspelled variable would otherwise be ignored without a word. */
+static void psel_config_warn_unknown(void)
+{
+    static const char prefix[] = PSEL_CONFIG_ENV_PREFIX PSEL_CONFIG_TABLE_PREFIX;
+    const ucs_config_field_t *field;
+    char **env;
+    size_t len;
+
+    for (env = environ; *env != NULL; ++env) {
+        if (strncmp(*env, prefix, sizeof(prefix) - 1) != 0) {
+            continue;
+        }
+        len = strcspn(*env + sizeof(prefix) - 1, "=");
+        for (field = psel_config_table; field->name != NULL; ++field) {
+            if ((strlen(field->name) == len) &&
+                !strncmp(field->name, *env + sizeof(prefix) - 1, len)) {
+                break;
+            }
+        }
+        if (field->name == NULL) {
+            ucs_warn("unknown variable %.*s is ignored; psel_info -c lists "
+                     "the known ones", (int)(len + sizeof(prefix) - 1), *env);
+        }
+    }
+}
+
+/*
+ * libucs names a bad field without its prefix ("RNDV_THRESH"), so check each
+ * set variable with the field's own parser first and name it in full.
+ */
+static ucs_status_t psel_config_check_env(void)
+{
+    char name[128], help[512];
+    const ucs_config_field_t *field;
+    uint64_t scratch[32];
+    const char *value;
+
+    for (field = psel_config_table; field->name != NULL; ++field) {
+        snprintf(name, sizeof(name), "%s%s%s", PSEL_CONFIG_ENV_PREFIX,
+                 PSEL_CONFIG_TABLE_PREFIX, field->name);
+        value = getenv(name);
+        if (value == NULL) {
+            continue;
+        }
+        memset(scratch, 0, sizeof(scratch));
+        /* strtoul() would quietly wrap "-5" around to a huge size */
+        if (((field->parser.read == ucs_config_sscanf_memunits) ||
+             (field->parser.read == ucs_config_sscanf_uint)) &&
+            (value[strspn(value, " \t")] == '-')) {
+            field->parser.help(help, sizeof(help), field->parser.arg);
+            ucs_error("invalid value for %s: '%s' is negative. Expected: %s",
+                      name, value, help);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        if (!field->parser.read(value, scratch, field->parser.arg)) {
+            field->parser.help(help, sizeof(help), field->parser.arg);
+            ucs_error("invalid value for %s: '%s'. Expected: %s", name, value,
+                      help);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        field->parser.release(scratch, field->parser.arg);
+    }
+    return UCS_OK;
+}
+
+ucs_status_t psel_config_read(psel_config_t *config)
+{
+    psel_config_t tmp;
+    ucs_status_t status;
+
+    psel_config_warn_unknown();
+    status = psel_config_check_env();
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    memset(&tmp, 0, sizeof(tmp));
+    /* the parser logs "Invalid value for UCX_PSEL_X: 'v'. Expected: ..." */
+    status = ucs_config_parser_fill_opts(&tmp, psel_config_table,
+                                         PSEL_CONFIG_ENV_PREFIX,
+                                         PSEL_CONFIG_TABLE_PREFIX, 0);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = psel_config_check(&tmp);
+    if (status != UCS_OK) {
+        ucs_config_parser_release_opts(&tmp, psel_config_table);
+        return status;
+    }
+
+    *config = tmp;
+    return UCS_OK;
+}
+
+void psel_config_release(psel_config_t *config)
+{
+    ucs_config_parser_release_opts(config, psel_config_table);
+}
+
+void psel_config_print(FILE *stream, const psel_config_t *config)
+{
+    ucs_config_parser_print_opts(stream, "protosel configuration", config,
+                                 psel_config_table, PSEL_CONFIG_TABLE_PREFIX,
+                                 PSEL_CONFIG_ENV_PREFIX,
+                                 UCS_CONFIG_PRINT_CONFIG |
+                                 UCS_CONFIG_PRINT_HEADER |
+                                 UCS_CONFIG_PRINT_DOC);
+}
+
+double psel_config_rndv_bias(const psel_config_t *config)
+{
+    return 1.0 - (config->rndv_perf_diff / 100.0);
+}
+
+int psel_config_allow_list_match(const ucs_config_allow_list_t *list,
+                                 const char *name)
+{
+    unsigned i;
+    int found = 0;
+
+    if (list->mode == UCS_CONFIG_ALLOW_LIST_ALLOW_ALL) {
+        return 1;
+    }
+    for (i = 0; i < list->array.count; ++i) {
+        if (fnmatch(list->array.names[i], name, 0) == 0) {
+            found = 1;
+            break;
+        }
+    }
+    return (list->mode == UCS_CONFIG_ALLOW_LIST_ALLOW) ? found : !found;
+}

@@ -1,0 +1,81 @@
+/**
+ * @file config.h
+ * protosel configuration, read from UCX_PSEL_* environment variables by the
+ * libucs config parser. `psel_info -c` prints every variable with its doc.
+ */
+#ifndef PSEL_UCP_PROTO_SEL_CONFIG_H_
+#define PSEL_UCP_PROTO_SEL_CONFIG_H_
+
+#include "perf.h"
+
+#include <ucs/config/types.h>
+#include <ucs/config/parser.h>
+#include <ucs/type/status.h>
+#include <stdio.h>
+
+#define PSEL_CONFIG_ENV_PREFIX   "UCX_"   /**< Environment prefix */
+#define PSEL_CONFIG_TABLE_PREFIX "PSEL_"  /**< Table prefix: UCX_PSEL_* */
+
+/** Values of UCX_PSEL_PROTO_INFO. */
+typedef enum {
+    PSEL_PROTO_INFO_NO,     /**< Print nothing */
+    PSEL_PROTO_INFO_YES,    /**< Print the tables at endpoint init */
+    PSEL_PROTO_INFO_USED,   /**< Print which protocols ran, at worker destroy */
+    PSEL_PROTO_INFO_LAST
+} psel_proto_info_t;
+
+
+/** All protosel settings. */
+typedef struct psel_config {
+    ucs_config_allow_list_t protos;          /**< UCX_PSEL_PROTOS */
+    size_t                  rndv_thresh;     /**< Forced rendezvous threshold */
+    size_t                  zcopy_thresh;    /**< Forced zero-copy threshold */
+    double                  rndv_perf_diff;  /**< Rendezvous bias, percent */
+    int                     proto_info;      /**< psel_proto_info_t */
+    int                     select_perf;     /**< psel_perf_type_t to select on */
+    double                  bcopy_bw;        /**< memcpy bandwidth [B/s] */
+    ucs_config_allow_list_t tls;             /**< UCX_PSEL_TLS */
+    ucs_config_allow_list_t net_devices;     /**< UCX_PSEL_NET_DEVICES */
+    unsigned                max_eager_lanes; /**< Max lanes for eager bw */
+    unsigned                max_rndv_lanes;  /**< Max lanes for rendezvous */
+    double                  multi_lane_max_ratio; /**< Drop lanes slower than
+                                                       best/ratio */
+} psel_config_t;
+
+
+/** The config table, for printing and for tests. */
+extern ucs_config_field_t psel_config_table[];
+
+
+/**
+ * Read the configuration from the environment (UCX_PSEL_*).
+ * A bad value is reported with the variable name and the accepted forms.
+ *
+ * @param [out] config  Filled on success; release with psel_config_release().
+ *
+ * @return UCS_OK, or UCS_ERR_INVALID_PARAM for a bad value.
+ */
+ucs_status_t psel_config_read(psel_config_t *config);
+
+/** Release what psel_config_read() allocated. */
+void psel_config_release(psel_config_t *config);
+
+/**
+ * Print every UCX_PSEL_* variable with its value and documentation.
+ *
+ * @param [in] stream  Output.
+ * @param [in] config  Values to print.
+ */
+void psel_config_print(FILE *stream, const psel_config_t *config);
+
+/** @return The rendezvous bias factor d = 1 - rndv_perf_diff/100. */
+double psel_config_rndv_bias(const psel_config_t *config);
+
+/**
+ * @return Nonzero if the protocol @a name passes the allow-list @a list
+ *         (entries may be fnmatch(3) globs, such as "rndv/\*").
+ */
+int psel_config_allow_list_match(const ucs_config_allow_list_t *list,
+                                 const char *name);
+
+#endif

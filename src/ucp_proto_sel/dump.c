@@ -1,0 +1,507 @@
+/*
+ * Text, explain and JSON dumps of selection tables.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "dump.h"
+
+#include <ucs/debug/log_def.h>
+#include <ucs/sys/math.h>
+#include <math.h>
+#include <string.h>
+
+/* Table borders are cut from this with %.*s */
+#define PSEL_DASHES "------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------"
+
+static const char *psel_boundary_reason_names[] = {
+    [PSEL_BOUNDARY_MAX_LENGTH] = "max size",
+    [PSEL_BOUNDARY_MIN_LENGTH] = "min size",
+    [PSEL_BOUNDARY_FORCED]     = "forced threshold",
+    [PSEL_BOUNDARY_CROSSOVER]  = "crossover",
+    [PSEL_BOUNDARY_BIAS_BOUND] = "bias bound"
+};
+
+static size_t psel_row_start(const psel_select_table_t *table, unsigned row)
+{
+    return (row == 0) ? 0 : (table->elems[row - 1].max_length + 1);
+}
+
+void psel_select_proto_status_str(const psel_select_table_t *table, unsigned i,
+                                  ucs_string_buffer_t *strb)
+{
+    const psel_proto_caps_t *caps = &table->caps[i];
+
+    switch (table->status[i]) {
+    case UCS_OK:
+        ucs_string_buffer_appendf(strb, "sizes %zu..", caps->min_length);
+        psel_size_str(psel_proto_caps_max_length(caps), strb);
+        if (caps->cfg_thresh != PSEL_THRESH_AUTO) {
+            ucs_string_buffer_appendf(strb, ", forced from %zu",
+                                      caps->cfg_thresh);
+        }
+        break;
+    case UCS_ERR_NO_ELEM:
+        ucs_string_buffer_appendf(strb, "disabled by UCX_PSEL_PROTOS");
+        break;
+    case UCS_ERR_UNSUPPORTED:
+        ucs_string_buffer_appendf(strb, "not applicable: %s",
+                                  caps->desc[0] ? caps->desc : "no reason given");
+        break;
+    default:
+        ucs_string_buffer_appendf(strb, "init failed: %s",
+                                  ucs_status_string(table->status[i]));
+        break;
+    }
+}
+
+static ucs_linear_func_t psel_proto_func_at(const psel_select_t *select,
+                                            const psel_select_table_t *table,
+                                            unsigned i, size_t x)
+{
+    return psel_proto_caps_range(&table->caps[i], x)
+                   ->perf[select->config->select_perf];
+}
+
+static double psel_lines_cross(ucs_linear_func_t a, ucs_linear_func_t b)
+{
+    return (a.m == b.m) ? NAN : (b.c - a.c) / (a.m - b.m);
+}
+
+void psel_select_boundary(const psel_select_t *select,
+                          const psel_select_table_t *table, unsigned row,
+                          psel_boundary_t *boundary)
+{
+    unsigned left                = table->elems[row].proto_index;
+    unsigned right               = table->elems[row + 1].proto_index;
+    const psel_proto_caps_t *lc  = &table->caps[left];
+    const psel_proto_caps_t *rc  = &table->caps[right];
+    size_t at                    = table->elems[row].max_length + 1;
+    ucs_linear_func_t fl, fr;
+    unsigned i;
+    double d;
+
+    boundary->at              = at;
+    boundary->crossing        = NAN;
+    boundary->biased_crossing = NAN;
+
+    if (psel_proto_caps_range(lc, at) == NULL) {
+        boundary->reason = PSEL_BOUNDARY_MAX_LENGTH;
+        return;
+    }
+    if (rc->min_length == at) {
+        boundary->reason = PSEL_BOUNDARY_MIN_LENGTH;
+        return;
+    }
+    for (i = 0; i < table->num_protos; ++i) {
+        if ((table->status[i] == UCS_OK) && (table->caps[i].cfg_thresh == at)) {
+            boundary->reason = PSEL_BOUNDARY_FORCED;
+            return;
+        }
+    }
+
+    fl                 = psel_proto_func_at(select, table, left, at - 1);
+    fr                 = psel_proto_func_at(select, table, right, at);
+    boundary->crossing = psel_lines_cross(fl, fr);
+    boundary->reason   = PSEL_BOUNDARY_CROSSOVER;
+
+    d = psel_config_rndv_bias(select->config);
+    if ((d < 1.0) &&
+        ((lc->flags ^ rc->flags) & PSEL_PROTO_CAP_RNDV_BIAS)) {
+        if (lc->flags & PSEL_PROTO_CAP_RNDV_BIAS) {
+            fl = ucs_linear_func_make(fl.c * d, fl.m * d);
+        } else {
+            fr = ucs_linear_func_make(fr.c * d, fr.m * d);
+        }
+        boundary->biased_crossing = psel_lines_cross(fl, fr);
+        /* neither crossing explains the boundary: the x2 bound does */
+        if ((fabs(boundary->biased_crossing - (double)at) > 1.0) &&
+            (fabs(boundary->crossing - (double)at) > 1.0)) {
+            boundary->reason = PSEL_BOUNDARY_BIAS_BOUND;
+        }
+    }
+}
+
+static void psel_range_str(size_t start, size_t end, ucs_string_buffer_t *strb)
+{
+    ucs_string_buffer_appendf(strb, "%zu..", start);
+    psel_size_str(end, strb);
+}
+
+static void psel_boundary_str(const psel_select_t *select,
+                              const psel_select_table_t *table, unsigned row,
+                              ucs_string_buffer_t *strb)
+{
+    const psel_proto_t *left  = table->elems[row].proto;
+    const psel_proto_t *right = table->elems[row + 1].proto;
+    psel_boundary_t b;
+
+    psel_select_boundary(select, table, row, &b);
+    ucs_string_buffer_appendf(strb, "    at %zu: %s -> %s: ", b.at, left->name,
+                              right->name);
+    switch (b.reason) {
+    case PSEL_BOUNDARY_MAX_LENGTH:
+        ucs_string_buffer_appendf(strb, "%s handles at most %zu bytes",
+                                  left->name, b.at - 1);
+        break;
+    case PSEL_BOUNDARY_MIN_LENGTH:
+        ucs_string_buffer_appendf(strb, "%s applies from %zu bytes",
+                                  right->name, b.at);
+        break;
+    case PSEL_BOUNDARY_FORCED:
+        ucs_string_buffer_appendf(strb, "a forced threshold starts here "
+                                  "(UCX_PSEL_RNDV_THRESH or "
+                                  "UCX_PSEL_ZCOPY_THRESH)");
+        break;
+    case PSEL_BOUNDARY_CROSSOVER:
+    case PSEL_BOUNDARY_BIAS_BOUND:
+        ucs_string_buffer_appendf(strb, "cost lines cross at %.1f bytes",
+                                  b.crossing);
+        if (!isnan(b.biased_crossing)) {
+            ucs_string_buffer_appendf(strb, ", at %.1f with the rendezvous "
+                                      "bias d=%.4f", b.biased_crossing,
+                                      psel_config_rndv_bias(select->config));
+        }
+        if (b.reason == PSEL_BOUNDARY_BIAS_BOUND) {
+            ucs_string_buffer_appendf(strb, "; the bias may move a boundary by "
+                                      "at most x2, so it stays at %zu", b.at);
+        }
+        break;
+    }
+    ucs_string_buffer_appendf(strb, "\n");
+}
+
+/* Cost of candidate i against the winner of a row, at the row's first size
+ * and at its last (or, for an open-ended row, asymptotically by slope). */
+static void psel_margin_str(const psel_select_t *select,
+                            const psel_select_table_t *table, unsigned winner,
+                            unsigned i, size_t start, size_t end,
+                            ucs_string_buffer_t *strb)
+{
+    double cw = psel_select_cost(select, &table->caps[winner], start, 1);
+    double ci = psel_select_cost(select, &table->caps[i], start, 1);
+    ucs_linear_func_t fw, fi;
+
+    ucs_string_buffer_appendf(strb, "%+.1f%% at %zu", 100.0 * (ci - cw) / cw,
+                              start);
+    if (end == SIZE_MAX) {
+        fw = psel_proto_func_at(select, table, winner, end);
+        fi = psel_proto_func_at(select, table, i, end);
+        ucs_string_buffer_appendf(strb, ", %+.1f%% per byte for large sizes",
+                                  100.0 * (fi.m - fw.m) / fw.m);
+    } else if (end > start) {
+        cw = psel_select_cost(select, &table->caps[winner], end, 1);
+        ci = psel_select_cost(select, &table->caps[i], end, 1);
+        ucs_string_buffer_appendf(strb, ", %+.1f%% at %zu",
+                                  100.0 * (ci - cw) / cw, end);
+    }
+}
+
+/* Every candidate's cost line on [start, end], where no line changes. */
+static void psel_explain_piece(const psel_select_t *select,
+                               const psel_select_table_t *table,
+                               unsigned winner, size_t start, size_t end,
+                               ucs_string_buffer_t *strb)
+{
+    const psel_proto_caps_t *caps;
+    unsigned i;
+
+    for (i = 0; i < table->num_protos; ++i) {
+        caps = &table->caps[i];
+        ucs_string_buffer_appendf(strb, "    %c %-12s ",
+                                  (i == winner) ? '*' : ' ',
+                                  select->protos[i]->name);
+        if ((table->status[i] != UCS_OK) ||
+            (psel_proto_caps_range(caps, start) == NULL) ||
+            (psel_proto_caps_range(caps, end) == NULL)) {
+            psel_select_proto_status_str(table, i, strb);
+            ucs_string_buffer_appendf(strb, "\n");
+            continue;
+        }
+        psel_perf_func_str(psel_proto_func_at(select, table, i, start), strb);
+        if (caps->flags & PSEL_PROTO_CAP_RNDV_BIAS) {
+            ucs_string_buffer_appendf(strb, " (x%.4f bias)",
+                                      psel_config_rndv_bias(select->config));
+        }
+        if (i != winner) {
+            ucs_string_buffer_appendf(strb, "  ");
+            psel_margin_str(select, table, winner, i, start, end, strb);
+        }
+        ucs_string_buffer_appendf(strb, "\n");
+    }
+}
+
+/* The first range end of any candidate in [start, end), or end. */
+static size_t psel_next_line_change(const psel_select_table_t *table,
+                                    size_t start, size_t end)
+{
+    const psel_proto_caps_t *caps;
+    unsigned i, r;
+
+    for (i = 0; i < table->num_protos; ++i) {
+        if (table->status[i] != UCS_OK) {
+            continue;
+        }
+        caps = &table->caps[i];
+        if ((caps->min_length > start) && (caps->min_length <= end)) {
+            end = caps->min_length - 1;
+        }
+        for (r = 0; r < caps->num_ranges; ++r) {
+            if ((caps->ranges[r].max_length >= start) &&
+                (caps->ranges[r].max_length < end)) {
+                end = caps->ranges[r].max_length;
+            }
+        }
+    }
+    return end;
+}
+
+static void psel_explain_row(const psel_select_t *select,
+                             const psel_select_table_t *table, unsigned row,
+                             ucs_string_buffer_t *strb)
+{
+    size_t start    = psel_row_start(table, row);
+    size_t end      = table->elems[row].max_length;
+    unsigned winner = table->elems[row].proto_index;
+    size_t piece_end;
+
+    for (;;) {
+        piece_end = psel_next_line_change(table, start, end);
+        ucs_string_buffer_appendf(strb, "  ");
+        psel_range_str(start, piece_end, strb);
+        ucs_string_buffer_appendf(strb, ": %s\n",
+                                  table->elems[row].proto->name);
+        psel_explain_piece(select, table, winner, start, piece_end, strb);
+        if (piece_end == end) {
+            break;
+        }
+        start = piece_end + 1;
+    }
+    if (row + 1 < table->count) {
+        psel_boundary_str(select, table, row, strb);
+    }
+}
+
+static void psel_select_dump_strb(const psel_select_t *select,
+                                  const psel_select_table_t *table,
+                                  const char *title, unsigned flags,
+                                  ucs_string_buffer_t *strb)
+{
+    UCS_STRING_BUFFER_ONSTACK(cell, 256);
+    UCS_STRING_BUFFER_ONSTACK(header, 256);
+    int w_range = (int)strlen(title), w_proto = 0, w_lanes = 5, w_all;
+    const psel_select_elem_t *elem;
+    const psel_proto_caps_t *caps;
+    unsigned row;
+
+    psel_buffer_type_str(table->buf_type, &header);
+    for (row = 0; row < table->count; ++row) {
+        elem = &table->elems[row];
+        caps = &table->caps[elem->proto_index];
+        ucs_string_buffer_reset(&cell);
+        psel_range_str(psel_row_start(table, row), elem->max_length, &cell);
+        w_range = ucs_max(w_range, (int)strlen(ucs_string_buffer_cstr(&cell)));
+        w_proto = ucs_max(w_proto, (int)(strlen(elem->proto->desc) +
+                                         strlen(elem->proto->name) + 3));
+        w_lanes = ucs_max(w_lanes, (int)strlen(caps->desc));
+    }
+    w_all   = ucs_max(w_proto + w_lanes + 3,
+                      (int)strlen(ucs_string_buffer_cstr(&header)));
+    w_proto = w_all - w_lanes - 3;
+
+    ucs_string_buffer_appendf(strb, "+-%.*s-+-%.*s-+\n", w_range, PSEL_DASHES,
+                              w_all, PSEL_DASHES);
+    ucs_string_buffer_appendf(strb, "| %-*s | %-*s |\n", w_range, title, w_all,
+                              ucs_string_buffer_cstr(&header));
+    ucs_string_buffer_appendf(strb, "+-%.*s-+-%.*s-+-%.*s-+\n", w_range,
+                              PSEL_DASHES, w_proto, PSEL_DASHES, w_lanes,
+                              PSEL_DASHES);
+    for (row = 0; row < table->count; ++row) {
+        elem = &table->elems[row];
+        caps = &table->caps[elem->proto_index];
+        ucs_string_buffer_reset(&cell);
+        psel_range_str(psel_row_start(table, row), elem->max_length, &cell);
+        ucs_string_buffer_appendf(strb, "| %*s | %s [%s]%*s | %-*s |\n",
+                                  w_range, ucs_string_buffer_cstr(&cell),
+                                  elem->proto->desc, elem->proto->name,
+                                  (int)(w_proto - strlen(elem->proto->desc) -
+                                        strlen(elem->proto->name) - 3), "",
+                                  w_lanes, caps->desc);
+    }
+    ucs_string_buffer_appendf(strb, "+-%.*s-+-%.*s-+-%.*s-+\n", w_range,
+                              PSEL_DASHES, w_proto, PSEL_DASHES, w_lanes,
+                              PSEL_DASHES);
+
+    if (flags & PSEL_DUMP_EXPLAIN) {
+        ucs_string_buffer_appendf(strb, "cost per message (%s), '*' = selected, "
+                                  "%% = extra time over the selected protocol:\n",
+                                  (select->config->select_perf == PSEL_PERF_MULTI) ?
+                                  "multi" : "single");
+        for (row = 0; row < table->count; ++row) {
+            psel_explain_row(select, table, row, strb);
+        }
+    }
+}
+
+void psel_select_dump(FILE *stream, const psel_select_t *select,
+                      const psel_select_table_t *table, const char *title,
+                      unsigned flags)
+{
+    ucs_string_buffer_t strb;
+
+    ucs_string_buffer_init(&strb);
+    psel_select_dump_strb(select, table, title, flags, &strb);
+    fputs(ucs_string_buffer_cstr(&strb), stream);
+    ucs_string_buffer_cleanup(&strb);
+}
+
+void psel_select_dump_log(const psel_select_t *select,
+                          const psel_select_table_t *table)
+{
+    ucs_string_buffer_t strb;
+    char *line, *saveptr = NULL;
+
+    ucs_string_buffer_init(&strb);
+    psel_select_dump_strb(select, table, "protosel", 0, &strb);
+    for (line = strtok_r((char*)ucs_string_buffer_cstr(&strb), "\n", &saveptr);
+         line != NULL; line = strtok_r(NULL, "\n", &saveptr)) {
+        ucs_log_print_compact(line);
+    }
+    ucs_string_buffer_cleanup(&strb);
+}
+
+static void psel_json_string(FILE *stream, const char *str)
+{
+    fputc('"', stream);
+    for (; *str != '\0'; ++str) {
+        if ((*str == '"') || (*str == '\\')) {
+            fprintf(stream, "\\%c", *str);
+        } else if ((unsigned char)*str < 0x20) {
+            fprintf(stream, "\\u%04x", (unsigned char)*str);
+        } else {
+            fputc(*str, stream);
+        }
+    }
+    fputc('"', stream);
+}
+
+static void psel_json_size(FILE *stream, size_t size)
+{
+    if (size == SIZE_MAX) {
+        fputs("\"inf\"", stream);
+    } else {
+        fprintf(stream, "%zu", size);
+    }
+}
+
+static void psel_json_number(FILE *stream, double value)
+{
+    if (isfinite(value)) {
+        fprintf(stream, "%.17g", value);
+    } else {
+        fputs("null", stream);
+    }
+}
+
+static void psel_json_func(FILE *stream, ucs_linear_func_t func)
+{
+    fputs("{\"c\": ", stream);
+    psel_json_number(stream, func.c);
+    fputs(", \"m\": ", stream);
+    psel_json_number(stream, func.m);
+    fputs("}", stream);
+}
+
+static void psel_json_candidate(FILE *stream, const psel_select_t *select,
+                                const psel_select_table_t *table, unsigned i)
+{
+    const psel_proto_caps_t *caps = &table->caps[i];
+    UCS_STRING_BUFFER_ONSTACK(status, 256);
+    unsigned r;
+
+    psel_select_proto_status_str(table, i, &status);
+    fputs("    {\"protocol\": ", stream);
+    psel_json_string(stream, select->protos[i]->name);
+    fputs(", \"description\": ", stream);
+    psel_json_string(stream, select->protos[i]->desc);
+    fprintf(stream, ", \"applies\": %s, \"status\": ",
+            (table->status[i] == UCS_OK) ? "true" : "false");
+    psel_json_string(stream, ucs_string_buffer_cstr(&status));
+    if (table->status[i] == UCS_OK) {
+        fputs(", \"lanes\": ", stream);
+        psel_json_string(stream, caps->desc);
+        fprintf(stream, ", \"min_length\": %zu, \"forced_from\": ",
+                caps->min_length);
+        if (caps->cfg_thresh == PSEL_THRESH_AUTO) {
+            fputs("null", stream);
+        } else {
+            psel_json_size(stream, caps->cfg_thresh);
+        }
+        fprintf(stream, ", \"rndv_bias\": %s, \"ranges\": [",
+                (caps->flags & PSEL_PROTO_CAP_RNDV_BIAS) ? "true" : "false");
+        for (r = 0; r < caps->num_ranges; ++r) {
+            fputs((r > 0) ? ", {\"max_length\": " : "{\"max_length\": ", stream);
+            psel_json_size(stream, caps->ranges[r].max_length);
+            fputs(", \"single\": ", stream);
+            psel_json_func(stream, caps->ranges[r].perf[PSEL_PERF_SINGLE]);
+            fputs(", \"multi\": ", stream);
+            psel_json_func(stream, caps->ranges[r].perf[PSEL_PERF_MULTI]);
+            fputs("}", stream);
+        }
+        fputs("]", stream);
+    }
+    fputs("}", stream);
+}
+
+void psel_select_dump_json(FILE *stream, const psel_select_t *select,
+                           const psel_select_table_t *table, const char *title)
+{
+    const psel_select_elem_t *elem;
+    psel_boundary_t b;
+    unsigned row, i;
+
+    fputs("{\"title\": ", stream);
+    psel_json_string(stream, title);
+    fputs(", \"operation\": ", stream);
+    psel_json_string(stream, psel_op_name(table->buf_type.op));
+    fputs(", \"datatype\": ", stream);
+    psel_json_string(stream, psel_dt_class_name(table->buf_type.dt_class));
+    fputs(", \"memory_type\": ", stream);
+    psel_json_string(stream, ucs_memory_type_names[table->buf_type.mem_type]);
+    fprintf(stream, ", \"sg_count\": %u, \"select_perf\": \"%s\", "
+            "\"rndv_bias\": ", table->buf_type.sg_count,
+            (select->config->select_perf == PSEL_PERF_MULTI) ? "multi" :
+                                                               "single");
+    psel_json_number(stream, psel_config_rndv_bias(select->config));
+    fputs(",\n  \"rows\": [\n", stream);
+    for (row = 0; row < table->count; ++row) {
+        elem = &table->elems[row];
+        fprintf(stream, "    {\"start\": %zu, \"end\": ",
+                psel_row_start(table, row));
+        psel_json_size(stream, elem->max_length);
+        fputs(", \"protocol\": ", stream);
+        psel_json_string(stream, elem->proto->name);
+        fputs(", \"description\": ", stream);
+        psel_json_string(stream, elem->proto->desc);
+        fputs(", \"lanes\": ", stream);
+        psel_json_string(stream, table->caps[elem->proto_index].desc);
+        fputs((row + 1 < table->count) ? "},\n" : "}\n", stream);
+    }
+    fputs("  ],\n  \"boundaries\": [\n", stream);
+    for (row = 0; row + 1 < table->count; ++row) {
+        psel_select_boundary(select, table, row, &b);
+        fprintf(stream, "    {\"at\": %zu, \"reason\": \"%s\", \"crossing\": ",
+                b.at, psel_boundary_reason_names[b.reason]);
+        psel_json_number(stream, b.crossing);
+        fputs(", \"biased_crossing\": ", stream);
+        psel_json_number(stream, b.biased_crossing);
+        fputs((row + 2 < table->count) ? "},\n" : "}\n", stream);
+    }
+    fputs("  ],\n  \"candidates\": [\n", stream);
+    for (i = 0; i < table->num_protos; ++i) {
+        psel_json_candidate(stream, select, table, i);
+        fputs((i + 1 < table->num_protos) ? ",\n" : "\n", stream);
+    }
+    fputs("  ]\n}\n", stream);
+}

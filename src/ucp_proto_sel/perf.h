@@ -1,0 +1,112 @@
+/**
+ * @file perf.h
+ * The performance model: operations, buffer types and perf ranges.
+ *
+ * A protocol describes its cost as a list of perf ranges. Each range covers
+ * message sizes up to its max_length and holds linear functions of the size
+ * (seconds as a function of bytes), in two flavours as UCX does:
+ *  - single: latency of one message, the sum of its stages;
+ *  - multi:  cost per message when many are streamed, bounded by the slowest
+ *            stage.
+ */
+#ifndef PSEL_UCP_PROTO_SEL_PERF_H_
+#define PSEL_UCP_PROTO_SEL_PERF_H_
+
+#include <ucs/datastruct/linear_func.h>
+#include <ucs/datastruct/string_buffer.h>
+#include <ucs/memory/memory_type.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** Operations that protocols serve. */
+typedef enum {
+    PSEL_OP_TAG_SEND,       /**< Tagged send */
+    PSEL_OP_LAST
+} psel_op_t;
+
+/** Datatype classes. */
+typedef enum {
+    PSEL_DT_CONTIG,         /**< Contiguous buffer */
+    PSEL_DT_IOV,            /**< Scatter/gather list */
+    PSEL_DT_GENERIC,        /**< Opaque datatype with pack/unpack callbacks */
+    PSEL_DT_LAST
+} psel_dt_class_t;
+
+/** Perf flavours, see the file comment. */
+typedef enum {
+    PSEL_PERF_SINGLE,
+    PSEL_PERF_MULTI,
+    PSEL_PERF_LAST
+} psel_perf_type_t;
+
+
+/**
+ * What a message looks like, apart from its size: the selection key. Packs
+ * into 32 bits so it hashes cheaply.
+ */
+typedef union psel_buffer_type {
+    struct {
+        uint8_t op;        /**< psel_op_t */
+        uint8_t dt_class;  /**< psel_dt_class_t */
+        uint8_t mem_type;  /**< ucs_memory_type_t */
+        uint8_t sg_count;  /**< Number of buffers (1 for contig) */
+    };
+    uint32_t    key;       /**< All of the above as one hash key */
+} psel_buffer_type_t;
+
+
+/** Costs of a protocol for sizes up to @a max_length. */
+typedef struct psel_perf_range {
+    size_t            max_length;           /**< Last size of the range */
+    ucs_linear_func_t perf[PSEL_PERF_LAST]; /**< Time [s] of size [B] */
+} psel_perf_range_t;
+
+
+/**
+ * Make a buffer type.
+ *
+ * @param [in] op        Operation.
+ * @param [in] dt_class  Datatype class.
+ * @param [in] mem_type  Memory type.
+ * @param [in] sg_count  Number of buffers; saturates at 255.
+ */
+psel_buffer_type_t psel_buffer_type(psel_op_t op, psel_dt_class_t dt_class,
+                                    ucs_memory_type_t mem_type,
+                                    unsigned sg_count);
+
+/** @return Nonzero if @a bt is contiguous host memory: the fast path. */
+static inline int psel_buffer_type_is_fast(psel_buffer_type_t bt)
+{
+    return (bt.dt_class == PSEL_DT_CONTIG) &&
+           (bt.mem_type == UCS_MEMORY_TYPE_HOST) && (bt.sg_count == 1);
+}
+
+/** Append a description such as "tag send, contig host memory" to @a strb. */
+void psel_buffer_type_str(psel_buffer_type_t bt, ucs_string_buffer_t *strb);
+
+/** @return Name of an operation, e.g. "tag send". */
+const char *psel_op_name(psel_op_t op);
+
+/** @return Name of a datatype class, e.g. "contig". */
+const char *psel_dt_class_name(psel_dt_class_t dt_class);
+
+/**
+ * Fill both perf flavours of @a range from the stages of one message.
+ * single = sum of the stages. multi = max_i(c_i) + max_i(m_i)·x: exact at
+ * size 0 and for large sizes (the slowest stage dominates), and an upper bound
+ * in between.
+ *
+ * @param [in]  stages      Stage costs, time [s] of size [B].
+ * @param [in]  num_stages  Number of stages.
+ * @param [out] range       Range whose perf[] is set.
+ */
+void psel_perf_from_stages(const ucs_linear_func_t *stages, unsigned num_stages,
+                           psel_perf_range_t *range);
+
+/** Append "c + m·x" in ns and ns/KB, e.g. "1.23 + 0.45/KB" (UCX style). */
+void psel_perf_func_str(ucs_linear_func_t func, ucs_string_buffer_t *strb);
+
+/** Append a size, "inf" for SIZE_MAX, with K/M/G suffix when exact. */
+void psel_size_str(size_t size, ucs_string_buffer_t *strb);
+
+#endif

@@ -1,0 +1,94 @@
+/**
+ * @file proto.h
+ * What a protocol is, for the selection engine: a name, the operations it
+ * serves, an init function that reports its perf ranges over the lanes it is
+ * given (or says it does not apply), and a progress function that the data
+ * path fills in.
+ *
+ * The engine knows nothing about any single protocol; protocols know nothing
+ * about how their lanes were chosen.
+ */
+#ifndef PSEL_UCP_PROTO_SEL_PROTO_H_
+#define PSEL_UCP_PROTO_SEL_PROTO_H_
+
+#include "perf.h"
+#include "config.h"
+
+#include <lane_select/lane.h>
+#include <ucs/type/status.h>
+
+#define PSEL_PROTO_MAX_RANGES   4    /**< Perf ranges per protocol */
+#define PSEL_PROTO_PRIV_MAX     256  /**< Bytes of private config */
+#define PSEL_PROTO_DESC_MAX     128  /**< Lane description / reason text */
+#define PSEL_THRESH_AUTO        SIZE_MAX /**< cfg_thresh: select by perf */
+
+/** Flags of protocol caps. */
+enum {
+    /** Rendezvous protocol: the rendezvous bias d applies to its cost */
+    PSEL_PROTO_CAP_RNDV_BIAS = 1u << 0
+};
+
+
+/** Input of a protocol's init. */
+typedef struct psel_proto_init_params {
+    psel_buffer_type_t      buf_type;  /**< Buffer type to report perf for */
+    const psel_lane_sets_t *lanes;     /**< Lanes by selector role */
+    const psel_config_t    *config;    /**< Settings (thresholds etc.) */
+} psel_proto_init_params_t;
+
+
+/** Output of a protocol's init. */
+typedef struct psel_proto_caps {
+    size_t            min_length;     /**< Smallest size it can send */
+    unsigned          num_ranges;     /**< Entries used in @a ranges */
+    psel_perf_range_t ranges[PSEL_PROTO_MAX_RANGES]; /**< Ascending; the last
+                                           max_length is its largest size */
+    size_t            cfg_thresh;     /**< Forced from this size on, and
+                                           disabled below it; or
+                                           PSEL_THRESH_AUTO */
+    unsigned          cfg_priority;   /**< Class rank: when a protocol is
+                                           forced, lower ranks drop out */
+    unsigned          flags;          /**< PSEL_PROTO_CAP_* */
+    char              desc[PSEL_PROTO_DESC_MAX]; /**< On success: lanes and
+                                           shares ("tcp/lo 60% + tcp/eth0 40%");
+                                           on UNSUPPORTED: the reason */
+    size_t            priv_size;      /**< Bytes used in @a priv */
+    uint8_t           priv[PSEL_PROTO_PRIV_MAX]; /**< Private config, handed
+                                           back by lookup */
+} psel_proto_caps_t;
+
+
+/**
+ * Report perf ranges for a buffer type.
+ *
+ * @param [in]  params  Buffer type, lanes and config.
+ * @param [out] caps    Zeroed by the caller, cfg_thresh preset to
+ *                      PSEL_THRESH_AUTO; filled by the protocol.
+ *
+ * @return UCS_OK, or UCS_ERR_UNSUPPORTED (with the reason in caps->desc)
+ *         when the protocol does not apply.
+ */
+typedef ucs_status_t (*psel_proto_init_func_t)(
+        const psel_proto_init_params_t *params, psel_proto_caps_t *caps);
+
+/** Progress a request; declared opaque here, the data path defines it. */
+typedef ucs_status_t (*psel_proto_progress_func_t)(void *request);
+
+
+/** A protocol definition. */
+typedef struct psel_proto {
+    const char                 *name;      /**< Short name, "egr/short" */
+    const char                 *desc;      /**< Description, "eager short" */
+    uint64_t                    op_mask;   /**< UCS_BIT(psel_op_t) served */
+    psel_proto_init_func_t      init;      /**< Perf ranges, or unsupported */
+    psel_proto_progress_func_t  progress;  /**< Data path; NULL until wired */
+} psel_proto_t;
+
+
+/** The built-in protocols, in tie-break order (earlier wins exact ties). */
+extern const psel_proto_t *const psel_builtin_protos[];
+
+/** Number of entries in psel_builtin_protos. */
+extern const unsigned psel_num_builtin_protos;
+
+#endif

@@ -1,0 +1,255 @@
+/*
+ * Shared parts of the protocol cost definitions; see proto_common.h.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "proto_common.h"
+
+#include <ucs/sys/math.h>
+#include <ucs/sys/string.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *psel_lane_role_names[] = {
+    [PSEL_LANE_ROLE_AM]     = "am",
+    [PSEL_LANE_ROLE_AM_BW]  = "am_bw",
+    [PSEL_LANE_ROLE_RMA_BW] = "rma_bw",
+    [PSEL_LANE_ROLE_AMO]    = "amo"
+};
+
+ucs_status_t psel_proto_unsupported(psel_proto_caps_t *caps, const char *fmt,
+                                    ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(caps->desc, sizeof(caps->desc), fmt, ap);
+    va_end(ap);
+    return UCS_ERR_UNSUPPORTED;
+}
+
+static const char *psel_lane_caps_name(uint32_t lane_caps)
+{
+    switch (lane_caps) {
+    case PSEL_LANE_CAP_AM_SHORT:  return "am_short";
+    case PSEL_LANE_CAP_AM_BCOPY:  return "am_bcopy";
+    case PSEL_LANE_CAP_AM_ZCOPY:  return "am_zcopy";
+    case PSEL_LANE_CAP_PUT_ZCOPY: return "put_zcopy";
+    case PSEL_LANE_CAP_GET_ZCOPY: return "get_zcopy";
+    case PSEL_LANE_CAP_AMO:       return "atomics";
+    default:                      return "required capabilities";
+    }
+}
+
+ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
+                                 psel_lane_role_t role, uint32_t lane_caps,
+                                 unsigned max_lanes,
+                                 psel_lane_set_perf_t *perf,
+                                 psel_proto_caps_t *caps_out)
+{
+    const psel_lane_set_t *set = &params->lanes->role[role];
+    const psel_lane_t *lane;
+    uint64_t md_map = 0;
+    unsigned i, count;
+
+    count = ucs_min(set->count, max_lanes);
+    if (count == 0) {
+        return psel_proto_unsupported(caps_out, "no %s lane",
+                                      psel_lane_role_names[role]);
+    }
+
+    memset(perf, 0, sizeof(*perf));
+    for (i = 0; i < count; ++i) {
+        lane = set->lanes[i];
+        if ((lane->caps & lane_caps) != lane_caps) {
+            return psel_proto_unsupported(caps_out, "%s lane %s has no %s",
+                                          psel_lane_role_names[role],
+                                          lane->name,
+                                          psel_lane_caps_name(lane_caps));
+        }
+        perf->bandwidth += lane->bandwidth;
+        /* one registration per memory domain, however many lanes use it */
+        if (!(md_map & UCS_BIT(lane->md_index % 64))) {
+            md_map |= UCS_BIT(lane->md_index % 64);
+            ucs_linear_func_add_inplace(&perf->reg_cost, lane->reg_cost);
+        }
+    }
+    perf->latency       = set->lanes[0]->latency;
+    perf->overhead_send = set->lanes[0]->overhead_send;
+    perf->overhead      = set->lanes[0]->overhead_send +
+                          set->lanes[0]->overhead_recv;
+    return UCS_OK;
+}
+
+void psel_proto_set_lanes(const psel_lane_set_t *set, unsigned max_lanes,
+                          const psel_lane_t *ctrl, size_t frag_size,
+                          int zcopy, psel_proto_caps_t *caps)
+{
+    psel_proto_lanes_priv_t *priv = (psel_proto_lanes_priv_t*)caps->priv;
+    unsigned count                = ucs_min(set->count, max_lanes);
+    double total                  = 0;
+    size_t len                    = 0;
+    unsigned i;
+
+    UCS_STATIC_ASSERT(sizeof(*priv) <= PSEL_PROTO_PRIV_MAX);
+    memset(priv, 0, sizeof(*priv));
+    for (i = 0; i < count; ++i) {
+        total += set->shares[i];
+    }
+    for (i = 0; i < count; ++i) {
+        priv->lanes[i]  = set->lanes[i]->index;
+        priv->shares[i] = (total > 0) ? (set->shares[i] / total) :
+                                        (1.0 / count);
+        if (count == 1) {
+            len += snprintf(caps->desc + len, sizeof(caps->desc) - len, "%s",
+                            set->lanes[i]->name);
+        } else {
+            len += snprintf(caps->desc + len, sizeof(caps->desc) - len,
+                            "%s%s %.0f%%", (i > 0) ? " + " : "",
+                            set->lanes[i]->name, 100.0 * priv->shares[i]);
+        }
+        len = ucs_min(len, sizeof(caps->desc) - 1);
+    }
+    priv->num_lanes = count;
+    priv->frag_size = frag_size;
+    priv->ctrl_lane = (ctrl != NULL) ? ctrl->index : priv->lanes[0];
+    priv->zcopy     = zcopy;
+    caps->priv_size = sizeof(*priv);
+}
+
+int psel_proto_buffer_is_host(const psel_proto_init_params_t *params)
+{
+    return params->buf_type.mem_type == UCS_MEMORY_TYPE_HOST;
+}
+
+ucs_status_t psel_proto_check_zcopy(const psel_proto_init_params_t *params,
+                                    const psel_lane_set_t *set,
+                                    unsigned max_lanes,
+                                    psel_proto_caps_t *caps)
+{
+    psel_buffer_type_t bt = params->buf_type;
+    unsigned i, count     = ucs_min(set->count, max_lanes);
+
+    if (bt.dt_class == PSEL_DT_GENERIC) {
+        return psel_proto_unsupported(caps, "generic datatypes need pack "
+                                      "callbacks, no zero-copy");
+    }
+    for (i = 0; i < count; ++i) {
+        if (!(set->lanes[i]->reg_mem_types & UCS_BIT(bt.mem_type))) {
+            return psel_proto_unsupported(caps, "lane %s cannot register %s "
+                                          "memory", set->lanes[i]->name,
+                                          ucs_memory_type_names[bt.mem_type]);
+        }
+        if ((bt.dt_class == PSEL_DT_IOV) &&
+            (bt.sg_count > set->lanes[i]->max_iov)) {
+            return psel_proto_unsupported(caps, "lane %s takes at most %zu iov "
+                                          "entries, not %u",
+                                          set->lanes[i]->name,
+                                          set->lanes[i]->max_iov, bt.sg_count);
+        }
+    }
+    return UCS_OK;
+}
+
+ucs_status_t psel_proto_apply_thresh(size_t thresh, const char *var_name,
+                                     unsigned priority, psel_proto_caps_t *caps)
+{
+    caps->cfg_priority = priority;
+    if (thresh == UCS_MEMUNITS_INF) {
+        return psel_proto_unsupported(caps, "disabled by %s=inf", var_name);
+    }
+    if (thresh != UCS_MEMUNITS_AUTO) {
+        caps->cfg_thresh = thresh;
+    }
+    return UCS_OK;
+}
+
+void psel_proto_add_range(psel_proto_caps_t *caps, size_t max_length,
+                          const ucs_linear_func_t *stages, unsigned num_stages,
+                          size_t frag_size, double frag_overhead)
+{
+    ucs_linear_func_t all[num_stages + 1];
+    psel_perf_range_t *range = &caps->ranges[caps->num_ranges++];
+
+    memcpy(all, stages, sizeof(*stages) * num_stages);
+    /* each extra fragment costs one more send: frag_overhead per frag_size;
+     * a fragment size near SIZE_MAX means "unlimited" (no fragmentation) */
+    all[num_stages] = ucs_linear_func_make(0, (frag_size >= PSEL_FRAG_UNLIMITED) ?
+                                           0 : frag_overhead / frag_size);
+    range->max_length = max_length;
+    psel_perf_from_stages(all, num_stages + 1, range);
+}
+
+ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
+                                  psel_lane_role_t role, uint32_t lane_caps,
+                                  unsigned rrc, double copy_bw,
+                                  psel_proto_caps_t *caps)
+{
+    const psel_lane_sets_t *lanes = params->lanes;
+    const psel_config_t *config   = params->config;
+    const psel_lane_set_t *data   = &lanes->role[role];
+    psel_lane_set_perf_t ctrl, bw;
+    ucs_linear_func_t stages[3];
+    const psel_lane_t *lane0;
+    ucs_status_t status;
+    size_t frag_size;
+
+    status = psel_proto_apply_thresh(config->rndv_thresh, "UCX_PSEL_RNDV_THRESH",
+                                     2, caps);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = psel_proto_lane_set(params, PSEL_LANE_ROLE_AM,
+                                 PSEL_LANE_CAP_AM_BCOPY, 1, &ctrl, caps);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = psel_proto_lane_set(params, role, lane_caps,
+                                 config->max_rndv_lanes, &bw, caps);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (copy_bw == 0) {
+        status = psel_proto_check_zcopy(params, data, config->max_rndv_lanes,
+                                        caps);
+        if (status != UCS_OK) {
+            return status;
+        }
+    } else if (!psel_proto_buffer_is_host(params)) {
+        return psel_proto_unsupported(caps, "bcopy needs host memory");
+    }
+
+    lane0 = data->lanes[0];
+    if (role == PSEL_LANE_ROLE_RMA_BW) {
+        frag_size = lane0->rma_max_zcopy;
+    } else if (copy_bw == 0) {
+        frag_size = lane0->am_max_zcopy - PSEL_RNDV_DATA_HDR;
+    } else {
+        frag_size = lane0->am_max_bcopy - PSEL_RNDV_DATA_HDR;
+    }
+
+    /* seed: (1+rrc)(rcost + x·rgro) + 4·rlat + 3·rover + x/rbw */
+    if (copy_bw == 0) {
+        stages[0] = ucs_linear_func_make((1 + rrc) * bw.reg_cost.c,
+                                         (1 + rrc) * bw.reg_cost.m);
+    } else {
+        stages[0] = ucs_linear_func_make(0, 2.0 / copy_bw);
+    }
+    stages[1] = ucs_linear_func_make(4 * ctrl.latency + 3 * ctrl.overhead, 0);
+    stages[2] = ucs_linear_func_make(0, 1.0 / bw.bandwidth);
+
+    caps->min_length = 0;
+    caps->flags     |= PSEL_PROTO_CAP_RNDV_BIAS;
+    psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
+                         bw.overhead_send);
+    psel_proto_set_lanes(data, config->max_rndv_lanes,
+                         lanes->role[PSEL_LANE_ROLE_AM].lanes[0], frag_size,
+                         copy_bw == 0, caps);
+    return UCS_OK;
+}

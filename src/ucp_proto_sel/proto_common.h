@@ -1,0 +1,120 @@
+/**
+ * @file proto_common.h
+ * Building blocks shared by the protocol definitions: lane-set sums, the
+ * eager and rendezvous cost formulas of the design seed, and the checks of
+ * which buffer types a protocol can serve.
+ *
+ * The seed formulas, with bw = sum of the lanes' bandwidths, cost/gro = sum
+ * over the lanes' memory domains of the registration cost and per-byte
+ * growth, L = latency and o = o_send + o_recv (of the eager lane for eager,
+ * of the control (am) lane for rendezvous):
+ *   eager zcopy: ecost + x·egro + x/ebw + (L + o)
+ *                where egro also holds the receiver's copy-out, 1/bcopy_bw:
+ *                an eager message lands in a transport buffer and is copied
+ *                to the user's (UCX calls it "zero-copy copy-out")
+ *   rendezvous:  d·((1+rrc)·(rcost + x·rgro) + 4·L + 3·o + x/rbw)
+ *                rrc = 0 for rndv/am, 1 for rndv/get and rndv/put (the
+ *                receiver registers too); d is applied by the engine.
+ */
+#ifndef PSEL_UCP_PROTO_SEL_PROTO_COMMON_H_
+#define PSEL_UCP_PROTO_SEL_PROTO_COMMON_H_
+
+#include "proto.h"
+
+#define PSEL_EAGER_SHORT_HDR  8   /**< Tag */
+#define PSEL_EAGER_HDR        16  /**< Tag + sender ep id / message id */
+#define PSEL_RNDV_DATA_HDR    16  /**< Request id + offset of an rndv/am frag */
+#define PSEL_FRAG_UNLIMITED   (SIZE_MAX / 2) /**< Larger fragments: no split */
+
+/** Private config of every built-in protocol: its lanes and fragment size. */
+typedef struct psel_proto_lanes_priv {
+    unsigned num_lanes;                 /**< Data lanes */
+    uint8_t  lanes[PSEL_MAX_LANES];     /**< Lane indices */
+    double   shares[PSEL_MAX_LANES];    /**< Byte share of each data lane */
+    size_t   frag_size;                 /**< Max payload per operation */
+    uint8_t  ctrl_lane;                 /**< Lane of control messages */
+    uint8_t  zcopy;                     /**< rndv/am: zcopy (1) or bcopy (0) */
+} psel_proto_lanes_priv_t;
+
+/** Lane-set facts that costs are built from. */
+typedef struct psel_lane_set_perf {
+    double            bandwidth;   /**< Summed bandwidth [B/s] */
+    ucs_linear_func_t reg_cost;    /**< Summed registration cost */
+    double            latency;     /**< Latency of the first lane [s] */
+    double            overhead;    /**< o_send + o_recv of the first lane [s] */
+    double            overhead_send; /**< o_send of the first lane [s] */
+} psel_lane_set_perf_t;
+
+/**
+ * Check that every lane of a role has @a caps, and sum the set.
+ *
+ * @return UCS_OK, or UCS_ERR_UNSUPPORTED with the reason in caps_out->desc.
+ */
+ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
+                                 psel_lane_role_t role, uint32_t lane_caps,
+                                 unsigned max_lanes,
+                                 psel_lane_set_perf_t *perf,
+                                 psel_proto_caps_t *caps_out);
+
+/** Fill caps->desc with the lanes and shares and caps->priv with their
+ *  indices. */
+void psel_proto_set_lanes(const psel_lane_set_t *set, unsigned max_lanes,
+                          const psel_lane_t *ctrl, size_t frag_size,
+                          int zcopy, psel_proto_caps_t *caps);
+
+/** Say why a protocol does not apply; returns UCS_ERR_UNSUPPORTED. */
+ucs_status_t psel_proto_unsupported(psel_proto_caps_t *caps, const char *fmt,
+                                    ...) UCS_F_PRINTF(2, 3);
+
+/** Does the buffer type allow copying by the CPU (pack/unpack)? */
+int psel_proto_buffer_is_host(const psel_proto_init_params_t *params);
+
+/**
+ * Can every lane of @a set register the buffer for zero-copy (memory type
+ * and, for iov, @a sg_count within max_iov)? Generic datatypes never can.
+ */
+ucs_status_t psel_proto_check_zcopy(const psel_proto_init_params_t *params,
+                                    const psel_lane_set_t *set,
+                                    unsigned max_lanes,
+                                    psel_proto_caps_t *caps);
+
+/**
+ * Apply a forced threshold from the config to caps: "auto" leaves it to the
+ * cost model, "inf" makes the protocol not apply.
+ */
+ucs_status_t psel_proto_apply_thresh(size_t thresh, const char *var_name,
+                                     unsigned priority, psel_proto_caps_t *caps);
+
+/**
+ * Add a perf range to @a caps from message stages, plus a per-fragment send
+ * overhead when messages above @a frag_size are split.
+ *
+ * @param [in]  max_length   Last size of the range.
+ * @param [in]  stages       Stage costs of one message.
+ * @param [in]  num_stages   Number of stages.
+ * @param [in]  frag_size    Fragment payload size, or SIZE_MAX.
+ * @param [in]  frag_overhead Cost of each extra fragment [s].
+ */
+void psel_proto_add_range(psel_proto_caps_t *caps, size_t max_length,
+                          const ucs_linear_func_t *stages, unsigned num_stages,
+                          size_t frag_size, double frag_overhead);
+
+/**
+ * Rendezvous caps of the seed formula: RTS/RTR/ATS-FIN on the am lane, data
+ * over the lanes of @a role.
+ *
+ * @param [in]  params     Init params.
+ * @param [in]  role       Data lane role (AM_BW or RMA_BW).
+ * @param [in]  lane_caps  Capability every data lane needs.
+ * @param [in]  rrc        0 if only the sender registers, 1 if both do.
+ * @param [in]  copy_bw    0 for zero-copy; else the memcpy bandwidth paid
+ *                         twice per byte (pack and unpack) instead of
+ *                         registration.
+ * @param [out] caps       Filled.
+ */
+ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
+                                  psel_lane_role_t role, uint32_t lane_caps,
+                                  unsigned rrc, double copy_bw,
+                                  psel_proto_caps_t *caps);
+
+#endif

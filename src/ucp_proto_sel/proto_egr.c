@@ -1,0 +1,163 @@
+/*
+ * Eager protocols: the whole message goes with the first send, so the
+ * receiver may have to buffer it as unexpected.
+ *  egr/short  one uct_ep_am_short, payload inline;
+ *  egr/bcopy  am_bcopy: packed into a transport buffer, one fragment or many;
+ *  egr/zcopy  am_zcopy from the registered user buffer.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "proto_common.h"
+
+#include <ucs/sys/math.h>
+
+/* one AM: latency plus send and receive overhead */
+static ucs_linear_func_t psel_egr_message(const psel_lane_set_perf_t *perf)
+{
+    return ucs_linear_func_make(perf->latency + perf->overhead, 0);
+}
+
+static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
+                                        psel_proto_caps_t *caps)
+{
+    const psel_lane_set_t *set = &params->lanes->role[PSEL_LANE_ROLE_AM];
+    ucs_linear_func_t stages[2];
+    psel_lane_set_perf_t perf;
+    ucs_status_t status;
+
+    if (!psel_proto_buffer_is_host(params) ||
+        (params->buf_type.dt_class == PSEL_DT_GENERIC) ||
+        (params->buf_type.sg_count != 1)) {
+        return psel_proto_unsupported(caps, "needs one contiguous host buffer");
+    }
+
+    status = psel_proto_lane_set(params, PSEL_LANE_ROLE_AM,
+                                 PSEL_LANE_CAP_AM_SHORT, 1, &perf, caps);
+    if (status != UCS_OK) {
+        return status;
+    }
+    if (set->lanes[0]->am_max_short < PSEL_EAGER_SHORT_HDR) {
+        return psel_proto_unsupported(caps, "lane %s: short AM holds no "
+                                      "payload", set->lanes[0]->name);
+    }
+
+    stages[0] = psel_egr_message(&perf);
+    stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
+    psel_proto_add_range(caps,
+                         set->lanes[0]->am_max_short - PSEL_EAGER_SHORT_HDR,
+                         stages, 2, SIZE_MAX, 0);
+    psel_proto_set_lanes(set, 1, NULL, caps->ranges[0].max_length, 0, caps);
+    return UCS_OK;
+}
+
+static ucs_status_t psel_egr_bcopy_init(const psel_proto_init_params_t *params,
+                                        psel_proto_caps_t *caps)
+{
+    const psel_lane_set_t *set = &params->lanes->role[PSEL_LANE_ROLE_AM_BW];
+    double copy_m              = 1.0 / params->config->bcopy_bw;
+    ucs_linear_func_t stages[3];
+    psel_lane_set_perf_t perf;
+    ucs_status_t status;
+    size_t frag_size;
+
+    if (!psel_proto_buffer_is_host(params)) {
+        return psel_proto_unsupported(caps, "bcopy needs host memory");
+    }
+
+    status = psel_proto_lane_set(params, PSEL_LANE_ROLE_AM_BW,
+                                 PSEL_LANE_CAP_AM_BCOPY, 1, &perf, caps);
+    if (status != UCS_OK) {
+        return status;
+    }
+    if (set->lanes[0]->am_max_bcopy <= PSEL_EAGER_HDR) {
+        return psel_proto_unsupported(caps, "lane %s: bcopy AM holds no "
+                                      "payload", set->lanes[0]->name);
+    }
+    frag_size = set->lanes[0]->am_max_bcopy - PSEL_EAGER_HDR;
+
+    /* pack on the sender and unpack on the receiver: two copies */
+    stages[0] = psel_egr_message(&perf);
+    stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
+    stages[2] = ucs_linear_func_make(0, 2 * copy_m);
+    psel_proto_add_range(caps, frag_size, stages, 3, SIZE_MAX, 0);
+    psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
+                         perf.overhead_send);
+    psel_proto_set_lanes(set, 1, NULL, frag_size, 0, caps);
+    return UCS_OK;
+}
+
+static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
+                                        psel_proto_caps_t *caps)
+{
+    const psel_config_t *config = params->config;
+    const psel_lane_set_t *set  = &params->lanes->role[PSEL_LANE_ROLE_AM_BW];
+    ucs_linear_func_t stages[3];
+    psel_lane_set_perf_t perf;
+    ucs_status_t status;
+    size_t frag_size;
+
+    status = psel_proto_apply_thresh(config->zcopy_thresh,
+                                     "UCX_PSEL_ZCOPY_THRESH", 1, caps);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = psel_proto_lane_set(params, PSEL_LANE_ROLE_AM_BW,
+                                 PSEL_LANE_CAP_AM_ZCOPY,
+                                 config->max_eager_lanes, &perf, caps);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = psel_proto_check_zcopy(params, set, config->max_eager_lanes,
+                                    caps);
+    if (status != UCS_OK) {
+        return status;
+    }
+    if (set->lanes[0]->am_max_zcopy <= PSEL_EAGER_HDR) {
+        return psel_proto_unsupported(caps, "lane %s: zcopy AM holds no "
+                                      "payload", set->lanes[0]->name);
+    }
+    frag_size = set->lanes[0]->am_max_zcopy - PSEL_EAGER_HDR;
+
+    /* seed: ecost + x·egro + x/ebw + eover, egro with the copy-out */
+    stages[0] = ucs_linear_func_make(perf.reg_cost.c, perf.reg_cost.m +
+                                     1.0 / config->bcopy_bw);
+    stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
+    stages[2] = psel_egr_message(&perf);
+    caps->min_length = set->lanes[0]->am_min_zcopy;
+    if (frag_size < PSEL_FRAG_UNLIMITED) {
+        psel_proto_add_range(caps, frag_size, stages, 3, SIZE_MAX, 0);
+    }
+    psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
+                         perf.overhead_send);
+    psel_proto_set_lanes(set, config->max_eager_lanes, NULL, frag_size, 1,
+                         caps);
+    return UCS_OK;
+}
+
+const psel_proto_t psel_proto_egr_short = {
+    .name     = "egr/short",
+    .desc     = "eager short",
+    .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
+    .init     = psel_egr_short_init,
+    .progress = NULL
+};
+
+const psel_proto_t psel_proto_egr_bcopy = {
+    .name     = "egr/bcopy",
+    .desc     = "eager copy-in copy-out",
+    .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
+    .init     = psel_egr_bcopy_init,
+    .progress = NULL
+};
+
+const psel_proto_t psel_proto_egr_zcopy = {
+    .name     = "egr/zcopy",
+    .desc     = "eager zero-copy copy-out",
+    .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
+    .init     = psel_egr_zcopy_init,
+    .progress = NULL
+};

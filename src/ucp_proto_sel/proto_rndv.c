@@ -1,0 +1,72 @@
+/*
+ * Rendezvous protocols: the sender announces the message (RTS) and the data
+ * moves once the receiver has matched it.
+ *  rndv/am   data by active messages after RTR (zcopy where the lanes have
+ *            it, else bcopy);
+ *  rndv/get  the receiver reads with get_zcopy, then sends ATS;
+ *  rndv/put  the sender writes with put_zcopy after RTR, then sends FIN.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "proto_common.h"
+
+static ucs_status_t psel_rndv_am_init(const psel_proto_init_params_t *params,
+                                      psel_proto_caps_t *caps)
+{
+    const psel_lane_set_t *set = &params->lanes->role[PSEL_LANE_ROLE_AM_BW];
+    unsigned i, count          = params->config->max_rndv_lanes;
+    int zcopy                  = 1;
+
+    for (i = 0; (i < set->count) && (i < count); ++i) {
+        zcopy = zcopy && (set->lanes[i]->caps & PSEL_LANE_CAP_AM_ZCOPY);
+    }
+    if (zcopy &&
+        (psel_proto_check_zcopy(params, set, count, caps) == UCS_OK)) {
+        return psel_proto_rndv_init(params, PSEL_LANE_ROLE_AM_BW,
+                                    PSEL_LANE_CAP_AM_ZCOPY, 0, 0, caps);
+    }
+    caps->desc[0] = '\0';
+    return psel_proto_rndv_init(params, PSEL_LANE_ROLE_AM_BW,
+                                PSEL_LANE_CAP_AM_BCOPY, 0,
+                                params->config->bcopy_bw, caps);
+}
+
+static ucs_status_t psel_rndv_get_init(const psel_proto_init_params_t *params,
+                                       psel_proto_caps_t *caps)
+{
+    return psel_proto_rndv_init(params, PSEL_LANE_ROLE_RMA_BW,
+                                PSEL_LANE_CAP_GET_ZCOPY, 1, 0, caps);
+}
+
+static ucs_status_t psel_rndv_put_init(const psel_proto_init_params_t *params,
+                                       psel_proto_caps_t *caps)
+{
+    return psel_proto_rndv_init(params, PSEL_LANE_ROLE_RMA_BW,
+                                PSEL_LANE_CAP_PUT_ZCOPY, 1, 0, caps);
+}
+
+const psel_proto_t psel_proto_rndv_am = {
+    .name     = "rndv/am",
+    .desc     = "rendezvous data by active messages",
+    .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
+    .init     = psel_rndv_am_init,
+    .progress = NULL
+};
+
+const psel_proto_t psel_proto_rndv_get = {
+    .name     = "rndv/get",
+    .desc     = "rendezvous zero-copy read from remote",
+    .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
+    .init     = psel_rndv_get_init,
+    .progress = NULL
+};
+
+const psel_proto_t psel_proto_rndv_put = {
+    .name     = "rndv/put",
+    .desc     = "rendezvous zero-copy write to remote",
+    .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
+    .init     = psel_rndv_put_init,
+    .progress = NULL
+};

@@ -1,0 +1,192 @@
+/**
+ * @file select.h
+ * The selection engine: for each (operation, buffer type) it computes the
+ * lower envelope of the applicable protocols' cost lines over 0..SIZE_MAX and
+ * stores it as an array of <max_length, protocol> whose last entry ends at
+ * SIZE_MAX. A lookup walks that array.
+ *
+ * Rules, in order, at every message size x:
+ *  1. A protocol applies if it serves the operation, passes UCX_PSEL_PROTOS,
+ *     its init accepted the buffer type, and min_length <= x <= its max.
+ *  2. Forced thresholds (UCX_PSEL_RNDV_THRESH, UCX_PSEL_ZCOPY_THRESH): a
+ *     protocol with cfg_thresh above x is disabled. If some applicable
+ *     protocol has cfg_thresh <= x, it is forced: protocols of lower
+ *     cfg_priority than the highest forced one drop out (eager zcopy has
+ *     priority 1, rendezvous 2, the rest 0), so UCX_PSEL_ZCOPY_THRESH ends
+ *     bcopy and UCX_PSEL_RNDV_THRESH ends eager, as in UCX.
+ *  3. The cheapest cost (perf flavour from UCX_PSEL_SELECT_PERF) wins. Exact
+ *     ties go to the lower slope (it stays cheaper for larger sizes), then to
+ *     the earlier protocol in the list.
+ *  4. Rendezvous bias: protocols flagged PSEL_PROTO_CAP_RNDV_BIAS compete with
+ *     cost·d, d = 1 - UCX_PSEL_RNDV_PERF_DIFF/100, as in the seed formula. To
+ *     keep thresholds stable when cost lines are nearly parallel, the bias can
+ *     move a boundary by at most a factor of 2: a protocol that wins at x only
+ *     thanks to the bias keeps x only if it wins without the bias somewhere
+ *     in [x/2, 2x]. Without that bound a 1% bias can move the crossover of two
+ *     almost parallel lines by orders of magnitude.
+ */
+#ifndef PSEL_UCP_PROTO_SEL_SELECT_H_
+#define PSEL_UCP_PROTO_SEL_SELECT_H_
+
+#include "proto.h"
+
+#include <ucs/datastruct/khash.h>
+#include <ucs/sys/compiler_def.h>
+
+#define PSEL_SELECT_MAX_PROTOS  32  /**< Protocols one selection can weigh */
+
+
+/** One row of a thresholds array. */
+typedef struct psel_select_elem {
+    size_t              max_length;  /**< Last size this row covers */
+    const psel_proto_t *proto;       /**< The protocol to run */
+    const void         *priv;        /**< Its private config */
+    unsigned            proto_index; /**< Index in the selection's list */
+} psel_select_elem_t;
+
+
+/** Thresholds array of one buffer type, and what it was computed from. */
+typedef struct psel_select_table {
+    psel_buffer_type_t  buf_type;    /**< Key */
+    unsigned            count;       /**< Rows */
+    psel_select_elem_t *elems;       /**< Rows; the last ends at SIZE_MAX */
+    unsigned            num_protos;  /**< Entries in @a caps / @a status */
+    psel_proto_caps_t  *caps;        /**< Each protocol's caps (for dumps) */
+    ucs_status_t       *status;      /**< Each protocol's init result;
+                                          UCS_ERR_NO_ELEM if filtered out */
+} psel_select_table_t;
+
+
+KHASH_MAP_INIT_INT(psel_select_tables, psel_select_table_t*)
+
+
+/** The selection of one endpoint configuration. */
+typedef struct psel_select {
+    const psel_proto_t *const *protos;     /**< Candidate protocols */
+    unsigned                   num_protos; /**< Entries in @a protos */
+    uint64_t                   enabled;    /**< Bit i: protos[i] passes the
+                                                allow-list */
+    const psel_lane_sets_t    *lanes;      /**< Lanes, by role */
+    const psel_config_t       *config;     /**< Settings */
+    psel_select_table_t       *fast[PSEL_OP_LAST]; /**< Contig host tables */
+    khash_t(psel_select_tables) tables;    /**< All tables, by key */
+} psel_select_t;
+
+
+/**
+ * Prepare a selection. Tables are built by psel_select_build() or on first
+ * lookup of a buffer type. @a protos, @a lanes and @a config must outlive it.
+ *
+ * @param [out] select      Selection to initialize.
+ * @param [in]  protos      Candidate protocols, in tie-break order.
+ * @param [in]  num_protos  Number of candidates (<= PSEL_SELECT_MAX_PROTOS).
+ * @param [in]  lanes       Lanes by role, handed to protocol init.
+ * @param [in]  config      Settings.
+ */
+ucs_status_t psel_select_init(psel_select_t *select,
+                              const psel_proto_t *const *protos,
+                              unsigned num_protos,
+                              const psel_lane_sets_t *lanes,
+                              const psel_config_t *config);
+
+/** Release all tables. */
+void psel_select_cleanup(psel_select_t *select);
+
+/**
+ * Build (or find) the table of a buffer type. A size range that no protocol
+ * covers is an error naming the operation, the buffer type, the sizes and
+ * why each protocol is out.
+ *
+ * @param [in]  select    Selection.
+ * @param [in]  buf_type  Buffer type.
+ * @param [out] table_p   The table, owned by @a select.
+ */
+ucs_status_t psel_select_build(psel_select_t *select,
+                               psel_buffer_type_t buf_type,
+                               const psel_select_table_t **table_p);
+
+/** Slow path of psel_select_lookup(): build the table, then look up. */
+const psel_select_elem_t *
+psel_select_lookup_slow(psel_select_t *select, psel_buffer_type_t buf_type,
+                        size_t length);
+
+
+/** Row of @a table that covers @a length. */
+static UCS_F_ALWAYS_INLINE const psel_select_elem_t *
+psel_select_table_find(const psel_select_table_t *table, size_t length)
+{
+    const psel_select_elem_t *elem = table->elems;
+
+    /* the last row ends at SIZE_MAX, so the walk always stops */
+    while (length > elem->max_length) {
+        ++elem;
+    }
+    return elem;
+}
+
+
+/**
+ * Fast path: contiguous host memory, no hashing.
+ *
+ * @return The row for @a length, or NULL if that table could not be built.
+ */
+static UCS_F_ALWAYS_INLINE const psel_select_elem_t *
+psel_select_lookup_fast(psel_select_t *select, psel_op_t op, size_t length)
+{
+    const psel_select_table_t *table = select->fast[op];
+
+    if (ucs_likely(table != NULL)) {
+        return psel_select_table_find(table, length);
+    }
+    return psel_select_lookup_slow(select,
+                                   psel_buffer_type(op, PSEL_DT_CONTIG,
+                                                    UCS_MEMORY_TYPE_HOST, 1),
+                                   length);
+}
+
+
+/**
+ * Look up the protocol for a message: hash the buffer type, then walk its
+ * array. Builds the table on first use.
+ *
+ * @return The row for @a length, or NULL if the table could not be built.
+ */
+static UCS_F_ALWAYS_INLINE const psel_select_elem_t *
+psel_select_lookup(psel_select_t *select, psel_buffer_type_t buf_type,
+                   size_t length)
+{
+    khiter_t iter;
+
+    iter = kh_get(psel_select_tables, &select->tables, buf_type.key);
+    if (ucs_likely(iter != kh_end(&select->tables))) {
+        return psel_select_table_find(kh_val(&select->tables, iter), length);
+    }
+    return psel_select_lookup_slow(select, buf_type, length);
+}
+
+
+/**
+ * Cost of a protocol at a size, as the engine compares it (bias included).
+ *
+ * @param [in] select  Selection (for the perf flavour and the bias).
+ * @param [in] caps    The protocol's caps.
+ * @param [in] length  Message size; must be within the protocol's ranges.
+ * @param [in] biased  Apply the rendezvous bias if the protocol has it.
+ *
+ * @return Time [s].
+ */
+double psel_select_cost(const psel_select_t *select,
+                        const psel_proto_caps_t *caps, size_t length,
+                        int biased);
+
+/** The perf range of @a caps that covers @a length, or NULL. */
+const psel_perf_range_t *psel_proto_caps_range(const psel_proto_caps_t *caps,
+                                               size_t length);
+
+/** @return Largest size the protocol handles. */
+static inline size_t psel_proto_caps_max_length(const psel_proto_caps_t *caps)
+{
+    return caps->ranges[caps->num_ranges - 1].max_length;
+}
+
+#endif
