@@ -1019,7 +1019,7 @@ static ucs_status_t psel_import_end_resource(psel_import_t *imp)
     psel_resource_t *res = &imp->res;
     const psel_ikey_t *key;
     psel_resource_t *array;
-    unsigned capacity;
+    unsigned capacity, i;
 
     if (!imp->in_res) {
         return UCS_OK;
@@ -1045,6 +1045,17 @@ static ucs_status_t psel_import_end_resource(psel_import_t *imp)
             res->bw_shared = imp->bw_total;
         } else {
             res->bw_dedicated = imp->bw_total;
+        }
+    }
+
+    /* the table is looked up by "tl/dev": keep the pairs unique */
+    for (i = 0; i < imp->count; ++i) {
+        if (!strcmp(imp->resources[i].tl_name, res->tl_name) &&
+            !strcmp(imp->resources[i].dev_name, res->dev_name)) {
+            return psel_import_error(imp, "one block per transport and "
+                                     "device, but %s/%s (line %u) repeats",
+                                     res->tl_name, res->dev_name,
+                                     imp->res_line);
         }
     }
 

@@ -629,6 +629,9 @@ static void test_malformed_inputs(void **state)
         {"md sentence inside block", MD_HEAD TL_HEAD
          "#   rkey_ptr is supported\n",
          "snippet:5: expected 'rkey_ptr is supported' right after"},
+        {"repeated transport and device", MD_HEAD GOOD_RES GOOD_RES,
+         "snippet:20: expected one block per transport and device, but t/d "
+         "(line 13) repeats, got end of input"},
         {"name too long", "# Memory domain: "
          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
          "snippet:1: expected 'Memory domain: NAME' with a name of 1..63"},
