@@ -1363,11 +1363,15 @@ static ucs_status_t psel_import_line(psel_import_t *imp, char *line)
     *colon = '\0';
     key    = ucs_strtrim(text);
     value  = ucs_strtrim(colon + 1);
-    if (*value == '\0') {
-        /* "capabilities:" and other headings */
-        return UCS_OK;
+    if (*value != '\0') {
+        return psel_import_key_value(imp, key, value);
     }
-    return psel_import_key_value(imp, key, value);
+    if (!strcasecmp(key, "memory domain") || !strcasecmp(key, "component") ||
+        !strcasecmp(key, "transport") || !strcasecmp(key, "device")) {
+        return psel_import_error(imp, "'%s: NAME'", key);
+    }
+    /* "capabilities:" and other headings */
+    return UCS_OK;
 }
 
 ucs_status_t psel_ucx_info_import(FILE *in, const char *origin_name,

@@ -632,6 +632,8 @@ static void test_malformed_inputs(void **state)
         {"repeated transport and device", MD_HEAD GOOD_RES GOOD_RES,
          "snippet:20: expected one block per transport and device, but t/d "
          "(line 13) repeats, got end of input"},
+        {"transport without name", MD_HEAD "#   Transport:\n",
+         "snippet:3: expected 'Transport: NAME', got '#   Transport:'"},
         {"name too long", "# Memory domain: "
          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
          "snippet:1: expected 'Memory domain: NAME' with a name of 1..63"},
