@@ -1,0 +1,84 @@
+/**
+ * @file lane_engine.h
+ * Lane selection: selectors score every (local resource, remote resource)
+ * pair; the engine picks lanes per role until no selector finds one or the
+ * role's lane limit is reached.
+ *
+ * Selectors and their scores (higher is better), as UCX documents them, with
+ * lat = max(local, remote latency), bw = min(local, remote bandwidth),
+ * bandwidth = dedicated + shared (one process per node), o_l/o_r = local and
+ * remote overhead, reg(x) = the local MD's registration cost:
+ *  - am:     short active messages.    1e-3 / (lat + o_l + o_r)
+ *  - am_bw:  bcopy/zcopy AM bandwidth.  1 / (256K/bw + lat + o_l)
+ *  - rma_bw: get/put zcopy bandwidth.   1 / (256K/bw + lat + o_l + reg(256K))
+ *  - amo:    64-bit atomics.            1e-3 / (lat + o_l + o_r)
+ * Ties go to the higher device priority, then to the earlier resource.
+ *
+ * Multi-lane: a role takes up to its max lanes; a device is reused only up to
+ * its dev_num_paths; a lane whose score is below best/max_ratio is dropped.
+ * Shares within a role are proportional to bandwidth.
+ */
+#ifndef PSEL_LANE_SELECT_LANE_ENGINE_H_
+#define PSEL_LANE_SELECT_LANE_ENGINE_H_
+
+#include "lane.h"
+#include "resource.h"
+
+#include <ucs/type/status.h>
+#include <stdio.h>
+
+/** Message size that bandwidth scores are taken at (UCX uses 256K too). */
+#define PSEL_LANE_BW_SCORE_SIZE  (256 * 1024)
+
+
+/** Limits of lane selection. */
+typedef struct psel_lane_select_params {
+    unsigned max_lanes[PSEL_LANE_ROLE_LAST]; /**< Per role, >= 1 */
+    double   max_ratio;   /**< Drop extra lanes below best score / ratio */
+    int      locality;    /**< PSEL_PEER_* of reachability.h */
+} psel_lane_select_params_t;
+
+
+/** Where a lane comes from and how it scored. */
+typedef struct psel_lane_info {
+    unsigned local;                       /**< Index in the local table */
+    unsigned remote;                      /**< Index in the remote table */
+    unsigned path;                        /**< Path index on the device */
+    uint32_t roles;                       /**< Bits of psel_lane_role_t */
+    double   score[PSEL_LANE_ROLE_LAST];  /**< Score per role it has */
+} psel_lane_info_t;
+
+
+/** The lanes of one endpoint. */
+typedef struct psel_ep_lanes {
+    unsigned         num_lanes;              /**< Lanes in use */
+    psel_lane_t      lanes[PSEL_MAX_LANES];  /**< Lane attributes */
+    psel_lane_info_t info[PSEL_MAX_LANES];   /**< Origin and scores */
+    psel_lane_sets_t sets;                   /**< Lanes by role */
+} psel_ep_lanes_t;
+
+
+/**
+ * Select the lanes of an endpoint from @a local to @a remote; reachability
+ * follows the rules of reachability.h with @a params->locality.
+ *
+ * @param [in]  local   Local resources.
+ * @param [in]  remote  The peer's resources.
+ * @param [in]  params  Limits.
+ * @param [out] ep      The lanes.
+ *
+ * @return UCS_OK, or UCS_ERR_UNREACHABLE if no pair is reachable at all.
+ */
+ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
+                               const psel_resource_table_t *remote,
+                               const psel_lane_select_params_t *params,
+                               psel_ep_lanes_t *ep);
+
+/** @return Name of a lane role: "am", "am_bw", "rma_bw" or "amo". */
+const char *psel_lane_role_name(psel_lane_role_t role);
+
+/** Print the lanes as `ucx_info -e` does: index, transport/device, roles
+ *  with scores, and the facts protocol costs are built from. */
+void psel_ep_lanes_print(FILE *stream, const psel_ep_lanes_t *ep);
+
+#endif
