@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Integration test of psel_info over this machine's real UCT resources and
+# over the fixture dumps: each check prints "ok"/"not ok" (TAP), the script
+# fails if any check fails.
+set -u
+info=${PSEL_INFO:-./src/tools/psel_info}
+fixtures=${PSEL_FIXTURES_DIR:?PSEL_FIXTURES_DIR must point at test/fixtures}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0 failed=0
+
+result() { # result DESCRIPTION STATUS
+    n=$((n + 1))
+    if [ "$2" -eq 0 ]; then
+        echo "ok $n - $1"
+    else
+        echo "not ok $n - $1"; sed 's/^/#   /' "$tmp/out" "$tmp/err" | tail -20
+        failed=$((failed + 1))
+    fi
+}
+
+# check DESCRIPTION COMMAND...: run it, keeping its output in out/err
+check() {
+    local desc=$1; shift
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local status=$?
+    cat "$tmp/out" "$tmp/err" >"$tmp/all" # UCX logs go to stdout
+    result "$desc" $status
+}
+
+# has PATTERN [FILE]: the last output (or FILE) matches
+has() { grep -q -- "$1" "${2:-$tmp/out}"; }
+expect() { # expect DESCRIPTION PATTERN [FILE]
+    has "$2" "${3:-$tmp/out}"
+    result "$1" $?
+}
+
+# live resources: the transports this machine has
+check "psel_info -d runs" "$info" -d
+for tl in self tcp sysv posix cma; do
+    expect "psel_info -d lists $tl" "Transport: $tl"
+done
+
+# default job: resources, lanes and a table covering 0..inf
+check "psel_info runs with no option" "$info"
+expect "default output has lanes" "roles (score)"
+expect "default output has a table ending at inf" '\.\.inf |'
+
+# JSON is valid and carries rows and candidates
+check "psel_info -j runs" "$info" -j -a
+cp "$tmp/out" "$tmp/json"
+check "psel_info -j is valid JSON" python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert len(doc["tables"]) == 3, "one table per buffer type"
+for t in doc["tables"]:
+    assert t["rows"][-1]["end"] == "inf"
+    assert len(t["candidates"]) == 6
+' "$tmp/json"
+
+# forced protocols change the table
+check "UCX_PSEL_PROTOS=egr/bcopy gives one bcopy row" env UCX_PSEL_PROTOS=egr/bcopy "$info" -e
+expect "... which is egr/bcopy 0..inf" '0\.\.inf | eager copy-in copy-out \[egr/bcopy\]'
+
+# bad input: config values, missing and garbled files
+check "a bad UCX_PSEL_RNDV_THRESH is refused" bash -c "! UCX_PSEL_RNDV_THRESH=fast '$info' -e"
+expect "... naming the variable and the forms" "UCX_PSEL_RNDV_THRESH: 'fast'. Expected: memory units" "$tmp/all"
+check "a missing --local file is refused" bash -c "! '$info' -e --local /nonexistent/x.txt"
+head -c 700 "$fixtures/000-debian12-vm-ucx1.13.1.txt" >"$tmp/cut.txt"
+check "a truncated ucx_info dump is refused" bash -c "! '$info' -e --local '$tmp/cut.txt'"
+expect "... with the line number" "cut.txt:[0-9]*: expected" "$tmp/all"
+
+# what-if tables from the real dumps of other machines
+for f in 000-debian12-vm-ucx1.13.1.txt 001-azure-hbv3-cx6vf-ucx1.17.txt \
+         048-centos8-cx5-fdr56-ucx1.9.txt; do
+    check "tables from $f" "$info" -e -x --local "$fixtures/$f"
+    expect "... cover 0..inf" '\.\.inf |'
+done
+check "ConnectX-6 lanes use rc_mlx5 for am" bash -c \
+    "'$info' -e --local '$fixtures/001-azure-hbv3-cx6vf-ucx1.17.txt' | grep -E '^# +0  rc_mlx5/mlx5_0:1 +am'"
+
+# snapshot round trip through the tool
+check "psel_info --save writes a snapshot" "$info" --save "$tmp/snap.txt"
+check "the snapshot loads and gives the same table" bash -c \
+    "diff <('$info' -e | grep -E '^(\\||# +[0-9])') <('$info' -e --local '$tmp/snap.txt' --same-host | grep -E '^(\\||# +[0-9])')"
+
+# config listing
+check "psel_info -c lists the variables" "$info" -c
+expect "... with documentation" "UCX_PSEL_RNDV_PERF_DIFF"
+
+echo "1..$n"
+echo "psel_info: $((n - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]
