@@ -57,7 +57,10 @@ typedef struct psel_select_table {
 } psel_select_table_t;
 
 
-KHASH_MAP_INIT_INT(psel_select_tables, psel_select_table_t*)
+/* The key's low byte is the operation, the same for most keys: mix the bits
+ * (Wang's hash) rather than hash the key to itself. */
+KHASH_INIT(psel_select_tables, khint32_t, psel_select_table_t*, 1,
+           kh_int_hash_func2, kh_int_hash_equal)
 
 
 /** The selection of one endpoint configuration. */
