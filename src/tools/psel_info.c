@@ -137,6 +137,22 @@ static void print_buffer_type_tables(psel_select_t *select,
     }
 }
 
+/* "live resources of <host>", or the file the table came from */
+static const char *table_name(const psel_resource_table_t *table)
+{
+    static char names[2][sizeof(table->host) + 32];
+    static unsigned next;
+    char *name;
+
+    if (strcmp(table->origin, "live") != 0) {
+        return table->origin;
+    }
+    name = names[next++ % 2];
+    snprintf(name, sizeof(names[0]), "live resources of %s",
+             table->host[0] ? table->host : "this host");
+    return name;
+}
+
 static int show_endpoint(const psel_resource_table_t *local,
                          const psel_resource_table_t *peer,
                          const psel_config_t *config,
@@ -168,9 +184,10 @@ static int show_endpoint(const psel_resource_table_t *local,
                (opts->locality == PSEL_PEER_REMOTE_HOST) ? "remote host" :
                                                            "same host");
     } else {
-        printf("#\n# endpoint from %s to %s (peer on %s)\n", local->origin,
-               peer->origin, (opts->locality == PSEL_PEER_REMOTE_HOST) ?
-                             "another host" : "this host");
+        printf("#\n# endpoint from %s to %s (peer on %s)\n",
+               table_name(local), table_name(peer),
+               (opts->locality == PSEL_PEER_REMOTE_HOST) ? "another host" :
+                                                           "this host");
         psel_ep_lanes_print(stdout, &ep);
     }
 
