@@ -150,9 +150,14 @@ static int psel_address_is_bootable(const psel_resource_t *rsc)
     return (rsc->cap_flags & need) == need;
 }
 
-/* <0 if a is the better candidate for its device than b */
-static int psel_address_cmp_for_device(const psel_resource_table_t *t,
-                                       unsigned a, unsigned b)
+/*
+ * <0 if a is better than b: lower latency, higher priority, then names and
+ * index for a deterministic order. Picks the best transport of a device (the
+ * devices are equal there) and orders the output best first, so that dedup
+ * keeps the best of each network.
+ */
+static int psel_address_cmp(const psel_resource_table_t *t, unsigned a,
+                            unsigned b)
 {
     const psel_resource_t *ra = &t->resources[a];
     const psel_resource_t *rb = &t->resources[b];
@@ -165,39 +170,13 @@ static int psel_address_cmp_for_device(const psel_resource_table_t *t,
         return (ra->priority > rb->priority) ? -1 : 1;
     }
     cmp = strcmp(ra->tl_name, rb->tl_name);
-    if (cmp != 0) {
-        return cmp;
+    if (cmp == 0) {
+        cmp = strcmp(ra->dev_name, rb->dev_name);
     }
-    cmp = strcmp(ra->md_name, rb->md_name);
-    if (cmp != 0) {
-        return cmp;
+    if (cmp == 0) {
+        cmp = strcmp(ra->md_name, rb->md_name);
     }
-    return (a < b) ? -1 : (a > b);
-}
-
-/* Output order: best first, so that dedup keeps the best of each network */
-static int psel_address_cmp_output(const psel_resource_table_t *t,
-                                   unsigned a, unsigned b)
-{
-    const psel_resource_t *ra = &t->resources[a];
-    const psel_resource_t *rb = &t->resources[b];
-    int                    cmp;
-
-    if (ra->latency.c != rb->latency.c) {
-        return (ra->latency.c < rb->latency.c) ? -1 : 1;
-    }
-    if (ra->priority != rb->priority) {
-        return (ra->priority > rb->priority) ? -1 : 1;
-    }
-    cmp = strcmp(ra->tl_name, rb->tl_name);
-    if (cmp != 0) {
-        return cmp;
-    }
-    cmp = strcmp(ra->dev_name, rb->dev_name);
-    if (cmp != 0) {
-        return cmp;
-    }
-    return (a < b) ? -1 : (a > b);
+    return (cmp != 0) ? cmp : ((a < b) ? -1 : (a > b));
 }
 
 ucs_status_t psel_address_select_bootable(const psel_resource_table_t *t,
@@ -231,7 +210,7 @@ ucs_status_t psel_address_select_bootable(const psel_resource_table_t *t,
 
         if (j == num_chosen) {
             chosen[num_chosen++] = i;
-        } else if (psel_address_cmp_for_device(t, i, chosen[j]) < 0) {
+        } else if (psel_address_cmp(t, i, chosen[j]) < 0) {
             chosen[j] = i;
         }
     }
@@ -239,7 +218,7 @@ ucs_status_t psel_address_select_bootable(const psel_resource_table_t *t,
     /* insertion sort: n is small, and the comparator needs the table */
     for (i = 1; i < num_chosen; ++i) {
         for (j = i; (j > 0) &&
-                    (psel_address_cmp_output(t, chosen[j], chosen[j - 1]) < 0);
+                    (psel_address_cmp(t, chosen[j], chosen[j - 1]) < 0);
              --j) {
             tmp           = chosen[j];
             chosen[j]     = chosen[j - 1];

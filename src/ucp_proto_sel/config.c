@@ -132,6 +132,16 @@ ucs_config_field_t psel_config_table[] = {
     {NULL}
 };
 
+static int psel_config_lanes_valid(const char *name, unsigned value)
+{
+    if ((value >= 1) && (value <= PSEL_MAX_LANES)) {
+        return 1;
+    }
+    ucs_error("invalid value for UCX_PSEL_%s: %u. Expected: 1..%d", name, value,
+              PSEL_MAX_LANES);
+    return 0;
+}
+
 /* Range checks the parser cannot express; each names the variable. */
 static ucs_status_t psel_config_check(const psel_config_t *config)
 {
@@ -141,16 +151,8 @@ static ucs_status_t psel_config_check(const psel_config_t *config)
                   "percentage, 0 <= value < 100", config->rndv_perf_diff);
         return UCS_ERR_INVALID_PARAM;
     }
-    if ((config->max_eager_lanes < 1) ||
-        (config->max_eager_lanes > PSEL_MAX_LANES)) {
-        ucs_error("invalid value for UCX_PSEL_MAX_EAGER_LANES: %u. Expected: "
-                  "1..%d", config->max_eager_lanes, PSEL_MAX_LANES);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    if ((config->max_rndv_lanes < 1) ||
-        (config->max_rndv_lanes > PSEL_MAX_LANES)) {
-        ucs_error("invalid value for UCX_PSEL_MAX_RNDV_LANES: %u. Expected: "
-                  "1..%d", config->max_rndv_lanes, PSEL_MAX_LANES);
+    if (!psel_config_lanes_valid("MAX_EAGER_LANES", config->max_eager_lanes) ||
+        !psel_config_lanes_valid("MAX_RNDV_LANES", config->max_rndv_lanes)) {
         return UCS_ERR_INVALID_PARAM;
     }
     if (!(config->multi_lane_max_ratio >= 1)) {
