@@ -237,7 +237,7 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
 {
     const psel_lane_selector_t *selector = &psel_lane_selectors[role];
     psel_lane_set_t *set                 = &ep->sets.role[role];
-    double score, best, first_score = 0, total_bw = 0;
+    double score, best, total_bw = 0;
     unsigned l, r, best_l = 0, best_r = 0, path, i;
     const psel_resource_t *lrsc, *rrsc;
     int lane;
@@ -270,7 +270,10 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
         }
 
         if ((best == 0) ||
-            ((set->count > 0) && (best < first_score / params->max_ratio))) {
+            ((set->count > 0) &&
+             (psel_pair_bandwidth(&local->resources[best_l],
+                                  &remote->resources[best_r]) <
+              set->lanes[0]->bandwidth / params->max_ratio))) {
             break;
         }
 
@@ -282,7 +285,6 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
         ep->info[lane].roles      |= UCS_BIT(role);
         ep->info[lane].score[role] = best;
         set->lanes[set->count++]   = &ep->lanes[lane];
-        first_score                = (set->count == 1) ? best : first_score;
     }
 
     for (i = 0; i < set->count; ++i) {

@@ -15,7 +15,9 @@
  * Ties go to the higher device priority, then to the earlier resource.
  *
  * Multi-lane: a role takes up to its max lanes; a device is reused only up to
- * its dev_num_paths; a lane whose score is below best/max_ratio is dropped.
+ * its dev_num_paths; an extra lane whose bandwidth is below the first lane's
+ * divided by max_ratio is dropped (UCX_MULTI_LANE_MAX_RATIO: the ratio of the
+ * fastest to the slowest lane).
  * Shares within a role are proportional to bandwidth.
  */
 #ifndef PSEL_LANE_SELECT_LANE_ENGINE_H_
@@ -34,7 +36,7 @@
 /** Limits of lane selection. */
 typedef struct psel_lane_select_params {
     unsigned max_lanes[PSEL_LANE_ROLE_LAST]; /**< Per role, >= 1 */
-    double   max_ratio;   /**< Drop extra lanes below best score / ratio */
+    double   max_ratio;   /**< Drop extra lanes slower than first / ratio */
     int      locality;    /**< PSEL_PEER_* of reachability.h */
 } psel_lane_select_params_t;
 

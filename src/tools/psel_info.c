@@ -27,6 +27,7 @@ enum {
     OPT_PEER,
     OPT_SAVE,
     OPT_SAME_HOST,
+    OPT_SAME_PROCESS,
     OPT_REMOTE_HOST
 };
 
@@ -50,9 +51,10 @@ static void usage(FILE *stream)
             "  --local FILE  local resources from a snapshot or `ucx_info -d` text\n"
             "  --peer FILE   peer resources from a snapshot or `ucx_info -d` text\n"
             "                (default: the local resources)\n"
-            "  --same-host / --remote-host\n"
-            "                peer on this host (default for live resources) or on\n"
-            "                another host of the same kind (default with --local/--peer)\n"
+            "  --same-host / --remote-host / --same-process\n"
+            "                peer on this host (default for live resources), on\n"
+            "                another host of the same kind (default with --local/--peer),\n"
+            "                or in this very process, as `ucx_info -e` (self applies)\n"
             "  --save FILE   save the local resources as a snapshot\n"
             "  -h            this help\n"
             "With no option: -d -e on this machine.\n");
@@ -137,6 +139,15 @@ static void print_buffer_type_tables(psel_select_t *select,
     }
 }
 
+static const char *locality_name(int locality)
+{
+    switch (locality) {
+    case PSEL_PEER_REMOTE_HOST:  return "another host";
+    case PSEL_PEER_SAME_PROCESS: return "this process";
+    default:                     return "this host";
+    }
+}
+
 /* "live resources of <host>", or the file the table came from */
 static const char *table_name(const psel_resource_table_t *table)
 {
@@ -179,15 +190,13 @@ static int show_endpoint(const psel_resource_table_t *local,
     }
 
     if (opts->json) {
-        printf("{\"local\": \"%s\", \"peer\": \"%s\", \"peer_locality\": "
+        printf("{\"local\": \"%s\", \"peer\": \"%s\", \"peer_on\": "
                "\"%s\", \"tables\": [\n", local->origin, peer->origin,
-               (opts->locality == PSEL_PEER_REMOTE_HOST) ? "remote host" :
-                                                           "same host");
+               locality_name(opts->locality));
     } else {
         printf("#\n# endpoint from %s to %s (peer on %s)\n",
                table_name(local), table_name(peer),
-               (opts->locality == PSEL_PEER_REMOTE_HOST) ? "another host" :
-                                                           "this host");
+               locality_name(opts->locality));
         psel_ep_lanes_print(stdout, &ep);
     }
 
@@ -208,6 +217,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         {"peer", required_argument, NULL, OPT_PEER},
         {"save", required_argument, NULL, OPT_SAVE},
         {"same-host", no_argument, NULL, OPT_SAME_HOST},
+        {"same-process", no_argument, NULL, OPT_SAME_PROCESS},
         {"remote-host", no_argument, NULL, OPT_REMOTE_HOST},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}
@@ -228,6 +238,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         case OPT_PEER:  opts->peer_path  = optarg; break;
         case OPT_SAVE:  opts->save_path  = optarg; break;
         case OPT_SAME_HOST:   opts->locality = PSEL_PEER_SAME_HOST; break;
+        case OPT_SAME_PROCESS: opts->locality = PSEL_PEER_SAME_PROCESS; break;
         case OPT_REMOTE_HOST: opts->locality = PSEL_PEER_REMOTE_HOST; break;
         case 'h': usage(stdout); exit(0);
         default:  usage(stderr); return -1;

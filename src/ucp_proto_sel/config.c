@@ -105,6 +105,14 @@ ucs_config_field_t psel_config_table[] = {
      "Memory copy bandwidth, used for the cost of protocols that copy data.",
      ucs_offsetof(psel_config_t, bcopy_bw), UCS_CONFIG_TYPE_BW},
 
+    {"RCACHE_OVERHEAD", "50ns",
+     "Registration cost assumed for zero-copy protocols: buffers are taken to\n"
+     "be reused, so registration is a cache lookup of this cost (as UCX's\n"
+     "registration cache), capped by the memory domain's own cost. \"inf\"\n"
+     "models no cache: every message pays the memory domain's full\n"
+     "registration cost (c + m*size, as `psel_info -d` shows it).",
+     ucs_offsetof(psel_config_t, rcache_overhead), UCS_CONFIG_TYPE_TIME},
+
     {"TLS", "all",
      "Transports to use, as an allow-list in UCX_TLS syntax: names such as\n"
      "\"tcp,posix\", aliases (shm, ib, rc, ud, dc, mm), '^' to negate.",
@@ -124,8 +132,8 @@ ucs_config_field_t psel_config_table[] = {
      ucs_offsetof(psel_config_t, max_rndv_lanes), UCS_CONFIG_TYPE_UINT},
 
     {"MULTI_LANE_MAX_RATIO", "4",
-     "Drop an extra lane whose score is more than this many times lower than\n"
-     "the best lane's (a number >= 1).",
+     "Drop an extra lane whose bandwidth is more than this many times lower\n"
+     "than the first lane's (a number >= 1).",
      ucs_offsetof(psel_config_t, multi_lane_max_ratio),
      UCS_CONFIG_TYPE_DOUBLE},
 
@@ -158,6 +166,11 @@ static ucs_status_t psel_config_check(const psel_config_t *config)
     if (!(config->multi_lane_max_ratio >= 1)) {
         ucs_error("invalid value for UCX_PSEL_MULTI_LANE_MAX_RATIO: %g. "
                   "Expected: a number >= 1", config->multi_lane_max_ratio);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (!(config->rcache_overhead >= 0)) {
+        ucs_error("invalid value for UCX_PSEL_RCACHE_OVERHEAD: it must be a "
+                  "time >= 0 such as 50ns, or inf");
         return UCS_ERR_INVALID_PARAM;
     }
     if (!(config->bcopy_bw > 0)) {

@@ -34,6 +34,10 @@ typedef struct psel_config {
     int                     proto_info;      /**< psel_proto_info_t */
     int                     select_perf;     /**< psel_perf_type_t to select on */
     double                  bcopy_bw;        /**< memcpy bandwidth [B/s] */
+    double                  rcache_overhead; /**< Cost of a registration
+                                                  found in the cache [s];
+                                                  "inf": no cache, pay the
+                                                  MD's full cost */
     ucs_config_allow_list_t tls;             /**< UCX_PSEL_TLS */
     ucs_config_allow_list_t net_devices;     /**< UCX_PSEL_NET_DEVICES */
     unsigned                max_eager_lanes; /**< Max lanes for eager bw */

@@ -9,6 +9,7 @@
 
 #include <ucs/sys/math.h>
 #include <ucs/sys/string.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +45,19 @@ static const char *psel_lane_caps_name(uint32_t lane_caps)
     }
 }
 
+ucs_linear_func_t psel_proto_reg_cost(const psel_config_t *config,
+                                      const psel_lane_t *lane)
+{
+    double md_cost_at_0 = lane->reg_cost.c;
+
+    if (isinf(config->rcache_overhead)) {
+        return lane->reg_cost;
+    }
+    /* a cache hit: a lookup, never dearer than registering */
+    return ucs_linear_func_make(ucs_min(config->rcache_overhead, md_cost_at_0),
+                                0);
+}
+
 ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
                                  psel_lane_role_t role, uint32_t lane_caps,
                                  unsigned max_lanes,
@@ -74,7 +88,9 @@ ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
         /* one registration per memory domain, however many lanes use it */
         if (!(md_map & UCS_BIT(lane->md_index % 64))) {
             md_map |= UCS_BIT(lane->md_index % 64);
-            ucs_linear_func_add_inplace(&perf->reg_cost, lane->reg_cost);
+            ucs_linear_func_add_inplace(&perf->reg_cost,
+                                        psel_proto_reg_cost(params->config,
+                                                            lane));
         }
     }
     perf->latency       = set->lanes[0]->latency;
@@ -185,7 +201,7 @@ void psel_proto_add_range(psel_proto_caps_t *caps, size_t max_length,
 
 ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
                                   psel_lane_role_t role, uint32_t lane_caps,
-                                  unsigned rrc, double copy_bw,
+                                  unsigned rrc, int zcopy, unsigned copies,
                                   psel_proto_caps_t *caps)
 {
     const psel_lane_sets_t *lanes = params->lanes;
@@ -215,7 +231,7 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
         return status;
     }
 
-    if (copy_bw == 0) {
+    if (zcopy) {
         status = psel_proto_check_zcopy(params, data, config->max_rndv_lanes,
                                         caps);
         if (status != UCS_OK) {
@@ -228,20 +244,20 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
     lane0 = data->lanes[0];
     if (role == PSEL_LANE_ROLE_RMA_BW) {
         frag_size = lane0->rma_max_zcopy;
-    } else if (copy_bw == 0) {
+    } else if (zcopy) {
         frag_size = lane0->am_max_zcopy - PSEL_RNDV_DATA_HDR;
     } else {
         frag_size = lane0->am_max_bcopy - PSEL_RNDV_DATA_HDR;
     }
 
-    /* seed: (1+rrc)(rcost + x·rgro) + 4·rlat + 3·rover + x/rbw */
-    if (copy_bw == 0) {
-        stages[0] = ucs_linear_func_make((1 + rrc) * bw.reg_cost.c,
-                                         (1 + rrc) * bw.reg_cost.m);
-    } else {
-        stages[0] = ucs_linear_func_make(0, 2.0 / copy_bw);
-    }
-    stages[1] = ucs_linear_func_make(4 * ctrl.latency + 3 * ctrl.overhead, 0);
+    /* seed: (1+rrc)(rcost + x·rgro) + 4·rlat + 3·rover + x/rbw, with the
+     * CPU copies of AM data counted in rgro */
+    stages[0] = ucs_linear_func_make(zcopy ? (1 + rrc) * bw.reg_cost.c : 0,
+                                     (zcopy ? (1 + rrc) * bw.reg_cost.m : 0) +
+                                     copies / config->bcopy_bw);
+    /* control messages, plus the send overhead of the first data operation */
+    stages[1] = ucs_linear_func_make(4 * ctrl.latency + 3 * ctrl.overhead +
+                                     bw.overhead_send, 0);
     stages[2] = ucs_linear_func_make(0, 1.0 / bw.bandwidth);
 
     caps->min_length = 0;
@@ -250,6 +266,6 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
                          bw.overhead_send);
     psel_proto_set_lanes(data, config->max_rndv_lanes,
                          lanes->role[PSEL_LANE_ROLE_AM].lanes[0], frag_size,
-                         copy_bw == 0, caps);
+                         zcopy, caps);
     return UCS_OK;
 }

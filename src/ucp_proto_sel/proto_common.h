@@ -15,6 +15,9 @@
  *   rendezvous:  d·((1+rrc)·(rcost + x·rgro) + 4·L + 3·o + x/rbw)
  *                rrc = 0 for rndv/am, 1 for rndv/get and rndv/put (the
  *                receiver registers too); d is applied by the engine.
+ *                plus the send overhead of the first data operation.
+ *                For rndv/am, rgro also holds the receiver's copy-out, as
+ *                for eager: AM data always lands in a transport buffer.
  */
 #ifndef PSEL_UCP_PROTO_SEL_PROTO_COMMON_H_
 #define PSEL_UCP_PROTO_SEL_PROTO_COMMON_H_
@@ -44,6 +47,14 @@ typedef struct psel_lane_set_perf {
     double            overhead;    /**< o_send + o_recv of the first lane [s] */
     double            overhead_send; /**< o_send of the first lane [s] */
 } psel_lane_set_perf_t;
+
+/**
+ * Registration cost of one lane's memory domain as protocols pay it: the
+ * registration-cache overhead (capped by the MD's own cost), or the MD's full
+ * cost when UCX_PSEL_RCACHE_OVERHEAD=inf.
+ */
+ucs_linear_func_t psel_proto_reg_cost(const psel_config_t *config,
+                                      const psel_lane_t *lane);
 
 /**
  * Check that every lane of a role has @a caps, and sum the set.
@@ -107,14 +118,16 @@ void psel_proto_add_range(psel_proto_caps_t *caps, size_t max_length,
  * @param [in]  role       Data lane role (AM_BW or RMA_BW).
  * @param [in]  lane_caps  Capability every data lane needs.
  * @param [in]  rrc        0 if only the sender registers, 1 if both do.
- * @param [in]  copy_bw    0 for zero-copy; else the memcpy bandwidth paid
- *                         twice per byte (pack and unpack) instead of
- *                         registration.
+ * @param [in]  zcopy      Nonzero if the data lanes send from registered
+ *                         memory (registration cost), zero for bcopy.
+ * @param [in]  copies     CPU copies of each byte (UCX_PSEL_BCOPY_BW each):
+ *                         1 for AM zcopy (the receiver's copy-out), 2 for
+ *                         AM bcopy, 0 for RMA.
  * @param [out] caps       Filled.
  */
 ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
                                   psel_lane_role_t role, uint32_t lane_caps,
-                                  unsigned rrc, double copy_bw,
+                                  unsigned rrc, int zcopy, unsigned copies,
                                   psel_proto_caps_t *caps);
 
 #endif

@@ -25,26 +25,25 @@ static ucs_status_t psel_rndv_am_init(const psel_proto_init_params_t *params,
     if (zcopy &&
         (psel_proto_check_zcopy(params, set, count, caps) == UCS_OK)) {
         return psel_proto_rndv_init(params, PSEL_LANE_ROLE_AM_BW,
-                                    PSEL_LANE_CAP_AM_ZCOPY, 0, 0, caps);
+                                    PSEL_LANE_CAP_AM_ZCOPY, 0, 1, 1, caps);
     }
     caps->desc[0] = '\0';
     return psel_proto_rndv_init(params, PSEL_LANE_ROLE_AM_BW,
-                                PSEL_LANE_CAP_AM_BCOPY, 0,
-                                params->config->bcopy_bw, caps);
+                                PSEL_LANE_CAP_AM_BCOPY, 0, 0, 2, caps);
 }
 
 static ucs_status_t psel_rndv_get_init(const psel_proto_init_params_t *params,
                                        psel_proto_caps_t *caps)
 {
     return psel_proto_rndv_init(params, PSEL_LANE_ROLE_RMA_BW,
-                                PSEL_LANE_CAP_GET_ZCOPY, 1, 0, caps);
+                                PSEL_LANE_CAP_GET_ZCOPY, 1, 1, 0, caps);
 }
 
 static ucs_status_t psel_rndv_put_init(const psel_proto_init_params_t *params,
                                        psel_proto_caps_t *caps)
 {
     return psel_proto_rndv_init(params, PSEL_LANE_ROLE_RMA_BW,
-                                PSEL_LANE_CAP_PUT_ZCOPY, 1, 0, caps);
+                                PSEL_LANE_CAP_PUT_ZCOPY, 1, 1, 0, caps);
 }
 
 const psel_proto_t psel_proto_rndv_am = {
