@@ -13,6 +13,7 @@
 #include <lane_select/snapshot.h>
 #include <lane_select/ucx_info_import.h>
 #include <ucp_proto_sel/dump.h>
+#include <ucp_proto_sel/ep_config.h>
 #include <ucp_proto_sel/select.h>
 
 #include <ucs/sys/math.h>
@@ -169,23 +170,21 @@ static int show_endpoint(const psel_resource_table_t *local,
                          const psel_config_t *config,
                          const psel_info_opts_t *opts)
 {
-    psel_lane_select_params_t params;
-    psel_select_t select;
-    psel_ep_lanes_t ep;
+    psel_ep_params_t params = {PSEL_FEATURE_TAG, local, peer, opts->locality,
+                               config};
+    psel_ep_config_t *ep;
     int first = 1;
 
-    params.max_lanes[PSEL_LANE_ROLE_AM]     = 1;
-    params.max_lanes[PSEL_LANE_ROLE_AM_BW]  = ucs_max(config->max_eager_lanes,
-                                                      config->max_rndv_lanes);
-    params.max_lanes[PSEL_LANE_ROLE_RMA_BW] = config->max_rndv_lanes;
-    params.max_lanes[PSEL_LANE_ROLE_AMO]    = 1;
-    params.max_ratio                        = config->multi_lane_max_ratio;
-    params.locality                         = opts->locality;
-
-    if (psel_lanes_select(local, peer, &params, &ep) != UCS_OK) {
-        fprintf(stderr, "psel_info: no lane from %s to %s; check "
-                "UCX_PSEL_TLS and UCX_PSEL_NET_DEVICES\n", local->origin,
-                peer->origin);
+    ep = malloc(sizeof(*ep));
+    if (ep == NULL) {
+        fprintf(stderr, "psel_info: out of memory\n");
+        return 1;
+    }
+    if (psel_ep_config_init(ep, &params) != UCS_OK) {
+        fprintf(stderr, "psel_info: no endpoint from %s to %s (see above); "
+                "check UCX_PSEL_TLS, UCX_PSEL_NET_DEVICES and "
+                "UCX_PSEL_PROTOS\n", table_name(local), table_name(peer));
+        free(ep);
         return 1;
     }
 
@@ -197,16 +196,15 @@ static int show_endpoint(const psel_resource_table_t *local,
         printf("#\n# endpoint from %s to %s (peer on %s)\n",
                table_name(local), table_name(peer),
                locality_name(opts->locality));
-        psel_ep_lanes_print(stdout, &ep);
+        psel_ep_lanes_print(stdout, &ep->lanes);
     }
 
-    psel_select_init(&select, psel_builtin_protos, psel_num_builtin_protos,
-                     &ep.sets, config);
-    print_buffer_type_tables(&select, opts, &first);
-    psel_select_cleanup(&select);
+    print_buffer_type_tables(&ep->select, opts, &first);
     if (opts->json) {
         printf("]}\n");
     }
+    psel_ep_config_cleanup(ep);
+    free(ep);
     return first; /* nonzero if no table could be built */
 }
 

@@ -80,6 +80,8 @@ typedef struct psel_proto {
     const char                 *name;      /**< Short name, "egr/short" */
     const char                 *desc;      /**< Description, "eager short" */
     uint64_t                    op_mask;   /**< UCS_BIT(psel_op_t) served */
+    uint32_t                    lane_roles;/**< UCS_BIT(psel_lane_role_t):
+                                                the selectors it needs */
     psel_proto_init_func_t      init;      /**< Perf ranges, or unsupported */
     psel_proto_progress_func_t  progress;  /**< Data path; NULL until wired */
 } psel_proto_t;

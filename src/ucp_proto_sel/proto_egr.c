@@ -142,6 +142,7 @@ const psel_proto_t psel_proto_egr_short = {
     .name     = "egr/short",
     .desc     = "eager short",
     .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
+    .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM),
     .init     = psel_egr_short_init,
     .progress = NULL
 };
@@ -150,6 +151,7 @@ const psel_proto_t psel_proto_egr_bcopy = {
     .name     = "egr/bcopy",
     .desc     = "eager copy-in copy-out",
     .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
+    .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM_BW),
     .init     = psel_egr_bcopy_init,
     .progress = NULL
 };
@@ -158,6 +160,7 @@ const psel_proto_t psel_proto_egr_zcopy = {
     .name     = "egr/zcopy",
     .desc     = "eager zero-copy copy-out",
     .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
+    .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM_BW),
     .init     = psel_egr_zcopy_init,
     .progress = NULL
 };

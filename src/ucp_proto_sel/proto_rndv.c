@@ -50,6 +50,7 @@ const psel_proto_t psel_proto_rndv_am = {
     .name     = "rndv/am",
     .desc     = "rendezvous data by active messages",
     .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
+    .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM) | UCS_BIT(PSEL_LANE_ROLE_AM_BW),
     .init     = psel_rndv_am_init,
     .progress = NULL
 };
@@ -58,6 +59,7 @@ const psel_proto_t psel_proto_rndv_get = {
     .name     = "rndv/get",
     .desc     = "rendezvous zero-copy read from remote",
     .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
+    .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM) | UCS_BIT(PSEL_LANE_ROLE_RMA_BW),
     .init     = psel_rndv_get_init,
     .progress = NULL
 };
@@ -66,6 +68,7 @@ const psel_proto_t psel_proto_rndv_put = {
     .name     = "rndv/put",
     .desc     = "rendezvous zero-copy write to remote",
     .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
+    .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM) | UCS_BIT(PSEL_LANE_ROLE_RMA_BW),
     .init     = psel_rndv_put_init,
     .progress = NULL
 };

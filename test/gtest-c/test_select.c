@@ -128,14 +128,14 @@ MOCK_INIT(0) MOCK_INIT(1) MOCK_INIT(2) MOCK_INIT(3)
 MOCK_INIT(4) MOCK_INIT(5) MOCK_INIT(6) MOCK_INIT(7)
 
 static const psel_proto_t mock_protos_storage[MOCK_MAX] = {
-    {"mock/a", "mock a", UCS_BIT(PSEL_OP_TAG_SEND), mock_init_0, NULL},
-    {"mock/b", "mock b", UCS_BIT(PSEL_OP_TAG_SEND), mock_init_1, NULL},
-    {"mock/c", "mock c", UCS_BIT(PSEL_OP_TAG_SEND), mock_init_2, NULL},
-    {"mock/d", "mock d", UCS_BIT(PSEL_OP_TAG_SEND), mock_init_3, NULL},
-    {"mock/e", "mock e", UCS_BIT(PSEL_OP_TAG_SEND), mock_init_4, NULL},
-    {"mock/f", "mock f", UCS_BIT(PSEL_OP_TAG_SEND), mock_init_5, NULL},
-    {"mock/g", "mock g", UCS_BIT(PSEL_OP_TAG_SEND), mock_init_6, NULL},
-    {"mock/h", "mock h", UCS_BIT(PSEL_OP_TAG_SEND), mock_init_7, NULL},
+    {"mock/a", "mock a", UCS_BIT(PSEL_OP_TAG_SEND), 0, mock_init_0, NULL},
+    {"mock/b", "mock b", UCS_BIT(PSEL_OP_TAG_SEND), 0, mock_init_1, NULL},
+    {"mock/c", "mock c", UCS_BIT(PSEL_OP_TAG_SEND), 0, mock_init_2, NULL},
+    {"mock/d", "mock d", UCS_BIT(PSEL_OP_TAG_SEND), 0, mock_init_3, NULL},
+    {"mock/e", "mock e", UCS_BIT(PSEL_OP_TAG_SEND), 0, mock_init_4, NULL},
+    {"mock/f", "mock f", UCS_BIT(PSEL_OP_TAG_SEND), 0, mock_init_5, NULL},
+    {"mock/g", "mock g", UCS_BIT(PSEL_OP_TAG_SEND), 0, mock_init_6, NULL},
+    {"mock/h", "mock h", UCS_BIT(PSEL_OP_TAG_SEND), 0, mock_init_7, NULL},
 };
 
 static const psel_proto_t *const mock_protos[MOCK_MAX] = {

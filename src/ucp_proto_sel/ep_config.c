@@ -1,0 +1,108 @@
+/*
+ * Endpoint init: features -> operations -> protocols -> selectors -> lanes
+ * -> thresholds arrays. See ep_config.h.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "ep_config.h"
+
+#include <ucs/debug/log_def.h>
+#include <ucs/sys/math.h>
+#include <string.h>
+
+static uint64_t psel_ep_ops_of_features(unsigned features)
+{
+    return (features & PSEL_FEATURE_TAG) ? UCS_BIT(PSEL_OP_TAG_SEND) : 0;
+}
+
+static void psel_ep_lane_limits(const psel_config_t *config, uint32_t roles,
+                                psel_lane_select_params_t *params)
+{
+    unsigned limits[PSEL_LANE_ROLE_LAST];
+    unsigned role;
+
+    limits[PSEL_LANE_ROLE_AM]     = 1;
+    /* rndv/am streams over the am_bw lanes too */
+    limits[PSEL_LANE_ROLE_AM_BW]  = ucs_max(config->max_eager_lanes,
+                                            config->max_rndv_lanes);
+    limits[PSEL_LANE_ROLE_RMA_BW] = config->max_rndv_lanes;
+    limits[PSEL_LANE_ROLE_AMO]    = 1;
+    for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
+        params->max_lanes[role] = (roles & UCS_BIT(role)) ? limits[role] : 0;
+    }
+    params->max_ratio = config->multi_lane_max_ratio;
+}
+
+ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
+                                 const psel_ep_params_t *params)
+{
+    const psel_config_t *config = params->config;
+    psel_lane_select_params_t lane_params;
+    const psel_select_table_t *table;
+    const psel_proto_t *proto;
+    ucs_status_t status;
+    unsigned i, op;
+
+    memset(ep, 0, sizeof(*ep));
+
+    /* 1. operations */
+    ep->op_mask = psel_ep_ops_of_features(params->features);
+    if (ep->op_mask == 0) {
+        ucs_error("endpoint init: no operation requested (features 0x%x)",
+                  params->features);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    /* 2. protocols, and 3. the selectors the enabled ones need */
+    for (i = 0; i < psel_num_builtin_protos; ++i) {
+        proto = psel_builtin_protos[i];
+        if (!(proto->op_mask & ep->op_mask)) {
+            continue;
+        }
+        ep->protos[ep->num_protos++] = proto;
+        if (psel_config_allow_list_match(&config->protos, proto->name)) {
+            ep->lane_roles |= proto->lane_roles;
+        }
+    }
+
+    /* 4. lanes */
+    psel_ep_lane_limits(config, ep->lane_roles, &lane_params);
+    lane_params.locality = params->locality;
+    status = psel_lanes_select(params->local, params->remote, &lane_params,
+                               &ep->lanes);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    /* 5. thresholds arrays, and 6. coverage */
+    status = psel_select_init(&ep->select, ep->protos, ep->num_protos,
+                              &ep->lanes.sets, config);
+    if (status != UCS_OK) {
+        return status;
+    }
+    for (op = 0; op < PSEL_OP_LAST; ++op) {
+        if (!(ep->op_mask & UCS_BIT(op))) {
+            continue;
+        }
+        status = psel_select_build(&ep->select,
+                                   psel_buffer_type(op, PSEL_DT_CONTIG,
+                                                    UCS_MEMORY_TYPE_HOST, 1),
+                                   &table);
+        if (status != UCS_OK) {
+            ucs_error("endpoint init: %s is not covered by the lanes from %s "
+                      "to %s (see above for each protocol's reason)",
+                      psel_op_name(op), params->local->origin,
+                      params->remote->origin);
+            psel_select_cleanup(&ep->select);
+            return status;
+        }
+    }
+    return UCS_OK;
+}
+
+void psel_ep_config_cleanup(psel_ep_config_t *ep)
+{
+    psel_select_cleanup(&ep->select);
+}
