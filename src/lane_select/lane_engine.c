@@ -115,9 +115,11 @@ const char *psel_lane_role_name(psel_lane_role_t role)
     return (role < PSEL_LANE_ROLE_LAST) ? psel_lane_selectors[role].name : "?";
 }
 
+/* One physical device, whatever the transport: rc and ud on "mlx5_0:1", or
+ * posix, sysv and cma on "memory" */
 static int psel_same_device(const psel_resource_t *a, const psel_resource_t *b)
 {
-    return !strcmp(a->md_name, b->md_name) && !strcmp(a->dev_name, b->dev_name);
+    return (a->dev_type == b->dev_type) && !strcmp(a->dev_name, b->dev_name);
 }
 
 /* Paths of the device of @a rsc already taken by lanes of @a role. */
@@ -221,13 +223,22 @@ static int psel_lane_get(psel_ep_lanes_t *ep, const psel_resource_table_t *local
     return i;
 }
 
-static int psel_pair_better(const psel_resource_table_t *local, double score,
-                            unsigned l, double best_score, unsigned best_l)
+/* Higher score; then higher device priority; then a peer device of the same
+ * name (lo to lo rather than lo to eth0) */
+static int psel_pair_better(const psel_resource_table_t *local,
+                            const psel_resource_table_t *remote, double score,
+                            unsigned l, unsigned r, double best_score,
+                            unsigned best_l, unsigned best_r)
 {
     if (score != best_score) {
         return score > best_score;
     }
-    return local->resources[l].priority > local->resources[best_l].priority;
+    if (local->resources[l].priority != local->resources[best_l].priority) {
+        return local->resources[l].priority > local->resources[best_l].priority;
+    }
+    return !strcmp(local->resources[l].dev_name, remote->resources[r].dev_name) &&
+           strcmp(local->resources[best_l].dev_name,
+                  remote->resources[best_r].dev_name);
 }
 
 static void psel_lanes_select_role(const psel_resource_table_t *local,
@@ -260,8 +271,9 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
                 }
                 score = selector->score(lrsc, rrsc);
                 if ((score > 0) && isfinite(score) &&
-                    ((best == 0) || psel_pair_better(local, score, l, best,
-                                                     best_l))) {
+                    ((best == 0) || psel_pair_better(local, remote, score, l,
+                                                     r, best, best_l,
+                                                     best_r))) {
                     best   = score;
                     best_l = l;
                     best_r = r;

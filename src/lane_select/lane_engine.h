@@ -12,7 +12,9 @@
  *  - am_bw:  bcopy/zcopy AM bandwidth.  1 / (256K/bw + lat + o_l)
  *  - rma_bw: get/put zcopy bandwidth.   1 / (256K/bw + lat + o_l + reg(256K))
  *  - amo:    64-bit atomics.            1e-3 / (lat + o_l + o_r)
- * Ties go to the higher device priority, then to the earlier resource.
+ * Ties go to the higher device priority, then to a peer device of the same
+ * name, then to the earlier resource. A device is one dev_name of one device
+ * type, whatever the transport (posix, sysv and cma share "memory").
  *
  * Multi-lane: a role takes up to its max lanes; a device is reused only up to
  * its dev_num_paths; an extra lane whose bandwidth is below the first lane's
