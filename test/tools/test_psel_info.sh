@@ -62,6 +62,13 @@ for t in doc["tables"]:
 check "UCX_PSEL_PROTOS=egr/bcopy gives one bcopy row" env UCX_PSEL_PROTOS=egr/bcopy "$info" -e
 expect "... which is egr/bcopy 0..inf" '0\.\.inf | eager copy-in copy-out \[egr/bcopy\]'
 
+# transport allow-lists filter the lanes
+check "UCX_PSEL_TLS=tcp runs" env UCX_PSEL_TLS=tcp "$info" -e
+expect "... its am lane is tcp/lo" '^# *0  tcp/lo '
+check "... and no shared memory lane" bash -c "! grep -qE 'sysv|posix|cma' '$tmp/all'"
+check "UCX_PSEL_TLS=^cma runs" env 'UCX_PSEL_TLS=^cma' "$info" -e
+check "... without rndv/get (cma is the only get_zcopy lane)" bash -c "! grep -q 'rndv/get\]' '$tmp/all'"
+
 # bad input: config values, missing and garbled files
 check "a bad UCX_PSEL_RNDV_THRESH is refused" bash -c "! UCX_PSEL_RNDV_THRESH=fast '$info' -e"
 expect "... naming the variable and the forms" "UCX_PSEL_RNDV_THRESH: 'fast'. Expected: memory units" "$tmp/all"
