@@ -1,0 +1,768 @@
+/*
+ * Unit tests of the lane engine over synthetic resource tables: each
+ * selector's criteria, the score formulas computed by hand, reachability,
+ * multi-lane limits (max lanes, dev_num_paths, bandwidth ratio, shares),
+ * lanes shared by roles, ties and the unreachable error.
+ */
+#include "test_util.h"
+
+#include <lane_select/lane_engine.h>
+#include <lane_select/reachability.h>
+#include <lane_select/resource_table.h>
+#include <ucs/sys/math.h>
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#define US 1e-6
+#define NS 1e-9
+#define MBS (1024.0 * 1024.0)   /* MB/s as ucx_info prints it */
+
+#define CAP_ALL (UCT_IFACE_FLAG_CONNECT_TO_EP | UCT_IFACE_FLAG_AM_SHORT | \
+                 UCT_IFACE_FLAG_AM_BCOPY | UCT_IFACE_FLAG_AM_ZCOPY | \
+                 UCT_IFACE_FLAG_PUT_ZCOPY | UCT_IFACE_FLAG_GET_ZCOPY)
+
+/* A network resource with every capability; tests take away what they
+ * check. The memory domain is named after the device. */
+static psel_resource_t make_rsc(const char *tl, const char *dev, double bw_mbs,
+                                double lat_ns, double ovh_ns)
+{
+    psel_resource_t rsc;
+    const char *colon = strchr(dev, ':');
+
+    memset(&rsc, 0, sizeof(rsc));
+    snprintf(rsc.component, sizeof(rsc.component), "ib");
+    snprintf(rsc.md_name, sizeof(rsc.md_name), "%.*s",
+             (int)(colon ? (size_t)(colon - dev) : strlen(dev)), dev);
+    snprintf(rsc.tl_name, sizeof(rsc.tl_name), "%s", tl);
+    snprintf(rsc.dev_name, sizeof(rsc.dev_name), "%s", dev);
+    rsc.dev_type        = UCT_DEVICE_TYPE_NET;
+    rsc.latency         = ucs_linear_func_make(lat_ns * NS, 0);
+    rsc.bw_shared       = bw_mbs * MBS;
+    rsc.overhead        = ovh_ns * NS;
+    rsc.dev_num_paths   = 1;
+    rsc.max_num_eps     = PSEL_SIZE_UNLIMITED;
+    rsc.am.max_short    = 200;
+    rsc.am.max_bcopy    = 8192;
+    rsc.am.max_zcopy    = 8192;
+    rsc.am.max_iov      = 4;
+    rsc.put.max_zcopy   = 1ul << 30;
+    rsc.get.max_zcopy   = 1ul << 30;
+    rsc.cap_flags       = CAP_ALL;
+    rsc.atomic64_ops    = UCS_BIT(UCT_ATOMIC_OP_ADD);
+    rsc.atomic64_fops   = UCS_BIT(UCT_ATOMIC_OP_ADD) |
+                          UCS_BIT(UCT_ATOMIC_OP_CSWAP);
+    rsc.reg_cost        = ucs_linear_func_make(200 * NS, 0.01 * NS);
+    rsc.md_flags        = UCT_MD_FLAG_REG;
+    rsc.reg_mem_types   = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    rsc.max_reg         = SIZE_MAX;
+    return rsc;
+}
+
+static void table_add(psel_resource_table_t *table, const psel_resource_t *rsc)
+{
+    assert_int_equal(psel_resource_table_append(table, rsc), UCS_OK);
+}
+
+static psel_lane_select_params_t params_of(unsigned am, unsigned am_bw,
+                                           unsigned rma_bw, unsigned amo,
+                                           int locality)
+{
+    psel_lane_select_params_t params;
+
+    memset(&params, 0, sizeof(params));
+    params.max_lanes[PSEL_LANE_ROLE_AM]     = am;
+    params.max_lanes[PSEL_LANE_ROLE_AM_BW]  = am_bw;
+    params.max_lanes[PSEL_LANE_ROLE_RMA_BW] = rma_bw;
+    params.max_lanes[PSEL_LANE_ROLE_AMO]    = amo;
+    params.max_ratio                        = 4;
+    params.locality                         = locality;
+    return params;
+}
+
+/* Select with local = remote = @a table. */
+static void select_self(const psel_resource_table_t *table,
+                        const psel_lane_select_params_t *params,
+                        psel_ep_lanes_t *ep)
+{
+    assert_int_equal(psel_lanes_select(table, table, params, ep), UCS_OK);
+}
+
+/* Name of lane @a i of a role, or "-" if the role has fewer lanes. */
+static const char *role_lane(const psel_ep_lanes_t *ep, psel_lane_role_t role,
+                             unsigned i)
+{
+    return (i < ep->sets.role[role].count) ?
+           ep->sets.role[role].lanes[i]->name : "-";
+}
+
+static void assert_rel(double got, double expected)
+{
+    if (fabs(got - expected) > 1e-12 * fabs(expected)) {
+        print_error("expected %.17g, got %.17g\n", expected, got);
+        fail();
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Selector criteria
+ */
+
+/* The fastest resource lacks am_short: it may carry am_bw, never am. */
+static void test_am_needs_am_short(void **state)
+{
+    psel_resource_table_t table;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+    psel_lane_select_params_t params = params_of(1, 1, 0, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+
+    psel_resource_table_init(&table);
+    rsc            = make_rsc("rc_mlx5", "mlx5_0:1", 20000, 500, 10);
+    rsc.cap_flags &= ~UCT_IFACE_FLAG_AM_SHORT;
+    table_add(&table, &rsc);
+    rsc = make_rsc("rc_verbs", "mlx5_1:1", 5000, 2000, 200);
+    table_add(&table, &rsc);
+
+    select_self(&table, &params, &ep);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM, 0),
+                        "rc_verbs/mlx5_1:1");
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM_BW, 0),
+                        "rc_mlx5/mlx5_0:1");
+    assert_true(ep.sets.role[PSEL_LANE_ROLE_AM].lanes[0]->caps &
+                PSEL_LANE_CAP_AM_SHORT);
+    assert_false(ep.sets.role[PSEL_LANE_ROLE_AM_BW].lanes[0]->caps &
+                 PSEL_LANE_CAP_AM_SHORT);
+    psel_resource_table_cleanup(&table);
+
+    /* with no am_short anywhere there is no am lane at all */
+    psel_resource_table_init(&table);
+    rsc            = make_rsc("rc_mlx5", "mlx5_0:1", 20000, 500, 10);
+    rsc.cap_flags &= ~UCT_IFACE_FLAG_AM_SHORT;
+    table_add(&table, &rsc);
+    select_self(&table, &params, &ep);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_AM].count, 0);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_AM_BW].count, 1);
+    assert_int_equal(ep.num_lanes, 1);
+    assert_false(ep.info[0].roles & UCS_BIT(PSEL_LANE_ROLE_AM));
+    psel_resource_table_cleanup(&table);
+}
+
+/* rma_bw needs get or put zcopy and a memory domain that registers. */
+static void test_rma_bw_criteria(void **state)
+{
+    psel_resource_table_t table;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+    psel_lane_select_params_t params = params_of(0, 0, 1, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+
+    psel_resource_table_init(&table);
+    /* fastest: no zcopy RMA at all */
+    rsc            = make_rsc("rc_mlx5", "mlx5_0:1", 40000, 500, 10);
+    rsc.cap_flags &= ~(UCT_IFACE_FLAG_GET_ZCOPY | UCT_IFACE_FLAG_PUT_ZCOPY);
+    table_add(&table, &rsc);
+    /* next: zcopy, but its memory domain cannot register */
+    rsc           = make_rsc("rc_verbs", "mlx5_1:1", 30000, 500, 10);
+    rsc.md_flags &= ~UCT_MD_FLAG_REG;
+    table_add(&table, &rsc);
+    /* slowest: put zcopy only, registers: the only candidate */
+    rsc            = make_rsc("dc_mlx5", "mlx5_2:1", 1000, 3000, 300);
+    rsc.cap_flags &= ~UCT_IFACE_FLAG_GET_ZCOPY;
+    table_add(&table, &rsc);
+
+    select_self(&table, &params, &ep);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 1);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0),
+                        "dc_mlx5/mlx5_2:1");
+    /* its lane describes put limits, since it has no get */
+    assert_true(ep.lanes[0].caps & PSEL_LANE_CAP_PUT_ZCOPY);
+    assert_false(ep.lanes[0].caps & PSEL_LANE_CAP_GET_ZCOPY);
+    assert_int_equal(ep.lanes[0].rma_max_zcopy, 1ul << 30);
+
+    /* without the put zcopy either, nothing qualifies */
+    table.resources[2].cap_flags &= ~UCT_IFACE_FLAG_PUT_ZCOPY;
+    psel_test_log_capture_start();
+    assert_int_equal(psel_lanes_select(&table, &table, &params, &ep),
+                     UCS_ERR_UNREACHABLE);
+    psel_test_log_capture_stop();
+    psel_resource_table_cleanup(&table);
+}
+
+/* amo needs 64-bit atomics (plain or fetching); 32-bit ones do not count. */
+static void test_amo_needs_atomics(void **state)
+{
+    psel_resource_table_t table;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+    psel_lane_select_params_t params = params_of(0, 0, 0, 1,
+                                                 PSEL_PEER_REMOTE_HOST);
+
+    psel_resource_table_init(&table);
+    rsc               = make_rsc("rc_mlx5", "mlx5_0:1", 20000, 300, 10);
+    rsc.atomic64_ops  = 0;
+    rsc.atomic64_fops = 0;
+    table_add(&table, &rsc);
+    rsc               = make_rsc("rc_verbs", "mlx5_1:1", 20000, 400, 10);
+    rsc.atomic64_ops  = 0;
+    rsc.atomic64_fops = 0;
+    rsc.atomic32_ops  = UCS_BIT(UCT_ATOMIC_OP_ADD);
+    rsc.atomic32_fops = UCS_BIT(UCT_ATOMIC_OP_ADD);
+    table_add(&table, &rsc);
+    rsc               = make_rsc("dc_mlx5", "mlx5_2:1", 1000, 5000, 500);
+    rsc.atomic64_ops  = 0;   /* fetching 64-bit only: enough */
+    table_add(&table, &rsc);
+
+    select_self(&table, &params, &ep);
+    assert_int_equal(ep.num_lanes, 1);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AMO, 0),
+                        "dc_mlx5/mlx5_2:1");
+    assert_true(ep.lanes[0].caps & PSEL_LANE_CAP_AMO);
+    psel_resource_table_cleanup(&table);
+}
+
+/* A resource that cannot connect (neither to iface nor to ep) has no role. */
+static void test_needs_connection(void **state)
+{
+    psel_resource_table_t table;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+    psel_lane_select_params_t params = params_of(1, 1, 1, 1,
+                                                 PSEL_PEER_REMOTE_HOST);
+
+    psel_resource_table_init(&table);
+    rsc            = make_rsc("rc_mlx5", "mlx5_0:1", 20000, 300, 10);
+    rsc.cap_flags &= ~UCT_IFACE_FLAG_CONNECT_TO_EP;
+    rsc.cap_flags |= UCT_IFACE_FLAG_CONNECT_TO_SOCKADDR;
+    table_add(&table, &rsc);
+    rsc            = make_rsc("ud_mlx5", "mlx5_0:1", 100, 9000, 900);
+    rsc.cap_flags &= ~UCT_IFACE_FLAG_CONNECT_TO_EP;
+    rsc.cap_flags |= UCT_IFACE_FLAG_CONNECT_TO_IFACE;
+    table_add(&table, &rsc);
+
+    select_self(&table, &params, &ep);
+    assert_int_equal(ep.num_lanes, 1);
+    assert_string_equal(ep.lanes[0].name, "ud_mlx5/mlx5_0:1");
+    assert_int_equal(ep.info[0].local, 1);
+    psel_resource_table_cleanup(&table);
+}
+
+/* ------------------------------------------------------------------------
+ * Scores, by hand: local and remote differ in every input, so max/min and
+ * local/remote mix-ups show.
+ */
+static void test_score_formulas(void **state)
+{
+    psel_resource_table_t local, remote;
+    psel_resource_t lrsc, rrsc;
+    psel_ep_lanes_t ep;
+    psel_lane_select_params_t params = params_of(1, 1, 1, 1,
+                                                 PSEL_PEER_REMOTE_HOST);
+    double lat, bw, o_l, o_r, reg;
+
+    psel_resource_table_init(&local);
+    psel_resource_table_init(&remote);
+    lrsc              = make_rsc("rc_mlx5", "mlx5_0:1", 0, 700, 40);
+    lrsc.bw_dedicated = 1000 * MBS;
+    lrsc.bw_shared    = 11000 * MBS;          /* 12000 MB/s in all */
+    lrsc.reg_cost     = ucs_linear_func_make(16 * US, 0.06 * NS);
+    table_add(&local, &lrsc);
+    rrsc              = make_rsc("rc_mlx5", "mlx5_4:1", 9000, 1300, 75);
+    rrsc.reg_cost     = ucs_linear_func_make(1000 * US, 10 * NS);
+    table_add(&remote, &rrsc);
+
+    assert_int_equal(psel_lanes_select(&local, &remote, &params, &ep), UCS_OK);
+    assert_int_equal(ep.num_lanes, 1);
+    assert_int_equal(ep.info[0].roles, UCS_MASK(PSEL_LANE_ROLE_LAST));
+
+    lat = 1300 * NS;                           /* max(700, 1300) ns */
+    bw  = 9000 * MBS;                          /* min(12000, 9000) MB/s */
+    o_l = 40 * NS;
+    o_r = 75 * NS;
+    reg = 16 * US + 0.06 * NS * 262144;        /* the local MD's cost */
+
+    assert_rel(ep.info[0].score[PSEL_LANE_ROLE_AM], 1e-3 / (lat + o_l + o_r));
+    assert_rel(ep.info[0].score[PSEL_LANE_ROLE_AM_BW],
+               1.0 / (262144 / bw + lat + o_l));
+    assert_rel(ep.info[0].score[PSEL_LANE_ROLE_RMA_BW],
+               1.0 / (262144 / bw + lat + o_l + reg));
+    assert_rel(ep.info[0].score[PSEL_LANE_ROLE_AMO], 1e-3 / (lat + o_l + o_r));
+
+    /* the lane's facts, which protocol costs are built from */
+    assert_rel(ep.lanes[0].latency, lat);
+    assert_rel(ep.lanes[0].bandwidth, bw);
+    assert_rel(ep.lanes[0].overhead_send, o_l);
+    assert_rel(ep.lanes[0].overhead_recv, o_r);
+    assert_rel(ep.lanes[0].reg_cost.c, 16 * US);
+
+    /* swapped: the pair facts are symmetric, overheads and reg are not */
+    assert_int_equal(psel_lanes_select(&remote, &local, &params, &ep), UCS_OK);
+    assert_rel(ep.info[0].score[PSEL_LANE_ROLE_AM], 1e-3 / (lat + o_l + o_r));
+    assert_rel(ep.info[0].score[PSEL_LANE_ROLE_AM_BW],
+               1.0 / (262144 / bw + lat + o_r));
+    assert_rel(ep.info[0].score[PSEL_LANE_ROLE_RMA_BW],
+               1.0 / (262144 / bw + lat + o_r + 1000 * US +
+                      10 * NS * 262144));
+    psel_resource_table_cleanup(&local);
+    psel_resource_table_cleanup(&remote);
+}
+
+/* The best score wins each role: low latency for am, bandwidth for am_bw. */
+static void test_score_ranks_roles(void **state)
+{
+    psel_resource_table_t table;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+    psel_lane_select_params_t params = params_of(1, 1, 1, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+
+    psel_resource_table_init(&table);
+    /* low latency, low bandwidth: 1e-3/(1 us + 2·50 ns) beats the other */
+    rsc = make_rsc("rc_verbs", "mlx5_0:1", 1000, 1000, 50);
+    table_add(&table, &rsc);
+    /* high bandwidth, higher latency: 256K/20 GB/s = 12.5 us vs 250 us */
+    rsc = make_rsc("rc_mlx5", "mlx5_1:1", 20000, 3000, 50);
+    table_add(&table, &rsc);
+    /* same bandwidth, but registration costs 1 ms: loses rma_bw only */
+    rsc          = make_rsc("dc_mlx5", "mlx5_2:1", 20000, 2000, 50);
+    rsc.reg_cost = ucs_linear_func_make(1000 * US, 0);
+    table_add(&table, &rsc);
+
+    select_self(&table, &params, &ep);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM, 0),
+                        "rc_verbs/mlx5_0:1");
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM_BW, 0),
+                        "dc_mlx5/mlx5_2:1");
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0),
+                        "rc_mlx5/mlx5_1:1");
+    assert_int_equal(ep.num_lanes, 3);
+    psel_resource_table_cleanup(&table);
+}
+
+/* ------------------------------------------------------------------------
+ * Reachability
+ */
+static ucs_status_t select_pair(psel_resource_t l, psel_resource_t r,
+                                int locality, psel_ep_lanes_t *ep)
+{
+    psel_resource_table_t local, remote;
+    psel_lane_select_params_t params = params_of(1, 1, 1, 1, locality);
+    ucs_status_t status;
+
+    psel_resource_table_init(&local);
+    psel_resource_table_init(&remote);
+    table_add(&local, &l);
+    table_add(&remote, &r);
+    psel_test_log_capture_start();
+    status = psel_lanes_select(&local, &remote, &params, ep);
+    psel_test_log_capture_stop();
+    psel_resource_table_cleanup(&local);
+    psel_resource_table_cleanup(&remote);
+    return status;
+}
+
+static void test_reach_transports(void **state)
+{
+    psel_ep_lanes_t ep;
+
+    /* same device, different transports: never, even in one process */
+    assert_int_equal(select_pair(make_rsc("rc_mlx5", "mlx5_0:1", 1, 1, 1),
+                                 make_rsc("dc_mlx5", "mlx5_0:1", 1, 1, 1),
+                                 PSEL_PEER_SAME_PROCESS, &ep),
+                     UCS_ERR_UNREACHABLE);
+    assert_int_equal(select_pair(make_rsc("tcp", "eth0", 1, 1, 1),
+                                 make_rsc("rc_verbs", "eth0", 1, 1, 1),
+                                 PSEL_PEER_SAME_HOST, &ep),
+                     UCS_ERR_UNREACHABLE);
+    /* IB: any port of any HCA is one fabric */
+    assert_int_equal(select_pair(make_rsc("rc_mlx5", "mlx5_0:1", 1, 1, 1),
+                                 make_rsc("rc_mlx5", "mlx5_3:2", 1, 1, 1),
+                                 PSEL_PEER_REMOTE_HOST, &ep), UCS_OK);
+    assert_string_equal(ep.lanes[0].name, "rc_mlx5/mlx5_0:1");
+    assert_int_equal(ep.info[0].remote, 0);
+    assert_int_equal(select_pair(make_rsc("ud_verbs", "mlx4_0:1", 1, 1, 1),
+                                 make_rsc("ud_verbs", "mlx5_1:1", 1, 1, 1),
+                                 PSEL_PEER_REMOTE_HOST, &ep), UCS_OK);
+}
+
+static void test_reach_shm_and_self(void **state)
+{
+    static const int localities[] = {PSEL_PEER_REMOTE_HOST,
+                                     PSEL_PEER_SAME_HOST,
+                                     PSEL_PEER_SAME_PROCESS};
+    psel_resource_t shm  = make_rsc("posix", "memory", 12000, 80, 10);
+    psel_resource_t self = make_rsc("self", "memory0", 6911, 0, 10);
+    psel_ep_lanes_t ep;
+    unsigned i;
+
+    shm.dev_type  = UCT_DEVICE_TYPE_SHM;
+    self.dev_type = UCT_DEVICE_TYPE_SELF;
+    for (i = 0; i < 3; ++i) {
+        /* shm: same host or same process */
+        assert_int_equal(select_pair(shm, shm, localities[i], &ep),
+                         (localities[i] == PSEL_PEER_REMOTE_HOST) ?
+                         UCS_ERR_UNREACHABLE : UCS_OK);
+        /* self: only the same process */
+        assert_int_equal(select_pair(self, self, localities[i], &ep),
+                         (localities[i] == PSEL_PEER_SAME_PROCESS) ?
+                         UCS_OK : UCS_ERR_UNREACHABLE);
+    }
+
+    /* in a table with both and a network lane: across hosts only the
+     * network lane; on the same host shm wins am (80 ns vs 5 us) */
+    {
+        psel_resource_table_t table;
+        psel_resource_t net = make_rsc("tcp", "eth0", 1000, 5000, 50000);
+        psel_lane_select_params_t params;
+
+        psel_resource_table_init(&table);
+        table_add(&table, &self);
+        table_add(&table, &shm);
+        table_add(&table, &net);
+
+        params = params_of(1, 1, 1, 0, PSEL_PEER_REMOTE_HOST);
+        select_self(&table, &params, &ep);
+        assert_int_equal(ep.num_lanes, 1);
+        assert_string_equal(ep.lanes[0].name, "tcp/eth0");
+
+        params = params_of(1, 1, 1, 0, PSEL_PEER_SAME_HOST);
+        select_self(&table, &params, &ep);
+        assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM, 0),
+                            "posix/memory");
+
+        params = params_of(1, 1, 1, 0, PSEL_PEER_SAME_PROCESS);
+        select_self(&table, &params, &ep);
+        assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM, 0),
+                            "self/memory0");
+        psel_resource_table_cleanup(&table);
+    }
+}
+
+/* tcp on "lo" never leaves the host. */
+static void test_reach_tcp_lo(void **state)
+{
+    psel_ep_lanes_t ep;
+
+    assert_int_equal(select_pair(make_rsc("tcp", "lo", 11, 10960, 50000),
+                                 make_rsc("tcp", "lo", 11, 10960, 50000),
+                                 PSEL_PEER_REMOTE_HOST, &ep),
+                     UCS_ERR_UNREACHABLE);
+    assert_int_equal(select_pair(make_rsc("tcp", "lo", 11, 10960, 50000),
+                                 make_rsc("tcp", "lo", 11, 10960, 50000),
+                                 PSEL_PEER_SAME_HOST, &ep), UCS_OK);
+    assert_int_equal(select_pair(make_rsc("tcp", "eth0", 11, 10960, 50000),
+                                 make_rsc("tcp", "ib0", 11, 10960, 50000),
+                                 PSEL_PEER_REMOTE_HOST, &ep), UCS_OK);
+}
+
+/* ------------------------------------------------------------------------
+ * Multi-lane
+ */
+static void test_max_lanes_per_role(void **state)
+{
+    psel_resource_table_t table;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+    psel_lane_select_params_t params = params_of(1, 3, 2, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+    char dev[32];
+    unsigned i;
+
+    psel_resource_table_init(&table);
+    for (i = 0; i < 5; ++i) {
+        snprintf(dev, sizeof(dev), "mlx5_%u:1", i);
+        rsc = make_rsc("rc_mlx5", dev, 10000 - i * 100, 600, 40);
+        table_add(&table, &rsc);
+    }
+    select_self(&table, &params, &ep);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_AM].count, 1);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_AM_BW].count, 3);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 2);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_AMO].count, 0);
+    /* best first, in bandwidth order; rma_bw reuses the am_bw lanes */
+    for (i = 0; i < 3; ++i) {
+        snprintf(dev, sizeof(dev), "rc_mlx5/mlx5_%u:1", i);
+        assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM_BW, i), dev);
+    }
+    assert_ptr_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].lanes[1],
+                     ep.sets.role[PSEL_LANE_ROLE_AM_BW].lanes[1]);
+    assert_int_equal(ep.num_lanes, 3);
+
+    /* a limit above the devices: each device once (one path each) */
+    params = params_of(1, 40, 40, 0, PSEL_PEER_REMOTE_HOST);
+    select_self(&table, &params, &ep);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_AM_BW].count, 5);
+    psel_resource_table_cleanup(&table);
+}
+
+static void test_dev_num_paths(void **state)
+{
+    psel_resource_table_t table;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+    psel_lane_select_params_t params = params_of(1, 4, 4, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+    unsigned i;
+
+    psel_resource_table_init(&table);
+    rsc               = make_rsc("rc_mlx5", "mlx5_bond_0:1", 20000, 600, 40);
+    rsc.dev_num_paths = 2;
+    table_add(&table, &rsc);
+    /* another transport on the same device shares its paths */
+    rsc               = make_rsc("dc_mlx5", "mlx5_bond_0:1", 20000, 700, 40);
+    rsc.dev_num_paths = 2;
+    table_add(&table, &rsc);
+
+    select_self(&table, &params, &ep);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_AM_BW].count, 2);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 2);
+    assert_int_equal(ep.num_lanes, 2);
+    for (i = 0; i < 2; ++i) {
+        assert_int_equal(ep.info[i].local, 0);
+        assert_int_equal(ep.info[i].remote, 0);
+        assert_int_equal(ep.info[i].path, i);
+        assert_string_equal(ep.lanes[i].name, "rc_mlx5/mlx5_bond_0:1");
+        assert_ptr_equal(ep.sets.role[PSEL_LANE_ROLE_AM_BW].lanes[i],
+                         &ep.lanes[i]);
+    }
+    /* shares of two equal paths */
+    assert_rel(ep.sets.role[PSEL_LANE_ROLE_AM_BW].shares[0], 0.5);
+    assert_rel(ep.sets.role[PSEL_LANE_ROLE_AM_BW].shares[1], 0.5);
+
+    /* one path: one lane per role */
+    table.resources[0].dev_num_paths = 1;
+    table.resources[1].dev_num_paths = 1;
+    select_self(&table, &params, &ep);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_AM_BW].count, 1);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 1);
+    assert_int_equal(ep.num_lanes, 1);
+    assert_int_equal(ep.info[0].path, 0);
+    psel_resource_table_cleanup(&table);
+}
+
+/* Extra lanes below first/max_ratio are dropped; at or just above, kept. */
+static void check_ratio(double second_mbs, int kept)
+{
+    psel_resource_table_t table;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+    psel_lane_select_params_t params = params_of(0, 2, 2, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+
+    psel_resource_table_init(&table);
+    rsc = make_rsc("rc_mlx5", "mlx5_0:1", 1000, 600, 40);
+    table_add(&table, &rsc);
+    rsc = make_rsc("rc_mlx5", "mlx5_1:1", second_mbs, 600, 40);
+    table_add(&table, &rsc);
+    select_self(&table, &params, &ep);
+    if (ep.sets.role[PSEL_LANE_ROLE_AM_BW].count != 1u + kept) {
+        print_error("second lane of %.6f MB/s against 1000 MB/s / 4: "
+                    "expected %s\n", second_mbs, kept ? "kept" : "dropped");
+    }
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_AM_BW].count, 1 + kept);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 1 + kept);
+    assert_int_equal(ep.num_lanes, 1 + kept);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM_BW, 0),
+                        "rc_mlx5/mlx5_0:1");
+    psel_resource_table_cleanup(&table);
+}
+
+static void test_multi_lane_ratio(void **state)
+{
+    check_ratio(249.99, 0);
+    check_ratio(250.01, 1);
+    check_ratio(250, 1);    /* "below" is strict */
+    check_ratio(10, 0);
+}
+
+static void test_shares(void **state)
+{
+    psel_resource_table_t table;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+    psel_lane_select_params_t params = params_of(1, 3, 3, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+    const psel_lane_set_t *set;
+    double sum;
+    unsigned role, i;
+
+    psel_resource_table_init(&table);
+    rsc = make_rsc("rc_mlx5", "mlx5_0:1", 1000, 600, 40);
+    table_add(&table, &rsc);
+    rsc = make_rsc("rc_mlx5", "mlx5_1:1", 600, 600, 40);
+    table_add(&table, &rsc);
+    rsc = make_rsc("rc_mlx5", "mlx5_2:1", 400, 600, 40);
+    table_add(&table, &rsc);
+    select_self(&table, &params, &ep);
+
+    for (role = PSEL_LANE_ROLE_AM_BW; role <= PSEL_LANE_ROLE_RMA_BW; ++role) {
+        set = &ep.sets.role[role];
+        assert_int_equal(set->count, 3);
+        assert_rel(set->shares[0], 0.5);
+        assert_rel(set->shares[1], 0.3);
+        assert_rel(set->shares[2], 0.2);
+        for (sum = 0, i = 0; i < set->count; ++i) {
+            sum += set->shares[i];
+            assert_rel(set->shares[i] / set->shares[0],
+                       set->lanes[i]->bandwidth / set->lanes[0]->bandwidth);
+        }
+        assert_rel(sum, 1.0);
+    }
+    /* a single lane takes everything */
+    assert_rel(ep.sets.role[PSEL_LANE_ROLE_AM].shares[0], 1.0);
+    psel_resource_table_cleanup(&table);
+}
+
+/* ------------------------------------------------------------------------
+ * One lane for several roles; roles without lanes
+ */
+static void test_lane_serves_roles_once(void **state)
+{
+    psel_resource_table_t table;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+    psel_lane_select_params_t params = params_of(1, 2, 2, 1,
+                                                 PSEL_PEER_REMOTE_HOST);
+    unsigned role;
+
+    psel_resource_table_init(&table);
+    rsc = make_rsc("rc_mlx5", "mlx5_0:1", 12000, 600, 40);
+    table_add(&table, &rsc);
+    select_self(&table, &params, &ep);
+
+    assert_int_equal(ep.num_lanes, 1);
+    assert_int_equal(ep.info[0].roles, UCS_MASK(PSEL_LANE_ROLE_LAST));
+    for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
+        assert_int_equal(ep.sets.role[role].count, 1);
+        /* the sets point into ep itself, at the one lane */
+        assert_ptr_equal(ep.sets.role[role].lanes[0], &ep.lanes[0]);
+        assert_true(ep.info[0].score[role] > 0);
+    }
+    assert_int_equal(ep.lanes[0].index, 0);
+
+    /* max_lanes 0: no lane for the role, and no score either */
+    params = params_of(1, 1, 0, 0, PSEL_PEER_REMOTE_HOST);
+    select_self(&table, &params, &ep);
+    assert_int_equal(ep.num_lanes, 1);
+    assert_int_equal(ep.info[0].roles, UCS_BIT(PSEL_LANE_ROLE_AM) |
+                                       UCS_BIT(PSEL_LANE_ROLE_AM_BW));
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 0);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_AMO].count, 0);
+    assert_true(ep.info[0].score[PSEL_LANE_ROLE_RMA_BW] == 0);
+    psel_resource_table_cleanup(&table);
+}
+
+/* ------------------------------------------------------------------------
+ * Ties and the unreachable error
+ */
+static void test_tie_priority(void **state)
+{
+    psel_resource_table_t table;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+    psel_lane_select_params_t params = params_of(1, 1, 1, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+
+    /* identical figures: the later one has the higher priority */
+    psel_resource_table_init(&table);
+    rsc          = make_rsc("rc_mlx5", "mlx5_0:1", 12000, 600, 40);
+    rsc.priority = 10;
+    table_add(&table, &rsc);
+    rsc          = make_rsc("rc_mlx5", "mlx5_1:1", 12000, 600, 40);
+    rsc.priority = 20;
+    table_add(&table, &rsc);
+    select_self(&table, &params, &ep);
+    assert_int_equal(ep.num_lanes, 1);
+    assert_string_equal(ep.lanes[0].name, "rc_mlx5/mlx5_1:1");
+    assert_int_equal(ep.info[0].local, 1);
+
+    /* equal priorities: the earlier resource */
+    table.resources[1].priority = 10;
+    select_self(&table, &params, &ep);
+    assert_string_equal(ep.lanes[0].name, "rc_mlx5/mlx5_0:1");
+
+    /* priority only breaks ties: a better score wins over it */
+    table.resources[0].priority = 0;
+    table.resources[0].latency  = ucs_linear_func_make(599 * NS, 0);
+    table.resources[1].priority = 100;
+    select_self(&table, &params, &ep);
+    assert_string_equal(ep.lanes[0].name, "rc_mlx5/mlx5_0:1");
+    psel_resource_table_cleanup(&table);
+}
+
+static void test_unreachable_error(void **state)
+{
+    psel_resource_table_t local, remote;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+    psel_lane_select_params_t params = params_of(1, 2, 2, 1,
+                                                 PSEL_PEER_REMOTE_HOST);
+
+    psel_resource_table_init(&local);
+    psel_resource_table_init(&remote);
+    rsc          = make_rsc("posix", "memory", 12000, 80, 10);
+    rsc.dev_type = UCT_DEVICE_TYPE_SHM;
+    table_add(&local, &rsc);
+    table_add(&remote, &rsc);
+    rsc = make_rsc("rc_mlx5", "mlx5_0:1", 12000, 600, 40);
+    table_add(&local, &rsc);
+    rsc = make_rsc("tcp", "eth0", 1000, 5000, 50000);
+    table_add(&remote, &rsc);
+    rsc = make_rsc("tcp", "lo", 1000, 5000, 50000);
+    table_add(&remote, &rsc);
+
+    psel_test_log_capture_start();
+    assert_int_equal(psel_lanes_select(&local, &remote, &params, &ep),
+                     UCS_ERR_UNREACHABLE);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("no lane: none of the 2 local resources "
+                             "reaches any of the peer's 3");
+    assert_int_equal(psel_test_log_count(), 1);
+
+    /* an empty peer too */
+    remote.count = 0;
+    psel_test_log_capture_start();
+    assert_int_equal(psel_lanes_select(&local, &remote, &params, &ep),
+                     UCS_ERR_UNREACHABLE);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("of the peer's 0");
+    remote.count = 3;
+
+    /* the same tables on one host: posix reaches */
+    params.locality = PSEL_PEER_SAME_HOST;
+    assert_int_equal(psel_lanes_select(&local, &remote, &params, &ep), UCS_OK);
+    assert_int_equal(ep.num_lanes, 1);
+    assert_string_equal(ep.lanes[0].name, "posix/memory");
+    psel_resource_table_cleanup(&local);
+    psel_resource_table_cleanup(&remote);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_am_needs_am_short),
+        cmocka_unit_test(test_rma_bw_criteria),
+        cmocka_unit_test(test_amo_needs_atomics),
+        cmocka_unit_test(test_needs_connection),
+        cmocka_unit_test(test_score_formulas),
+        cmocka_unit_test(test_score_ranks_roles),
+        cmocka_unit_test(test_reach_transports),
+        cmocka_unit_test(test_reach_shm_and_self),
+        cmocka_unit_test(test_reach_tcp_lo),
+        cmocka_unit_test(test_max_lanes_per_role),
+        cmocka_unit_test(test_dev_num_paths),
+        cmocka_unit_test(test_multi_lane_ratio),
+        cmocka_unit_test(test_shares),
+        cmocka_unit_test(test_lane_serves_roles_once),
+        cmocka_unit_test(test_tie_priority),
+        cmocka_unit_test(test_unreachable_error),
+    };
+
+    return cmocka_run_group_tests_name("lanes", tests, NULL, NULL);
+}
