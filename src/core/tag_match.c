@@ -1,0 +1,492 @@
+/*
+ * Receive-side tag matching and eager reassembly (see tag_match.h).
+ */
+#include "tag_match.h"
+
+#include <ucs/debug/log_def.h>
+#include <assert.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PSEL_TM_INLINE_RANGES 2u
+
+
+/* A byte range [start, end) of a message that has landed. */
+typedef struct {
+    size_t start;
+    size_t end;
+} psel_tm_range_t;
+
+
+struct psel_tm_msg {
+    ucs_list_link_t  list;          /* unexpected queue, while unmatched */
+    psel_tm_key_t    key;
+    uint64_t         tag;
+    size_t           total_length;
+    size_t           landed;        /* bytes landed so far */
+    psel_tm_recv_t   *recv;         /* matched receive, or NULL */
+    uint8_t          *data;         /* unexpected buffer, NULL once matched */
+    /* Landed ranges, sorted, disjoint and non-adjacent, so overlaps are
+     * found exactly; one range when fragments arrive in order. */
+    psel_tm_range_t  *ranges;
+    unsigned         num_ranges;
+    unsigned         max_ranges;
+    psel_tm_range_t  ranges_inline[PSEL_TM_INLINE_RANGES];
+};
+
+
+static inline khint_t psel_tm_key_hash(psel_tm_key_t key)
+{
+    uint64_t h = (key.sender_id * 0x9e3779b97f4a7c15ull) ^ key.msg_id;
+
+    return kh_int64_hash_func(h);
+}
+
+#define psel_tm_key_equal(_a, _b) \
+    (((_a).sender_id == (_b).sender_id) && ((_a).msg_id == (_b).msg_id))
+
+KHASH_IMPL(psel_tm_inflight, psel_tm_key_t, psel_tm_msg_t*, 1,
+           psel_tm_key_hash, psel_tm_key_equal)
+
+
+static inline int psel_tm_is_match(const psel_tm_recv_t *recv, uint64_t tag)
+{
+    return ((tag ^ recv->tag) & recv->tag_mask) == 0;
+}
+
+static inline size_t psel_tm_min(size_t a, size_t b)
+{
+    return (a < b) ? a : b;
+}
+
+static void psel_tm_msg_free(psel_tm_msg_t *msg)
+{
+    if (msg->ranges != msg->ranges_inline) {
+        free(msg->ranges);
+    }
+    free(msg);
+}
+
+/* Complete a receive that left every queue; it may be released by the
+ * callback, so nothing touches it afterwards. */
+static void psel_tm_recv_complete(psel_tm_recv_t *recv)
+{
+    recv->state = PSEL_TM_RECV_IDLE;
+    recv->complete(recv);
+}
+
+/* Results of matching @a recv to a message of @a tag and @a total bytes. */
+static void psel_tm_recv_matched(psel_tm_recv_t *recv, uint64_t tag,
+                                 size_t total)
+{
+    recv->sender_tag  = tag;
+    recv->recv_length = total;
+    recv->status      = (total > recv->length) ? UCS_ERR_MESSAGE_TRUNCATED :
+                                                 UCS_OK;
+    recv->state       = PSEL_TM_RECV_MATCHED;
+}
+
+/* Copy message bytes [offset, offset + len) into the receive's buffer,
+ * dropping what lies beyond its length. */
+static void psel_tm_recv_copy(psel_tm_recv_t *recv, size_t offset,
+                              const void *data, size_t len)
+{
+    size_t n;
+
+    if (offset >= recv->length) {
+        return;
+    }
+    n = psel_tm_min(len, recv->length - offset);
+    if (n > 0) {
+        memcpy((uint8_t*)recv->buffer + offset, data, n);
+    }
+}
+
+/* Index of the first range whose end is >= @a start (num_ranges if none). */
+static unsigned psel_tm_range_find(const psel_tm_msg_t *msg, size_t start)
+{
+    unsigned lo = 0, hi = msg->num_ranges, mid;
+
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        if (msg->ranges[mid].end < start) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* Record [start, end) as landed. On failure nothing changes:
+ * UCS_ERR_INVALID_PARAM if it overlaps landed bytes, UCS_ERR_EXCEEDS_LIMIT
+ * if it would need more than PSEL_TM_MAX_RANGES ranges, UCS_ERR_NO_MEMORY. */
+static ucs_status_t psel_tm_range_add(psel_tm_msg_t *msg, size_t start,
+                                      size_t end)
+{
+    unsigned i = psel_tm_range_find(msg, start);
+    unsigned next, max;
+    int left, right;
+    psel_tm_range_t *ranges;
+
+    /* ranges[i] ends at or after start: it overlaps unless it starts at or
+     * after end, or ends exactly at start (then ranges[i + 1] may overlap) */
+    next = ((i < msg->num_ranges) && (msg->ranges[i].end == start)) ? i + 1 : i;
+    if ((next < msg->num_ranges) && (msg->ranges[next].start < end)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    left  = (i < msg->num_ranges) && (msg->ranges[i].end == start);
+    right = (next < msg->num_ranges) && (msg->ranges[next].start == end);
+
+    if (left && right) {
+        msg->ranges[i].end = msg->ranges[next].end;
+        memmove(&msg->ranges[next], &msg->ranges[next + 1],
+                (msg->num_ranges - next - 1) * sizeof(*msg->ranges));
+        --msg->num_ranges;
+        return UCS_OK;
+    } else if (left) {
+        msg->ranges[i].end = end;
+        return UCS_OK;
+    } else if (right) {
+        msg->ranges[next].start = start;
+        return UCS_OK;
+    }
+
+    if (msg->num_ranges == msg->max_ranges) {
+        if (msg->max_ranges >= PSEL_TM_MAX_RANGES) {
+            return UCS_ERR_EXCEEDS_LIMIT;
+        }
+        max = psel_tm_min(msg->max_ranges * 2, PSEL_TM_MAX_RANGES);
+        if (msg->ranges == msg->ranges_inline) {
+            ranges = malloc(max * sizeof(*ranges));
+            if (ranges != NULL) {
+                memcpy(ranges, msg->ranges_inline,
+                       msg->num_ranges * sizeof(*ranges));
+            }
+        } else {
+            ranges = realloc(msg->ranges, max * sizeof(*ranges));
+        }
+        if (ranges == NULL) {
+            return UCS_ERR_NO_MEMORY;
+        }
+        msg->ranges     = ranges;
+        msg->max_ranges = max;
+    }
+
+    memmove(&msg->ranges[i + 1], &msg->ranges[i],
+            (msg->num_ranges - i) * sizeof(*msg->ranges));
+    msg->ranges[i].start = start;
+    msg->ranges[i].end   = end;
+    ++msg->num_ranges;
+    return UCS_OK;
+}
+
+ucs_status_t psel_tm_init(psel_tm_t *tm)
+{
+    ucs_list_head_init(&tm->expected);
+    ucs_list_head_init(&tm->unexpected);
+    kh_init_inplace(psel_tm_inflight, &tm->inflight);
+    tm->num_expected   = 0;
+    tm->num_unexpected = 0;
+    tm->max_length     = SIZE_MAX;
+    tm->in_cleanup     = 0;
+    return UCS_OK;
+}
+
+void psel_tm_cleanup(psel_tm_t *tm)
+{
+    ucs_list_link_t canceled;
+    psel_tm_recv_t *recv;
+    psel_tm_msg_t *msg, *tmp;
+
+    tm->in_cleanup = 1;
+    ucs_list_head_init(&canceled);
+
+    /* matched messages still arriving: their receives are canceled; the
+     * unmatched ones are freed from the unexpected queue below */
+    kh_foreach_value(&tm->inflight, msg, {
+        if (msg->recv != NULL) {
+            ucs_list_add_tail(&canceled, &msg->recv->list);
+            psel_tm_msg_free(msg);
+        }
+    });
+    kh_destroy_inplace(psel_tm_inflight, &tm->inflight);
+    kh_init_inplace(psel_tm_inflight, &tm->inflight);
+
+    ucs_list_for_each_safe(msg, tmp, &tm->unexpected, list) {
+        psel_tm_msg_free(msg);
+    }
+    ucs_list_head_init(&tm->unexpected);
+    tm->num_unexpected = 0;
+
+    ucs_list_splice_tail(&canceled, &tm->expected);
+    ucs_list_head_init(&tm->expected);
+    tm->num_expected = 0;
+
+    while (!ucs_list_is_empty(&canceled)) {
+        recv = ucs_list_extract_head(&canceled, psel_tm_recv_t, list);
+        recv->status      = UCS_ERR_CANCELED;
+        recv->recv_length = 0;
+        psel_tm_recv_complete(recv);
+    }
+
+    tm->in_cleanup = 0;
+}
+
+void psel_tm_post(psel_tm_t *tm, psel_tm_recv_t *recv)
+{
+    psel_tm_msg_t *msg;
+    unsigned i;
+
+    assert(!tm->in_cleanup);
+    assert((recv->buffer != NULL) || (recv->length == 0));
+
+    ucs_list_for_each(msg, &tm->unexpected, list) {
+        if (!psel_tm_is_match(recv, msg->tag)) {
+            continue;
+        }
+
+        ucs_list_del(&msg->list);
+        --tm->num_unexpected;
+        psel_tm_recv_matched(recv, msg->tag, msg->total_length);
+
+        if (msg->landed == msg->total_length) {
+            psel_tm_recv_copy(recv, 0, msg->data, msg->total_length);
+            psel_tm_msg_free(msg);
+            psel_tm_recv_complete(recv);
+            return;
+        }
+
+        /* still being reassembled: take it over, the rest lands directly */
+        for (i = 0; i < msg->num_ranges; ++i) {
+            psel_tm_recv_copy(recv, msg->ranges[i].start,
+                              msg->data + msg->ranges[i].start,
+                              msg->ranges[i].end - msg->ranges[i].start);
+        }
+        msg->recv = recv;
+        msg->data = NULL;
+        return;
+    }
+
+    recv->state = PSEL_TM_RECV_EXPECTED;
+    ucs_list_add_tail(&tm->expected, &recv->list);
+    ++tm->num_expected;
+}
+
+ucs_status_t psel_tm_cancel(psel_tm_t *tm, psel_tm_recv_t *recv)
+{
+    switch (recv->state) {
+    case PSEL_TM_RECV_EXPECTED:
+        ucs_list_del(&recv->list);
+        --tm->num_expected;
+        recv->status      = UCS_ERR_CANCELED;
+        recv->recv_length = 0;
+        psel_tm_recv_complete(recv);
+        return UCS_OK;
+    case PSEL_TM_RECV_MATCHED:
+        return UCS_ERR_BUSY;
+    default:
+        return UCS_ERR_NO_ELEM;
+    }
+}
+
+ucs_status_t psel_tm_eager_first(psel_tm_t *tm, uint64_t sender_id,
+                                 uint64_t msg_id, uint64_t tag,
+                                 size_t total_length, const void *data,
+                                 size_t len)
+{
+    psel_tm_key_t key = {.sender_id = sender_id, .msg_id = msg_id};
+    psel_tm_recv_t *recv = NULL, *elem;
+    psel_tm_msg_t *msg;
+    size_t size;
+    khiter_t iter;
+    int ret;
+
+    if (len > total_length) {
+        ucs_error("tag match: first fragment of %zu bytes is longer than its "
+                  "message of %zu bytes (sender %" PRIx64 " msg %" PRIx64
+                  " offset 0)", len, total_length, sender_id, msg_id);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (total_length > tm->max_length) {
+        ucs_error("tag match: message length %zu is above the limit %zu "
+                  "(sender %" PRIx64 " msg %" PRIx64 " offset 0)",
+                  total_length, tm->max_length, sender_id, msg_id);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (kh_get(psel_tm_inflight, &tm->inflight, key) !=
+        kh_end(&tm->inflight)) {
+        ucs_error("tag match: first fragment of a message already in flight "
+                  "(sender %" PRIx64 " msg %" PRIx64 " offset 0 length %zu)",
+                  sender_id, msg_id, len);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    ucs_list_for_each(elem, &tm->expected, list) {
+        if (psel_tm_is_match(elem, tag)) {
+            recv = elem;
+            break;
+        }
+    }
+
+    if ((recv != NULL) && (len == total_length)) {
+        /* the fast path: a whole message for a posted receive */
+        ucs_list_del(&recv->list);
+        --tm->num_expected;
+        psel_tm_recv_matched(recv, tag, total_length);
+        psel_tm_recv_copy(recv, 0, data, len);
+        psel_tm_recv_complete(recv);
+        return UCS_OK;
+    }
+
+    size = sizeof(*msg);
+    if (recv == NULL) {
+        if (total_length > SIZE_MAX - size) {
+            ucs_error("tag match: message length %zu cannot be buffered "
+                      "(sender %" PRIx64 " msg %" PRIx64 " offset 0)",
+                      total_length, sender_id, msg_id);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        size += total_length;
+    }
+
+    msg = malloc(size);
+    if (msg == NULL) {
+        ucs_error("tag match: failed to allocate %zu bytes for a message "
+                  "(sender %" PRIx64 " msg %" PRIx64 " offset 0)", size,
+                  sender_id, msg_id);
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    msg->key          = key;
+    msg->tag          = tag;
+    msg->total_length = total_length;
+    msg->landed       = len;
+    msg->recv         = recv;
+    msg->data         = (recv == NULL) ? (uint8_t*)(msg + 1) : NULL;
+    msg->ranges       = msg->ranges_inline;
+    msg->max_ranges   = PSEL_TM_INLINE_RANGES;
+    msg->num_ranges   = (len > 0) ? 1 : 0;
+    msg->ranges[0].start = 0;
+    msg->ranges[0].end   = len;
+
+    if (len < total_length) {
+        iter = kh_put(psel_tm_inflight, &tm->inflight, key, &ret);
+        if (ret < 0) {
+            ucs_error("tag match: failed to track a fragmented message "
+                      "(sender %" PRIx64 " msg %" PRIx64 " offset 0)",
+                      sender_id, msg_id);
+            free(msg);
+            return UCS_ERR_NO_MEMORY;
+        }
+        kh_val(&tm->inflight, iter) = msg;
+    }
+
+    if (recv != NULL) {
+        ucs_list_del(&recv->list);
+        --tm->num_expected;
+        psel_tm_recv_matched(recv, tag, total_length);
+        psel_tm_recv_copy(recv, 0, data, len);
+    } else {
+        if (len > 0) {
+            memcpy(msg->data, data, len);
+        }
+        ucs_list_add_tail(&tm->unexpected, &msg->list);
+        ++tm->num_unexpected;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t psel_tm_eager_middle(psel_tm_t *tm, uint64_t sender_id,
+                                  uint64_t msg_id, size_t offset,
+                                  const void *data, size_t len)
+{
+    psel_tm_key_t key = {.sender_id = sender_id, .msg_id = msg_id};
+    psel_tm_recv_t *recv;
+    psel_tm_msg_t *msg;
+    ucs_status_t status;
+    khiter_t iter;
+
+    iter = kh_get(psel_tm_inflight, &tm->inflight, key);
+    if (iter == kh_end(&tm->inflight)) {
+        ucs_error("tag match: middle fragment of an unknown message "
+                  "(sender %" PRIx64 " msg %" PRIx64 " offset %zu length %zu)",
+                  sender_id, msg_id, offset, len);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    msg = kh_val(&tm->inflight, iter);
+    if (len == 0) {
+        ucs_error("tag match: empty middle fragment (sender %" PRIx64
+                  " msg %" PRIx64 " offset %zu length 0)", sender_id, msg_id,
+                  offset);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if ((offset > msg->total_length) || (len > msg->total_length - offset)) {
+        ucs_error("tag match: fragment beyond the end of the message "
+                  "(sender %" PRIx64 " msg %" PRIx64 " offset %zu length %zu "
+                  "total %zu)", sender_id, msg_id, offset, len,
+                  msg->total_length);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    status = psel_tm_range_add(msg, offset, offset + len);
+    if (status == UCS_ERR_INVALID_PARAM) {
+        ucs_error("tag match: fragment overlaps data already received "
+                  "(sender %" PRIx64 " msg %" PRIx64 " offset %zu length %zu "
+                  "total %zu)", sender_id, msg_id, offset, len,
+                  msg->total_length);
+        return UCS_ERR_INVALID_PARAM;
+    } else if (status == UCS_ERR_EXCEEDS_LIMIT) {
+        ucs_error("tag match: more than %u out-of-order pieces "
+                  "(sender %" PRIx64 " msg %" PRIx64 " offset %zu length %zu "
+                  "total %zu)", PSEL_TM_MAX_RANGES, sender_id, msg_id, offset,
+                  len, msg->total_length);
+        return UCS_ERR_INVALID_PARAM;
+    } else if (status != UCS_OK) {
+        ucs_error("tag match: failed to track out-of-order fragments "
+                  "(sender %" PRIx64 " msg %" PRIx64 " offset %zu length %zu)",
+                  sender_id, msg_id, offset, len);
+        return status;
+    }
+
+    if (msg->recv != NULL) {
+        psel_tm_recv_copy(msg->recv, offset, data, len);
+    } else {
+        memcpy(msg->data + offset, data, len);
+    }
+
+    msg->landed += len;
+    if (msg->landed < msg->total_length) {
+        return UCS_OK;
+    }
+
+    kh_del(psel_tm_inflight, &tm->inflight, iter);
+    recv = msg->recv;
+    if (recv != NULL) {
+        psel_tm_msg_free(msg);
+        psel_tm_recv_complete(recv);
+    }
+    /* else the message waits, whole, in the unexpected queue */
+    return UCS_OK;
+}
+
+size_t psel_tm_num_expected(const psel_tm_t *tm)
+{
+    return tm->num_expected;
+}
+
+size_t psel_tm_num_unexpected(const psel_tm_t *tm)
+{
+    return tm->num_unexpected;
+}
+
+size_t psel_tm_num_inflight(const psel_tm_t *tm)
+{
+    return kh_size(&tm->inflight);
+}
