@@ -25,7 +25,8 @@ enum {
     PSEL_LANE_CAP_AM_ZCOPY  = 1u << 2,
     PSEL_LANE_CAP_PUT_ZCOPY = 1u << 3,
     PSEL_LANE_CAP_GET_ZCOPY = 1u << 4,
-    PSEL_LANE_CAP_AMO       = 1u << 5
+    PSEL_LANE_CAP_AMO       = 1u << 5,
+    PSEL_LANE_CAP_MEM_REG   = 1u << 6   /**< Its MD registers memory */
 };
 
 

@@ -122,21 +122,37 @@ static int psel_same_device(const psel_resource_t *a, const psel_resource_t *b)
     return (a->dev_type == b->dev_type) && !strcmp(a->dev_name, b->dev_name);
 }
 
-/* Paths of the device of @a rsc already taken by lanes of @a role. */
+/* Paths of the device of @a rsc (in @a table, the local or the remote side)
+ * already taken by lanes of @a role. */
 static unsigned psel_paths_used(const psel_ep_lanes_t *ep,
-                                const psel_resource_table_t *local,
+                                const psel_resource_table_t *table, int remote,
                                 const psel_resource_t *rsc,
                                 psel_lane_role_t role)
 {
-    unsigned i, used = 0;
+    unsigned i, used = 0, idx;
 
     for (i = 0; i < ep->num_lanes; ++i) {
+        idx = remote ? ep->info[i].remote : ep->info[i].local;
         if ((ep->info[i].roles & UCS_BIT(role)) &&
-            psel_same_device(&local->resources[ep->info[i].local], rsc)) {
+            psel_same_device(&table->resources[idx], rsc)) {
             ++used;
         }
     }
     return used;
+}
+
+/* Both ends of a new lane must have a free path on their device. */
+static int psel_pair_has_paths(const psel_ep_lanes_t *ep,
+                               const psel_resource_table_t *local,
+                               const psel_resource_t *lrsc,
+                               const psel_resource_table_t *remote,
+                               const psel_resource_t *rrsc,
+                               psel_lane_role_t role)
+{
+    return (psel_paths_used(ep, local, 0, lrsc, role) <
+            ucs_max(lrsc->dev_num_paths, 1)) &&
+           (psel_paths_used(ep, remote, 1, rrsc, role) <
+            ucs_max(rrsc->dev_num_paths, 1));
 }
 
 static unsigned psel_md_index(const psel_resource_table_t *local, unsigned idx)
@@ -174,7 +190,9 @@ static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
                            PSEL_LANE_CAP_PUT_ZCOPY : 0) |
                           ((f & UCT_IFACE_FLAG_GET_ZCOPY) ?
                            PSEL_LANE_CAP_GET_ZCOPY : 0) |
-                          (psel_amo_applies(rsc) ? PSEL_LANE_CAP_AMO : 0);
+                          (psel_amo_applies(rsc) ? PSEL_LANE_CAP_AMO : 0) |
+                          ((rsc->md_flags & UCT_MD_FLAG_REG) ?
+                           PSEL_LANE_CAP_MEM_REG : 0);
     lane->latency       = psel_pair_latency(rsc, remote);
     lane->bandwidth     = psel_pair_bandwidth(rsc, remote);
     lane->overhead_send = rsc->overhead;
@@ -257,16 +275,16 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
         best = 0;
         for (l = 0; l < local->count; ++l) {
             lrsc = &local->resources[l];
-            if (!selector->applies(lrsc) ||
-                (psel_paths_used(ep, local, lrsc, role) >=
-                 ucs_max(lrsc->dev_num_paths, 1))) {
+            if (!selector->applies(lrsc)) {
                 continue;
             }
             for (r = 0; r < remote->count; ++r) {
                 rrsc = &remote->resources[r];
                 if (!selector->applies(rrsc) ||
                     !psel_resource_rule_reachable(lrsc, rrsc,
-                                                  params->locality)) {
+                                                  params->locality) ||
+                    !psel_pair_has_paths(ep, local, lrsc, remote, rrsc,
+                                         role)) {
                     continue;
                 }
                 score = selector->score(lrsc, rrsc);
@@ -289,7 +307,7 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
             break;
         }
 
-        path = psel_paths_used(ep, local, &local->resources[best_l], role);
+        path = psel_paths_used(ep, local, 0, &local->resources[best_l], role);
         lane = psel_lane_get(ep, local, best_l, remote, best_r, path);
         if (lane < 0) {
             break;
@@ -315,6 +333,16 @@ ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
 {
     psel_ep_lanes_t result;
     unsigned role;
+
+    for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
+        if (params->max_lanes[role] > 0) {
+            break;
+        }
+    }
+    if (role == PSEL_LANE_ROLE_LAST) {
+        ucs_error("no lane requested: every role has a limit of 0 lanes");
+        return UCS_ERR_INVALID_PARAM;
+    }
 
     memset(&result, 0, sizeof(result));
     for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {

@@ -16,8 +16,8 @@
  * name, then to the earlier resource. A device is one dev_name of one device
  * type, whatever the transport (posix, sysv and cma share "memory").
  *
- * Multi-lane: a role takes up to its max lanes; a device is reused only up to
- * its dev_num_paths; an extra lane whose bandwidth is below the first lane's
+ * Multi-lane: a role takes up to its max lanes; a device, local or remote, is
+ * reused only up to its dev_num_paths; an extra lane whose bandwidth is below the first lane's
  * divided by max_ratio is dropped (UCX_MULTI_LANE_MAX_RATIO: the ratio of the
  * fastest to the slowest lane).
  * Shares within a role are proportional to bandwidth.
@@ -71,7 +71,8 @@ typedef struct psel_ep_lanes {
  * @param [in]  params  Limits.
  * @param [out] ep      The lanes.
  *
- * @return UCS_OK, or UCS_ERR_UNREACHABLE if no pair is reachable at all.
+ * @return UCS_OK; UCS_ERR_UNREACHABLE if no pair is reachable at all;
+ *         UCS_ERR_INVALID_PARAM if every role's limit is 0.
  */
 ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
                                const psel_resource_table_t *remote,

@@ -106,9 +106,9 @@ ucs_config_field_t psel_config_table[] = {
      ucs_offsetof(psel_config_t, bcopy_bw), UCS_CONFIG_TYPE_BW},
 
     {"RCACHE_OVERHEAD", "50ns",
-     "Registration cost assumed for zero-copy protocols: buffers are taken to\n"
-     "be reused, so registration is a cache lookup of this cost (as UCX's\n"
-     "registration cache), capped by the memory domain's own cost. \"inf\"\n"
+     "Registration cost assumed for zero-copy protocols on memory domains\n"
+     "that register: buffers are taken to be reused, so registration is a\n"
+     "cache lookup of this cost (as UCX's registration cache). \"inf\"\n"
      "models no cache: every message pays the memory domain's full\n"
      "registration cost (c + m*size, as `psel_info -d` shows it).",
      ucs_offsetof(psel_config_t, rcache_overhead), UCS_CONFIG_TYPE_TIME},

@@ -48,43 +48,60 @@ static const char *psel_lane_caps_name(uint32_t lane_caps)
 ucs_linear_func_t psel_proto_reg_cost(const psel_config_t *config,
                                       const psel_lane_t *lane)
 {
-    double md_cost_at_0 = lane->reg_cost.c;
-
+    if (!(lane->caps & PSEL_LANE_CAP_MEM_REG)) {
+        return ucs_linear_func_make(0, 0);
+    }
     if (isinf(config->rcache_overhead)) {
         return lane->reg_cost;
     }
-    /* a cache hit: a lookup, never dearer than registering */
-    return ucs_linear_func_make(ucs_min(config->rcache_overhead, md_cost_at_0),
-                                0);
+    /* a cache hit: a lookup, whatever the MD would charge to register */
+    return ucs_linear_func_make(config->rcache_overhead, 0);
 }
 
 ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
                                  psel_lane_role_t role, uint32_t lane_caps,
-                                 unsigned max_lanes,
+                                 unsigned max_lanes, psel_lane_set_t *subset,
                                  psel_lane_set_perf_t *perf,
                                  psel_proto_caps_t *caps_out)
 {
     const psel_lane_set_t *set = &params->lanes->role[role];
     const psel_lane_t *lane;
     uint64_t md_map = 0;
-    unsigned i, count;
+    unsigned i;
 
-    count = ucs_min(set->count, max_lanes);
-    if (count == 0) {
+    if (set->count == 0) {
         return psel_proto_unsupported(caps_out, "no %s lane",
                                       psel_lane_role_names[role]);
     }
 
-    memset(perf, 0, sizeof(*perf));
-    for (i = 0; i < count; ++i) {
-        lane = set->lanes[i];
-        if ((lane->caps & lane_caps) != lane_caps) {
-            return psel_proto_unsupported(caps_out, "%s lane %s has no %s",
-                                          psel_lane_role_names[role],
-                                          lane->name,
-                                          psel_lane_caps_name(lane_caps));
+    /* the lanes of the role that can run this protocol, best first */
+    memset(subset, 0, sizeof(*subset));
+    for (i = 0; (i < set->count) && (subset->count < max_lanes); ++i) {
+        if ((set->lanes[i]->caps & lane_caps) == lane_caps) {
+            subset->lanes[subset->count]  = set->lanes[i];
+            subset->shares[subset->count] = set->shares[i];
+            ++subset->count;
         }
+    }
+    if (subset->count == 0) {
+        return psel_proto_unsupported(caps_out, "%s lane %s has no %s",
+                                      psel_lane_role_names[role],
+                                      set->lanes[0]->name,
+                                      psel_lane_caps_name(lane_caps));
+    }
+
+    /* lanes run in parallel with byte shares in proportion to bandwidth, so
+     * the set moves data at the summed bandwidth and waits for its slowest
+     * lane's latency and overheads */
+    memset(perf, 0, sizeof(*perf));
+    for (i = 0; i < subset->count; ++i) {
+        lane             = subset->lanes[i];
         perf->bandwidth += lane->bandwidth;
+        perf->latency    = ucs_max(perf->latency, lane->latency);
+        perf->overhead_send = ucs_max(perf->overhead_send,
+                                      lane->overhead_send);
+        perf->overhead   = ucs_max(perf->overhead, lane->overhead_send +
+                                                   lane->overhead_recv);
         /* one registration per memory domain, however many lanes use it */
         if (!(md_map & UCS_BIT(lane->md_index % 64))) {
             md_map |= UCS_BIT(lane->md_index % 64);
@@ -93,19 +110,14 @@ ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
                                                             lane));
         }
     }
-    perf->latency       = set->lanes[0]->latency;
-    perf->overhead_send = set->lanes[0]->overhead_send;
-    perf->overhead      = set->lanes[0]->overhead_send +
-                          set->lanes[0]->overhead_recv;
     return UCS_OK;
 }
 
-void psel_proto_set_lanes(const psel_lane_set_t *set, unsigned max_lanes,
-                          const psel_lane_t *ctrl, size_t frag_size,
-                          int zcopy, psel_proto_caps_t *caps)
+void psel_proto_set_lanes(const psel_lane_set_t *set, const psel_lane_t *ctrl,
+                          size_t frag_size, int zcopy, psel_proto_caps_t *caps)
 {
     psel_proto_lanes_priv_t *priv = (psel_proto_lanes_priv_t*)caps->priv;
-    unsigned count                = ucs_min(set->count, max_lanes);
+    unsigned count                = set->count;
     double total                  = 0;
     size_t len                    = 0;
     unsigned i;
@@ -143,11 +155,10 @@ int psel_proto_buffer_is_host(const psel_proto_init_params_t *params)
 
 ucs_status_t psel_proto_check_zcopy(const psel_proto_init_params_t *params,
                                     const psel_lane_set_t *set,
-                                    unsigned max_lanes,
                                     psel_proto_caps_t *caps)
 {
     psel_buffer_type_t bt = params->buf_type;
-    unsigned i, count     = ucs_min(set->count, max_lanes);
+    unsigned i, count     = set->count;
 
     if (bt.dt_class == PSEL_DT_GENERIC) {
         return psel_proto_unsupported(caps, "generic datatypes need pack "
@@ -204,9 +215,8 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
                                   unsigned rrc, int zcopy, unsigned copies,
                                   psel_proto_caps_t *caps)
 {
-    const psel_lane_sets_t *lanes = params->lanes;
-    const psel_config_t *config   = params->config;
-    const psel_lane_set_t *data   = &lanes->role[role];
+    const psel_config_t *config = params->config;
+    psel_lane_set_t ctrl_set, data;
     psel_lane_set_perf_t ctrl, bw;
     ucs_linear_func_t stages[3];
     const psel_lane_t *lane0;
@@ -220,20 +230,20 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
     }
 
     status = psel_proto_lane_set(params, PSEL_LANE_ROLE_AM,
-                                 PSEL_LANE_CAP_AM_BCOPY, 1, &ctrl, caps);
+                                 PSEL_LANE_CAP_AM_BCOPY, 1, &ctrl_set, &ctrl,
+                                 caps);
     if (status != UCS_OK) {
         return status;
     }
 
     status = psel_proto_lane_set(params, role, lane_caps,
-                                 config->max_rndv_lanes, &bw, caps);
+                                 config->max_rndv_lanes, &data, &bw, caps);
     if (status != UCS_OK) {
         return status;
     }
 
     if (zcopy) {
-        status = psel_proto_check_zcopy(params, data, config->max_rndv_lanes,
-                                        caps);
+        status = psel_proto_check_zcopy(params, &data, caps);
         if (status != UCS_OK) {
             return status;
         }
@@ -241,7 +251,7 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
         return psel_proto_unsupported(caps, "bcopy needs host memory");
     }
 
-    lane0 = data->lanes[0];
+    lane0 = data.lanes[0];
     if (role == PSEL_LANE_ROLE_RMA_BW) {
         frag_size = lane0->rma_max_zcopy;
     } else if (zcopy) {
@@ -255,7 +265,8 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
     stages[0] = ucs_linear_func_make(zcopy ? (1 + rrc) * bw.reg_cost.c : 0,
                                      (zcopy ? (1 + rrc) * bw.reg_cost.m : 0) +
                                      copies / config->bcopy_bw);
-    /* control messages, plus the send overhead of the first data operation */
+    /* control messages, plus the send overhead of the first data operation
+     * (on the slowest of the lanes, which issue theirs in parallel) */
     stages[1] = ucs_linear_func_make(4 * ctrl.latency + 3 * ctrl.overhead +
                                      bw.overhead_send, 0);
     stages[2] = ucs_linear_func_make(0, 1.0 / bw.bandwidth);
@@ -264,8 +275,6 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
     caps->flags     |= PSEL_PROTO_CAP_RNDV_BIAS;
     psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
                          bw.overhead_send);
-    psel_proto_set_lanes(data, config->max_rndv_lanes,
-                         lanes->role[PSEL_LANE_ROLE_AM].lanes[0], frag_size,
-                         zcopy, caps);
+    psel_proto_set_lanes(&data, ctrl_set.lanes[0], frag_size, zcopy, caps);
     return UCS_OK;
 }

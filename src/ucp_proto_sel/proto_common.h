@@ -43,35 +43,40 @@ typedef struct psel_proto_lanes_priv {
 typedef struct psel_lane_set_perf {
     double            bandwidth;   /**< Summed bandwidth [B/s] */
     ucs_linear_func_t reg_cost;    /**< Summed registration cost */
-    double            latency;     /**< Latency of the first lane [s] */
-    double            overhead;    /**< o_send + o_recv of the first lane [s] */
-    double            overhead_send; /**< o_send of the first lane [s] */
+    double            latency;     /**< Largest latency of the lanes [s] */
+    double            overhead;    /**< Largest o_send + o_recv [s] */
+    double            overhead_send; /**< Largest o_send [s] */
 } psel_lane_set_perf_t;
 
 /**
- * Registration cost of one lane's memory domain as protocols pay it: the
- * registration-cache overhead (capped by the MD's own cost), or the MD's full
- * cost when UCX_PSEL_RCACHE_OVERHEAD=inf.
+ * Registration cost of one lane's memory domain as protocols pay it: nothing
+ * if the MD does not register memory; else the registration-cache lookup
+ * (UCX_PSEL_RCACHE_OVERHEAD), or the MD's full cost when that is "inf".
  */
 ucs_linear_func_t psel_proto_reg_cost(const psel_config_t *config,
                                       const psel_lane_t *lane);
 
 /**
- * Check that every lane of a role has @a caps, and sum the set.
+ * Take the lanes of a role that have @a lane_caps (best first, at most
+ * @a max_lanes) and sum them: bandwidth summed, registration summed per
+ * memory domain, latency and overheads of the slowest lane (lanes run in
+ * parallel, each with a byte share in proportion to its bandwidth).
+ *
+ * @param [out] subset    The lanes taken, with their shares.
+ * @param [out] perf      Their sums.
  *
  * @return UCS_OK, or UCS_ERR_UNSUPPORTED with the reason in caps_out->desc.
  */
 ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
                                  psel_lane_role_t role, uint32_t lane_caps,
-                                 unsigned max_lanes,
+                                 unsigned max_lanes, psel_lane_set_t *subset,
                                  psel_lane_set_perf_t *perf,
                                  psel_proto_caps_t *caps_out);
 
-/** Fill caps->desc with the lanes and shares and caps->priv with their
- *  indices. */
-void psel_proto_set_lanes(const psel_lane_set_t *set, unsigned max_lanes,
-                          const psel_lane_t *ctrl, size_t frag_size,
-                          int zcopy, psel_proto_caps_t *caps);
+/** Fill caps->desc with the lanes and shares of @a set and caps->priv with
+ *  their indices. */
+void psel_proto_set_lanes(const psel_lane_set_t *set, const psel_lane_t *ctrl,
+                          size_t frag_size, int zcopy, psel_proto_caps_t *caps);
 
 /** Say why a protocol does not apply; returns UCS_ERR_UNSUPPORTED. */
 ucs_status_t psel_proto_unsupported(psel_proto_caps_t *caps, const char *fmt,
@@ -86,7 +91,6 @@ int psel_proto_buffer_is_host(const psel_proto_init_params_t *params);
  */
 ucs_status_t psel_proto_check_zcopy(const psel_proto_init_params_t *params,
                                     const psel_lane_set_t *set,
-                                    unsigned max_lanes,
                                     psel_proto_caps_t *caps);
 
 /**

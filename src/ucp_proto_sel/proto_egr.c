@@ -22,9 +22,10 @@ static ucs_linear_func_t psel_egr_message(const psel_lane_set_perf_t *perf)
 static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
                                         psel_proto_caps_t *caps)
 {
-    const psel_lane_set_t *set = &params->lanes->role[PSEL_LANE_ROLE_AM];
-    ucs_linear_func_t stages[2];
+    double copy_m = 1.0 / params->config->bcopy_bw;
+    ucs_linear_func_t stages[3];
     psel_lane_set_perf_t perf;
+    psel_lane_set_t set;
     ucs_status_t status;
 
     if (!psel_proto_buffer_is_host(params) ||
@@ -34,31 +35,34 @@ static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
     }
 
     status = psel_proto_lane_set(params, PSEL_LANE_ROLE_AM,
-                                 PSEL_LANE_CAP_AM_SHORT, 1, &perf, caps);
+                                 PSEL_LANE_CAP_AM_SHORT, 1, &set, &perf, caps);
     if (status != UCS_OK) {
         return status;
     }
-    if (set->lanes[0]->am_max_short < PSEL_EAGER_SHORT_HDR) {
+    if (set.lanes[0]->am_max_short < PSEL_EAGER_SHORT_HDR) {
         return psel_proto_unsupported(caps, "lane %s: short AM holds no "
-                                      "payload", set->lanes[0]->name);
+                                      "payload", set.lanes[0]->name);
     }
 
+    /* the CPU copies the payload into the send and out of the receive
+     * buffers, as for bcopy */
     stages[0] = psel_egr_message(&perf);
     stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
+    stages[2] = ucs_linear_func_make(0, 2 * copy_m);
     psel_proto_add_range(caps,
-                         set->lanes[0]->am_max_short - PSEL_EAGER_SHORT_HDR,
-                         stages, 2, SIZE_MAX, 0);
-    psel_proto_set_lanes(set, 1, NULL, caps->ranges[0].max_length, 0, caps);
+                         set.lanes[0]->am_max_short - PSEL_EAGER_SHORT_HDR,
+                         stages, 3, SIZE_MAX, 0);
+    psel_proto_set_lanes(&set, NULL, caps->ranges[0].max_length, 0, caps);
     return UCS_OK;
 }
 
 static ucs_status_t psel_egr_bcopy_init(const psel_proto_init_params_t *params,
                                         psel_proto_caps_t *caps)
 {
-    const psel_lane_set_t *set = &params->lanes->role[PSEL_LANE_ROLE_AM_BW];
-    double copy_m              = 1.0 / params->config->bcopy_bw;
+    double copy_m = 1.0 / params->config->bcopy_bw;
     ucs_linear_func_t stages[3];
     psel_lane_set_perf_t perf;
+    psel_lane_set_t set;
     ucs_status_t status;
     size_t frag_size;
 
@@ -67,15 +71,15 @@ static ucs_status_t psel_egr_bcopy_init(const psel_proto_init_params_t *params,
     }
 
     status = psel_proto_lane_set(params, PSEL_LANE_ROLE_AM_BW,
-                                 PSEL_LANE_CAP_AM_BCOPY, 1, &perf, caps);
+                                 PSEL_LANE_CAP_AM_BCOPY, 1, &set, &perf, caps);
     if (status != UCS_OK) {
         return status;
     }
-    if (set->lanes[0]->am_max_bcopy <= PSEL_EAGER_HDR) {
+    if (set.lanes[0]->am_max_bcopy <= PSEL_EAGER_HDR) {
         return psel_proto_unsupported(caps, "lane %s: bcopy AM holds no "
-                                      "payload", set->lanes[0]->name);
+                                      "payload", set.lanes[0]->name);
     }
-    frag_size = set->lanes[0]->am_max_bcopy - PSEL_EAGER_HDR;
+    frag_size = set.lanes[0]->am_max_bcopy - PSEL_EAGER_HDR;
 
     /* pack on the sender and unpack on the receiver: two copies */
     stages[0] = psel_egr_message(&perf);
@@ -84,7 +88,7 @@ static ucs_status_t psel_egr_bcopy_init(const psel_proto_init_params_t *params,
     psel_proto_add_range(caps, frag_size, stages, 3, SIZE_MAX, 0);
     psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
                          perf.overhead_send);
-    psel_proto_set_lanes(set, 1, NULL, frag_size, 0, caps);
+    psel_proto_set_lanes(&set, NULL, frag_size, 0, caps);
     return UCS_OK;
 }
 
@@ -92,9 +96,9 @@ static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
                                         psel_proto_caps_t *caps)
 {
     const psel_config_t *config = params->config;
-    const psel_lane_set_t *set  = &params->lanes->role[PSEL_LANE_ROLE_AM_BW];
     ucs_linear_func_t stages[3];
     psel_lane_set_perf_t perf;
+    psel_lane_set_t set;
     ucs_status_t status;
     size_t frag_size;
 
@@ -106,35 +110,33 @@ static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
 
     status = psel_proto_lane_set(params, PSEL_LANE_ROLE_AM_BW,
                                  PSEL_LANE_CAP_AM_ZCOPY,
-                                 config->max_eager_lanes, &perf, caps);
+                                 config->max_eager_lanes, &set, &perf, caps);
     if (status != UCS_OK) {
         return status;
     }
 
-    status = psel_proto_check_zcopy(params, set, config->max_eager_lanes,
-                                    caps);
+    status = psel_proto_check_zcopy(params, &set, caps);
     if (status != UCS_OK) {
         return status;
     }
-    if (set->lanes[0]->am_max_zcopy <= PSEL_EAGER_HDR) {
+    if (set.lanes[0]->am_max_zcopy <= PSEL_EAGER_HDR) {
         return psel_proto_unsupported(caps, "lane %s: zcopy AM holds no "
-                                      "payload", set->lanes[0]->name);
+                                      "payload", set.lanes[0]->name);
     }
-    frag_size = set->lanes[0]->am_max_zcopy - PSEL_EAGER_HDR;
+    frag_size = set.lanes[0]->am_max_zcopy - PSEL_EAGER_HDR;
 
     /* seed: ecost + x·egro + x/ebw + eover, egro with the copy-out */
     stages[0] = ucs_linear_func_make(perf.reg_cost.c, perf.reg_cost.m +
                                      1.0 / config->bcopy_bw);
     stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
     stages[2] = psel_egr_message(&perf);
-    caps->min_length = set->lanes[0]->am_min_zcopy;
+    caps->min_length = set.lanes[0]->am_min_zcopy;
     if (frag_size < PSEL_FRAG_UNLIMITED) {
         psel_proto_add_range(caps, frag_size, stages, 3, SIZE_MAX, 0);
     }
     psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
                          perf.overhead_send);
-    psel_proto_set_lanes(set, config->max_eager_lanes, NULL, frag_size, 1,
-                         caps);
+    psel_proto_set_lanes(&set, NULL, frag_size, 1, caps);
     return UCS_OK;
 }
 

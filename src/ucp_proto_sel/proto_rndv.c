@@ -12,22 +12,21 @@
 
 #include "proto_common.h"
 
+#include <string.h>
+
 static ucs_status_t psel_rndv_am_init(const psel_proto_init_params_t *params,
                                       psel_proto_caps_t *caps)
 {
-    const psel_lane_set_t *set = &params->lanes->role[PSEL_LANE_ROLE_AM_BW];
-    unsigned i, count          = params->config->max_rndv_lanes;
-    int zcopy                  = 1;
+    ucs_status_t status;
 
-    for (i = 0; (i < set->count) && (i < count); ++i) {
-        zcopy = zcopy && (set->lanes[i]->caps & PSEL_LANE_CAP_AM_ZCOPY);
+    /* zero-copy where the lanes have it, else bcopy */
+    status = psel_proto_rndv_init(params, PSEL_LANE_ROLE_AM_BW,
+                                  PSEL_LANE_CAP_AM_ZCOPY, 0, 1, 1, caps);
+    if (status != UCS_ERR_UNSUPPORTED) {
+        return status;
     }
-    if (zcopy &&
-        (psel_proto_check_zcopy(params, set, count, caps) == UCS_OK)) {
-        return psel_proto_rndv_init(params, PSEL_LANE_ROLE_AM_BW,
-                                    PSEL_LANE_CAP_AM_ZCOPY, 0, 1, 1, caps);
-    }
-    caps->desc[0] = '\0';
+    memset(caps, 0, sizeof(*caps));
+    caps->cfg_thresh = PSEL_THRESH_AUTO;
     return psel_proto_rndv_init(params, PSEL_LANE_ROLE_AM_BW,
                                 PSEL_LANE_CAP_AM_BCOPY, 0, 0, 2, caps);
 }

@@ -61,7 +61,8 @@ void psel_mock_ep_shm(psel_mock_ep_t *ep)
     lane->am_max_short = 100;
     lane->am_max_bcopy = 8256;
     lane = psel_mock_ep_add_lane(ep, "cma/memory", PSEL_LANE_CAP_GET_ZCOPY |
-                                 PSEL_LANE_CAP_PUT_ZCOPY,
+                                 PSEL_LANE_CAP_PUT_ZCOPY |
+                                 PSEL_LANE_CAP_MEM_REG,
                                  UCS_BIT(PSEL_LANE_ROLE_RMA_BW), 80e-9,
                                  11145.0 * UCS_MBYTE, 2000e-9);
     lane->reg_cost = ucs_linear_func_make(0, 0);
@@ -71,7 +72,7 @@ void psel_mock_ep_ib(psel_mock_ep_t *ep)
 {
     const uint32_t caps = PSEL_LANE_CAP_AM_SHORT | PSEL_LANE_CAP_AM_BCOPY |
                           PSEL_LANE_CAP_AM_ZCOPY | PSEL_LANE_CAP_GET_ZCOPY |
-                          PSEL_LANE_CAP_PUT_ZCOPY;
+                          PSEL_LANE_CAP_PUT_ZCOPY | PSEL_LANE_CAP_MEM_REG;
     psel_lane_t *lane;
     unsigned port;
 

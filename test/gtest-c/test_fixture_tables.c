@@ -8,18 +8,19 @@
  * Units in the reasoning: us and ns/B; "MB/s" is ucx_info's 2^20 B/s, so
  * 1/bw [ns/B] = 1e3 / (MB/s · 1.048576). With the defaults:
  *   UCX_PSEL_BCOPY_BW 5800 MB/s -> one copy costs 0.16444 ns/B;
- *   UCX_PSEL_RCACHE_OVERHEAD 50 ns -> registration c = min(50 ns, MD cost c),
- *     m = 0;
+ *   UCX_PSEL_RCACHE_OVERHEAD 50 ns -> registration on an MD that registers
+ *     (all network MDs here) costs c = 50 ns, m = 0;
  *   UCX_PSEL_RNDV_PERF_DIFF 1 -> d = 0.99;
  *   MAX_EAGER_LANES 1, MAX_RNDV_LANES 2, MULTI_LANE_MAX_RATIO 4.
  * Cost lines (proto_common.h, proto_egr.c), L = lane latency, o = o_send +
- * o_recv of the lane, copy = 0.16444:
- *   egr/short  c = L + o                m = 1/bw
+ * o_recv of the lane (the largest of a multi-lane set), copy = 0.16444:
+ *   egr/short  c = L + o                m = 1/bw + 2·copy
  *   egr/bcopy  c = L + o                m = 1/bw + 2·copy
  *   egr/zcopy  c = L + o + reg.c        m = 1/bw + copy
  *     bcopy/zcopy above their fragment (am_max - 16 B header) add
  *     o_send / frag per byte.
- *   rndv/get,put  c = 2·reg.c + 4L + 3o + o_send(data lane 0)
+ *   rndv/get,put  c = 2·reg.c (summed per MD) + 4L + 3o + the largest
+ *                 o_send of the data lanes
  *                 m = 1/sum(bw of the rma_bw lanes) (+ o_send/frag, frag =
  *                 rma max_zcopy, negligible or none)
  *   rndv/am    c = reg.c + 4L + 3o + o_send   m = 1/sum(bw) + copy + o_s/frag
@@ -202,28 +203,29 @@ static const golden_lane_t lanes_000[] = {
 
 /*
  * Rows:
- *  ..8184     egr/short: am_short 8192 - 8 B tag header. Below, every eager
- *             line has c = L + o = 110.96 us and short has the lowest slope
- *             (84.6206 vs zcopy 84.7850, bcopy 84.9495 ns/B).
- *  ..157260   egr/zcopy: from 8185 zcopy (min_zcopy 0) beats bcopy by one
- *             copy per byte at the same c (reg cost 0). Above its fragment
- *             65536 - 16 = 65520 it adds 50000 ns / 65520 = 0.7631 ns/B:
- *             m_e = 84.6206 + 0.1644 + 0.7631 = 85.5482 ns/B.
- *             rndv/put: c_r = 4·10.96 + 3·100 + 50 = 393.84 us, m_r =
- *             84.6206 ns/B (put max_zcopy unlimited: no fragments);
+ *  ..304      egr/short: short and bcopy share c = L + o = 110.96 us and
+ *             m = 84.6206 + 2·0.1644 = 84.9495 ns/B (short wins the tie by
+ *             list order); zcopy pays 50 ns more (the registration-cache
+ *             lookup) but one copy less, 84.7850 ns/B: they cross at
+ *             0.05 us / 0.1645 ns/B = 304.1 B.
+ *  ..157287   egr/zcopy. Above its fragment 65536 - 16 = 65520 it adds
+ *             50000 ns / 65520 = 0.7631 ns/B: c_e = 111.01 us, m_e =
+ *             84.6206 + 0.1644 + 0.7631 = 85.5482 ns/B.
+ *             rndv/put: c_r = 2·0.05 + 4·10.96 + 3·100 + 50 = 393.94 us,
+ *             m_r = 84.6206 ns/B (put max_zcopy unlimited: no fragments);
  *             rndv/get does not apply (no get_zcopy).
- *             Unbiased crossing (393.84 - 110.96) / (85.5482 - 84.6206)
- *             = 282.88 / 0.9276 = 304.97 KB; with d = 0.99:
- *             (389.9016 - 110.96) / (85.5482 - 83.7744) = 157260.2,
- *             within the bias bound (2 x 157260 >= 304975), so the last
- *             eager size is 157260 (psel_info -x: "cross at 304974.7
- *             bytes, at 157260.2 with the rendezvous bias").
- *  ..inf      rndv/put. rndv/am has the same c and m_e's slope 85.5482
- *             (copy-out + fragments), so it never beats put.
+ *             Unbiased crossing (393.94 - 111.01) / (85.5482 - 84.6206)
+ *             = 305.0 KB; with d = 0.99: (390.0006 - 111.01) /
+ *             (85.5482 - 83.7744) = 157287.8, within the bias bound
+ *             (2 x 157287 >= 305029), so the last eager size is 157287
+ *             (psel_info -x: "cross at 305028.6 bytes, at 157287.8 with the
+ *             rendezvous bias").
+ *  ..inf      rndv/put. rndv/am has the same c less 50 ns and m_e's slope
+ *             85.5482 (copy-out + fragments), so it never beats put.
  */
 static const golden_row_t rows_000[] = {
-    {8184, "egr/short", "tcp/eth0"},
-    {157260, "egr/zcopy", "tcp/eth0"},
+    {304, "egr/short", "tcp/eth0"},
+    {157287, "egr/zcopy", "tcp/eth0"},
     {SIZE_MAX, "rndv/put", "tcp/eth0"},
     ROWS_END
 };
@@ -235,17 +237,17 @@ static void test_000_default(void **state)
 
 /*
  * UCX_PSEL_PROTOS=^rndv/put: the lanes stay (rndv/am and rndv/get still ask
- * for am_bw/rma_bw), rndv/get does not apply, and rndv/am's line 393.84 us +
- * 85.5482 ns/B is parallel to egr/zcopy's 110.96 us + 85.5482 ns/B above
+ * for am_bw/rma_bw), rndv/get does not apply, and rndv/am's line 393.89 us +
+ * 85.5482 ns/B is parallel to egr/zcopy's 111.01 us + 85.5482 ns/B above
  * 65520 (both pay copy-out and 50 us per 65520 B fragment): with
- * d·85.5482 = 84.6927 the biased line would cross at (389.90 - 110.96) /
+ * d·85.5482 = 84.6927 the biased line would cross at (389.95 - 111.01) /
  * 0.8555 = 326 KB, but it never wins without the bias within a factor of 2
  * (the lines never cross), so the bias bound keeps eager to the end.
  */
 static void test_000_no_rndv_put(void **state)
 {
     static const golden_row_t rows[] = {
-        {8184, "egr/short", "tcp/eth0"},
+        {304, "egr/short", "tcp/eth0"},
         {SIZE_MAX, "egr/zcopy", "tcp/eth0"},
         ROWS_END
     };
@@ -274,7 +276,8 @@ static const golden_lane_t lanes_001[] = {
 
 /*
  * Rows (L + o = 0.60 + 0.08 = 0.68 us, 1/bw = 0.0404 ns/B, reg.c = 50 ns):
- *  ..226     egr/short: am_short 234 - 8 B tag header.
+ *  ..226     egr/short: am_short 234 - 8 B tag header (short ties bcopy
+ *            at 0.68 us + 0.3693 ns/B and wins on list order).
  *  ..304     egr/bcopy 0.68 + 0.3693 (0.0404 + 2·0.1644) vs egr/zcopy
  *            0.73 + 0.2049 (0.0404 + 0.1644): cross at 0.05 us / 0.1644
  *            ns/B = 304.1 B (psel_info -x: "cross at 304.1 bytes").
@@ -350,67 +353,42 @@ static const golden_lane_t lanes_048[] = {
 };
 
 /*
- * Rows (L + o = 0.78 us, 1/bw = 0.1482 ns/B, reg.c = min(50, 180) = 50 ns):
- *  ..2038    egr/short: am_short 2046 - 8 B tag header.
- *  2039..    egr/zcopy: bcopy and zcopy cross at 0.05 / 0.1644 = 304 B,
- *            below 2039, so bcopy never gets a row.
- *  Then the default table goes to rndv/put at 9539 over "rc_mlx5/mlx5_0:1
- *  51% + tcp/ib0 49%" (m_r = 1 / (6433 + 6240 MB/s) = 0.0753 ns/B, c_r =
- *  3.18 us). That row and the end of the egr/zcopy row are NOT asserted:
- *  they look wrong (see the report of issue 3):
- *   - rndv/get is ruled out only because the second rma_bw lane, tcp/ib0,
- *     has no get_zcopy, although the lane engine admits a lane to rma_bw
- *     with get OR put; the protocol is not offered the lanes that can run
- *     it (rc_mlx5 alone);
- *   - the rendezvous line charges only lane 0's latency and overheads
- *     (3.18 us) while 49% of the bytes go over a lane with 50 us of send
- *     overhead per operation and 5.2 us latency; a 9.5 KB message split
- *     that way takes > 55 us, not the modelled 3.9 us;
- *   - ib0 is IPoIB on the same FDR port as mlx5_0:1, so the summed 12.7
- *     GB/s exceeds the 6.8 GB/s link (not knowable from a UCX 1.9 dump,
- *     which has no sys_dev: a data limit, not asserted either way).
- *  The UCX_PSEL_MAX_RNDV_LANES=1 test below asserts the whole table where
- *  none of this applies.
+ * Rows (L + o = 0.78 us, 1/bw = 0.1482 ns/B, reg.c = 50 ns):
+ *  ..304     egr/short, below its limit 2046 - 8: short (0.78 us + 0.1482 +
+ *            2·0.1644 = 0.4771 ns/B) and zcopy (0.83 us + 0.3127 ns/B)
+ *            cross at 0.05 / 0.1645 = 304.1 B; bcopy ties with short and
+ *            loses on list order.
+ *  ..13575   egr/zcopy (0.3175 ns/B above its 8238 B fragment: + 40 / 8238).
+ *            rndv/get takes, of the two rma_bw lanes, the one with
+ *            get_zcopy: rc_mlx5 alone. c_r = 2·0.05 + 4·0.70 + 3·0.08 +
+ *            0.04 = 3.18 us, m_r = 0.1482: crossing 13882.2, biased 13575.4.
+ *  ..686286  rndv/get. rndv/put runs on both lanes (tcp/ib0 has put_zcopy):
+ *            m = 1 / (6433.22 + 6239.81 MB/s) = 0.0753 ns/B, but its
+ *            constant pays the registration on both MDs and the slowest
+ *            lane's 50 us send overhead: 2·(0.05 + 0.05) + 2.8 + 0.24 + 50 =
+ *            53.24 us. Both are biased alike, so they cross unbiased:
+ *            (53.24 - 3.18) / (0.1482 - 0.0753) = 686286.1.
+ *  ..inf     rndv/put over "rc_mlx5/mlx5_0:1 51% + tcp/ib0 49%".
+ *  (ib0 is IPoIB on the same FDR port, so in reality the summed bandwidth
+ *  exceeds the link; a UCX 1.9 dump has no sys_dev to tell: a data limit.)
  */
 static void test_048_default(void **state)
 {
     static const golden_row_t rows[] = {
-        {2038, "egr/short", "rc_mlx5/mlx5_0:1"},
+        {304, "egr/short", "rc_mlx5/mlx5_0:1"},
+        {13575, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {686286, "rndv/get", "rc_mlx5/mlx5_0:1"},
+        {SIZE_MAX, "rndv/put", "rc_mlx5/mlx5_0:1 51% + tcp/ib0 49%"},
         ROWS_END
     };
-    psel_resource_table_t table;
-    psel_config_t config;
-    psel_ep_params_t params;
-    psel_ep_config_t ep;
-    const psel_select_table_t *sel;
 
-    check_fixture_rows(F048, NULL, lanes_048, rows, 0);
-
-    /* the second row is egr/zcopy on rc_mlx5 (its end is left out) */
-    assert_int_equal(psel_ucx_info_import_file(psel_test_fixture_path(F048),
-                                               &table), UCS_OK);
-    psel_env_reset(NULL);
-    assert_int_equal(psel_config_read(&config), UCS_OK);
-    params.features = PSEL_FEATURE_TAG;
-    params.local    = &table;
-    params.remote   = &table;
-    params.locality = PSEL_PEER_REMOTE_HOST;
-    params.config   = &config;
-    assert_int_equal(psel_ep_config_init(&ep, &params), UCS_OK);
-    sel = ep.select.fast[PSEL_OP_TAG_SEND];
-    assert_true(sel->count >= 2);
-    assert_string_equal(sel->elems[1].proto->name, "egr/zcopy");
-    assert_string_equal(sel->caps[sel->elems[1].proto_index].desc,
-                        "rc_mlx5/mlx5_0:1");
-    psel_ep_config_cleanup(&ep);
-    psel_config_release(&config);
-    free(table.resources);
+    check_fixture(F048, NULL, lanes_048, rows);
 }
 
 /*
  * UCX_PSEL_MAX_RNDV_LANES=1: am_bw and rma_bw take one lane (am_bw's limit
  * is max(eager 1, rndv 1)), so tcp/ib0 is gone and rndv/get applies.
- *  ..2038    egr/short (2046 - 8).
+ *  ..304     egr/short (crosses zcopy at 304.1 B, as in the default table).
  *  ..13575   egr/zcopy 0.83 us + 0.3127 ns/B; above 8238 B fragments add
  *            40 / 8238 = 0.0049: m_e = 0.3175.
  *            rndv/get c_r = 2·0.05 + 4·0.70 + 3·0.08 + 0.04 = 3.18 us,
@@ -425,7 +403,7 @@ static void test_048_one_rndv_lane(void **state)
         {"rc_mlx5/mlx5_0:1", AM | AM_BW | RMA_BW}, LANES_END
     };
     static const golden_row_t rows[] = {
-        {2038, "egr/short", "rc_mlx5/mlx5_0:1"},
+        {304, "egr/short", "rc_mlx5/mlx5_0:1"},
         {13575, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_0:1"},
         ROWS_END

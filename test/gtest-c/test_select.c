@@ -518,11 +518,13 @@ static void seed_random_ep(psel_mock_ep_t *ep, psel_config_t *config,
                            seed_lines_t *lines, unsigned rrc)
 {
     const uint32_t caps = PSEL_LANE_CAP_AM_SHORT | PSEL_LANE_CAP_AM_BCOPY |
-                          PSEL_LANE_CAP_AM_ZCOPY | PSEL_LANE_CAP_GET_ZCOPY;
+                          PSEL_LANE_CAP_AM_ZCOPY | PSEL_LANE_CAP_GET_ZCOPY |
+                          PSEL_LANE_CAP_MEM_REG;
     unsigned i, num_lanes, num_eager, first_rndv, role_mask;
     double ecost = 0, egro = 0, ebw = 0, rcost = 0, rgro = 0, rbw = 0;
+    double elat = 0, eovh = 0, rovh_send = 0;
     double lat, ovh;
-    psel_lane_t *lane, *eager0 = NULL, *rndv0 = NULL;
+    psel_lane_t *lane;
 
     memset(ep, 0, sizeof(*ep));
     lat = rnd_uniform(0.05, 10) * US;
@@ -555,26 +557,26 @@ static void seed_random_ep(psel_mock_ep_t *ep, psel_config_t *config,
                                                    rnd_uniform(0, 0.2) * NS);
         lane->md_index      = lane->index;
         if (i < num_eager) {
-            eager0  = (eager0 == NULL) ? lane : eager0;
+            elat    = ucs_max(elat, lane->latency);
+            eovh    = ucs_max(eovh, lane->overhead_send + lane->overhead_recv);
             ecost  += lane->reg_cost.c;
             egro   += lane->reg_cost.m;
             ebw    += lane->bandwidth;
         }
         if (i >= first_rndv) {
-            rndv0  = (rndv0 == NULL) ? lane : rndv0;
-            rcost += lane->reg_cost.c;
+            rovh_send = ucs_max(rovh_send, lane->overhead_send);
+            rcost    += lane->reg_cost.c;
             rgro  += lane->reg_cost.m;
             rbw   += lane->bandwidth;
         }
     }
 
-    /* eover: latency and overheads of the eager lane; rlat, rover: of the
-     * control lane, plus the first data operation's send overhead */
-    lines->c_e = ecost + eager0->latency + eager0->overhead_send +
-                 eager0->overhead_recv;
+    /* eover: latency and overheads of the slowest eager lane (the lanes work
+     * in parallel); rlat, rover: of the control lane, plus the first data
+     * operation's send overhead on the slowest rendezvous lane */
+    lines->c_e = ecost + elat + eovh;
     lines->m_e = egro + 1.0 / config->bcopy_bw + 1.0 / ebw;
-    lines->c_r = (1 + rrc) * rcost + 4 * lat + 3 * 2 * ovh +
-                 rndv0->overhead_send;
+    lines->c_r = (1 + rrc) * rcost + 4 * lat + 3 * 2 * ovh + rovh_send;
     /* rndv/am data lands in transport buffers: the receiver copies it out */
     lines->m_r = (1 + rrc) * rgro + (rrc ? 0 : 1.0 / config->bcopy_bw) +
                  1.0 / rbw;
