@@ -115,10 +115,20 @@ const char *psel_lane_role_name(psel_lane_role_t role)
     return (role < PSEL_LANE_ROLE_LAST) ? psel_lane_selectors[role].name : "?";
 }
 
-/* One physical device, whatever the transport: rc and ud on "mlx5_0:1", or
- * posix, sysv and cma on "memory" */
+static int psel_dev_is_host_memory(const psel_resource_t *rsc)
+{
+    return (rsc->dev_type == UCT_DEVICE_TYPE_SHM) ||
+           (rsc->dev_type == UCT_DEVICE_TYPE_SELF);
+}
+
+/* One physical device, whatever the transport: rc and ud on "mlx5_0:1"; and
+ * every shared-memory or self transport moves data through the same host
+ * memory, so two of them are not two rails */
 static int psel_same_device(const psel_resource_t *a, const psel_resource_t *b)
 {
+    if (psel_dev_is_host_memory(a) && psel_dev_is_host_memory(b)) {
+        return 1;
+    }
     return (a->dev_type == b->dev_type) && !strcmp(a->dev_name, b->dev_name);
 }
 

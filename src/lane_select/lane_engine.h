@@ -14,7 +14,8 @@
  *  - amo:    64-bit atomics.            1e-3 / (lat + o_l + o_r)
  * Ties go to the higher device priority, then to a peer device of the same
  * name, then to the earlier resource. A device is one dev_name of one device
- * type, whatever the transport (posix, sysv and cma share "memory").
+ * type, whatever the transport; all shared-memory and self transports count
+ * as one device (host memory), so they are never multi-lane rails.
  *
  * Multi-lane: a role takes up to its max lanes; a device, local or remote, is
  * reused only up to its dev_num_paths; an extra lane whose bandwidth is below the first lane's
