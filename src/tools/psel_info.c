@@ -132,6 +132,7 @@ static void print_buffer_type_tables(psel_select_t *select,
             fputs(*first ? "" : ",\n", stdout);
             psel_select_dump_json(stdout, select, table, "ep");
         } else {
+            psel_select_dump_protos(stdout, select, table);
             psel_select_dump(stdout, select, table, "ep",
                              opts->explain ? PSEL_DUMP_EXPLAIN : 0);
             fputs("\n", stdout);

@@ -356,6 +356,27 @@ void psel_select_dump(FILE *stream, const psel_select_t *select,
     ucs_string_buffer_cleanup(&strb);
 }
 
+void psel_select_dump_protos(FILE *stream, const psel_select_t *select,
+                             const psel_select_table_t *table)
+{
+    UCS_STRING_BUFFER_ONSTACK(status, 256);
+    unsigned i;
+
+    fprintf(stream, "# %-10s %-24s %s\n", "protocol", "applies to", "lanes");
+    for (i = 0; i < table->num_protos; ++i) {
+        ucs_string_buffer_reset(&status);
+        psel_select_proto_status_str(table, i, &status);
+        if (table->status[i] == UCS_OK) {
+            fprintf(stream, "# %-10s %-24s %s\n", select->protos[i]->name,
+                    ucs_string_buffer_cstr(&status), table->caps[i].desc);
+        } else {
+            fprintf(stream, "# %-10s %s\n", select->protos[i]->name,
+                    ucs_string_buffer_cstr(&status));
+        }
+    }
+    fprintf(stream, "#\n");
+}
+
 void psel_select_dump_log(const psel_select_t *select,
                           const psel_select_table_t *table)
 {

@@ -47,6 +47,13 @@ void psel_select_dump(FILE *stream, const psel_select_t *select,
                       const psel_select_table_t *table, const char *title,
                       unsigned flags);
 
+/**
+ * Print each candidate protocol of a table: its sizes and lanes with their
+ * shares, or why it does not apply.
+ */
+void psel_select_dump_protos(FILE *stream, const psel_select_t *select,
+                             const psel_select_table_t *table);
+
 /** Print a table as one JSON object (always with the explain content). */
 void psel_select_dump_json(FILE *stream, const psel_select_t *select,
                            const psel_select_table_t *table, const char *title);

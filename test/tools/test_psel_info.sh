@@ -45,6 +45,8 @@ done
 check "psel_info runs with no option" "$info"
 expect "default output has lanes" "roles (score)"
 expect "default output has a table ending at inf" '\.\.inf |'
+expect "... each protocol's sizes and lanes" '^# rndv/get  *sizes 0\.\.inf  *cma/memory'
+expect "... or why it does not apply" '^# egr/zcopy  *not applicable: .*has no am_zcopy'
 
 # JSON is valid and carries rows and candidates
 check "psel_info -j runs" "$info" -j -a
