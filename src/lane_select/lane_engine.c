@@ -251,6 +251,18 @@ static int psel_lane_get(psel_ep_lanes_t *ep, const psel_resource_table_t *local
     return i;
 }
 
+static int psel_pair_reachable(const psel_lane_select_params_t *params,
+                               const psel_resource_table_t *local, unsigned l,
+                               const psel_resource_table_t *remote, unsigned r)
+{
+    if (params->is_reachable != NULL) {
+        return params->is_reachable(params->reachable_arg, l, r);
+    }
+    return psel_resource_rule_reachable(&local->resources[l],
+                                        &remote->resources[r],
+                                        params->locality);
+}
+
 /* Higher score; then higher device priority; then a peer device of the same
  * name (lo to lo rather than lo to eth0) */
 static int psel_pair_better(const psel_resource_table_t *local,
@@ -291,8 +303,7 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
             for (r = 0; r < remote->count; ++r) {
                 rrsc = &remote->resources[r];
                 if (!selector->applies(rrsc) ||
-                    !psel_resource_rule_reachable(lrsc, rrsc,
-                                                  params->locality) ||
+                    !psel_pair_reachable(params, local, l, remote, r) ||
                     !psel_pair_has_paths(ep, local, lrsc, remote, rrsc,
                                          role)) {
                     continue;

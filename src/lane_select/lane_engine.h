@@ -36,11 +36,23 @@
 #define PSEL_LANE_BW_SCORE_SIZE  (256 * 1024)
 
 
+/**
+ * Live reachability: nonzero if local resource @a local reaches the peer's
+ * resource @a remote (a worker wraps uct_iface_is_reachable()).
+ */
+typedef int (*psel_lane_reachable_cb_t)(void *arg, unsigned local,
+                                        unsigned remote);
+
+
 /** Limits of lane selection. */
 typedef struct psel_lane_select_params {
-    unsigned max_lanes[PSEL_LANE_ROLE_LAST]; /**< Per role, >= 1 */
+    unsigned max_lanes[PSEL_LANE_ROLE_LAST]; /**< Per role, 0 = not needed */
     double   max_ratio;   /**< Drop extra lanes slower than first / ratio */
     int      locality;    /**< PSEL_PEER_* of reachability.h */
+    psel_lane_reachable_cb_t is_reachable; /**< Live peers: asks UCT; NULL
+                                                for snapshots and imports:
+                                                the rules of reachability.h */
+    void    *reachable_arg; /**< Argument of @a is_reachable */
 } psel_lane_select_params_t;
 
 
@@ -65,7 +77,8 @@ typedef struct psel_ep_lanes {
 
 /**
  * Select the lanes of an endpoint from @a local to @a remote; reachability
- * follows the rules of reachability.h with @a params->locality.
+ * is asked of @a params->is_reachable, or follows the rules of
+ * reachability.h with @a params->locality when that is NULL.
  *
  * @param [in]  local   Local resources.
  * @param [in]  remote  The peer's resources.

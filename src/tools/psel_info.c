@@ -172,7 +172,7 @@ static int show_endpoint(const psel_resource_table_t *local,
                          const psel_info_opts_t *opts)
 {
     psel_ep_params_t params = {PSEL_FEATURE_TAG, local, peer, opts->locality,
-                               config};
+                               NULL, NULL, config};
     psel_ep_config_t *ep;
     int first = 1;
 

@@ -69,7 +69,9 @@ ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
 
     /* 4. lanes */
     psel_ep_lane_limits(config, ep->lane_roles, &lane_params);
-    lane_params.locality = params->locality;
+    lane_params.locality      = params->locality;
+    lane_params.is_reachable  = params->is_reachable;
+    lane_params.reachable_arg = params->reachable_arg;
     status = psel_lanes_select(params->local, params->remote, &lane_params,
                                &ep->lanes);
     if (status != UCS_OK) {

@@ -30,6 +30,8 @@ typedef struct psel_ep_params {
     const psel_resource_table_t *local;    /**< Local resources */
     const psel_resource_table_t *remote;   /**< The peer's resources */
     int                          locality; /**< PSEL_PEER_* (reachability.h) */
+    psel_lane_reachable_cb_t     is_reachable; /**< Live peers; NULL: rules */
+    void                        *reachable_arg; /**< Its argument */
     const psel_config_t         *config;   /**< Settings */
 } psel_ep_params_t;
 

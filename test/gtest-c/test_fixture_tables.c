@@ -163,6 +163,7 @@ static void check_fixture_rows(const char *fixture, const char *setting,
     assert_int_equal(psel_config_read(&config), UCS_OK);
     psel_env_reset(NULL);
 
+    memset(&params, 0, sizeof(params));
     params.features = PSEL_FEATURE_TAG;
     params.local    = &table;
     params.remote   = &table;

@@ -461,6 +461,54 @@ static void test_reach_tcp_lo(void **state)
                                  PSEL_PEER_REMOTE_HOST, &ep), UCS_OK);
 }
 
+/* A live peer: the worker's callback (uct_iface_is_reachable) decides, not
+ * the rules; it is asked about every candidate pair. */
+static unsigned live_calls;
+
+static int live_deny_first_remote(void *arg, unsigned local, unsigned remote)
+{
+    ++live_calls;
+    return remote != *(const unsigned*)arg;
+}
+
+static void test_live_reachability_callback(void **state)
+{
+    psel_resource_t hca0 = make_rsc("rc_mlx5", "mlx5_0:1", 10000, 600, 40);
+    psel_resource_t hca1 = make_rsc("rc_mlx5", "mlx5_1:1", 10000, 600, 40);
+    psel_resource_table_t local, remote;
+    psel_lane_select_params_t params;
+    unsigned denied = 0;
+    psel_ep_lanes_t ep;
+
+    psel_resource_table_init(&local);
+    psel_resource_table_init(&remote);
+    table_add(&local, &hca0);
+    table_add(&remote, &hca0);
+    table_add(&remote, &hca1);
+
+    params               = params_of(1, 0, 0, 0, PSEL_PEER_REMOTE_HOST);
+    params.is_reachable  = live_deny_first_remote;
+    params.reachable_arg = &denied;
+    live_calls           = 0;
+    assert_int_equal(psel_lanes_select(&local, &remote, &params, &ep), UCS_OK);
+    /* the rules would take remote 0 (same device name); UCT says no */
+    assert_int_equal(ep.num_lanes, 1);
+    assert_int_equal(ep.info[0].remote, 1);
+    assert_true(live_calls >= 2);
+
+    /* UCT reaches nothing, although the rules would allow both */
+    remote.count = 1;
+    psel_test_log_capture_start();
+    assert_int_equal(psel_lanes_select(&local, &remote, &params, &ep),
+                     UCS_ERR_UNREACHABLE);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("no lane");
+    remote.count = 2;
+
+    psel_resource_table_cleanup(&local);
+    psel_resource_table_cleanup(&remote);
+}
+
 /* ------------------------------------------------------------------------
  * Multi-lane
  */
@@ -755,6 +803,7 @@ int main(void)
         cmocka_unit_test(test_reach_transports),
         cmocka_unit_test(test_reach_shm_and_self),
         cmocka_unit_test(test_reach_tcp_lo),
+        cmocka_unit_test(test_live_reachability_callback),
         cmocka_unit_test(test_max_lanes_per_role),
         cmocka_unit_test(test_dev_num_paths),
         cmocka_unit_test(test_multi_lane_ratio),
