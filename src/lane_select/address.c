@@ -5,6 +5,7 @@
  */
 #include "address.h"
 
+#include <ucs/sys/string.h>
 #include <ucs/debug/log_def.h>
 #include <assert.h>
 #include <float.h>
@@ -91,32 +92,33 @@ static float psel_address_get_f32(const uint8_t *p)
     return f;
 }
 
+static const struct {
+    uint64_t uct;
+    uint16_t cap;
+} psel_address_caps_map[] = {
+    {UCT_IFACE_FLAG_CONNECT_TO_IFACE, PSEL_ADDRESS_CAP_CONNECT_TO_IFACE},
+    {UCT_IFACE_FLAG_CONNECT_TO_EP,    PSEL_ADDRESS_CAP_CONNECT_TO_EP},
+    {UCT_IFACE_FLAG_AM_SHORT,         PSEL_ADDRESS_CAP_AM_SHORT},
+    {UCT_IFACE_FLAG_AM_BCOPY,         PSEL_ADDRESS_CAP_AM_BCOPY},
+    {UCT_IFACE_FLAG_AM_ZCOPY,         PSEL_ADDRESS_CAP_AM_ZCOPY},
+    {UCT_IFACE_FLAG_PUT_SHORT,        PSEL_ADDRESS_CAP_PUT_SHORT},
+    {UCT_IFACE_FLAG_PUT_BCOPY,        PSEL_ADDRESS_CAP_PUT_BCOPY},
+    {UCT_IFACE_FLAG_PUT_ZCOPY,        PSEL_ADDRESS_CAP_PUT_ZCOPY},
+    {UCT_IFACE_FLAG_GET_BCOPY,        PSEL_ADDRESS_CAP_GET_BCOPY},
+    {UCT_IFACE_FLAG_GET_ZCOPY,        PSEL_ADDRESS_CAP_GET_ZCOPY},
+    {UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE,
+                                      PSEL_ADDRESS_CAP_ERRH_PEER_FAILURE}
+};
+
 uint16_t psel_address_caps_from_uct(uint64_t uct_flags, int atomic32,
                                     int atomic64)
 {
-    static const struct {
-        uint64_t uct;
-        uint16_t cap;
-    } map[] = {
-        {UCT_IFACE_FLAG_CONNECT_TO_IFACE, PSEL_ADDRESS_CAP_CONNECT_TO_IFACE},
-        {UCT_IFACE_FLAG_CONNECT_TO_EP,    PSEL_ADDRESS_CAP_CONNECT_TO_EP},
-        {UCT_IFACE_FLAG_AM_SHORT,         PSEL_ADDRESS_CAP_AM_SHORT},
-        {UCT_IFACE_FLAG_AM_BCOPY,         PSEL_ADDRESS_CAP_AM_BCOPY},
-        {UCT_IFACE_FLAG_AM_ZCOPY,         PSEL_ADDRESS_CAP_AM_ZCOPY},
-        {UCT_IFACE_FLAG_PUT_SHORT,        PSEL_ADDRESS_CAP_PUT_SHORT},
-        {UCT_IFACE_FLAG_PUT_BCOPY,        PSEL_ADDRESS_CAP_PUT_BCOPY},
-        {UCT_IFACE_FLAG_PUT_ZCOPY,        PSEL_ADDRESS_CAP_PUT_ZCOPY},
-        {UCT_IFACE_FLAG_GET_BCOPY,        PSEL_ADDRESS_CAP_GET_BCOPY},
-        {UCT_IFACE_FLAG_GET_ZCOPY,        PSEL_ADDRESS_CAP_GET_ZCOPY},
-        {UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE,
-                                          PSEL_ADDRESS_CAP_ERRH_PEER_FAILURE}
-    };
     uint16_t caps = 0;
     unsigned i;
 
-    for (i = 0; i < sizeof(map) / sizeof(map[0]); ++i) {
-        if (uct_flags & map[i].uct) {
-            caps |= map[i].cap;
+    for (i = 0; i < ucs_static_array_size(psel_address_caps_map); ++i) {
+        if (uct_flags & psel_address_caps_map[i].uct) {
+            caps |= psel_address_caps_map[i].cap;
         }
     }
     if (atomic32) {
@@ -126,6 +128,19 @@ uint16_t psel_address_caps_from_uct(uint64_t uct_flags, int atomic32,
         caps |= PSEL_ADDRESS_CAP_ATOMIC64;
     }
     return caps;
+}
+
+static uint64_t psel_address_caps_to_uct(uint16_t caps)
+{
+    uint64_t flags = 0;
+    unsigned i;
+
+    for (i = 0; i < ucs_static_array_size(psel_address_caps_map); ++i) {
+        if (caps & psel_address_caps_map[i].cap) {
+            flags |= psel_address_caps_map[i].uct;
+        }
+    }
+    return flags;
 }
 
 static int psel_address_dev_type_from_uct(uct_device_type_t type,
@@ -698,4 +713,40 @@ void psel_address_release(psel_address_t *addr)
     free(addr->entries);
     addr->entries = NULL;
     addr->count   = 0;
+}
+
+static const uct_device_type_t psel_address_dev_types[] = {
+    [PSEL_ADDRESS_DEV_NET]  = UCT_DEVICE_TYPE_NET,
+    [PSEL_ADDRESS_DEV_SHM]  = UCT_DEVICE_TYPE_SHM,
+    [PSEL_ADDRESS_DEV_ACC]  = UCT_DEVICE_TYPE_ACC,
+    [PSEL_ADDRESS_DEV_SELF] = UCT_DEVICE_TYPE_SELF
+};
+
+void psel_address_entry_to_resource(const psel_address_entry_t *entry,
+                                    psel_resource_t *rsc)
+{
+    memset(rsc, 0, sizeof(*rsc));
+    ucs_strncpy_zero(rsc->tl_name, entry->tl_name, sizeof(rsc->tl_name));
+    ucs_strncpy_zero(rsc->dev_name, entry->dev_name, sizeof(rsc->dev_name));
+    rsc->dev_type      = psel_address_dev_types[entry->dev_type];
+    rsc->latency       = ucs_linear_func_make(entry->latency, 0);
+    rsc->bw_dedicated  = entry->bw_dedicated;
+    rsc->bw_shared     = entry->bw_shared;
+    rsc->overhead      = entry->overhead;
+    rsc->priority      = entry->priority;
+    rsc->dev_num_paths = 1;
+    rsc->max_num_eps   = PSEL_SIZE_UNLIMITED;
+    rsc->cap_flags     = psel_address_caps_to_uct(entry->caps);
+    if (entry->caps & PSEL_ADDRESS_CAP_ATOMIC64) {
+        rsc->atomic64_ops = UCS_BIT(UCT_ATOMIC_OP_ADD);
+    }
+    rsc->reg_cost      = ucs_linear_func_make(entry->reg_cost_c,
+                                              entry->reg_cost_m);
+    rsc->rkey_size     = entry->rkey_size;
+    /* a peer that offers zero-copy RMA registers its memory */
+    if (entry->caps & (PSEL_ADDRESS_CAP_PUT_ZCOPY | PSEL_ADDRESS_CAP_GET_ZCOPY)) {
+        rsc->md_flags = UCT_MD_FLAG_REG;
+    }
+    rsc->device_addr_len = entry->dev_addr_len;
+    rsc->iface_addr_len  = entry->iface_addr_len;
 }

@@ -277,4 +277,15 @@ ucs_status_t psel_address_unpack(const void *buf, size_t len,
  */
 void psel_address_release(psel_address_t *addr);
 
+/**
+ * The resource a peer's address entry describes, for lane selection: the
+ * names, device type, perf attributes and capabilities it carries; what the
+ * address does not carry (size limits, memory types) is left zero.
+ *
+ * @param [in]  entry  A validated entry (from psel_address_unpack()).
+ * @param [out] rsc    The remote resource.
+ */
+void psel_address_entry_to_resource(const psel_address_entry_t *entry,
+                                    psel_resource_t *rsc);
+
 #endif

@@ -171,8 +171,13 @@ static int show_endpoint(const psel_resource_table_t *local,
                          const psel_config_t *config,
                          const psel_info_opts_t *opts)
 {
-    psel_ep_params_t params = {PSEL_FEATURE_TAG, local, peer, opts->locality,
-                               NULL, NULL, config};
+    psel_ep_params_t params = {
+        .features = PSEL_FEATURE_TAG,
+        .local    = local,
+        .remote   = peer,
+        .locality = opts->locality,
+        .config   = config
+    };
     psel_ep_config_t *ep;
     int first = 1;
 

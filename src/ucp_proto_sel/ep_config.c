@@ -58,7 +58,8 @@ ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
     /* 2. protocols, and 3. the selectors the enabled ones need */
     for (i = 0; i < psel_num_builtin_protos; ++i) {
         proto = psel_builtin_protos[i];
-        if (!(proto->op_mask & ep->op_mask)) {
+        if (!(proto->op_mask & ep->op_mask) ||
+            (params->runnable_only && (proto->progress == NULL))) {
             continue;
         }
         ep->protos[ep->num_protos++] = proto;

@@ -32,6 +32,9 @@ typedef struct psel_ep_params {
     int                          locality; /**< PSEL_PEER_* (reachability.h) */
     psel_lane_reachable_cb_t     is_reachable; /**< Live peers; NULL: rules */
     void                        *reachable_arg; /**< Its argument */
+    int                          runnable_only; /**< Weigh only protocols
+                                                     with a progress function
+                                                     (the data path) */
     const psel_config_t         *config;   /**< Settings */
 } psel_ep_params_t;
 

@@ -13,6 +13,7 @@
 
 #include "perf.h"
 #include "config.h"
+#include "proto_req.h"
 
 #include <lane_select/lane.h>
 #include <ucs/type/status.h>
@@ -71,8 +72,15 @@ typedef struct psel_proto_caps {
 typedef ucs_status_t (*psel_proto_init_func_t)(
         const psel_proto_init_params_t *params, psel_proto_caps_t *caps);
 
-/** Progress a request; declared opaque here, the data path defines it. */
-typedef ucs_status_t (*psel_proto_progress_func_t)(void *request);
+/**
+ * Send (more of) a message over the lanes (see proto_req.h).
+ *
+ * @return UCS_OK when every byte is sent and the request is complete;
+ *         UCS_INPROGRESS when more fragments remain (call again);
+ *         UCS_ERR_NO_RESOURCE when the transport is busy (call again later,
+ *         nothing of the current fragment was sent); another error on failure.
+ */
+typedef ucs_status_t (*psel_proto_progress_func_t)(psel_proto_req_t *req);
 
 
 /** A protocol definition. */

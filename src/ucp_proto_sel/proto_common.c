@@ -265,10 +265,11 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
     stages[0] = ucs_linear_func_make(zcopy ? (1 + rrc) * bw.reg_cost.c : 0,
                                      (zcopy ? (1 + rrc) * bw.reg_cost.m : 0) +
                                      copies / config->bcopy_bw);
-    /* control messages, plus the send overhead of the first data operation
-     * (on the slowest of the lanes, which issue theirs in parallel) */
-    stages[1] = ucs_linear_func_make(4 * ctrl.latency + 3 * ctrl.overhead +
-                                     bw.overhead_send, 0);
+    /* three control messages and the data: 3 latencies of the control lane
+     * and one of the (slowest) data lane - the seed's 4·rlat when they are
+     * one lane - plus the send overhead of the first data operation */
+    stages[1] = ucs_linear_func_make(3 * ctrl.latency + bw.latency +
+                                     3 * ctrl.overhead + bw.overhead_send, 0);
     stages[2] = ucs_linear_func_make(0, 1.0 / bw.bandwidth);
 
     caps->min_length = 0;

@@ -13,6 +13,8 @@
  *                an eager message lands in a transport buffer and is copied
  *                to the user's (UCX calls it "zero-copy copy-out")
  *   rendezvous:  d·((1+rrc)·(rcost + x·rgro) + 4·L + 3·o + x/rbw)
+ *                where 4·L is 3 latencies of the control lane and one of
+ *                the data lanes (the same when one lane does both)
  *                rrc = 0 for rndv/am, 1 for rndv/get and rndv/put (the
  *                receiver registers too); d is applied by the engine.
  *                plus the send overhead of the first data operation.
@@ -25,7 +27,8 @@
 #include "proto.h"
 
 #define PSEL_EAGER_SHORT_HDR  8   /**< Tag */
-#define PSEL_EAGER_HDR        16  /**< Tag + sender ep id / message id */
+#define PSEL_EAGER_HDR        sizeof(psel_eager_first_hdr_t) /**< The first
+                                       fragment's header, the largest */
 #define PSEL_RNDV_DATA_HDR    16  /**< Request id + offset of an rndv/am frag */
 #define PSEL_FRAG_UNLIMITED   (SIZE_MAX / 2) /**< Larger fragments: no split */
 

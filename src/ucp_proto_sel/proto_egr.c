@@ -12,6 +12,7 @@
 #include "proto_common.h"
 
 #include <ucs/sys/math.h>
+#include <string.h>
 
 /* one AM: latency plus send and receive overhead */
 static ucs_linear_func_t psel_egr_message(const psel_lane_set_perf_t *perf)
@@ -140,13 +141,75 @@ static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
     return UCS_OK;
 }
 
+static const psel_proto_lanes_priv_t *psel_egr_priv(const psel_proto_req_t *req)
+{
+    return (const psel_proto_lanes_priv_t*)req->priv;
+}
+
+static uct_ep_h psel_egr_ep(const psel_proto_req_t *req)
+{
+    return req->lanes[psel_egr_priv(req)->lanes[0]];
+}
+
+static ucs_status_t psel_egr_short_progress(psel_proto_req_t *req)
+{
+    return uct_ep_am_short(psel_egr_ep(req), PSEL_AM_ID_EAGER_SHORT, req->tag,
+                           req->buffer, req->length);
+}
+
+/* Packs the next fragment: the first carries the tag and the total size,
+ * later ones their offset; the payload follows the header. */
+static size_t psel_egr_bcopy_pack(void *dest, void *arg)
+{
+    psel_proto_req_t *req = arg;
+    size_t frag_size      = psel_egr_priv(req)->frag_size;
+    size_t len            = ucs_min(frag_size, req->length - req->offset);
+    psel_eager_first_hdr_t *first;
+    psel_eager_middle_hdr_t *middle;
+    size_t hdr_len;
+
+    if (req->offset == 0) {
+        first               = dest;
+        first->tag          = req->tag;
+        first->sender_id    = req->sender_id;
+        first->msg_id       = req->msg_id;
+        first->total_length = req->length;
+        hdr_len             = sizeof(*first);
+    } else {
+        middle            = dest;
+        middle->sender_id = req->sender_id;
+        middle->msg_id    = req->msg_id;
+        middle->offset    = req->offset;
+        hdr_len           = sizeof(*middle);
+    }
+    memcpy(UCS_PTR_BYTE_OFFSET(dest, hdr_len),
+           UCS_PTR_BYTE_OFFSET(req->buffer, req->offset), len);
+    return hdr_len + len;
+}
+
+static ucs_status_t psel_egr_bcopy_progress(psel_proto_req_t *req)
+{
+    size_t frag_size = psel_egr_priv(req)->frag_size;
+    uint8_t am_id    = (req->offset == 0) ? PSEL_AM_ID_EAGER_FIRST :
+                                            PSEL_AM_ID_EAGER_MIDDLE;
+    ssize_t packed;
+
+    packed = uct_ep_am_bcopy(psel_egr_ep(req), am_id, psel_egr_bcopy_pack,
+                             req, 0);
+    if (packed < 0) {
+        return (ucs_status_t)packed;
+    }
+    req->offset += ucs_min(frag_size, req->length - req->offset);
+    return (req->offset == req->length) ? UCS_OK : UCS_INPROGRESS;
+}
+
 const psel_proto_t psel_proto_egr_short = {
     .name     = "egr/short",
     .desc     = "eager short",
     .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
     .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM),
     .init     = psel_egr_short_init,
-    .progress = NULL
+    .progress = psel_egr_short_progress
 };
 
 const psel_proto_t psel_proto_egr_bcopy = {
@@ -155,7 +218,7 @@ const psel_proto_t psel_proto_egr_bcopy = {
     .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
     .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM_BW),
     .init     = psel_egr_bcopy_init,
-    .progress = NULL
+    .progress = psel_egr_bcopy_progress
 };
 
 const psel_proto_t psel_proto_egr_zcopy = {

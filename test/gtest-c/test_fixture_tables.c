@@ -17,10 +17,10 @@
  *   egr/short  c = L + o                m = 1/bw + 2·copy
  *   egr/bcopy  c = L + o                m = 1/bw + 2·copy
  *   egr/zcopy  c = L + o + reg.c        m = 1/bw + copy
- *     bcopy/zcopy above their fragment (am_max - 16 B header) add
+ *     bcopy/zcopy above their fragment (am_max - 32 B header) add
  *     o_send / frag per byte.
- *   rndv/get,put  c = 2·reg.c (summed per MD) + 4L + 3o + the largest
- *                 o_send of the data lanes
+ *   rndv/get,put  c = 2·reg.c (summed per MD) + 3·L(am lane) + the
+ *                 largest L of the data lanes + 3o + their largest o_send
  *                 m = 1/sum(bw of the rma_bw lanes) (+ o_send/frag, frag =
  *                 rma max_zcopy, negligible or none)
  *   rndv/am    c = reg.c + 4L + 3o + o_send   m = 1/sum(bw) + copy + o_s/frag
@@ -209,24 +209,25 @@ static const golden_lane_t lanes_000[] = {
  *             list order); zcopy pays 50 ns more (the registration-cache
  *             lookup) but one copy less, 84.7850 ns/B: they cross at
  *             0.05 us / 0.1645 ns/B = 304.1 B.
- *  ..157287   egr/zcopy. Above its fragment 65536 - 16 = 65520 it adds
- *             50000 ns / 65520 = 0.7631 ns/B: c_e = 111.01 us, m_e =
- *             84.6206 + 0.1644 + 0.7631 = 85.5482 ns/B.
+ *  ..157271   egr/zcopy. Above its fragment 65536 - 32 = 65504 it adds
+ *             50000 ns / 65504 = 0.7633 ns/B: c_e = 111.01 us, m_e =
+ *             84.6206 + 0.1644 + 0.7633 = 85.5484 ns/B.
  *             rndv/put: c_r = 2·0.05 + 4·10.96 + 3·100 + 50 = 393.94 us,
  *             m_r = 84.6206 ns/B (put max_zcopy unlimited: no fragments);
  *             rndv/get does not apply (no get_zcopy).
- *             Unbiased crossing (393.94 - 111.01) / (85.5482 - 84.6206)
+ *             Unbiased crossing (393.94 - 111.01) / (85.5484 - 84.6206)
  *             = 305.0 KB; with d = 0.99: (390.0006 - 111.01) /
- *             (85.5482 - 83.7744) = 157287.8, within the bias bound
- *             (2 x 157287 >= 305029), so the last eager size is 157287
- *             (psel_info -x: "cross at 305028.6 bytes, at 157287.8 with the
+ *             (85.5484 - 83.7744) = 157271.3, within the bias bound
+ *             (2 x 157271 >= 304967), so the last eager size is 157271
+ *             (psel_info -x: "cross at 304967.3 bytes, at 157271.3 with the
  *             rendezvous bias").
- *  ..inf      rndv/put. rndv/am has the same c less 50 ns and m_e's slope
- *             85.5482 (copy-out + fragments), so it never beats put.
+ *  ..inf      rndv/put. rndv/am (c 393.89 us, m 85.5482 ns/B: copy-out
+ *             and 50 us per 65520 B fragment, its data header is 16 B)
+ *             never beats put.
  */
 static const golden_row_t rows_000[] = {
     {304, "egr/short", "tcp/eth0"},
-    {157287, "egr/zcopy", "tcp/eth0"},
+    {157271, "egr/zcopy", "tcp/eth0"},
     {SIZE_MAX, "rndv/put", "tcp/eth0"},
     ROWS_END
 };
@@ -239,17 +240,21 @@ static void test_000_default(void **state)
 /*
  * UCX_PSEL_PROTOS=^rndv/put: the lanes stay (rndv/am and rndv/get still ask
  * for am_bw/rma_bw), rndv/get does not apply, and rndv/am's line 393.89 us +
- * 85.5482 ns/B is parallel to egr/zcopy's 111.01 us + 85.5482 ns/B above
- * 65520 (both pay copy-out and 50 us per 65520 B fragment): with
- * d·85.5482 = 84.6927 the biased line would cross at (389.95 - 111.01) /
- * 0.8555 = 326 KB, but it never wins without the bias within a factor of 2
- * (the lines never cross), so the bias bound keeps eager to the end.
+ * 85.5482 ns/B is nearly parallel to egr/zcopy's 111.01 us + 85.5484 ns/B
+ * above 65504 (both pay copy-out and 50 us per fragment; rndv/am's fragment
+ * is 16 B longer). Unbiased they cross only at 1517588287.5 B; with
+ * d·85.5482 = 84.6927 the biased lines would cross at 325992 B, far below
+ * half of that, so the bias bound (select.h) holds the boundary at
+ * 1517588288 / 2 = 758794144: eager zcopy up to 758794143, then rndv/am
+ * (psel_info -x: "the bias may move a boundary by at most x2, so it stays
+ * at 758794144"). The stability the design asks for, on real numbers.
  */
 static void test_000_no_rndv_put(void **state)
 {
     static const golden_row_t rows[] = {
         {304, "egr/short", "tcp/eth0"},
-        {SIZE_MAX, "egr/zcopy", "tcp/eth0"},
+        {758794143, "egr/zcopy", "tcp/eth0"},
+        {SIZE_MAX, "rndv/am", "tcp/eth0"},
         ROWS_END
     };
     check_fixture(F000, "UCX_PSEL_PROTOS=^rndv/put", lanes_000, rows);
@@ -282,12 +287,12 @@ static const golden_lane_t lanes_001[] = {
  *  ..304     egr/bcopy 0.68 + 0.3693 (0.0404 + 2·0.1644) vs egr/zcopy
  *            0.73 + 0.2049 (0.0404 + 0.1644): cross at 0.05 us / 0.1644
  *            ns/B = 304.1 B (psel_info -x: "cross at 304.1 bytes").
- *  ..11917   egr/zcopy; above its fragment 8254 - 16 = 8238 B it adds
- *            40 ns / 8238 = 0.0049 ns/B: m_e = 0.2097.
- *            rndv/get: c_r = 2·0.05 + 4·0.60 + 3·0.08 + 0.04 = 2.78 us,
+ *  ..11916   egr/zcopy; above its fragment 8254 - 32 = 8222 B it adds
+ *            40 ns / 8222 = 0.0049 ns/B: m_e = 0.2097.
+ *            rndv/get: c_r = 2·0.05 + 3·0.60 + 0.60 + 3·0.08 + 0.04 = 2.78 us,
  *            m_r = 0.0404. Unbiased (2.78 - 0.73) / (0.2097 - 0.0404) =
- *            12110 B; biased (2.7522 - 0.73) / (0.2097 - 0.0400) = 11917.3
- *            (psel_info -x: "cross at 12110.0 bytes, at 11917.3 with the
+ *            12109 B; biased (2.7522 - 0.73) / (0.2097 - 0.0400) = 11916.6
+ *            (psel_info -x: "cross at 12109.3 bytes, at 11916.6 with the
  *            rendezvous bias").
  *  ..inf     rndv/get; rndv/put has the very same line and loses the tie
  *            to the earlier protocol in the list.
@@ -295,7 +300,7 @@ static const golden_lane_t lanes_001[] = {
 static const golden_row_t rows_001[] = {
     {226, "egr/short", "rc_mlx5/mlx5_0:1"},
     {304, "egr/bcopy", "rc_mlx5/mlx5_0:1"},
-    {11917, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+    {11916, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
     {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_0:1"},
     ROWS_END
 };
@@ -306,7 +311,7 @@ static void test_001_default(void **state)
 }
 
 /* UCX_PSEL_RNDV_THRESH=16k: rendezvous is disabled below 16384 and forced
- * from there, so egr/zcopy keeps 11918..16383 it would have lost. */
+ * from there, so egr/zcopy keeps 11917..16383 it would have lost. */
 static void test_001_rndv_thresh(void **state)
 {
     static const golden_row_t rows[] = {
@@ -320,13 +325,13 @@ static void test_001_rndv_thresh(void **state)
 }
 
 /* UCX_PSEL_PROTOS=^rndv/get: rndv/put has the same line, so it takes the
- * same boundary 11917. */
+ * same boundary 11916. */
 static void test_001_no_rndv_get(void **state)
 {
     static const golden_row_t rows[] = {
         {226, "egr/short", "rc_mlx5/mlx5_0:1"},
         {304, "egr/bcopy", "rc_mlx5/mlx5_0:1"},
-        {11917, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {11916, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "rndv/put", "rc_mlx5/mlx5_0:1"},
         ROWS_END
     };
@@ -359,16 +364,17 @@ static const golden_lane_t lanes_048[] = {
  *            2·0.1644 = 0.4771 ns/B) and zcopy (0.83 us + 0.3127 ns/B)
  *            cross at 0.05 / 0.1645 = 304.1 B; bcopy ties with short and
  *            loses on list order.
- *  ..13575   egr/zcopy (0.3175 ns/B above its 8238 B fragment: + 40 / 8238).
+ *  ..13574   egr/zcopy (0.3175 ns/B above its 8222 B fragment: + 40 / 8222).
  *            rndv/get takes, of the two rma_bw lanes, the one with
- *            get_zcopy: rc_mlx5 alone. c_r = 2·0.05 + 4·0.70 + 3·0.08 +
- *            0.04 = 3.18 us, m_r = 0.1482: crossing 13882.2, biased 13575.4.
- *  ..686286  rndv/get. rndv/put runs on both lanes (tcp/ib0 has put_zcopy):
+ *            get_zcopy: rc_mlx5 alone. c_r = 2·0.05 + 3·0.70 + 0.70 + 3·0.08 +
+ *            0.04 = 3.18 us, m_r = 0.1482: crossing 13881.4, biased 13574.7.
+ *  ..748114  rndv/get. rndv/put runs on both lanes (tcp/ib0 has put_zcopy):
  *            m = 1 / (6433.22 + 6239.81 MB/s) = 0.0753 ns/B, but its
- *            constant pays the registration on both MDs and the slowest
- *            lane's 50 us send overhead: 2·(0.05 + 0.05) + 2.8 + 0.24 + 50 =
- *            53.24 us. Both are biased alike, so they cross unbiased:
- *            (53.24 - 3.18) / (0.1482 - 0.0753) = 686286.1.
+ *            constant pays the registration on both MDs, the slowest data
+ *            lane's latency (tcp/ib0, 5.21 us) and its 50 us send overhead:
+ *            2·(0.05 + 0.05) + 3·0.70 + 5.21 + 3·0.08 + 50 = 57.75 us. Both
+ *            are biased alike, so they cross where the unbiased lines do:
+ *            (57.75 - 3.18) / (0.1482 - 0.0753) = 748114.
  *  ..inf     rndv/put over "rc_mlx5/mlx5_0:1 51% + tcp/ib0 49%".
  *  (ib0 is IPoIB on the same FDR port, so in reality the summed bandwidth
  *  exceeds the link; a UCX 1.9 dump has no sys_dev to tell: a data limit.)
@@ -377,8 +383,8 @@ static void test_048_default(void **state)
 {
     static const golden_row_t rows[] = {
         {304, "egr/short", "rc_mlx5/mlx5_0:1"},
-        {13575, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
-        {686286, "rndv/get", "rc_mlx5/mlx5_0:1"},
+        {13574, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {748114, "rndv/get", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "rndv/put", "rc_mlx5/mlx5_0:1 51% + tcp/ib0 49%"},
         ROWS_END
     };
@@ -390,12 +396,12 @@ static void test_048_default(void **state)
  * UCX_PSEL_MAX_RNDV_LANES=1: am_bw and rma_bw take one lane (am_bw's limit
  * is max(eager 1, rndv 1)), so tcp/ib0 is gone and rndv/get applies.
  *  ..304     egr/short (crosses zcopy at 304.1 B, as in the default table).
- *  ..13575   egr/zcopy 0.83 us + 0.3127 ns/B; above 8238 B fragments add
- *            40 / 8238 = 0.0049: m_e = 0.3175.
+ *  ..13574   egr/zcopy 0.83 us + 0.3127 ns/B; above 8222 B fragments add
+ *            40 / 8222 = 0.0049: m_e = 0.3175.
  *            rndv/get c_r = 2·0.05 + 4·0.70 + 3·0.08 + 0.04 = 3.18 us,
  *            m_r = 0.1482. Unbiased (3.18 - 0.83) / (0.3175 - 0.1482) =
- *            13882 B; biased (3.1482 - 0.83) / (0.3175 - 0.1467) = 13575.4
- *            (psel_info -x: "cross at 13882.2 bytes, at 13575.4").
+ *            13881 B; biased (3.1482 - 0.83) / (0.3175 - 0.1467) = 13574.7
+ *            (psel_info -x: "cross at 13881.4 bytes, at 13574.7").
  *  ..inf     rndv/get (rndv/put ties and comes later in the list).
  */
 static void test_048_one_rndv_lane(void **state)
@@ -405,7 +411,7 @@ static void test_048_one_rndv_lane(void **state)
     };
     static const golden_row_t rows[] = {
         {304, "egr/short", "rc_mlx5/mlx5_0:1"},
-        {13575, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {13574, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_0:1"},
         ROWS_END
     };

@@ -522,7 +522,7 @@ static void seed_random_ep(psel_mock_ep_t *ep, psel_config_t *config,
                           PSEL_LANE_CAP_MEM_REG;
     unsigned i, num_lanes, num_eager, first_rndv, role_mask;
     double ecost = 0, egro = 0, ebw = 0, rcost = 0, rgro = 0, rbw = 0;
-    double elat = 0, eovh = 0, rovh_send = 0;
+    double elat = 0, eovh = 0, rovh_send = 0, rlat = 0;
     double lat, ovh;
     psel_lane_t *lane;
 
@@ -565,6 +565,7 @@ static void seed_random_ep(psel_mock_ep_t *ep, psel_config_t *config,
         }
         if (i >= first_rndv) {
             rovh_send = ucs_max(rovh_send, lane->overhead_send);
+            rlat      = ucs_max(rlat, lane->latency);
             rcost    += lane->reg_cost.c;
             rgro  += lane->reg_cost.m;
             rbw   += lane->bandwidth;
@@ -572,11 +573,12 @@ static void seed_random_ep(psel_mock_ep_t *ep, psel_config_t *config,
     }
 
     /* eover: latency and overheads of the slowest eager lane (the lanes work
-     * in parallel); rlat, rover: of the control lane, plus the first data
-     * operation's send overhead on the slowest rendezvous lane */
+     * in parallel); rlat: 3 of the control lane and 1 of the slowest data
+     * lane; rover: of the control lane, plus the first data operation's
+     * send overhead on the slowest rendezvous lane */
     lines->c_e = ecost + elat + eovh;
     lines->m_e = egro + 1.0 / config->bcopy_bw + 1.0 / ebw;
-    lines->c_r = (1 + rrc) * rcost + 4 * lat + 3 * 2 * ovh + rovh_send;
+    lines->c_r = (1 + rrc) * rcost + 3 * lat + rlat + 3 * 2 * ovh + rovh_send;
     /* rndv/am data lands in transport buffers: the receiver copies it out */
     lines->m_r = (1 + rrc) * rgro + (rrc ? 0 : 1.0 / config->bcopy_bw) +
                  1.0 / rbw;

@@ -1,0 +1,55 @@
+/*
+ * Context: the configuration and this machine's resources.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "core_int.h"
+
+#include <stdlib.h>
+
+ucs_status_t psel_context_create(psel_context_h *context_p)
+{
+    psel_context_h context;
+    ucs_status_t status;
+
+    context = calloc(1, sizeof(*context));
+    if (context == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    status = psel_config_read(&context->config);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+
+    status = psel_resource_discover(&context->resources);
+    if (status != UCS_OK) {
+        goto err_release_config;
+    }
+
+    status = psel_resource_filter(&context->resources, &context->config.tls,
+                                  &context->config.net_devices);
+    if (status != UCS_OK) {
+        goto err_cleanup_resources;
+    }
+
+    *context_p = context;
+    return UCS_OK;
+
+err_cleanup_resources:
+    psel_resource_table_cleanup(&context->resources);
+err_release_config:
+    psel_config_release(&context->config);
+err_free:
+    free(context);
+    return status;
+}
+
+void psel_context_destroy(psel_context_h context)
+{
+    psel_resource_table_cleanup(&context->resources);
+    psel_config_release(&context->config);
+    free(context);
+}

@@ -1,0 +1,106 @@
+/**
+ * @file core_int.h
+ * Internal structures of the data path, shared by context.c, worker.c,
+ * ep.c and request.c. Not installed.
+ */
+#ifndef PSEL_CORE_CORE_INT_H_
+#define PSEL_CORE_CORE_INT_H_
+
+#include "psel_core.h"
+#include "tag_match.h"
+
+#include <lane_select/address.h>
+#include <lane_select/resource_table.h>
+#include <ucp_proto_sel/ep_config.h>
+#include <ucs/datastruct/list.h>
+#include <uct/api/uct.h>
+
+#define PSEL_WORKER_MAX_IFACES  32  /**< Ifaces one worker opens */
+#define PSEL_WORKER_MAX_MDS     16  /**< Memory domains one worker opens */
+#define PSEL_PENDING_PER_PROGRESS 64 /**< Pending sends retried per call */
+
+
+struct psel_context {
+    psel_config_t         config;     /**< UCX_PSEL_* */
+    psel_resource_table_t resources;  /**< This machine, filtered */
+};
+
+
+/** One opened iface: a resource of the context. */
+typedef struct psel_worker_iface {
+    unsigned         rsc_index;   /**< Index in the context's resources */
+    unsigned         md_index;    /**< Index in the worker's mds */
+    uct_iface_h      iface;       /**< The iface */
+    uct_iface_attr_t attr;        /**< Its attributes */
+    uint8_t          dev_addr[255];   /**< Device address */
+    uint8_t          iface_addr[255]; /**< Iface address */
+} psel_worker_iface_t;
+
+
+struct psel_worker {
+    psel_context_h        context;
+    ucs_async_context_t  *async;
+    uct_worker_h          uct_worker;
+    uct_component_h      *components;
+    unsigned              num_components;
+    unsigned              num_mds;
+    uct_md_h              mds[PSEL_WORKER_MAX_MDS];
+    char                  md_names[PSEL_WORKER_MAX_MDS][PSEL_NAME_MAX];
+    unsigned              num_ifaces;
+    psel_worker_iface_t   ifaces[PSEL_WORKER_MAX_IFACES];
+    psel_resource_table_t local;      /**< Resources of the opened ifaces,
+                                           in iface order: lane selection's
+                                           local table */
+    uint64_t              uuid;       /**< Random; sender ids derive from it */
+    uint64_t              next_ep_id;
+    psel_tm_t             tm;         /**< Receive-side tag matching */
+    ucs_list_link_t       pending;    /**< Sends waiting for resources */
+};
+
+
+struct psel_ep {
+    psel_worker_h         worker;
+    uint64_t              id;           /**< Sender id in our messages */
+    uint64_t              next_msg_id;
+    unsigned              cfg_index;    /**< Bumped when the config changes */
+    psel_resource_table_t remote;       /**< The peer's entries, as resources */
+    psel_address_t        address;      /**< The peer's unpacked address */
+    psel_ep_config_t      config;       /**< Lanes and selection tables */
+    uct_ep_h              uct_eps[PSEL_MAX_LANES];
+};
+
+
+typedef enum {
+    PSEL_REQUEST_SEND,
+    PSEL_REQUEST_RECV
+} psel_request_type_t;
+
+
+struct psel_request {
+    psel_request_type_t        type;
+    ucs_status_t               status;     /**< UCS_INPROGRESS until done */
+    int                        released;   /**< psel_request_free() called */
+    psel_request_cb_t          cb;
+    void                      *arg;
+    ucs_list_link_t            list;       /**< In worker->pending */
+    /* send */
+    psel_ep_h                  ep;
+    unsigned                   cfg_index;  /**< ep->cfg_index at lookup */
+    const psel_select_elem_t  *elem;       /**< The protocol running it */
+    psel_proto_req_t           proto;      /**< The protocol's view */
+    /* receive */
+    psel_tm_recv_t             recv;
+};
+
+
+/** Complete a request: record the status, call back, free if released. */
+void psel_request_complete(psel_request_t *req, ucs_status_t status);
+
+/** Allocate a request (status UCS_INPROGRESS). */
+psel_request_t *psel_request_alloc(psel_request_type_t type,
+                                   psel_request_cb_t cb, void *arg);
+
+/** Run a send's protocol until it is done, blocked or failed. */
+void psel_send_progress(psel_request_t *req);
+
+#endif

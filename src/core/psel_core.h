@@ -1,0 +1,94 @@
+/**
+ * @file psel_core.h
+ * The data path: a context holds the resources and the configuration; a
+ * worker owns a UCT worker and the ifaces, registers the active message
+ * handlers and progresses everything; an endpoint, created from a peer's
+ * worker address, runs lane selection and endpoint init and sends tagged
+ * messages with the protocol its selection table names.
+ */
+#ifndef PSEL_CORE_PSEL_CORE_H_
+#define PSEL_CORE_PSEL_CORE_H_
+
+#include <ucs/type/status.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct psel_context *psel_context_h; /**< Resources and config */
+typedef struct psel_worker  *psel_worker_h;  /**< Progress engine */
+typedef struct psel_ep      *psel_ep_h;      /**< Connection to a peer */
+typedef struct psel_request  psel_request_t; /**< Non-blocking operation */
+
+/** Completion callback of a request. */
+typedef void (*psel_request_cb_t)(psel_request_t *request, ucs_status_t status,
+                                  void *arg);
+
+/** Information about a completed receive. */
+typedef struct psel_recv_info {
+    uint64_t tag;     /**< Tag of the message */
+    size_t   length;  /**< Size of the message as sent */
+} psel_recv_info_t;
+
+
+/**
+ * Create a context: read UCX_PSEL_* and discover this machine's resources,
+ * filtered by UCX_PSEL_TLS and UCX_PSEL_NET_DEVICES.
+ */
+ucs_status_t psel_context_create(psel_context_h *context_p);
+
+/** Destroy a context (after all its workers). */
+void psel_context_destroy(psel_context_h context);
+
+/** Create a worker: open every iface that peers can connect to directly. */
+ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p);
+
+/** Destroy a worker (after all its endpoints). */
+void psel_worker_destroy(psel_worker_h worker);
+
+/** Progress communication; @return the number of events processed. */
+unsigned psel_worker_progress(psel_worker_h worker);
+
+/**
+ * The worker's packed address, to give to peers (out of band).
+ *
+ * @param [out] address_p  Packed address; release with free().
+ * @param [out] length_p   Its size.
+ */
+ucs_status_t psel_worker_get_address(psel_worker_h worker, void **address_p,
+                                     size_t *length_p);
+
+/**
+ * Connect to a peer: unpack and validate its address, select lanes, build
+ * the selection tables and connect the lanes.
+ */
+ucs_status_t psel_ep_create(psel_worker_h worker, const void *address,
+                            size_t length, psel_ep_h *ep_p);
+
+/** Destroy an endpoint; pending sends complete with UCS_ERR_CANCELED. */
+void psel_ep_destroy(psel_ep_h ep);
+
+/**
+ * Send a tagged message.
+ *
+ * @return A request to test and free (it may already be complete: short and
+ *         bcopy sends complete as soon as the data is copied out), or NULL if
+ *         out of memory.
+ */
+psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
+                                 size_t length, uint64_t tag,
+                                 psel_request_cb_t cb, void *arg);
+
+/** Post a tagged receive; it matches when (msg tag & mask) == (tag & mask). */
+psel_request_t *psel_tag_recv_nb(psel_worker_h worker, void *buffer,
+                                 size_t length, uint64_t tag, uint64_t mask,
+                                 psel_request_cb_t cb, void *arg);
+
+/**
+ * @return UCS_INPROGRESS while the request runs, else its final status;
+ *         @a info (may be NULL) is filled for a completed receive.
+ */
+ucs_status_t psel_request_test(psel_request_t *request, psel_recv_info_t *info);
+
+/** Release a request; a request still running is released when it ends. */
+void psel_request_free(psel_request_t *request);
+
+#endif

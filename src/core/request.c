@@ -1,0 +1,157 @@
+/*
+ * Requests and the tag API: send through the selected protocol, receive
+ * through tag matching.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "core_int.h"
+
+#include <ucs/debug/log_def.h>
+#include <stdlib.h>
+
+psel_request_t *psel_request_alloc(psel_request_type_t type,
+                                   psel_request_cb_t cb, void *arg)
+{
+    psel_request_t *req = calloc(1, sizeof(*req));
+
+    if (req != NULL) {
+        req->type   = type;
+        req->status = UCS_INPROGRESS;
+        req->cb     = cb;
+        req->arg    = arg;
+    }
+    return req;
+}
+
+void psel_request_complete(psel_request_t *req, ucs_status_t status)
+{
+    req->status = status;
+    if (req->cb != NULL) {
+        req->cb(req, status, req->arg);
+    }
+    if (req->released) {
+        free(req);
+    }
+}
+
+ucs_status_t psel_request_test(psel_request_t *req, psel_recv_info_t *info)
+{
+    if ((req->status != UCS_INPROGRESS) && (info != NULL) &&
+        (req->type == PSEL_REQUEST_RECV)) {
+        info->tag    = req->recv.sender_tag;
+        info->length = req->recv.recv_length;
+    }
+    return req->status;
+}
+
+void psel_request_free(psel_request_t *req)
+{
+    if (req->status == UCS_INPROGRESS) {
+        req->released = 1; /* freed when it completes */
+    } else {
+        free(req);
+    }
+}
+
+/* Look the protocol up again if the endpoint's configuration changed since
+ * the request chose it. */
+static ucs_status_t psel_send_select(psel_request_t *req)
+{
+    psel_ep_h ep = req->ep;
+
+    if ((req->elem != NULL) && (req->cfg_index == ep->cfg_index)) {
+        return UCS_OK;
+    }
+    if (req->proto.offset > 0) {
+        ucs_error("endpoint reconfigured in the middle of a %zu-byte send",
+                  req->proto.length);
+        return UCS_ERR_CANCELED;
+    }
+    req->elem = psel_select_lookup_fast(&ep->config.select, PSEL_OP_TAG_SEND,
+                                        req->proto.length);
+    if (req->elem == NULL) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    req->cfg_index  = ep->cfg_index;
+    req->proto.priv = req->elem->priv;
+    return UCS_OK;
+}
+
+void psel_send_progress(psel_request_t *req)
+{
+    ucs_status_t status;
+
+    status = psel_send_select(req);
+    while (status == UCS_OK) {
+        status = req->elem->proto->progress(&req->proto);
+        if (status == UCS_OK) {
+            psel_request_complete(req, UCS_OK);
+            return;
+        }
+        if (status == UCS_INPROGRESS) {
+            status = UCS_OK; /* next fragment */
+        }
+    }
+
+    if (status == UCS_ERR_NO_RESOURCE) {
+        /* the transport is busy: resume from psel_worker_progress() */
+        ucs_list_add_head(&req->ep->worker->pending, &req->list);
+        return;
+    }
+    psel_request_complete(req, status);
+}
+
+psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
+                                 size_t length, uint64_t tag,
+                                 psel_request_cb_t cb, void *arg)
+{
+    psel_request_t *req;
+
+    req = psel_request_alloc(PSEL_REQUEST_SEND, cb, arg);
+    if (req == NULL) {
+        return NULL;
+    }
+    req->ep               = ep;
+    req->proto.buffer     = buffer;
+    req->proto.length     = length;
+    req->proto.tag        = tag;
+    req->proto.sender_id  = ep->id;
+    req->proto.msg_id     = ++ep->next_msg_id;
+    req->proto.lanes      = ep->uct_eps;
+
+    if (!ucs_list_is_empty(&ep->worker->pending)) {
+        /* keep the send order behind the sends already waiting */
+        ucs_list_add_tail(&ep->worker->pending, &req->list);
+        return req;
+    }
+    psel_send_progress(req);
+    return req;
+}
+
+static void psel_recv_completed(psel_tm_recv_t *recv)
+{
+    psel_request_t *req = ucs_container_of(recv, psel_request_t, recv);
+
+    psel_request_complete(req, recv->status);
+}
+
+psel_request_t *psel_tag_recv_nb(psel_worker_h worker, void *buffer,
+                                 size_t length, uint64_t tag, uint64_t mask,
+                                 psel_request_cb_t cb, void *arg)
+{
+    psel_request_t *req;
+
+    req = psel_request_alloc(PSEL_REQUEST_RECV, cb, arg);
+    if (req == NULL) {
+        return NULL;
+    }
+    req->recv.tag      = tag;
+    req->recv.tag_mask = mask;
+    req->recv.buffer   = buffer;
+    req->recv.length   = length;
+    req->recv.complete = psel_recv_completed;
+    psel_tm_post(&worker->tm, &req->recv);
+    return req;
+}

@@ -1,0 +1,365 @@
+/*
+ * Worker: a UCT worker, the ifaces peers connect to, the active message
+ * handlers, the worker address, progress and pending sends.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "core_int.h"
+
+#include <ucs/debug/log_def.h>
+#include <ucs/sys/string.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- active message handlers: wire input, validated before use ---- */
+
+static ucs_status_t psel_am_eager_short(void *arg, void *data, size_t length,
+                                        unsigned flags)
+{
+    psel_worker_h worker = arg;
+    uint64_t tag;
+
+    if (length < sizeof(tag)) {
+        ucs_error("eager short: %zu bytes, shorter than its 8-byte tag; "
+                  "dropped", length);
+        return UCS_OK;
+    }
+    memcpy(&tag, data, sizeof(tag));
+    /* a short message has no sender id: its sender and message ids never
+     * reach the in-flight hash, since it is whole */
+    psel_tm_eager_first(&worker->tm, 0, 0, tag, length - sizeof(tag),
+                        UCS_PTR_BYTE_OFFSET(data, sizeof(tag)),
+                        length - sizeof(tag));
+    return UCS_OK;
+}
+
+static ucs_status_t psel_am_eager_first(void *arg, void *data, size_t length,
+                                        unsigned flags)
+{
+    psel_worker_h worker = arg;
+    psel_eager_first_hdr_t hdr;
+
+    if (length < sizeof(hdr)) {
+        ucs_error("eager first fragment: %zu bytes, shorter than its "
+                  "%zu-byte header; dropped", length, sizeof(hdr));
+        return UCS_OK;
+    }
+    memcpy(&hdr, data, sizeof(hdr));
+    psel_tm_eager_first(&worker->tm, hdr.sender_id, hdr.msg_id, hdr.tag,
+                        hdr.total_length,
+                        UCS_PTR_BYTE_OFFSET(data, sizeof(hdr)),
+                        length - sizeof(hdr));
+    return UCS_OK;
+}
+
+static ucs_status_t psel_am_eager_middle(void *arg, void *data, size_t length,
+                                         unsigned flags)
+{
+    psel_worker_h worker = arg;
+    psel_eager_middle_hdr_t hdr;
+
+    if (length < sizeof(hdr)) {
+        ucs_error("eager fragment: %zu bytes, shorter than its %zu-byte "
+                  "header; dropped", length, sizeof(hdr));
+        return UCS_OK;
+    }
+    memcpy(&hdr, data, sizeof(hdr));
+    psel_tm_eager_middle(&worker->tm, hdr.sender_id, hdr.msg_id, hdr.offset,
+                         UCS_PTR_BYTE_OFFSET(data, sizeof(hdr)),
+                         length - sizeof(hdr));
+    return UCS_OK;
+}
+
+static const struct {
+    uint8_t          id;
+    uct_am_callback_t cb;
+} psel_am_handlers[] = {
+    {PSEL_AM_ID_EAGER_SHORT,  psel_am_eager_short},
+    {PSEL_AM_ID_EAGER_FIRST,  psel_am_eager_first},
+    {PSEL_AM_ID_EAGER_MIDDLE, psel_am_eager_middle}
+};
+
+/* ---- opening memory domains and ifaces ---- */
+
+static ucs_status_t psel_worker_open_md(psel_worker_h worker,
+                                        const psel_resource_t *rsc,
+                                        unsigned *md_index_p)
+{
+    uct_component_attr_t attr;
+    uct_md_config_t *md_config;
+    ucs_status_t status;
+    unsigned i;
+
+    for (i = 0; i < worker->num_mds; ++i) {
+        if (!strcmp(worker->md_names[i], rsc->md_name)) {
+            *md_index_p = i;
+            return UCS_OK;
+        }
+    }
+    if (worker->num_mds == PSEL_WORKER_MAX_MDS) {
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    for (i = 0; i < worker->num_components; ++i) {
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
+        if ((uct_component_query(worker->components[i], &attr) != UCS_OK) ||
+            strcmp(attr.name, rsc->component)) {
+            continue;
+        }
+        status = uct_md_config_read(worker->components[i], NULL, NULL,
+                                    &md_config);
+        if (status != UCS_OK) {
+            return status;
+        }
+        status = uct_md_open(worker->components[i], rsc->md_name, md_config,
+                             &worker->mds[worker->num_mds]);
+        uct_config_release(md_config);
+        if (status != UCS_OK) {
+            return status;
+        }
+        ucs_strncpy_zero(worker->md_names[worker->num_mds], rsc->md_name,
+                         PSEL_NAME_MAX);
+        *md_index_p = worker->num_mds++;
+        return UCS_OK;
+    }
+    return UCS_ERR_NO_DEVICE;
+}
+
+static ucs_status_t psel_worker_open_iface(psel_worker_h worker,
+                                           unsigned rsc_index)
+{
+    const psel_resource_t *rsc = &worker->context->resources.resources[rsc_index];
+    psel_worker_iface_t *wif   = &worker->ifaces[worker->num_ifaces];
+    uct_iface_config_t *iface_config;
+    uct_iface_params_t params;
+    ucs_status_t status;
+    unsigned i;
+
+    status = psel_worker_open_md(worker, rsc, &wif->md_index);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_md_iface_config_read(worker->mds[wif->md_index],
+                                      rsc->tl_name, NULL, NULL, &iface_config);
+    if (status != UCS_OK) {
+        return status;
+    }
+    memset(&params, 0, sizeof(params));
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE |
+                                  UCT_IFACE_PARAM_FIELD_STATS_ROOT |
+                                  UCT_IFACE_PARAM_FIELD_RX_HEADROOM |
+                                  UCT_IFACE_PARAM_FIELD_CPU_MASK;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = rsc->tl_name;
+    params.mode.device.dev_name = rsc->dev_name;
+    UCS_CPU_ZERO(&params.cpu_mask);
+    status = uct_iface_open(worker->mds[wif->md_index], worker->uct_worker,
+                            &params, iface_config, &wif->iface);
+    uct_config_release(iface_config);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_iface_query(wif->iface, &wif->attr);
+    if ((status == UCS_OK) &&
+        ((wif->attr.device_addr_len > sizeof(wif->dev_addr)) ||
+         (wif->attr.iface_addr_len > sizeof(wif->iface_addr)))) {
+        status = UCS_ERR_EXCEEDS_LIMIT;
+    }
+    if (status == UCS_OK) {
+        status = uct_iface_get_device_address(wif->iface,
+                                              (uct_device_addr_t*)wif->dev_addr);
+    }
+    if (status == UCS_OK) {
+        status = uct_iface_get_address(wif->iface,
+                                       (uct_iface_addr_t*)wif->iface_addr);
+    }
+    for (i = 0; (status == UCS_OK) &&
+                (i < ucs_static_array_size(psel_am_handlers)); ++i) {
+        if (wif->attr.cap.flags &
+            (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY)) {
+            status = uct_iface_set_am_handler(wif->iface,
+                                              psel_am_handlers[i].id,
+                                              psel_am_handlers[i].cb, worker,
+                                              0);
+        }
+    }
+    if (status != UCS_OK) {
+        uct_iface_close(wif->iface);
+        return status;
+    }
+
+    uct_iface_progress_enable(wif->iface,
+                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    wif->rsc_index = rsc_index;
+    ++worker->num_ifaces;
+    return psel_resource_table_append(&worker->local, rsc);
+}
+
+static void psel_worker_close_ifaces(psel_worker_h worker)
+{
+    unsigned i;
+
+    for (i = 0; i < worker->num_ifaces; ++i) {
+        uct_iface_close(worker->ifaces[i].iface);
+    }
+    for (i = 0; i < worker->num_mds; ++i) {
+        uct_md_close(worker->mds[i]);
+    }
+    worker->num_ifaces = 0;
+    worker->num_mds    = 0;
+}
+
+ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
+{
+    const psel_resource_table_t *resources = &context->resources;
+    psel_worker_h worker;
+    ucs_status_t status;
+    unsigned i;
+
+    worker = calloc(1, sizeof(*worker));
+    if (worker == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    worker->context = context;
+    worker->uuid    = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^
+                      (uintptr_t)worker;
+    ucs_list_head_init(&worker->pending);
+    psel_resource_table_init(&worker->local);
+
+    status = psel_tm_init(&worker->tm);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+
+    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
+                                      &worker->async);
+    if (status != UCS_OK) {
+        goto err_tm;
+    }
+
+    status = uct_worker_create(worker->async, UCS_THREAD_MODE_SINGLE,
+                               &worker->uct_worker);
+    if (status != UCS_OK) {
+        goto err_async;
+    }
+
+    status = uct_query_components(&worker->components,
+                                  &worker->num_components);
+    if (status != UCS_OK) {
+        goto err_uct_worker;
+    }
+
+    /* peers connect to ifaces directly; transports that connect only to
+     * endpoints need the wireup lane, not there yet */
+    for (i = 0; (i < resources->count) &&
+                (worker->num_ifaces < PSEL_WORKER_MAX_IFACES); ++i) {
+        if (!(resources->resources[i].cap_flags &
+              UCT_IFACE_FLAG_CONNECT_TO_IFACE)) {
+            continue;
+        }
+        status = psel_worker_open_iface(worker, i);
+        if (status != UCS_OK) {
+            ucs_debug("worker: %s/%s not opened: %s",
+                      resources->resources[i].tl_name,
+                      resources->resources[i].dev_name,
+                      ucs_status_string(status));
+        }
+    }
+    if (worker->num_ifaces == 0) {
+        ucs_error("worker: no transport could be opened (of %u resources; "
+                  "check UCX_PSEL_TLS)", resources->count);
+        status = UCS_ERR_NO_DEVICE;
+        goto err_close;
+    }
+
+    *worker_p = worker;
+    return UCS_OK;
+
+err_close:
+    psel_worker_close_ifaces(worker);
+    uct_release_component_list(worker->components);
+err_uct_worker:
+    uct_worker_destroy(worker->uct_worker);
+err_async:
+    ucs_async_context_destroy(worker->async);
+err_tm:
+    psel_tm_cleanup(&worker->tm);
+err_free:
+    psel_resource_table_cleanup(&worker->local);
+    free(worker);
+    return status;
+}
+
+void psel_worker_destroy(psel_worker_h worker)
+{
+    psel_request_t *req, *tmp;
+
+    ucs_list_for_each_safe(req, tmp, &worker->pending, list) {
+        ucs_list_del(&req->list);
+        psel_request_complete(req, UCS_ERR_CANCELED);
+    }
+    psel_tm_cleanup(&worker->tm);
+    psel_worker_close_ifaces(worker);
+    uct_release_component_list(worker->components);
+    uct_worker_destroy(worker->uct_worker);
+    ucs_async_context_destroy(worker->async);
+    psel_resource_table_cleanup(&worker->local);
+    free(worker);
+}
+
+unsigned psel_worker_progress(psel_worker_h worker)
+{
+    unsigned count = uct_worker_progress(worker->uct_worker);
+    psel_request_t *req;
+    unsigned i;
+
+    /* retry sends that found the transport busy, oldest first, so order is
+     * kept; stop at the first that is still blocked */
+    for (i = 0; (i < PSEL_PENDING_PER_PROGRESS) &&
+                !ucs_list_is_empty(&worker->pending); ++i) {
+        req = ucs_list_head(&worker->pending, psel_request_t, list);
+        ucs_list_del(&req->list);
+        psel_send_progress(req);
+        if (req->status == UCS_INPROGRESS) {
+            break; /* re-queued at the head by psel_send_progress */
+        }
+        ++count;
+    }
+    return count;
+}
+
+ucs_status_t psel_worker_get_address(psel_worker_h worker, void **address_p,
+                                     size_t *length_p)
+{
+    psel_address_entry_t *entries;
+    const psel_worker_iface_t *wif;
+    ucs_status_t status;
+    unsigned i;
+
+    entries = calloc(worker->num_ifaces, sizeof(*entries));
+    if (entries == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    for (i = 0; i < worker->num_ifaces; ++i) {
+        wif    = &worker->ifaces[i];
+        status = psel_address_entry_from_resource(
+                &worker->local.resources[i], wif->dev_addr,
+                wif->attr.device_addr_len, wif->iface_addr,
+                wif->attr.iface_addr_len, &entries[i]);
+        if (status != UCS_OK) {
+            goto out;
+        }
+    }
+    status = psel_address_pack(entries, worker->num_ifaces, address_p,
+                               length_p);
+out:
+    free(entries);
+    return status;
+}
