@@ -1,0 +1,429 @@
+/*
+ * Integration tests of the data path over real UCT transports, in two
+ * processes: a forked receiver publishes its worker address over a
+ * socketpair, the sender connects and sends; the receiver checks every
+ * message's tag, size and contents and reports back. Every wait is bounded.
+ */
+#include "test_util.h"
+
+#include <core/psel_core.h>
+
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#define LIVE_TIMEOUT_SEC   60    /* per test case, both processes */
+#define LIVE_MAX_MSGS      4096
+
+typedef enum {
+    CASE_SIZES,       /* one message per size, receive posted first */
+    CASE_UNEXPECTED,  /* all sent before any receive is posted */
+    CASE_IN_FLIGHT,   /* many messages at once, beyond the transport window */
+    CASE_WILDCARD,    /* receives with a zero mask: arrival order */
+    CASE_TRUNCATE     /* every other receive one byte short */
+} live_case_t;
+
+typedef struct {
+    const char  *tls;      /* UCX_PSEL_TLS */
+    const char  *protos;   /* UCX_PSEL_PROTOS, NULL for automatic */
+    live_case_t  kind;
+    unsigned     count;    /* messages */
+    const size_t *sizes;   /* per message, cycled */
+    unsigned     num_sizes;
+} live_test_t;
+
+static double now_sec(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint8_t pattern(unsigned msg, size_t offset)
+{
+    return (uint8_t)(msg * 131 + offset * 7 + (offset >> 8));
+}
+
+static size_t msg_size(const live_test_t *t, unsigned msg)
+{
+    return t->sizes[msg % t->num_sizes];
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    ssize_t n;
+
+    while (len > 0) {
+        n = write(fd, p, len);
+        if ((n < 0) && (errno == EINTR)) {
+            continue;
+        }
+        if (n <= 0) {
+            return -1;
+        }
+        p   += n;
+        len -= n;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+    ssize_t n;
+
+    while (len > 0) {
+        n = read(fd, p, len);
+        if ((n < 0) && (errno == EINTR)) {
+            continue;
+        }
+        if (n <= 0) {
+            return -1;
+        }
+        p   += n;
+        len -= n;
+    }
+    return 0;
+}
+
+static int sock_readable(int sock)
+{
+    struct timeval tv = {0, 0};
+    fd_set fds;
+
+    FD_ZERO(&fds);
+    FD_SET(sock, &fds);
+    return select(sock + 1, &fds, NULL, NULL, &tv) > 0;
+}
+
+/* Progress until every request completes or the deadline passes. */
+static int wait_all(psel_worker_h worker, psel_request_t **reqs, unsigned n,
+                    double deadline)
+{
+    unsigned i, done;
+
+    do {
+        psel_worker_progress(worker);
+        for (i = 0, done = 0; i < n; ++i) {
+            done += (reqs[i] == NULL) ||
+                    (psel_request_test(reqs[i], NULL) != UCS_INPROGRESS);
+        }
+        if (done == n) {
+            return 0;
+        }
+    } while (now_sec() < deadline);
+    fprintf(stderr, "live: %u of %u requests still running at the deadline\n",
+            n - done, n);
+    return -1;
+}
+
+static void set_env(const live_test_t *t)
+{
+    setenv("UCX_PSEL_TLS", t->tls, 1);
+    if (t->protos != NULL) {
+        setenv("UCX_PSEL_PROTOS", t->protos, 1);
+    } else {
+        unsetenv("UCX_PSEL_PROTOS");
+    }
+}
+
+/* The receiver: returns the number of wrong messages (or -1). */
+static int receiver(const live_test_t *t, int sock)
+{
+    static psel_request_t *reqs[LIVE_MAX_MSGS];
+    static uint8_t *bufs[LIVE_MAX_MSGS];
+    double deadline = now_sec() + LIVE_TIMEOUT_SEC;
+    psel_context_h context;
+    psel_worker_h worker;
+    psel_recv_info_t info;
+    unsigned i, errors = 0;
+    size_t len, buf_len, k, expected_len;
+    ucs_status_t status, expected;
+    void *address;
+    uint64_t mask;
+    char go;
+
+    set_env(t);
+    if ((psel_context_create(&context) != UCS_OK) ||
+        (psel_worker_create(context, &worker) != UCS_OK) ||
+        (psel_worker_get_address(worker, &address, &len) != UCS_OK) ||
+        write_all(sock, &len, sizeof(len)) || write_all(sock, address, len)) {
+        return -1;
+    }
+    free(address);
+
+    if (t->kind == CASE_UNEXPECTED) {
+        /* progress, with no receive posted, until the sender has seen every
+         * send complete: all messages arrive unexpected */
+        while (!sock_readable(sock)) {
+            psel_worker_progress(worker);
+            if (now_sec() > deadline) {
+                return -1;
+            }
+        }
+        if (read_all(sock, &go, 1)) {
+            return -1;
+        }
+    }
+
+    for (i = 0; i < t->count; ++i) {
+        buf_len = msg_size(t, i);
+        if ((t->kind == CASE_TRUNCATE) && (i % 2) && (buf_len > 0)) {
+            --buf_len;
+        }
+        bufs[i] = malloc(buf_len + 1);
+        memset(bufs[i], 0xee, buf_len + 1);
+        mask    = (t->kind == CASE_WILDCARD) ? 0 : UINT64_MAX;
+        reqs[i] = psel_tag_recv_nb(worker, bufs[i], buf_len, 1000 + i, mask,
+                                   NULL, NULL);
+        if (t->kind == CASE_SIZES) {
+            if (wait_all(worker, &reqs[i], 1, deadline)) {
+                return -1;
+            }
+        }
+    }
+    if (wait_all(worker, reqs, t->count, deadline)) {
+        return -1;
+    }
+
+    for (i = 0; i < t->count; ++i) {
+        expected_len = msg_size(t, i);
+        status       = psel_request_test(reqs[i], &info);
+        expected     = ((t->kind == CASE_TRUNCATE) && (i % 2) &&
+                        (expected_len > 0)) ? UCS_ERR_MESSAGE_TRUNCATED :
+                                              UCS_OK;
+        if ((status != expected) || (info.tag != 1000 + i) ||
+            (info.length != expected_len)) {
+            fprintf(stderr, "live: message %u: status %s tag %lu length %zu, "
+                    "expected %s tag %u length %zu\n", i,
+                    ucs_status_string(status), (unsigned long)info.tag,
+                    info.length, ucs_status_string(expected), 1000 + i,
+                    expected_len);
+            ++errors;
+        }
+        buf_len = (expected == UCS_OK) ? expected_len : expected_len - 1;
+        for (k = 0; k < buf_len; ++k) {
+            if (bufs[i][k] != pattern(i, k)) {
+                fprintf(stderr, "live: message %u (%zu B): byte %zu is "
+                        "0x%x, expected 0x%x\n", i, expected_len, k,
+                        bufs[i][k], pattern(i, k));
+                ++errors;
+                break;
+            }
+        }
+        if (bufs[i][buf_len] != 0xee) {
+            fprintf(stderr, "live: message %u: written past the receive "
+                    "buffer\n", i);
+            ++errors;
+        }
+        psel_request_free(reqs[i]);
+        free(bufs[i]);
+    }
+
+    psel_worker_destroy(worker);
+    psel_context_destroy(context);
+    return errors;
+}
+
+/* The sender; returns 0 on success. */
+static int sender(const live_test_t *t, int sock)
+{
+    static psel_request_t *reqs[LIVE_MAX_MSGS];
+    static uint8_t *bufs[LIVE_MAX_MSGS];
+    double deadline = now_sec() + LIVE_TIMEOUT_SEC;
+    psel_context_h context;
+    psel_worker_h worker;
+    void *address;
+    unsigned i;
+    size_t len, k;
+    psel_ep_h ep;
+    int ret = 0;
+    char go = 1;
+
+    set_env(t);
+    if ((psel_context_create(&context) != UCS_OK) ||
+        (psel_worker_create(context, &worker) != UCS_OK) ||
+        read_all(sock, &len, sizeof(len)) || (len > (1 << 20)) ||
+        ((address = malloc(len)) == NULL) || read_all(sock, address, len) ||
+        (psel_ep_create(worker, address, len, &ep) != UCS_OK)) {
+        return -1;
+    }
+    free(address);
+
+    for (i = 0; i < t->count; ++i) {
+        len     = msg_size(t, i);
+        bufs[i] = malloc(len + 1);
+        for (k = 0; k < len; ++k) {
+            bufs[i][k] = pattern(i, k);
+        }
+        reqs[i] = psel_tag_send_nb(ep, bufs[i], len, 1000 + i, NULL, NULL);
+        if ((t->kind == CASE_SIZES) &&
+            wait_all(worker, &reqs[i], 1, deadline)) {
+            ret = -1;
+            break;
+        }
+    }
+    if ((ret == 0) && wait_all(worker, reqs, t->count, deadline)) {
+        ret = -1;
+    }
+    for (i = 0; (ret == 0) && (i < t->count); ++i) {
+        if (psel_request_test(reqs[i], NULL) != UCS_OK) {
+            ret = -1;
+        }
+    }
+    if (t->kind == CASE_UNEXPECTED) {
+        write_all(sock, &go, 1);
+    }
+    /* keep progressing until the receiver reports */
+    while ((ret == 0) && !sock_readable(sock) && (now_sec() < deadline)) {
+        psel_worker_progress(worker);
+    }
+    for (i = 0; i < t->count; ++i) {
+        psel_request_free(reqs[i]);
+        free(bufs[i]);
+    }
+    psel_ep_destroy(ep);
+    psel_worker_destroy(worker);
+    psel_context_destroy(context);
+    return ret;
+}
+
+static void run_live(const live_test_t *t)
+{
+    double deadline = now_sec() + LIVE_TIMEOUT_SEC + 10;
+    int sv[2], status = 0, errors = -1, sent;
+    pid_t pid, done = 0;
+
+    assert_true(t->count <= LIVE_MAX_MSGS);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(sv[0]);
+        errors = receiver(t, sv[1]);
+        write_all(sv[1], &errors, sizeof(errors));
+        _exit(0);
+    }
+    close(sv[1]);
+    sent = sender(t, sv[0]);
+    if (read_all(sv[0], &errors, sizeof(errors))) {
+        errors = -1;
+    }
+    while ((done = waitpid(pid, &status, WNOHANG)) == 0) {
+        if (now_sec() > deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            break;
+        }
+        usleep(1000);
+    }
+    close(sv[0]);
+    if ((sent != 0) || (errors != 0)) {
+        print_error("tls=%s protos=%s case=%d: sender %d, receiver errors %d\n",
+                    t->tls, t->protos ? t->protos : "auto", t->kind, sent,
+                    errors);
+    }
+    assert_int_equal(sent, 0);
+    assert_int_equal(errors, 0);
+}
+
+/* 0, 1, around the short limits (posix/sysv 92, tcp 8184), around the bcopy
+ * fragment (8192 - 32 = 8160 on tcp, 8256 - 32 = 8224 on shm) and its
+ * doubles, and large multi-fragment messages */
+static const size_t sizes_all[] = {
+    0, 1, 7, 8, 91, 92, 93, 100, 1000, 4096, 8159, 8160, 8161, 8183, 8184,
+    8185, 8223, 8224, 8225, 16320, 16321, 16448, 16449, 65536, 65537, 262147,
+    1 << 20
+};
+
+static const char *const tls_setups[] = {"posix", "sysv", "tcp"};
+static const char *const proto_setups[] = {NULL, "egr/bcopy",
+                                           "egr/short,egr/bcopy"};
+
+static void test_sizes_every_protocol(void **state)
+{
+    live_test_t t = {NULL, NULL, CASE_SIZES,
+                     sizeof(sizes_all) / sizeof(sizes_all[0]), sizes_all,
+                     sizeof(sizes_all) / sizeof(sizes_all[0])};
+    unsigned i, j;
+
+    for (i = 0; i < sizeof(tls_setups) / sizeof(tls_setups[0]); ++i) {
+        for (j = 0; j < sizeof(proto_setups) / sizeof(proto_setups[0]); ++j) {
+            t.tls    = tls_setups[i];
+            t.protos = proto_setups[j];
+            run_live(&t);
+        }
+    }
+}
+
+static void test_unexpected(void **state)
+{
+    static const size_t sizes[] = {0, 8, 92, 93, 9000, 70000};
+    live_test_t t = {NULL, NULL, CASE_UNEXPECTED, 60, sizes, 6};
+    unsigned i;
+
+    for (i = 0; i < sizeof(tls_setups) / sizeof(tls_setups[0]); ++i) {
+        t.tls = tls_setups[i];
+        run_live(&t);
+    }
+}
+
+static void test_many_in_flight(void **state)
+{
+    static const size_t sizes[] = {8, 200, 8300, 30000};
+    live_test_t t = {NULL, NULL, CASE_IN_FLIGHT, 2000, sizes, 4};
+    unsigned i;
+
+    for (i = 0; i < sizeof(tls_setups) / sizeof(tls_setups[0]); ++i) {
+        t.tls = tls_setups[i];
+        run_live(&t);
+    }
+}
+
+static void test_wildcard(void **state)
+{
+    static const size_t sizes[] = {16, 5000, 20000};
+    live_test_t t = {"posix", NULL, CASE_WILDCARD, 30, sizes, 3};
+
+    run_live(&t);
+    t.tls = "tcp";
+    run_live(&t);
+}
+
+static void test_truncation(void **state)
+{
+    static const size_t sizes[] = {1, 64, 9000, 40000};
+    live_test_t t = {"posix", NULL, CASE_TRUNCATE, 16, sizes, 4};
+
+    run_live(&t);
+    t.tls = "tcp";
+    run_live(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sizes_every_protocol),
+        cmocka_unit_test(test_unexpected),
+        cmocka_unit_test(test_many_in_flight),
+        cmocka_unit_test(test_wildcard),
+        cmocka_unit_test(test_truncation),
+    };
+
+    signal(SIGPIPE, SIG_IGN);
+    return cmocka_run_group_tests_name("tag_live", tests, NULL, NULL);
+}
