@@ -67,6 +67,7 @@ struct psel_ep {
     psel_address_t        address;      /**< The peer's unpacked address */
     psel_ep_config_t      config;       /**< Lanes and selection tables */
     uct_ep_h              uct_eps[PSEL_MAX_LANES];
+    uct_md_h              lane_mds[PSEL_MAX_LANES]; /**< MD of each lane */
 };
 
 

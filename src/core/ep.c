@@ -42,6 +42,8 @@ static ucs_status_t psel_ep_connect_lanes(psel_ep_h ep)
                             UCT_EP_PARAM_FIELD_DEV_ADDR |
                             UCT_EP_PARAM_FIELD_IFACE_ADDR;
         params.iface      = ep->worker->ifaces[lanes->info[i].local].iface;
+        ep->lane_mds[i]   = ep->worker->mds[
+                ep->worker->ifaces[lanes->info[i].local].md_index];
         params.dev_addr   = (const uct_device_addr_t*)entry->dev_addr;
         params.iface_addr = (const uct_iface_addr_t*)entry->iface_addr;
         status            = uct_ep_create(&params, &ep->uct_eps[i]);

@@ -91,6 +91,9 @@ void psel_send_progress(psel_request_t *req)
             return;
         }
         if (status == UCS_INPROGRESS) {
+            if (req->proto.offset == req->proto.length) {
+                return; /* all posted: the protocol calls back */
+            }
             status = UCS_OK; /* next fragment */
         }
     }
@@ -101,6 +104,12 @@ void psel_send_progress(psel_request_t *req)
         return;
     }
     psel_request_complete(req, status);
+}
+
+static void psel_send_completed(psel_proto_req_t *proto, ucs_status_t status)
+{
+    psel_request_complete(ucs_container_of(proto, psel_request_t, proto),
+                          status);
 }
 
 psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
@@ -120,6 +129,8 @@ psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
     req->proto.sender_id  = ep->id;
     req->proto.msg_id     = ++ep->next_msg_id;
     req->proto.lanes      = ep->uct_eps;
+    req->proto.mds        = ep->lane_mds;
+    req->proto.complete   = psel_send_completed;
 
     if (!ucs_list_is_empty(&ep->worker->pending)) {
         /* keep the send order behind the sends already waiting */

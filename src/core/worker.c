@@ -232,6 +232,8 @@ ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
                       (uintptr_t)worker;
     ucs_list_head_init(&worker->pending);
     psel_resource_table_init(&worker->local);
+    ucs_strncpy_zero(worker->local.origin, "this worker",
+                     sizeof(worker->local.origin));
 
     status = psel_tm_init(&worker->tm);
     if (status != UCS_OK) {

@@ -76,7 +76,9 @@ typedef ucs_status_t (*psel_proto_init_func_t)(
  * Send (more of) a message over the lanes (see proto_req.h).
  *
  * @return UCS_OK when every byte is sent and the request is complete;
- *         UCS_INPROGRESS when more fragments remain (call again);
+ *         UCS_INPROGRESS when more fragments remain (call again), or, once
+ *         req->offset == req->length, when every fragment is posted and the
+ *         protocol will call req->complete() when they have completed;
  *         UCS_ERR_NO_RESOURCE when the transport is busy (call again later,
  *         nothing of the current fragment was sent); another error on failure.
  */

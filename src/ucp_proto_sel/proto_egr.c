@@ -203,6 +203,97 @@ static ucs_status_t psel_egr_bcopy_progress(psel_proto_req_t *req)
     return (req->offset == req->length) ? UCS_OK : UCS_INPROGRESS;
 }
 
+/* Ends a zero-copy send: releases the registration, reports the status. */
+static ucs_status_t psel_egr_zcopy_finish(psel_proto_req_t *req)
+{
+    ucs_status_t status = req->comp.status;
+
+    if (req->memh != NULL) {
+        uct_md_mem_dereg(req->mds[psel_egr_priv(req)->lanes[0]], req->memh);
+        req->memh = NULL;
+    }
+    return status;
+}
+
+static void psel_egr_zcopy_completed(uct_completion_t *comp)
+{
+    psel_proto_req_t *req = ucs_container_of(comp, psel_proto_req_t, comp);
+
+    req->complete(req, psel_egr_zcopy_finish(req));
+}
+
+static ucs_status_t psel_egr_zcopy_progress(psel_proto_req_t *req)
+{
+    size_t frag_size = psel_egr_priv(req)->frag_size;
+    uint8_t lane     = psel_egr_priv(req)->lanes[0];
+    size_t len       = ucs_min(frag_size, req->length - req->offset);
+    union {
+        psel_eager_first_hdr_t  first;
+        psel_eager_middle_hdr_t middle;
+    } hdr;
+    ucs_status_t status;
+    unsigned hdr_len;
+    uct_iov_t iov;
+
+    if (req->comp.func == NULL) {
+        /* first call: register, and hold one count until all is posted */
+        if (req->length > 0) {
+            status = uct_md_mem_reg(req->mds[lane], (void*)req->buffer,
+                                    req->length, UCT_MD_MEM_ACCESS_LOCAL_READ,
+                                    &req->memh);
+            if (status != UCS_OK) {
+                return status;
+            }
+        }
+        req->comp.func   = psel_egr_zcopy_completed;
+        req->comp.count  = 1;
+        req->comp.status = UCS_OK;
+    }
+
+    if (req->offset == 0) {
+        hdr.first.tag          = req->tag;
+        hdr.first.sender_id    = req->sender_id;
+        hdr.first.msg_id       = req->msg_id;
+        hdr.first.total_length = req->length;
+        hdr_len                = sizeof(hdr.first);
+    } else {
+        hdr.middle.sender_id = req->sender_id;
+        hdr.middle.msg_id    = req->msg_id;
+        hdr.middle.offset    = req->offset;
+        hdr_len              = sizeof(hdr.middle);
+    }
+    iov.buffer = (void*)UCS_PTR_BYTE_OFFSET(req->buffer, req->offset);
+    iov.length = len;
+    iov.memh   = req->memh;
+    iov.stride = 0;
+    iov.count  = 1;
+
+    ++req->comp.count;
+    status = uct_ep_am_zcopy(req->lanes[lane], (req->offset == 0) ?
+                             PSEL_AM_ID_EAGER_FIRST : PSEL_AM_ID_EAGER_MIDDLE,
+                             &hdr, hdr_len, &iov, (len > 0) ? 1 : 0, 0,
+                             &req->comp);
+    if (status != UCS_INPROGRESS) {
+        --req->comp.count; /* done at once, or not posted */
+        if (UCS_STATUS_IS_ERR(status)) {
+            if ((status != UCS_ERR_NO_RESOURCE) && (req->offset == 0)) {
+                psel_egr_zcopy_finish(req);
+            }
+            return status;
+        }
+    }
+
+    req->offset += len;
+    if (req->offset < req->length) {
+        return UCS_INPROGRESS;
+    }
+    /* all posted: drop our count; done now, or when the last completes */
+    if (--req->comp.count == 0) {
+        return psel_egr_zcopy_finish(req);
+    }
+    return UCS_INPROGRESS;
+}
+
 const psel_proto_t psel_proto_egr_short = {
     .name     = "egr/short",
     .desc     = "eager short",
@@ -227,5 +318,5 @@ const psel_proto_t psel_proto_egr_zcopy = {
     .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
     .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM_BW),
     .init     = psel_egr_zcopy_init,
-    .progress = NULL
+    .progress = psel_egr_zcopy_progress
 };

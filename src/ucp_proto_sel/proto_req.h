@@ -45,6 +45,14 @@ typedef struct psel_proto_req {
     size_t             offset;       /**< Bytes sent so far */
     const void        *priv;         /**< The protocol's private config */
     uct_ep_h const    *lanes;        /**< UCT endpoint of each lane index */
+    uct_md_h const    *mds;          /**< Memory domain of each lane index */
+    uct_mem_h          memh;         /**< Registration of @a buffer, or NULL */
+    uct_completion_t   comp;         /**< Zero-copy operations in flight;
+                                          func is NULL until the first one */
+    void             (*complete)(struct psel_proto_req *req,
+                                 ucs_status_t status); /**< The data path's
+                                          completion, for a protocol that
+                                          ends asynchronously */
 } psel_proto_req_t;
 
 #endif

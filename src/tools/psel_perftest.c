@@ -1,0 +1,1456 @@
+/*
+ * psel_perftest: ucx_perftest's tag_lat and tag_bw over protosel's data path,
+ * with the same command line and the same output table, so one command line
+ * runs either tool. Without a host argument it is the server: it serves one
+ * client, which sends it the test parameters over the TCP control connection.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_setaffinity() */
+#endif
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "perftest_oob.h"
+
+#include <core/psel_core.h>
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <locale.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define PT_DEFAULT_PORT        13337
+#define PT_TIMEOUT_SEC         30.0       /* bound of every control wait */
+#define PT_WARMUP_TIME_SEC     0.1        /* as ucx_perftest's warmup_time */
+#define PT_REPORT_INTERVAL_SEC 1.0
+#define PT_TIMING_QUEUE_SIZE   2048       /* latency samples for percentile */
+#define PT_MAX_SIZE            (1ull << 30)
+#define PT_MAX_ITERS           (1ull << 62)
+#define PT_MAX_OUTSTANDING     65536u
+#define PT_MAX_ADDRESS_LEN     65536u
+#define PT_MAX_REPLY_LEN       512u
+#define PT_SPINS_PER_CHECK     16384u     /* progress calls between checks */
+
+#define PT_WIRE_MAGIC          0x50535054u /* "PSPT" */
+#define PT_WIRE_VERSION        1u
+#define PT_WIRE_PARAMS_SIZE    40u
+
+#define PT_TAG_DATA            0x7073656c00000001ull
+#define PT_TAG_REPLY           0x7073656c00000002ull
+#define PT_TAG_ACK             0x7073656c00000003ull
+#define PT_TAG_MASK_FULL       UINT64_MAX
+
+/* Output flags, as ucx_perftest's -f, -v, -N */
+#define PT_OUT_FINAL           (1u << 0)
+#define PT_OUT_CSV             (1u << 1)
+#define PT_OUT_NUMERIC         (1u << 2)
+
+/* Test flags, sent to the server */
+#define PT_FLAG_WILDCARD       (1u << 0)  /* -C: receive with tag mask 0 */
+#define PT_FLAGS_ALL           PT_FLAG_WILDCARD
+
+typedef enum {
+    PT_TEST_TAG_LAT,
+    PT_TEST_TAG_BW,
+    PT_TEST_LAST
+} pt_test_id_t;
+
+typedef struct {
+    const char *name;
+    const char *desc;       /* "Test:" line of the server's box */
+    const char *lat_label;  /* latency column title */
+    unsigned    window;     /* default -O, as ucx_perftest */
+    int         pingpong;   /* latency is half the round trip */
+} pt_test_info_t;
+
+static const pt_test_info_t pt_tests[PT_TEST_LAST] = {
+    [PT_TEST_TAG_LAT] = {"tag_lat", "tag match latency",   "latency",  1,  1},
+    [PT_TEST_TAG_BW]  = {"tag_bw",  "tag match bandwidth", "overhead", 32, 0},
+};
+
+/* ucx_perftest tests that psel_perftest does not run */
+static const char *const pt_other_tests[] = {
+    "am_lat", "put_lat", "add_lat", "get", "fadd", "swap", "cswap", "am_bw",
+    "put_bw", "add_mr", "tag_sync_lat", "tag_sync_bw", "ucp_put_lat",
+    "ucp_put_bw", "ucp_get", "ucp_add", "ucp_fadd", "ucp_swap", "ucp_cswap",
+    "stream_bw", "stream_lat", "ucp_am_lat", "ucp_am_bw", NULL
+};
+
+/* ucx_perftest options that psel_perftest rejects, and why */
+static const struct {
+    char        opt;
+    const char *why;
+} pt_unsupported[] = {
+    {'d', "UCT-only"}, {'x', "UCT-only"}, {'W', "UCT-only"},
+    {'A', "UCT-only"}, {'o', "UCT-only"}, {'H', "not implemented"},
+    {'i', "not implemented"}, {'l', "not implemented"},
+    {'b', "not implemented"}, {'B', "not implemented"},
+    {'I', "not implemented"}, {'U', "not implemented"},
+    {'e', "not implemented"}, {'r', "not implemented"},
+    {'z', "not implemented"}, {'S', "not implemented"},
+    {'q', "not implemented"}, {'P', "not implemented"},
+    {0, NULL}
+};
+
+/* ucx_perftest 1.13's options; the leading ':' reports missing values */
+#define PT_OPTSTRING ":p:b:6NfvIc:P:h" \
+                     "t:n:s:W:O:w:D:i:H:oSCIqM:r:E:T:d:x:A:BUem:R:lz"
+
+/** What the client tells the server (validated there as outside input). */
+typedef struct {
+    pt_test_id_t test;
+    uint32_t     flags;        /* PT_FLAG_* */
+    uint64_t     size;         /* message size, bytes */
+    uint64_t     iters;        /* measured iterations */
+    uint64_t     warmup;       /* warm-up iterations, at most */
+    uint32_t     outstanding;  /* window; 0: the test's default */
+} pt_params_t;
+
+/** Command line. */
+typedef struct {
+    pt_params_t params;
+    const char *server;        /* NULL: run as server */
+    uint16_t    port;
+    int         family;
+    unsigned    out_flags;     /* PT_OUT_* */
+    double      rank;          /* percentile of the latency column */
+    const char *cpus;          /* -c, or NULL */
+} pt_opts_t;
+
+/** One report line, in seconds, bytes/s and messages/s. */
+typedef struct {
+    double iters;
+    double lat_pct, lat_avg, lat_total;
+    double bw_avg, bw_total;
+    double mr_avg, mr_total;
+} pt_result_t;
+
+typedef struct {
+    uint64_t iters, bytes, msgs;
+    double   time;
+} pt_counters_t;
+
+/** Measurements as ucx_perftest takes them. */
+typedef struct {
+    double        factor;      /* 2 for ping-pong: results per direction */
+    double        rank;
+    double        report_interval;
+    unsigned      out_flags;
+    double        start;       /* clock at the start of the run */
+    double        last_sample; /* clock at the previous update */
+    pt_counters_t cur, prev;   /* now, and at the previous report */
+    unsigned      queue_head;
+    double        queue[PT_TIMING_QUEUE_SIZE]; /* time of each update */
+    double        scratch[PT_TIMING_QUEUE_SIZE];
+} pt_stats_t;
+
+/** One side of a run. */
+typedef struct {
+    pt_params_t      params;
+    unsigned         window;
+    uint64_t         recv_mask;
+    psel_context_h   context;
+    psel_worker_h    worker;
+    psel_ep_h        ep;
+    psel_oob_t       oob;
+    void            *sbuf, *rbuf;
+    uint64_t         ack;       /* tag_bw: messages the server received */
+    psel_request_t **ring;      /* outstanding requests, oldest at head */
+    unsigned         ring_head, ring_count;
+} pt_run_t;
+
+
+/* ---------------------------------------------------------------------- */
+/* Command line                                                           */
+/* ---------------------------------------------------------------------- */
+
+static void pt_usage(FILE *stream)
+{
+    fprintf(stream,
+        "  Usage: psel_perftest [ server-hostname ] [ options ]\n"
+        "\n"
+        "  Runs ucx_perftest's UCP tag tests over protosel. Without a host it\n"
+        "  is the server and serves one client; the client sends the test.\n"
+        "\n"
+        "  Common options:\n"
+        "     -t <test>      test to run:\n"
+        "          tag_lat - tag match latency (ping-pong)\n"
+        "           tag_bw - tag match bandwidth\n"
+        "     -s <size>      message size (8); a list \"16,48\" sends one\n"
+        "                    contiguous message of the total size\n"
+        "     -n <iters>     number of iterations to run (1000000)\n"
+        "     -w <iters>     number of warm-up iterations (10000), stopped\n"
+        "                    after %.0f ms as in ucx_perftest\n"
+        "     -c <cpulist>   set affinity to this CPU list (separated by comma) (off)\n"
+        "     -O <count>     maximal number of uncompleted outstanding sends\n"
+        "                    (0: tag_lat 1, tag_bw 32)\n"
+        "     -R <rank>      percentile rank of the percentile data in latency tests (50.0)\n"
+        "     -p <port>      TCP port to use for data exchange (%d)\n"
+        "     -6             Use IPv6 address for in data exchange\n"
+        "     -C             use wild-card tag for tag tests\n"
+        "     -m host[,host] -D contig[,contig] -T 1 -M single -E poll\n"
+        "                    accepted for compatibility (the only supported values)\n"
+        "     -h             show this help message\n"
+        "\n"
+        "  Output format:\n"
+        "     -N             use numeric formatting (thousands separator)\n"
+        "     -f             print only final numbers\n"
+        "     -v             print CSV-formatted output\n"
+        "\n"
+        "  Transports are chosen by UCX_PSEL_TLS and UCX_PSEL_NET_DEVICES.\n"
+        "  Every control-connection wait gives up after %.0f seconds.\n",
+        PT_WARMUP_TIME_SEC * 1000, PT_DEFAULT_PORT, PT_TIMEOUT_SEC);
+}
+
+/* Parse a decimal unsigned integer within [min, max]; 0 on success. */
+static int pt_parse_uint(const char *arg, uint64_t min, uint64_t max,
+                         uint64_t *value_p)
+{
+    unsigned long long value;
+    char *end;
+
+    if ((arg[0] < '0') || (arg[0] > '9')) {
+        return -1;
+    }
+
+    errno = 0;
+    value = strtoull(arg, &end, 10);
+    if ((errno != 0) || (*end != '\0') || (value < min) || (value > max)) {
+        return -1;
+    }
+
+    *value_p = value;
+    return 0;
+}
+
+static int pt_bad_value(char opt, const char *what, const char *arg,
+                        const char *forms)
+{
+    fprintf(stderr, "psel_perftest: invalid value '%s' for -%c (%s): "
+            "expected %s\n", arg, opt, what, forms);
+    return 1;
+}
+
+/* -s: one size or a comma-separated list, summed (contiguous datatype). */
+static int pt_parse_size(const char *arg, uint64_t *size_p)
+{
+    const char *forms = "a size in bytes, or a comma-separated list of sizes "
+                        "(e.g. 8 or 16,48), in total at most 1073741824";
+    char token[32];
+    uint64_t total = 0, value;
+    const char *p  = arg, *comma;
+    size_t len;
+
+    do {
+        comma = strchr(p, ',');
+        len   = (comma == NULL) ? strlen(p) : (size_t)(comma - p);
+        if ((len == 0) || (len >= sizeof(token))) {
+            return pt_bad_value('s', "message size", arg, forms);
+        }
+
+        memcpy(token, p, len);
+        token[len] = '\0';
+        if (pt_parse_uint(token, 0, PT_MAX_SIZE, &value) != 0) {
+            return pt_bad_value('s', "message size", arg, forms);
+        }
+
+        total += value;
+        if (total > PT_MAX_SIZE) {
+            return pt_bad_value('s', "message size", arg, forms);
+        }
+        p = comma + 1;
+    } while (comma != NULL);
+
+    *size_p = total;
+    return 0;
+}
+
+static int pt_parse_test(const char *arg, pt_test_id_t *test_p)
+{
+    unsigned i;
+
+    for (i = 0; i < PT_TEST_LAST; ++i) {
+        if (!strcmp(arg, pt_tests[i].name)) {
+            *test_p = i;
+            return 0;
+        }
+    }
+
+    for (i = 0; pt_other_tests[i] != NULL; ++i) {
+        if (!strcmp(arg, pt_other_tests[i])) {
+            fprintf(stderr, "psel_perftest: test '%s' of ucx_perftest is not "
+                    "supported (-t accepts: tag_lat, tag_bw)\n", arg);
+            return 1;
+        }
+    }
+
+    fprintf(stderr, "psel_perftest: unknown test '%s' for -t (accepted: "
+            "tag_lat, tag_bw)\n", arg);
+    return 1;
+}
+
+/* Options kept for compatibility: only ucx_perftest's default is accepted. */
+static int pt_check_default_only(char opt, const char *arg,
+                                 const char *const *accepted)
+{
+    unsigned i;
+
+    for (i = 0; accepted[i] != NULL; ++i) {
+        if (!strcmp(arg, accepted[i])) {
+            return 0;
+        }
+    }
+
+    fprintf(stderr, "psel_perftest: value '%s' of -%c is not supported "
+            "(accepted: %s", arg, opt, accepted[0]);
+    for (i = 1; accepted[i] != NULL; ++i) {
+        fprintf(stderr, ", %s", accepted[i]);
+    }
+    fprintf(stderr, ")\n");
+    return 1;
+}
+
+static int pt_parse_cpus(const char *arg)
+{
+    uint64_t cpu;
+    char token[16];
+    const char *p = arg, *comma;
+    size_t len;
+
+    do {
+        comma = strchr(p, ',');
+        len   = (comma == NULL) ? strlen(p) : (size_t)(comma - p);
+        if ((len == 0) || (len >= sizeof(token))) {
+            goto err;
+        }
+        memcpy(token, p, len);
+        token[len] = '\0';
+        if (pt_parse_uint(token, 0, CPU_SETSIZE - 1, &cpu) != 0) {
+            goto err;
+        }
+        p = comma + 1;
+    } while (comma != NULL);
+    return 0;
+
+err:
+    return pt_bad_value('c', "cpu list", arg,
+                        "CPU numbers separated by commas (e.g. 0 or 0,2)");
+}
+
+static void pt_opts_init(pt_opts_t *opts)
+{
+    memset(opts, 0, sizeof(*opts));
+    opts->params.test        = PT_TEST_LAST;
+    opts->params.size        = 8;
+    opts->params.iters       = 1000000;
+    opts->params.warmup      = 10000;
+    opts->params.outstanding = 0;
+    opts->port               = PT_DEFAULT_PORT;
+    opts->family             = AF_INET;
+    opts->rank               = 50.0;
+}
+
+/*
+ * Parse the command line as ucx_perftest does.
+ * @return 0 to run, 1 on an error (printed), 2 when -h was given.
+ */
+static int pt_parse_args(int argc, char **argv, pt_opts_t *opts)
+{
+    static const char *const mem_types[] = {"host", "host,host", NULL};
+    static const char *const layouts[]   = {"contig", "contig,contig", NULL};
+    static const char *const threads[]   = {"1", NULL};
+    static const char *const tmodes[]    = {"single", NULL};
+    static const char *const wmodes[]    = {"poll", NULL};
+    uint64_t value;
+    char *end;
+    unsigned i;
+    int c;
+
+    pt_opts_init(opts);
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt(argc, argv, PT_OPTSTRING)) != -1) {
+        switch (c) {
+        case 'p':
+            if (pt_parse_uint(optarg, 1, 65535, &value) != 0) {
+                return pt_bad_value('p', "port", optarg,
+                                    "a TCP port number from 1 to 65535");
+            }
+            opts->port = value;
+            break;
+        case '6':
+            opts->family = AF_INET6;
+            break;
+        case 'N':
+            opts->out_flags |= PT_OUT_NUMERIC;
+            break;
+        case 'f':
+            opts->out_flags |= PT_OUT_FINAL;
+            break;
+        case 'v':
+            opts->out_flags |= PT_OUT_CSV;
+            break;
+        case 'c':
+            if (pt_parse_cpus(optarg) != 0) {
+                return 1;
+            }
+            opts->cpus = optarg;
+            break;
+        case 'h':
+            return 2;
+        case 't':
+            if (pt_parse_test(optarg, &opts->params.test) != 0) {
+                return 1;
+            }
+            break;
+        case 'n':
+            if (pt_parse_uint(optarg, 1, PT_MAX_ITERS, &value) != 0) {
+                return pt_bad_value('n', "iterations", optarg,
+                                    "an integer of at least 1");
+            }
+            opts->params.iters = value;
+            break;
+        case 'w':
+            if (pt_parse_uint(optarg, 0, PT_MAX_ITERS, &value) != 0) {
+                return pt_bad_value('w', "warm-up iterations", optarg,
+                                    "an integer of at least 0");
+            }
+            opts->params.warmup = value;
+            break;
+        case 's':
+            if (pt_parse_size(optarg, &opts->params.size) != 0) {
+                return 1;
+            }
+            break;
+        case 'O':
+            if (pt_parse_uint(optarg, 0, PT_MAX_OUTSTANDING, &value) != 0) {
+                return pt_bad_value('O', "outstanding sends", optarg,
+                                    "an integer from 0 (the test's default) "
+                                    "to 65536");
+            }
+            opts->params.outstanding = value;
+            break;
+        case 'R':
+            errno      = 0;
+            opts->rank = strtod(optarg, &end);
+            if ((errno != 0) || (end == optarg) || (*end != '\0') ||
+                !(opts->rank >= 0.0) || !(opts->rank <= 100.0)) {
+                return pt_bad_value('R', "percentile rank", optarg,
+                                    "a number from 0 to 100 (e.g. 99.9)");
+            }
+            break;
+        case 'C':
+            opts->params.flags |= PT_FLAG_WILDCARD;
+            break;
+        case 'm':
+            if (pt_check_default_only('m', optarg, mem_types) != 0) {
+                return 1;
+            }
+            break;
+        case 'D':
+            if (pt_check_default_only('D', optarg, layouts) != 0) {
+                return 1;
+            }
+            break;
+        case 'T':
+            if (pt_check_default_only('T', optarg, threads) != 0) {
+                return 1;
+            }
+            break;
+        case 'M':
+            if (pt_check_default_only('M', optarg, tmodes) != 0) {
+                return 1;
+            }
+            break;
+        case 'E':
+            if (pt_check_default_only('E', optarg, wmodes) != 0) {
+                return 1;
+            }
+            break;
+        case ':':
+            fprintf(stderr, "psel_perftest: option -%c needs a value (see "
+                    "psel_perftest -h)\n", optopt);
+            return 1;
+        case '?':
+            fprintf(stderr, "psel_perftest: unknown option -%c (see "
+                    "psel_perftest -h)\n", isprint(optopt) ? optopt : '?');
+            return 1;
+        default:
+            for (i = 0; pt_unsupported[i].opt != 0; ++i) {
+                if (pt_unsupported[i].opt == c) {
+                    fprintf(stderr, "psel_perftest: option -%c is not "
+                            "supported (%s)\n", c, pt_unsupported[i].why);
+                    return 1;
+                }
+            }
+            fprintf(stderr, "psel_perftest: option -%c is not supported\n", c);
+            return 1;
+        }
+    }
+
+    if (optind < argc) {
+        opts->server = argv[optind++];
+    }
+    if (optind < argc) {
+        fprintf(stderr, "psel_perftest: unexpected argument '%s' (only one "
+                "server host is accepted)\n", argv[optind]);
+        return 1;
+    }
+
+    if ((opts->server != NULL) && (opts->params.test == PT_TEST_LAST)) {
+        fprintf(stderr, "psel_perftest: missing test name: give -t tag_lat "
+                "or -t tag_bw\n");
+        return 1;
+    }
+
+    return 0;
+}
+
+/*
+ * Check parameters, from the command line or, on the server, from the
+ * client. @return 0 if they are valid, else fills @a err.
+ */
+static int pt_params_check(const pt_params_t *params, char *err, size_t len)
+{
+    if (params->test >= PT_TEST_LAST) {
+        snprintf(err, len, "unknown test id %u (accepted: tag_lat, tag_bw)",
+                 params->test);
+    } else if (params->flags & ~PT_FLAGS_ALL) {
+        snprintf(err, len, "unknown test flags 0x%x", params->flags);
+    } else if (params->size > PT_MAX_SIZE) {
+        snprintf(err, len, "message size %llu is above the limit %llu",
+                 (unsigned long long)params->size, PT_MAX_SIZE);
+    } else if ((params->iters == 0) || (params->iters > PT_MAX_ITERS)) {
+        snprintf(err, len, "iterations %llu out of range 1..%llu",
+                 (unsigned long long)params->iters, PT_MAX_ITERS);
+    } else if (params->warmup > PT_MAX_ITERS) {
+        snprintf(err, len, "warm-up iterations %llu above %llu",
+                 (unsigned long long)params->warmup, PT_MAX_ITERS);
+    } else if (params->outstanding > PT_MAX_OUTSTANDING) {
+        snprintf(err, len, "outstanding sends %u above %u",
+                 params->outstanding, PT_MAX_OUTSTANDING);
+    } else if ((params->test == PT_TEST_TAG_LAT) &&
+               (params->outstanding > 1)) {
+        snprintf(err, len, "tag_lat runs one message at a time; -O %u "
+                 "applies to tag_bw only", params->outstanding);
+    } else {
+        return 0;
+    }
+    return -1;
+}
+
+static unsigned pt_window(const pt_params_t *params)
+{
+    return (params->outstanding != 0) ? params->outstanding :
+           pt_tests[params->test].window;
+}
+
+
+/* ---------------------------------------------------------------------- */
+/* Parameters on the wire (big-endian)                                    */
+/* ---------------------------------------------------------------------- */
+
+static void pt_put(uint8_t *p, uint64_t value, unsigned bytes)
+{
+    while (bytes-- > 0) {
+        p[bytes] = value & 0xff;
+        value  >>= 8;
+    }
+}
+
+static uint64_t pt_get(const uint8_t *p, unsigned bytes)
+{
+    uint64_t value = 0;
+    unsigned i;
+
+    for (i = 0; i < bytes; ++i) {
+        value = (value << 8) | p[i];
+    }
+    return value;
+}
+
+static void pt_params_pack(const pt_params_t *params,
+                           uint8_t buf[PT_WIRE_PARAMS_SIZE])
+{
+    pt_put(buf + 0,  PT_WIRE_MAGIC,       4);
+    pt_put(buf + 4,  PT_WIRE_VERSION,     2);
+    pt_put(buf + 6,  params->test,        2);
+    pt_put(buf + 8,  params->flags,       4);
+    pt_put(buf + 12, params->outstanding, 4);
+    pt_put(buf + 16, params->size,        8);
+    pt_put(buf + 24, params->iters,       8);
+    pt_put(buf + 32, params->warmup,      8);
+}
+
+static int pt_params_unpack(const uint8_t buf[PT_WIRE_PARAMS_SIZE],
+                            pt_params_t *params, char *err, size_t len)
+{
+    uint64_t magic   = pt_get(buf, 4);
+    uint64_t version = pt_get(buf + 4, 2);
+
+    if (magic != PT_WIRE_MAGIC) {
+        snprintf(err, len, "not a psel_perftest client (magic 0x%08llx)",
+                 (unsigned long long)magic);
+        return -1;
+    }
+    if (version != PT_WIRE_VERSION) {
+        snprintf(err, len, "protocol version %llu, this server speaks %u",
+                 (unsigned long long)version, PT_WIRE_VERSION);
+        return -1;
+    }
+
+    params->test        = pt_get(buf + 6, 2);
+    params->flags       = pt_get(buf + 8, 4);
+    params->outstanding = pt_get(buf + 12, 4);
+    params->size        = pt_get(buf + 16, 8);
+    params->iters       = pt_get(buf + 24, 8);
+    params->warmup      = pt_get(buf + 32, 8);
+    return pt_params_check(params, err, len);
+}
+
+
+/* ---------------------------------------------------------------------- */
+/* Measurements and output, in ucx_perftest's format                      */
+/* ---------------------------------------------------------------------- */
+
+static void pt_print_box(const pt_params_t *params)
+{
+    static const char *line = "+-------------------------------------------"
+                              "-----------------------------------------------"
+                              "----------------+";
+
+    printf("%s\n", line);
+    printf("| API:          %-60s                               |\n",
+           "protocol layer");
+    printf("| Test:         %-60s                               |\n",
+           pt_tests[params->test].desc);
+    printf("| Data layout:  %-60s                               |\n",
+           "(automatic)");
+    printf("| Send memory:  %-60s                               |\n", "host");
+    printf("| Recv memory:  %-60s                               |\n", "host");
+    printf("| Message size: %-60llu                               |\n",
+           (unsigned long long)params->size);
+    printf("%s\n", line);
+    fflush(stdout);
+}
+
+static void pt_print_header(unsigned out_flags, double rank,
+                            const char *lat_label)
+{
+    if (out_flags & PT_OUT_CSV) {
+        printf("iterations,%.1f_percentile_lat,avg_lat,overall_lat,avg_bw,"
+               "overall_bw,avg_mr,overall_mr\n", rank);
+    } else {
+        printf("+--------------+--------------+------------------------------+"
+               "---------------------+-----------------------+\n");
+        printf("|              |              |       %8s (usec)        |"
+               "   bandwidth (MB/s)  |  message rate (msg/s) |\n", lat_label);
+        printf("+--------------+--------------+----------+---------+---------+"
+               "----------+----------+-----------+-----------+\n");
+        printf("|    %5s     | # iterations | %4.1f%%ile | average | overall |"
+               "  average |  overall |  average  |  overall  |\n",
+               (out_flags & PT_OUT_FINAL) ? "Test" : "Stage", rank);
+        printf("+--------------+--------------+----------+---------+---------+"
+               "----------+----------+-----------+-----------+\n");
+    }
+    fflush(stdout);
+}
+
+static void pt_print_result(unsigned out_flags, const pt_result_t *r,
+                            int final)
+{
+    const double usec = 1e6, mb = 1024.0 * 1024.0;
+
+    if (!final && (out_flags & PT_OUT_FINAL)) {
+        return;
+    }
+
+    /* ucx_perftest's progress lines carry its (OpenMP) thread number */
+    if (!final) {
+        printf("[thread 0]");
+    } else if (!(out_flags & PT_OUT_CSV)) {
+        printf((out_flags & PT_OUT_FINAL) ? "%10s" : "Final:    ", "");
+    }
+
+    if (out_flags & PT_OUT_CSV) {
+        printf("%4.0f,%.3f,%.3f,%.3f,%.2f,%.2f,%.0f,%.0f", r->iters,
+               r->lat_pct * usec, r->lat_avg * usec, r->lat_total * usec,
+               r->bw_avg / mb, r->bw_total / mb, r->mr_avg, r->mr_total);
+    } else if (out_flags & PT_OUT_NUMERIC) {
+        printf("%'18.0f %10.3f %9.3f %9.3f %11.2f %10.2f %'11.0f %'11.0f",
+               r->iters, r->lat_pct * usec, r->lat_avg * usec,
+               r->lat_total * usec, r->bw_avg / mb, r->bw_total / mb,
+               r->mr_avg, r->mr_total);
+    } else {
+        printf("%18.0f %10.3f %9.3f %9.3f %11.2f %10.2f %11.0f %11.0f",
+               r->iters, r->lat_pct * usec, r->lat_avg * usec,
+               r->lat_total * usec, r->bw_avg / mb, r->bw_total / mb,
+               r->mr_avg, r->mr_total);
+    }
+    printf("\n");
+    fflush(stdout);
+}
+
+/* The element of rank @a k (0-based) of @a a[0..n-1]; reorders @a a. */
+static double pt_select(double *a, unsigned n, unsigned k)
+{
+    unsigned lo = 0, hi = n - 1, i, store;
+    double pivot, tmp;
+
+#define PT_SWAP(_x, _y) do { tmp = (_x); (_x) = (_y); (_y) = tmp; } while (0)
+    while (lo < hi) {
+        PT_SWAP(a[lo + (hi - lo) / 2], a[hi]);
+        pivot = a[hi];
+        store = lo;
+        for (i = lo; i < hi; ++i) {
+            if (a[i] < pivot) {
+                PT_SWAP(a[i], a[store]);
+                ++store;
+            }
+        }
+        PT_SWAP(a[store], a[hi]);
+        if (k == store) {
+            break;
+        } else if (k < store) {
+            hi = store - 1;
+        } else {
+            lo = store + 1;
+        }
+    }
+#undef PT_SWAP
+    return a[k];
+}
+
+static void pt_stats_init(pt_stats_t *st, const pt_params_t *params,
+                          double rank, unsigned out_flags)
+{
+    memset(st, 0, sizeof(*st));
+    st->factor          = pt_tests[params->test].pingpong ? 2.0 : 1.0;
+    st->rank            = rank;
+    st->report_interval = PT_REPORT_INTERVAL_SEC;
+    st->out_flags       = out_flags;
+}
+
+static void pt_stats_start(pt_stats_t *st, double now)
+{
+    st->start       = now;
+    st->last_sample = now;
+    st->cur.time    = now;
+    st->prev        = st->cur;
+}
+
+/* ucx_perftest's result: moment values since the previous report. */
+static void pt_stats_calc(pt_stats_t *st, pt_result_t *r)
+{
+    unsigned n = (st->cur.iters < PT_TIMING_QUEUE_SIZE) ?
+                 (unsigned)st->cur.iters : PT_TIMING_QUEUE_SIZE;
+    double total = st->cur.time - st->start;
+    double moment = st->cur.time - st->prev.time;
+    uint64_t m_iters = st->cur.iters - st->prev.iters;
+
+    if ((m_iters == 0) || (moment <= 0)) {
+        /* nothing new since the last report: show the totals */
+        moment   = total;
+        m_iters  = st->cur.iters;
+        st->prev = (pt_counters_t){0, 0, 0, st->start};
+    }
+    if (total <= 0) {
+        total = moment = 1e-9;
+    }
+
+    r->iters = st->cur.iters;
+    if (n > 0) {
+        memcpy(st->scratch, st->queue, n * sizeof(double));
+        r->lat_pct = pt_select(st->scratch, n,
+                               (unsigned)((n - 1) * (st->rank / 100.0))) /
+                     st->factor;
+    } else {
+        r->lat_pct = 0;
+    }
+    r->lat_avg   = (m_iters ? moment / m_iters : 0) / st->factor;
+    r->lat_total = (st->cur.iters ? total / st->cur.iters : 0) / st->factor;
+    r->bw_avg    = (st->cur.bytes - st->prev.bytes) / moment * st->factor;
+    r->bw_total  = st->cur.bytes / total * st->factor;
+    r->mr_avg    = (st->cur.msgs - st->prev.msgs) / moment * st->factor;
+    r->mr_total  = st->cur.msgs / total * st->factor;
+}
+
+static void pt_stats_report(pt_stats_t *st)
+{
+    pt_result_t r;
+
+    pt_stats_calc(st, &r);
+    pt_print_result(st->out_flags, &r, 0);
+    st->prev = st->cur;
+}
+
+/* One iteration done: as ucx_perf_update(). */
+static inline void pt_stats_update(pt_stats_t *st, uint64_t bytes)
+{
+    double now = psel_oob_time();
+
+    st->cur.time   = now;
+    st->cur.iters += 1;
+    st->cur.bytes += bytes;
+    st->cur.msgs  += 1;
+
+    st->queue[st->queue_head] = now - st->last_sample;
+    st->queue_head            = (st->queue_head + 1) % PT_TIMING_QUEUE_SIZE;
+    st->last_sample           = now;
+
+    if (now - st->prev.time >= st->report_interval) {
+        pt_stats_report(st);
+    }
+}
+
+
+/* ---------------------------------------------------------------------- */
+/* Data path                                                              */
+/* ---------------------------------------------------------------------- */
+
+static void pt_request_cb(psel_request_t *request, ucs_status_t status,
+                          void *arg)
+{
+}
+
+static void pt_progress_cb(void *arg)
+{
+    psel_worker_progress((psel_worker_h)arg);
+}
+
+/*
+ * Wait for @a req and free it. Gives up when nothing completes for
+ * PT_TIMEOUT_SEC or when the peer's control connection closes.
+ */
+static ucs_status_t pt_wait(pt_run_t *run, psel_request_t *req,
+                            psel_recv_info_t *info, const char *what)
+{
+    double deadline  = 0;
+    unsigned spins   = 0;
+    ucs_status_t status;
+    double now;
+
+    if (req == NULL) {
+        return UCS_OK;
+    }
+
+    while ((status = psel_request_test(req, info)) == UCS_INPROGRESS) {
+        psel_worker_progress(run->worker);
+        if (++spins < PT_SPINS_PER_CHECK) {
+            continue;
+        }
+
+        spins = 0;
+        now   = psel_oob_time();
+        if (deadline == 0) {
+            deadline = now + PT_TIMEOUT_SEC;
+        } else if (now > deadline) {
+            fprintf(stderr, "psel_perftest: %s did not complete within %.0f "
+                    "seconds\n", what, PT_TIMEOUT_SEC);
+            status = UCS_ERR_TIMED_OUT;
+            break;
+        }
+
+        if (psel_oob_peer_closed(&run->oob)) {
+            fprintf(stderr, "psel_perftest: the peer closed the control "
+                    "connection while a %s was in progress\n", what);
+            status = UCS_ERR_CONNECTION_RESET;
+            break;
+        }
+    }
+
+    psel_request_free(req);
+    if ((status != UCS_OK) && (status != UCS_ERR_TIMED_OUT) &&
+        (status != UCS_ERR_CONNECTION_RESET)) {
+        fprintf(stderr, "psel_perftest: %s failed: %s\n", what,
+                ucs_status_string(status));
+    }
+    return status;
+}
+
+/* Wait for a receive and check it got a whole message of @a length. */
+static ucs_status_t pt_wait_recv(pt_run_t *run, psel_request_t *req,
+                                 size_t length, const char *what)
+{
+    psel_recv_info_t info = {0, length};
+    ucs_status_t status;
+
+    status = pt_wait(run, req, &info, what);
+    if ((status == UCS_OK) && (info.length != length)) {
+        fprintf(stderr, "psel_perftest: %s got %zu bytes, expected %zu\n",
+                what, info.length, length);
+        status = UCS_ERR_MESSAGE_TRUNCATED;
+    }
+    return status;
+}
+
+static void pt_ring_push(pt_run_t *run, psel_request_t *req)
+{
+    run->ring[(run->ring_head + run->ring_count) % run->window] = req;
+    ++run->ring_count;
+}
+
+static psel_request_t *pt_ring_pop(pt_run_t *run)
+{
+    psel_request_t *req = run->ring[run->ring_head];
+
+    run->ring_head = (run->ring_head + 1) % run->window;
+    --run->ring_count;
+    return req;
+}
+
+/* After an error: release what is still outstanding (it ends on its own). */
+static void pt_ring_abandon(pt_run_t *run)
+{
+    while (run->ring_count > 0) {
+        psel_request_free(pt_ring_pop(run));
+    }
+}
+
+/* tag_lat, client: send, wait for the reply; one round trip an iteration. */
+static ucs_status_t pt_lat_client(pt_run_t *run, uint64_t iters,
+                                  pt_stats_t *st)
+{
+    size_t size = run->params.size;
+    psel_request_t *rreq, *sreq;
+    ucs_status_t status;
+    uint64_t i;
+
+    for (i = 0; i < iters; ++i) {
+        rreq = psel_tag_recv_nb(run->worker, run->rbuf, size, PT_TAG_REPLY,
+                                run->recv_mask, pt_request_cb, NULL);
+        sreq = psel_tag_send_nb(run->ep, run->sbuf, size, PT_TAG_DATA,
+                                pt_request_cb, NULL);
+        status = pt_wait(run, sreq, NULL, "send");
+        if (status != UCS_OK) {
+            if (rreq != NULL) {
+                psel_request_free(rreq);
+            }
+            return status;
+        }
+
+        status = pt_wait_recv(run, rreq, size, "receive of the reply");
+        if (status != UCS_OK) {
+            return status;
+        }
+
+        if (st != NULL) {
+            pt_stats_update(st, size);
+        }
+    }
+    return UCS_OK;
+}
+
+/* tag_lat, server: receive, reply; the next receive is posted first. */
+static ucs_status_t pt_lat_server(pt_run_t *run, uint64_t iters)
+{
+    size_t size = run->params.size;
+    psel_request_t *rreq, *sreq;
+    ucs_status_t status;
+    uint64_t i;
+
+    rreq = psel_tag_recv_nb(run->worker, run->rbuf, size, PT_TAG_DATA,
+                            run->recv_mask, pt_request_cb, NULL);
+    for (i = 0; i < iters; ++i) {
+        status = pt_wait_recv(run, rreq, size, "receive");
+        if (status != UCS_OK) {
+            return status;
+        }
+
+        rreq = NULL;
+        if (i + 1 < iters) {
+            rreq = psel_tag_recv_nb(run->worker, run->rbuf, size, PT_TAG_DATA,
+                                    run->recv_mask, pt_request_cb, NULL);
+        }
+
+        sreq   = psel_tag_send_nb(run->ep, run->sbuf, size, PT_TAG_REPLY,
+                                  pt_request_cb, NULL);
+        status = pt_wait(run, sreq, NULL, "send of the reply");
+        if (status != UCS_OK) {
+            if (rreq != NULL) {
+                psel_request_free(rreq);
+            }
+            return status;
+        }
+    }
+    return UCS_OK;
+}
+
+/* tag_bw, client: keep up to -O sends in flight, then wait for the ack. */
+static ucs_status_t pt_bw_client(pt_run_t *run, uint64_t iters,
+                                 pt_stats_t *st)
+{
+    size_t size = run->params.size;
+    psel_request_t *areq, *req;
+    ucs_status_t status;
+    uint64_t i;
+
+    run->ack = 0;
+    areq     = psel_tag_recv_nb(run->worker, &run->ack, sizeof(run->ack),
+                                PT_TAG_ACK, PT_TAG_MASK_FULL, pt_request_cb,
+                                NULL);
+
+    for (i = 0; i < iters; ++i) {
+        if (run->ring_count == run->window) {
+            status = pt_wait(run, pt_ring_pop(run), NULL, "send");
+            if (status != UCS_OK) {
+                goto err;
+            }
+        }
+
+        req = psel_tag_send_nb(run->ep, run->sbuf, size, PT_TAG_DATA,
+                               pt_request_cb, NULL);
+        if (req != NULL) {
+            pt_ring_push(run, req);
+        }
+
+        if (st != NULL) {
+            pt_stats_update(st, size);
+        }
+    }
+
+    while (run->ring_count > 0) {
+        status = pt_wait(run, pt_ring_pop(run), NULL, "send");
+        if (status != UCS_OK) {
+            goto err;
+        }
+    }
+
+    status = pt_wait_recv(run, areq, sizeof(run->ack),
+                          "receive of the server's acknowledgement");
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (pt_get((const uint8_t*)&run->ack, 8) != iters) {
+        fprintf(stderr, "psel_perftest: the server received %llu messages, "
+                "%llu were sent\n",
+                (unsigned long long)pt_get((const uint8_t*)&run->ack, 8),
+                (unsigned long long)iters);
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+
+err:
+    pt_ring_abandon(run);
+    if (areq != NULL) {
+        psel_request_free(areq);
+    }
+    return status;
+}
+
+/* tag_bw, server: keep up to -O receives posted, then acknowledge. */
+static ucs_status_t pt_bw_server(pt_run_t *run, uint64_t iters)
+{
+    size_t size     = run->params.size;
+    uint64_t posted = 0, done = 0;
+    psel_request_t *req;
+    ucs_status_t status;
+
+    while (done < iters) {
+        while ((run->ring_count < run->window) && (posted < iters)) {
+            req = psel_tag_recv_nb(run->worker, run->rbuf, size, PT_TAG_DATA,
+                                   run->recv_mask, pt_request_cb, NULL);
+            ++posted;
+            if (req != NULL) {
+                pt_ring_push(run, req);
+            } else {
+                ++done;
+            }
+        }
+
+        if (run->ring_count > 0) {
+            status = pt_wait_recv(run, pt_ring_pop(run), size, "receive");
+            if (status != UCS_OK) {
+                pt_ring_abandon(run);
+                return status;
+            }
+            ++done;
+        }
+    }
+
+    pt_put((uint8_t*)&run->ack, done, 8);
+    req = psel_tag_send_nb(run->ep, &run->ack, sizeof(run->ack), PT_TAG_ACK,
+                           pt_request_cb, NULL);
+    return pt_wait(run, req, NULL, "send of the acknowledgement");
+}
+
+static ucs_status_t pt_run_phase(pt_run_t *run, int is_client, uint64_t iters,
+                                 pt_stats_t *st)
+{
+    if (run->params.test == PT_TEST_TAG_LAT) {
+        return is_client ? pt_lat_client(run, iters, st) :
+                           pt_lat_server(run, iters);
+    }
+    return is_client ? pt_bw_client(run, iters, st) :
+                       pt_bw_server(run, iters);
+}
+
+/*
+ * Warm up as ucx_perftest does: runs of 1, 2, 4... iterations until -w are
+ * done or PT_WARMUP_TIME_SEC passed. The client decides whether another run
+ * follows and tells the server on the control connection.
+ */
+static ucs_status_t pt_warmup(pt_run_t *run, int is_client)
+{
+    double deadline = psel_oob_time() + PT_WARMUP_TIME_SEC;
+    uint64_t total  = 0, chunk = 1, n;
+    ucs_status_t status;
+    uint8_t more;
+
+    while (total < run->params.warmup) {
+        n      = (chunk < run->params.warmup - total) ? chunk :
+                 (run->params.warmup - total);
+        status = pt_run_phase(run, is_client, n, NULL);
+        if (status != UCS_OK) {
+            return status;
+        }
+
+        total += n;
+        chunk *= 2;
+        if (is_client) {
+            more   = (total < run->params.warmup) &&
+                     (psel_oob_time() < deadline);
+            status = psel_oob_send(&run->oob, &more, sizeof(more));
+        } else {
+            status = psel_oob_recv(&run->oob, &more, sizeof(more));
+            if ((status == UCS_OK) && (more > 1)) {
+                fprintf(stderr, "psel_perftest: the client sent %u as the "
+                        "warm-up decision (expected 0 or 1)\n", more);
+                status = UCS_ERR_INVALID_PARAM;
+            }
+        }
+        if ((status != UCS_OK) || !more) {
+            return status;
+        }
+    }
+    return UCS_OK;
+}
+
+
+/* ---------------------------------------------------------------------- */
+/* Setup and the two roles                                                */
+/* ---------------------------------------------------------------------- */
+
+static ucs_status_t pt_alloc_buffers(pt_run_t *run)
+{
+    size_t size = run->params.size ? run->params.size : 1;
+
+    run->window = pt_window(&run->params);
+    if ((posix_memalign(&run->sbuf, 4096, size) != 0) ||
+        (posix_memalign(&run->rbuf, 4096, size) != 0) ||
+        ((run->ring = calloc(run->window, sizeof(*run->ring))) == NULL)) {
+        fprintf(stderr, "psel_perftest: out of memory for %zu-byte buffers\n",
+                size);
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    memset(run->sbuf, 0x5a, size);
+    memset(run->rbuf, 0, size);
+    run->recv_mask = (run->params.flags & PT_FLAG_WILDCARD) ? 0 :
+                     PT_TAG_MASK_FULL;
+    return UCS_OK;
+}
+
+/* Context, worker, address exchange, endpoint; the client sends first. */
+static ucs_status_t pt_connect(pt_run_t *run, int is_client)
+{
+    void *local = NULL, *remote = NULL;
+    size_t local_len, remote_len;
+    ucs_status_t status;
+
+    status = psel_context_create(&run->context);
+    if (status != UCS_OK) {
+        fprintf(stderr, "psel_perftest: cannot create the protosel context: "
+                "%s\n", ucs_status_string(status));
+        return status;
+    }
+
+    status = psel_worker_create(run->context, &run->worker);
+    if (status != UCS_OK) {
+        fprintf(stderr, "psel_perftest: cannot create the worker: %s\n",
+                ucs_status_string(status));
+        return status;
+    }
+
+    run->oob.progress     = pt_progress_cb;
+    run->oob.progress_arg = run->worker;
+
+    status = psel_worker_get_address(run->worker, &local, &local_len);
+    if (status != UCS_OK) {
+        fprintf(stderr, "psel_perftest: cannot get the worker address: %s\n",
+                ucs_status_string(status));
+        return status;
+    }
+
+    if (is_client) {
+        status = psel_oob_send_blob(&run->oob, local, local_len);
+        if (status == UCS_OK) {
+            status = psel_oob_recv_blob(&run->oob, "worker address",
+                                        PT_MAX_ADDRESS_LEN, &remote,
+                                        &remote_len);
+        }
+    } else {
+        status = psel_oob_recv_blob(&run->oob, "worker address",
+                                    PT_MAX_ADDRESS_LEN, &remote, &remote_len);
+        if (status == UCS_OK) {
+            status = psel_oob_send_blob(&run->oob, local, local_len);
+        }
+    }
+    free(local);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = psel_ep_create(run->worker, remote, remote_len, &run->ep);
+    free(remote);
+    if (status != UCS_OK) {
+        fprintf(stderr, "psel_perftest: cannot connect to the peer's worker "
+                "address: %s\n", ucs_status_string(status));
+        return status;
+    }
+
+    return pt_alloc_buffers(run);
+}
+
+static void pt_cleanup(pt_run_t *run)
+{
+    if (run->ep != NULL) {
+        psel_ep_destroy(run->ep);
+    }
+    if (run->worker != NULL) {
+        psel_worker_destroy(run->worker);
+    }
+    if (run->context != NULL) {
+        psel_context_destroy(run->context);
+    }
+    free(run->ring);
+    free(run->sbuf);
+    free(run->rbuf);
+    psel_oob_close(&run->oob);
+}
+
+/* Warm-up, the measured run between two barriers, and the last barrier. */
+static ucs_status_t pt_run_test(pt_run_t *run, int is_client,
+                                const pt_opts_t *opts)
+{
+    pt_stats_t *st = NULL;
+    ucs_status_t status;
+    pt_result_t result;
+
+    status = psel_oob_barrier(&run->oob);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = pt_warmup(run, is_client);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (is_client) {
+        st = malloc(sizeof(*st));
+        if (st == NULL) {
+            fprintf(stderr, "psel_perftest: out of memory\n");
+            return UCS_ERR_NO_MEMORY;
+        }
+        pt_stats_init(st, &run->params, opts->rank, opts->out_flags);
+        pt_print_header(opts->out_flags, opts->rank,
+                        pt_tests[run->params.test].lat_label);
+    }
+
+    status = psel_oob_barrier(&run->oob);
+    if (status != UCS_OK) {
+        goto out;
+    }
+
+    if (st != NULL) {
+        pt_stats_start(st, psel_oob_time());
+    }
+
+    status = pt_run_phase(run, is_client, run->params.iters, st);
+    if (status != UCS_OK) {
+        goto out;
+    }
+
+    if (st != NULL) {
+        st->cur.time = psel_oob_time();
+    }
+
+    status = psel_oob_barrier(&run->oob);
+    if ((status == UCS_OK) && (st != NULL)) {
+        pt_stats_calc(st, &result);
+        pt_print_result(opts->out_flags, &result, 1);
+    }
+
+out:
+    free(st);
+    return status;
+}
+
+static int pt_client(const pt_opts_t *opts)
+{
+    uint8_t wire[PT_WIRE_PARAMS_SIZE];
+    pt_run_t run = {.params = opts->params, .oob = {.fd = -1}};
+    void *reason = NULL;
+    size_t reason_len;
+    uint32_t reply[2]; /* magic, verdict */
+    ucs_status_t status;
+
+    status = psel_oob_connect(opts->server, opts->family, opts->port,
+                              PT_TIMEOUT_SEC, &run.oob);
+    if (status != UCS_OK) {
+        return 1;
+    }
+
+    pt_params_pack(&opts->params, wire);
+    status = psel_oob_send(&run.oob, wire, sizeof(wire));
+    if (status == UCS_OK) {
+        status = psel_oob_recv(&run.oob, reply, sizeof(reply));
+    }
+    if ((status == UCS_OK) && (ntohl(reply[0]) != PT_WIRE_MAGIC)) {
+        fprintf(stderr, "psel_perftest: %s:%u is not a psel_perftest server "
+                "(unexpected reply 0x%08x)\n", opts->server, opts->port,
+                ntohl(reply[0]));
+        status = UCS_ERR_INVALID_PARAM;
+    }
+    if (status == UCS_OK) {
+        status = psel_oob_recv_blob(&run.oob, "reply", PT_MAX_REPLY_LEN,
+                                    &reason, &reason_len);
+    }
+    if (status != UCS_OK) {
+        goto out;
+    }
+
+    if (reply[1] != 0) {
+        fprintf(stderr, "psel_perftest: the server rejected the test: %.*s\n",
+                (int)reason_len, (char*)reason);
+        status = UCS_ERR_INVALID_PARAM;
+        goto out;
+    }
+
+    status = pt_connect(&run, 1);
+    if (status == UCS_OK) {
+        status = pt_run_test(&run, 1, opts);
+    }
+
+out:
+    free(reason);
+    pt_cleanup(&run);
+    return (status == UCS_OK) ? 0 : 1;
+}
+
+static int pt_server(const pt_opts_t *opts)
+{
+    uint8_t wire[PT_WIRE_PARAMS_SIZE];
+    pt_run_t run = {.oob = {.fd = -1}};
+    char peer[128], err[256] = "";
+    uint32_t verdict, reply[2]; /* magic, verdict */
+    ucs_status_t status;
+    int listen_fd;
+
+    status = psel_oob_listen(opts->family, opts->port, &listen_fd);
+    if (status != UCS_OK) {
+        return 1;
+    }
+
+    printf("Waiting for connection...\n");
+    fflush(stdout);
+    status = psel_oob_accept(listen_fd, PT_TIMEOUT_SEC, &run.oob, peer,
+                             sizeof(peer));
+    if (status != UCS_OK) {
+        return 1;
+    }
+
+    printf("Accepted connection from %s\n", peer);
+    fflush(stdout);
+
+    status = psel_oob_recv(&run.oob, wire, sizeof(wire));
+    if (status != UCS_OK) {
+        goto out;
+    }
+
+    verdict = (pt_params_unpack(wire, &run.params, err, sizeof(err)) != 0);
+    if (verdict) {
+        fprintf(stderr, "psel_perftest: rejected the client's test: %s\n",
+                err);
+    }
+    reply[0] = htonl(PT_WIRE_MAGIC);
+    reply[1] = htonl(verdict);
+    status   = psel_oob_send(&run.oob, reply, sizeof(reply));
+    if (status == UCS_OK) {
+        status = psel_oob_send_blob(&run.oob, err, strlen(err));
+    }
+    if ((status != UCS_OK) || verdict) {
+        status = (status != UCS_OK) ? status : UCS_ERR_INVALID_PARAM;
+        goto out;
+    }
+
+    pt_print_box(&run.params);
+
+    status = pt_connect(&run, 0);
+    if (status == UCS_OK) {
+        status = pt_run_test(&run, 0, opts);
+    }
+
+out:
+    pt_cleanup(&run);
+    return (status == UCS_OK) ? 0 : 1;
+}
+
+static int pt_set_affinity(const char *cpus)
+{
+    cpu_set_t set;
+    const char *p = cpus;
+
+    CPU_ZERO(&set);
+    do {
+        CPU_SET(atoi(p), &set);
+        p = strchr(p, ',');
+    } while ((p != NULL) && (*++p != '\0'));
+
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+        fprintf(stderr, "psel_perftest: cannot set the affinity to cpus %s: "
+                "%m\n", cpus);
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    pt_opts_t opts;
+    char err[256];
+    int ret;
+
+    ret = pt_parse_args(argc, argv, &opts);
+    if (ret == 2) {
+        pt_usage(stdout);
+        return 0;
+    } else if (ret != 0) {
+        return 1;
+    }
+
+    if ((opts.server != NULL) &&
+        (pt_params_check(&opts.params, err, sizeof(err)) != 0)) {
+        fprintf(stderr, "psel_perftest: %s\n", err);
+        return 1;
+    }
+
+    if ((opts.cpus != NULL) && (pt_set_affinity(opts.cpus) != 0)) {
+        return 1;
+    }
+
+    if (opts.out_flags & PT_OUT_NUMERIC) {
+        setlocale(LC_NUMERIC, "");
+    }
+
+    return (opts.server != NULL) ? pt_client(&opts) : pt_server(&opts);
+}
