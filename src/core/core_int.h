@@ -18,6 +18,18 @@
 #define PSEL_WORKER_MAX_IFACES  32  /**< Ifaces one worker opens */
 #define PSEL_WORKER_MAX_MDS     16  /**< Memory domains one worker opens */
 #define PSEL_PENDING_PER_PROGRESS 64 /**< Pending sends retried per call */
+#define PSEL_WORKER_MAX_USED    64  /**< Rows of protocol usage kept */
+
+
+/** How often a protocol ran for one row of a selection table. */
+typedef struct psel_used_row {
+    const psel_proto_t *proto;      /**< The protocol */
+    size_t              row_start;  /**< The table row it was selected for */
+    size_t              row_end;
+    size_t              min_size;   /**< Smallest and largest size sent */
+    size_t              max_size;
+    uint64_t            count;      /**< Messages */
+} psel_used_row_t;
 
 
 struct psel_context {
@@ -54,6 +66,8 @@ struct psel_worker {
     uint64_t              uuid;       /**< Random; sender ids derive from it */
     uint64_t              next_ep_id;
     psel_tm_t             tm;         /**< Receive-side tag matching */
+    unsigned              num_used;   /**< Rows in @a used */
+    psel_used_row_t       used[PSEL_WORKER_MAX_USED]; /**< Protocols that ran */
     ucs_list_link_t       pending;    /**< Sends waiting for resources */
 };
 
@@ -100,6 +114,11 @@ void psel_request_complete(psel_request_t *req, ucs_status_t status);
 /** Allocate a request (status UCS_INPROGRESS). */
 psel_request_t *psel_request_alloc(psel_request_type_t type,
                                    psel_request_cb_t cb, void *arg);
+
+/** Count a message sent with @a elem of @a table (UCX_PSEL_PROTO_INFO=used). */
+void psel_worker_count_used(psel_worker_h worker,
+                            const psel_select_table_t *table,
+                            const psel_select_elem_t *elem, size_t length);
 
 /** Run a send's protocol until it is done, blocked or failed. */
 void psel_send_progress(psel_request_t *req);

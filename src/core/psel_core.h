@@ -12,6 +12,7 @@
 #include <ucs/type/status.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct psel_context *psel_context_h; /**< Resources and config */
 typedef struct psel_worker  *psel_worker_h;  /**< Progress engine */
@@ -43,6 +44,13 @@ ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
 
 /** Destroy a worker (after all its endpoints). */
 void psel_worker_destroy(psel_worker_h worker);
+
+/**
+ * Print which protocols this worker's sends ran, per selection-table row,
+ * with the sizes seen and the message counts. UCX_PSEL_PROTO_INFO=used
+ * prints it to the UCX log at worker destroy.
+ */
+void psel_worker_print_used(psel_worker_h worker, FILE *stream);
 
 /** Progress communication; @return the number of events processed. */
 unsigned psel_worker_progress(psel_worker_h worker);

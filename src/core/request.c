@@ -76,6 +76,8 @@ static ucs_status_t psel_send_select(psel_request_t *req)
     }
     req->cfg_index  = ep->cfg_index;
     req->proto.priv = req->elem->priv;
+    psel_worker_count_used(ep->worker, ep->config.select.fast[PSEL_OP_TAG_SEND],
+                           req->elem, req->proto.length);
     return UCS_OK;
 }
 

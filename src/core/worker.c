@@ -9,6 +9,7 @@
 #include "core_int.h"
 
 #include <ucs/debug/log_def.h>
+#include <ucs/sys/math.h>
 #include <ucs/sys/string.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,9 +300,15 @@ err_free:
     return status;
 }
 
+static void psel_worker_log_used(psel_worker_h worker);
+
 void psel_worker_destroy(psel_worker_h worker)
 {
     psel_request_t *req, *tmp;
+
+    if (worker->context->config.proto_info == PSEL_PROTO_INFO_USED) {
+        psel_worker_log_used(worker);
+    }
 
     ucs_list_for_each_safe(req, tmp, &worker->pending, list) {
         ucs_list_del(&req->list);
@@ -364,4 +371,90 @@ ucs_status_t psel_worker_get_address(psel_worker_h worker, void **address_p,
 out:
     free(entries);
     return status;
+}
+
+void psel_worker_count_used(psel_worker_h worker,
+                            const psel_select_table_t *table,
+                            const psel_select_elem_t *elem, size_t length)
+{
+    size_t start = (elem == table->elems) ? 0 : (elem - 1)->max_length + 1;
+    psel_used_row_t *row;
+    unsigned i;
+
+    for (i = 0; i < worker->num_used; ++i) {
+        row = &worker->used[i];
+        if ((row->proto == elem->proto) && (row->row_start == start) &&
+            (row->row_end == elem->max_length)) {
+            goto found;
+        }
+    }
+    if (worker->num_used == PSEL_WORKER_MAX_USED) {
+        return; /* the table keeps the first rows seen */
+    }
+    row            = &worker->used[worker->num_used++];
+    row->proto     = elem->proto;
+    row->row_start = start;
+    row->row_end   = elem->max_length;
+    row->min_size  = length;
+    row->max_size  = length;
+    row->count     = 0;
+found:
+    row->min_size = ucs_min(row->min_size, length);
+    row->max_size = ucs_max(row->max_size, length);
+    ++row->count;
+}
+
+static void psel_worker_used_strb(psel_worker_h worker,
+                                  ucs_string_buffer_t *strb)
+{
+    UCS_STRING_BUFFER_ONSTACK(range, 64);
+    const psel_used_row_t *row;
+    unsigned i;
+
+    ucs_string_buffer_appendf(strb, "+-------------------------------------"
+                              "----------------------------------+\n"
+                              "| protocols used (UCX_PSEL_PROTO_INFO=used)"
+                              "                              |\n"
+                              "+------------+----------------------+------"
+                              "----------------+---------------+\n"
+                              "| %-10s | %-20s | %-20s | %13s |\n",
+                              "protocol", "table row", "sizes sent",
+                              "messages");
+    for (i = 0; i < worker->num_used; ++i) {
+        row = &worker->used[i];
+        ucs_string_buffer_reset(&range);
+        ucs_string_buffer_appendf(&range, "%zu..", row->row_start);
+        psel_size_str(row->row_end, &range);
+        ucs_string_buffer_appendf(strb, "| %-10s | %20s | %9zu..%-9zu | "
+                                  "%13lu |\n", row->proto->name,
+                                  ucs_string_buffer_cstr(&range),
+                                  row->min_size, row->max_size,
+                                  (unsigned long)row->count);
+    }
+    ucs_string_buffer_appendf(strb, "+------------+----------------------+--"
+                              "--------------------+---------------+\n");
+}
+
+void psel_worker_print_used(psel_worker_h worker, FILE *stream)
+{
+    ucs_string_buffer_t strb;
+
+    ucs_string_buffer_init(&strb);
+    psel_worker_used_strb(worker, &strb);
+    fputs(ucs_string_buffer_cstr(&strb), stream);
+    ucs_string_buffer_cleanup(&strb);
+}
+
+static void psel_worker_log_used(psel_worker_h worker)
+{
+    ucs_string_buffer_t strb;
+    char *line, *saveptr = NULL;
+
+    ucs_string_buffer_init(&strb);
+    psel_worker_used_strb(worker, &strb);
+    for (line = strtok_r((char*)ucs_string_buffer_cstr(&strb), "\n", &saveptr);
+         line != NULL; line = strtok_r(NULL, "\n", &saveptr)) {
+        ucs_log_print_compact(line);
+    }
+    ucs_string_buffer_cleanup(&strb);
 }
