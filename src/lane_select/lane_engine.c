@@ -347,6 +347,33 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
     }
 }
 
+/* As UCX: the am lane is the first am_bw lane when it can serve the role,
+ * so eager messages stay on one lane; extra am_bw lanes come by score. */
+static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
+                                     const psel_resource_table_t *remote,
+                                     const psel_lane_select_params_t *params,
+                                     psel_ep_lanes_t *ep)
+{
+    const psel_lane_selector_t *selector = &psel_lane_selectors[PSEL_LANE_ROLE_AM_BW];
+    psel_lane_set_t *am                  = &ep->sets.role[PSEL_LANE_ROLE_AM];
+    psel_lane_set_t *set                 = &ep->sets.role[PSEL_LANE_ROLE_AM_BW];
+    const psel_resource_t *lrsc, *rrsc;
+    unsigned lane;
+
+    if ((am->count == 0) || (params->max_lanes[PSEL_LANE_ROLE_AM_BW] == 0)) {
+        return;
+    }
+    lane = am->lanes[0]->index;
+    lrsc = &local->resources[ep->info[lane].local];
+    rrsc = &remote->resources[ep->info[lane].remote];
+    if (!selector->applies(lrsc) || !selector->applies(rrsc)) {
+        return;
+    }
+    ep->info[lane].roles                      |= UCS_BIT(PSEL_LANE_ROLE_AM_BW);
+    ep->info[lane].score[PSEL_LANE_ROLE_AM_BW] = selector->score(lrsc, rrsc);
+    set->lanes[set->count++]                   = &ep->lanes[lane];
+}
+
 ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
                                const psel_resource_table_t *remote,
                                const psel_lane_select_params_t *params,
@@ -367,6 +394,9 @@ ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
 
     memset(&result, 0, sizeof(result));
     for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
+        if (role == PSEL_LANE_ROLE_AM_BW) {
+            psel_lanes_am_bw_from_am(local, remote, params, &result);
+        }
         psel_lanes_select_role(local, remote, params, role, &result);
     }
     if (result.num_lanes == 0) {

@@ -17,6 +17,10 @@
  * type, whatever the transport; all shared-memory and self transports count
  * as one device (host memory), so they are never multi-lane rails.
  *
+ * As in UCX, the am lane is also the first am_bw lane when it can serve
+ * that role, so eager messages stay on one lane; extra am_bw lanes (for
+ * multi-lane eager or rndv/am) are chosen by score.
+ *
  * Multi-lane: a role takes up to its max lanes; a device, local or remote, is
  * reused only up to its dev_num_paths; an extra lane whose bandwidth is below the first lane's
  * divided by max_ratio is dropped (UCX_MULTI_LANE_MAX_RATIO: the ratio of the

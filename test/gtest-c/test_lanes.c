@@ -120,7 +120,7 @@ static void test_am_needs_am_short(void **state)
     psel_resource_table_t table;
     psel_resource_t rsc;
     psel_ep_lanes_t ep;
-    psel_lane_select_params_t params = params_of(1, 1, 0, 0,
+    psel_lane_select_params_t params = params_of(1, 2, 0, 0,
                                                  PSEL_PEER_REMOTE_HOST);
 
     psel_resource_table_init(&table);
@@ -130,14 +130,17 @@ static void test_am_needs_am_short(void **state)
     rsc = make_rsc("rc_verbs", "mlx5_1:1", 5000, 2000, 200);
     table_add(&table, &rsc);
 
+    /* the am lane leads am_bw (as in UCX); the faster one comes second */
     select_self(&table, &params, &ep);
     assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM, 0),
                         "rc_verbs/mlx5_1:1");
     assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM_BW, 0),
+                        "rc_verbs/mlx5_1:1");
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM_BW, 1),
                         "rc_mlx5/mlx5_0:1");
     assert_true(ep.sets.role[PSEL_LANE_ROLE_AM].lanes[0]->caps &
                 PSEL_LANE_CAP_AM_SHORT);
-    assert_false(ep.sets.role[PSEL_LANE_ROLE_AM_BW].lanes[0]->caps &
+    assert_false(ep.sets.role[PSEL_LANE_ROLE_AM_BW].lanes[1]->caps &
                  PSEL_LANE_CAP_AM_SHORT);
     psel_resource_table_cleanup(&table);
 
@@ -319,7 +322,7 @@ static void test_score_ranks_roles(void **state)
     psel_resource_table_t table;
     psel_resource_t rsc;
     psel_ep_lanes_t ep;
-    psel_lane_select_params_t params = params_of(1, 1, 1, 0,
+    psel_lane_select_params_t params = params_of(1, 2, 1, 0,
                                                  PSEL_PEER_REMOTE_HOST);
 
     psel_resource_table_init(&table);
@@ -337,7 +340,10 @@ static void test_score_ranks_roles(void **state)
     select_self(&table, &params, &ep);
     assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM, 0),
                         "rc_verbs/mlx5_0:1");
+    /* am_bw: the am lane first (as in UCX), then the best by score */
     assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM_BW, 0),
+                        "rc_verbs/mlx5_0:1");
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM_BW, 1),
                         "dc_mlx5/mlx5_2:1");
     assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0),
                         "rc_mlx5/mlx5_1:1");
