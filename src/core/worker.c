@@ -135,8 +135,6 @@ static ucs_status_t psel_worker_open_iface(psel_worker_h worker,
 {
     const psel_resource_t *rsc = &worker->context->resources.resources[rsc_index];
     psel_worker_iface_t *wif   = &worker->ifaces[worker->num_ifaces];
-    uct_iface_config_t *iface_config;
-    uct_iface_params_t params;
     ucs_status_t status;
     unsigned i;
 
@@ -145,24 +143,9 @@ static ucs_status_t psel_worker_open_iface(psel_worker_h worker,
         return status;
     }
 
-    status = uct_md_iface_config_read(worker->mds[wif->md_index],
-                                      rsc->tl_name, NULL, NULL, &iface_config);
-    if (status != UCS_OK) {
-        return status;
-    }
-    memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE |
-                                  UCT_IFACE_PARAM_FIELD_STATS_ROOT |
-                                  UCT_IFACE_PARAM_FIELD_RX_HEADROOM |
-                                  UCT_IFACE_PARAM_FIELD_CPU_MASK;
-    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
-    params.mode.device.tl_name  = rsc->tl_name;
-    params.mode.device.dev_name = rsc->dev_name;
-    UCS_CPU_ZERO(&params.cpu_mask);
-    status = uct_iface_open(worker->mds[wif->md_index], worker->uct_worker,
-                            &params, iface_config, &wif->iface);
-    uct_config_release(iface_config);
+    status = psel_uct_iface_open(worker->mds[wif->md_index],
+                                 worker->uct_worker, rsc->tl_name,
+                                 rsc->dev_name, &wif->iface);
     if (status != UCS_OK) {
         return status;
     }

@@ -140,26 +140,17 @@ static ucs_status_t psel_discover_ib_port(const char *dev_name,
     return status;
 }
 
-static void psel_discover_tl(uct_md_h md, const uct_md_attr_t *md_attr,
-                             const char *component_name, const char *md_name,
-                             const uct_tl_resource_desc_t *tl,
-                             uct_worker_h worker, psel_resource_table_t *table)
+ucs_status_t psel_uct_iface_open(uct_md_h md, uct_worker_h worker,
+                                 const char *tl_name, const char *dev_name,
+                                 uct_iface_h *iface_p)
 {
     uct_iface_config_t *iface_config;
     uct_iface_params_t params;
-    uct_iface_attr_t attr;
-    psel_resource_t resource;
-    uct_iface_h iface;
     ucs_status_t status;
-    const char *sys_dev_name;
-    char bdf[PSEL_NAME_MAX];
 
-    status = uct_md_iface_config_read(md, tl->tl_name, NULL, NULL,
-                                      &iface_config);
+    status = uct_md_iface_config_read(md, tl_name, NULL, NULL, &iface_config);
     if (status != UCS_OK) {
-        ucs_debug("%s/%s: failed to read iface config: %s", tl->tl_name,
-                  tl->dev_name, ucs_status_string(status));
-        return;
+        return status;
     }
 
     memset(&params, 0, sizeof(params));
@@ -169,14 +160,31 @@ static void psel_discover_tl(uct_md_h md, const uct_md_attr_t *md_attr,
                                   UCT_IFACE_PARAM_FIELD_RX_HEADROOM |
                                   UCT_IFACE_PARAM_FIELD_CPU_MASK;
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
-    params.mode.device.tl_name  = tl->tl_name;
-    params.mode.device.dev_name = tl->dev_name;
+    params.mode.device.tl_name  = tl_name;
+    params.mode.device.dev_name = dev_name;
     params.stats_root           = NULL;
     params.rx_headroom          = 0;
     UCS_CPU_ZERO(&params.cpu_mask);
 
-    status = uct_iface_open(md, worker, &params, iface_config, &iface);
+    status = uct_iface_open(md, worker, &params, iface_config, iface_p);
     uct_config_release(iface_config);
+    return status;
+}
+
+static void psel_discover_tl(uct_md_h md, const uct_md_attr_t *md_attr,
+                             const char *component_name, const char *md_name,
+                             const uct_tl_resource_desc_t *tl,
+                             uct_worker_h worker, psel_resource_table_t *table)
+{
+    uct_iface_attr_t attr;
+    psel_resource_t resource;
+    uct_iface_h iface;
+    ucs_status_t status;
+    const char *sys_dev_name;
+    char bdf[PSEL_NAME_MAX];
+
+    status = psel_uct_iface_open(md, worker, tl->tl_name, tl->dev_name,
+                                 &iface);
     if (status != UCS_OK) {
         ucs_debug("%s/%s: failed to open iface: %s", tl->tl_name, tl->dev_name,
                   ucs_status_string(status));

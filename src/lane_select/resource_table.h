@@ -179,4 +179,18 @@ const char *psel_ib_link_layer_name(int link_layer);
  */
 ucs_status_t psel_resource_discover(psel_resource_table_t *table);
 
+/**
+ * Open a UCT iface for a transport on a device, with default configuration
+ * (discovery and the data path open their ifaces the same way).
+ *
+ * @param [in]  md        Memory domain of the transport.
+ * @param [in]  worker    UCT worker.
+ * @param [in]  tl_name   Transport name.
+ * @param [in]  dev_name  Device name.
+ * @param [out] iface_p   The iface.
+ */
+ucs_status_t psel_uct_iface_open(uct_md_h md, uct_worker_h worker,
+                                 const char *tl_name, const char *dev_name,
+                                 uct_iface_h *iface_p);
+
 #endif
