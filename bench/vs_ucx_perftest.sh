@@ -1,0 +1,348 @@
+#!/usr/bin/env bash
+# psel_perftest vs ucx_perftest (UCP, UCX_PROTO_ENABLE=y), side by side.
+#
+# For each transport (shm, tcp over loopback), test (tag_lat, tag_bw) and
+# message size (8 B and the powers of two up to --max-size, 1 MiB by default:
+# protosel's data path has eager protocols only), runs the two tools in
+# alternation, A B A B ..., --runs times each, and prints the medians, their
+# ratio and the protocol each tool used at that size.
+#
+#   bench/vs_ucx_perftest.sh [--quick] [options]
+#
+# A benchmark, not a test: it always exits 0 once the table is printed, and
+# `make check` does not run it. See bench/README.md, "psel_perftest vs
+# ucx_perftest".
+set -uo pipefail
+
+usage() {
+    cat <<'EOF'
+Usage: bench/vs_ucx_perftest.sh [options]
+  --quick              smoke run: sizes 8, 4096, 1048576, one run each
+  --runs N             runs of each tool per point (3)
+  --max-size N         largest message size, a power of two (1048576)
+  --sizes "S S ..."    explicit list of sizes (overrides --max-size)
+  --transports "T ..." among shm tcp (both)
+  --tests "T ..."      among tag_lat tag_bw (both)
+  --psel-perftest P    psel_perftest binary (build/src/tools/psel_perftest)
+  --ucx-perftest P     ucx_perftest binary (ucx_perftest in PATH)
+  --ucx-env VAR=VAL    extra environment for ucx_perftest (repeatable),
+                       e.g. UCX_RNDV_THRESH=inf to keep UCX on eager
+  --psel-env VAR=VAL   extra environment for psel_perftest (repeatable)
+  --no-pin             do not pin the server to CPU 0 and the client to CPU 1
+  --keep DIR           keep every raw output in DIR (default: a temporary
+                       directory, removed at exit)
+  -h, --help           this help
+Caller's UCX_* variables are ignored: each tool gets only its own settings.
+EOF
+}
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+psel_bin=$top/build/src/tools/psel_perftest
+ucx_bin=$(command -v ucx_perftest || echo ucx_perftest)
+runs=3
+max_size=1048576
+sizes=""
+transports="shm tcp"
+tests="tag_lat tag_bw"
+pin=1
+keep=""
+quick=0
+ucx_extra=()
+psel_extra=()
+
+while [ $# -gt 0 ]; do
+    case $1 in
+    --quick)          quick=1 ;;
+    --runs)           runs=${2:?}; shift ;;
+    --max-size)       max_size=${2:?}; shift ;;
+    --sizes)          sizes=${2:?}; shift ;;
+    --transports)     transports=${2:?}; shift ;;
+    --tests)          tests=${2:?}; shift ;;
+    --psel-perftest)  psel_bin=${2:?}; shift ;;
+    --ucx-perftest)   ucx_bin=${2:?}; shift ;;
+    --ucx-env)        ucx_extra+=("${2:?}"); shift ;;
+    --psel-env)       psel_extra+=("${2:?}"); shift ;;
+    --no-pin)         pin=0 ;;
+    --keep)           keep=${2:?}; shift ;;
+    -h|--help)        usage; exit 0 ;;
+    *)                echo "vs_ucx_perftest: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+    esac
+    shift
+done
+
+if [ $quick = 1 ]; then
+    runs=1
+    [ -n "$sizes" ] || sizes="8 4096 1048576"
+fi
+if [ -z "$sizes" ]; then
+    s=8
+    while [ "$s" -le "$max_size" ]; do sizes="$sizes $s"; s=$((s * 2)); done
+fi
+case $runs in ''|*[!0-9]*|0) echo "vs_ucx_perftest: --runs must be >= 1" >&2; exit 2 ;; esac
+for t in $transports; do
+    case $t in shm|tcp) ;; *) echo "vs_ucx_perftest: unknown transport '$t'" >&2; exit 2 ;; esac
+done
+for t in $tests; do
+    case $t in tag_lat|tag_bw) ;; *) echo "vs_ucx_perftest: unknown test '$t'" >&2; exit 2 ;; esac
+done
+[ -x "$psel_bin" ] || { echo "vs_ucx_perftest: no $psel_bin (run ./dev.sh build)" >&2; exit 1; }
+command -v "$ucx_bin" >/dev/null || { echo "vs_ucx_perftest: no ucx_perftest (apt-get install ucx-utils)" >&2; exit 1; }
+command -v ss >/dev/null || { echo "vs_ucx_perftest: needs ss (iproute2)" >&2; exit 1; }
+
+# Each tool gets exactly the environment given below.
+for v in $(env | sed -n 's/^\(UCX_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+
+if [ -n "$keep" ]; then
+    mkdir -p "$keep" && out=$keep
+else
+    out=$(mktemp -d /tmp/vs_ucx_perftest.XXXXXX)
+fi
+
+# Every process we start is recorded and killed, by pid, at exit.
+pids=()
+cleanup() {
+    local p
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+    [ -n "$keep" ] || rm -rf "$out"
+}
+trap cleanup EXIT
+trap 'echo "vs_ucx_perftest: interrupted" >&2; exit 130' INT TERM
+
+ncpu=$(nproc)
+srv_pin=() cli_pin=()
+if [ $pin = 1 ] && [ "$ncpu" -ge 2 ]; then
+    srv_pin=(-c 0) cli_pin=(-c 1)
+fi
+
+# A port nobody listens on or uses, drawn at random (bounded tries).
+free_port() {
+    local i p
+    for i in $(seq 1 50); do
+        p=$((20000 + RANDOM % 40000))
+        [ -z "$(ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null)" ] && { echo "$p"; return 0; }
+    done
+    return 1
+}
+
+# wait_listen PORT PID: up to 10 s for PID to listen on PORT.
+wait_listen() {
+    local i
+    for i in $(seq 1 500); do
+        kill -0 "$2" 2>/dev/null || return 1
+        [ -n "$(ss -Htln "sport = :$1" 2>/dev/null)" ] && return 0
+        sleep 0.02
+    done
+    return 1
+}
+
+# Iteration counts: scaled by size so that large messages do not dominate.
+iters() {  # TEST SIZE
+    local n
+    if [ "$1" = tag_lat ]; then
+        n=$(( (1 << 27) / $2 )); [ $n -gt 20000 ] && n=20000; [ $n -lt 200 ] && n=200
+    else
+        n=$(( (1 << 29) / $2 )); [ $n -gt 20000 ] && n=20000; [ $n -lt 500 ] && n=500
+    fi
+    echo $n
+}
+
+tool_env() {  # TOOL TRANSPORT ROLE -> prints VAR=VAL words
+    case $1/$2 in
+    psel/shm) echo UCX_PSEL_TLS=posix,sysv,cma ;;
+    psel/tcp) echo UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo ;;
+    ucx/shm)  echo UCX_TLS=posix,sysv,cma ;;
+    ucx/tcp)  echo UCX_TLS=tcp UCX_NET_DEVICES=lo ;;
+    esac
+    if [ "$1" = ucx ]; then
+        echo UCX_PROTO_ENABLE=y UCX_WARN_UNUSED_ENV_VARS=n
+        [ "$3" = client ] && echo UCX_PROTO_INFO=y
+        [ ${#ucx_extra[@]} -gt 0 ] && printf '%s\n' "${ucx_extra[@]}"
+    else
+        [ "$3" = client ] && echo UCX_PSEL_PROTO_INFO=used
+        [ ${#psel_extra[@]} -gt 0 ] && printf '%s\n' "${psel_extra[@]}"
+    fi
+}
+
+# run_once TOOL TRANSPORT TEST SIZE FILE: one server + one client; the
+# client's output goes to FILE. Returns 0 when FILE has a final line.
+run_once() {
+    local tool=$1 tr=$2 test=$3 size=$4 file=$5 bin port spid cpid n w attempt
+    [ "$tool" = psel ] && bin=$psel_bin || bin=$ucx_bin
+    n=$(iters "$test" "$size")
+    w=$((n / 10)); [ $w -gt 1000 ] && w=1000
+    for attempt in 1 2; do
+        port=$(free_port) || return 1
+        env $(tool_env "$tool" "$tr" server) timeout -k 5 60 \
+            "$bin" -p "$port" "${srv_pin[@]}" >"$file.server" 2>&1 &
+        spid=$!; pids+=("$spid")
+        if ! wait_listen "$port" "$spid"; then
+            kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
+            continue
+        fi
+        env $(tool_env "$tool" "$tr" client) timeout -k 5 60 \
+            "$bin" 127.0.0.1 -p "$port" "${cli_pin[@]}" -t "$test" -s "$size" \
+            -n "$n" -w "$w" -f >"$file" 2>&1 &
+        cpid=$!; pids+=("$cpid")
+        wait "$cpid"
+        wait "$spid" 2>/dev/null
+        final_line "$file" >/dev/null && return 0
+    done
+    return 1
+}
+
+# The -f final line: 8 numeric columns (iterations, percentile, average and
+# overall latency or overhead, bandwidth average/overall, rate average/overall).
+final_line() {
+    awk 'NF == 8 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9.]+$/ && $8 ~ /^[0-9]+$/ { l = $0 }
+         END { if (l == "") exit 1; print l }' "$1"
+}
+
+# Protocol protosel used: rows of the UCX_PSEL_PROTO_INFO=used table.
+psel_proto() {  # FILE
+    awk -F'|' '/protocols used/ { on = 1; next }
+        on && NF >= 6 && $2 ~ /[a-z]+\/[a-z]+/ && $5 ~ /[0-9]/ {
+            p = $2; gsub(/ /, "", p); r = r (r == "" ? "" : "+") p }
+        END { print (r == "" ? "?" : r) }' "$1"
+}
+
+# Protocol UCX selected for SIZE: the row of the last "ucp_tag_send*()" table
+# (tag_lat) or "ucp_tag_send*(multi)" table (tag_bw: ucx_perftest sends with
+# UCP_OP_ATTR_FLAG_MULTI_SEND) that covers SIZE; "name transport/device".
+ucx_proto() {  # FILE TEST SIZE
+    awk -F'|' -v test="$2" -v size="$3" '
+        function num(s,   m) {
+            if (s == "inf") return 1e300
+            m = 1
+            if (s ~ /K$/) m = 1024; else if (s ~ /M$/) m = 1048576; else if (s ~ /G$/) m = 1073741824
+            sub(/[KMG]$/, "", s); return s * m
+        }
+        function short(n) {
+            gsub(/^ +| +$/, "", n); sub(/^\(\?\) */, "", n)
+            if (n == "eager short") return "egr/short"
+            if (n == "eager copy-in copy-out") return "egr/bcopy"
+            if (n == "eager zero-copy copy-out") return "egr/zcopy"
+            if (n == "rendezvous zero-copy read from remote") return "rndv/get"
+            if (n == "rendezvous zero-copy write to remote") return "rndv/put"
+            if (n == "rendezvous fragmented copy-in copy-out") return "rndv/am"
+            gsub(/ /, "_", n); return n
+        }
+        /ep_cfg\[/ {
+            cur = ""
+            if ($0 ~ /ucp_tag_send\*\(\)/) cur = "single"
+            else if ($0 ~ /ucp_tag_send\*\(multi\)/) cur = "multi"
+            if (cur != "") { got[cur] = ""; fresh[cur] = 1 }
+            next
+        }
+        cur != "" && NF >= 5 && $2 ~ /[0-9]+\.\.[0-9a-zKMG]+/ {
+            rg = $2; gsub(/ /, "", rg); split(rg, b, /\.\./)
+            if (size + 0 >= num(b[1]) && size + 0 <= num(b[2])) {
+                tl = $4; gsub(/ /, "", tl)
+                got[cur] = short($3) " " tl
+            }
+        }
+        END {
+            r = ""
+            if (test == "tag_bw" && ("multi" in got)) r = got["multi"]
+            else if ("single" in got) r = got["single"]
+            print (r == "" ? "?" : r)
+        }' "$1"
+}
+
+median() {  # numbers on stdin
+    sort -g | awk '{ v[NR] = $1 } END {
+        if (NR == 0) { print "-"; exit }
+        if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+human() {  # SIZE
+    if [ "$1" -ge 1048576 ] && [ $(( $1 % 1048576 )) = 0 ]; then echo "$(( $1 / 1048576 )) MiB"
+    elif [ "$1" -ge 1024 ] && [ $(( $1 % 1024 )) = 0 ]; then echo "$(( $1 / 1024 )) KiB"
+    else echo "$1 B"; fi
+}
+
+npoints=0
+for tr in $transports; do for test in $tests; do for size in $sizes; do
+    npoints=$((npoints + 1)); done; done; done
+echo "vs_ucx_perftest: $npoints points x $runs runs x 2 tools; raw output in $out" >&2
+echo "  psel_perftest: $psel_bin" >&2
+echo "  ucx_perftest:  $(command -v "$ucx_bin") ($(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1))" >&2
+
+results=$out/results.tsv   # tr test size tool run p50 overall bw proto
+: >"$results"
+start=$SECONDS
+point=0
+for tr in $transports; do
+    for test in $tests; do
+        for size in $sizes; do
+            point=$((point + 1))
+            printf '  [%3d/%d] %s %s %s\n' $point $npoints "$tr" "$test" "$(human "$size")" >&2
+            for r in $(seq 1 "$runs"); do
+                for tool in psel ucx; do
+                    f=$out/$tr.$test.$size.$tool.$r
+                    if run_once "$tool" "$tr" "$test" "$size" "$f"; then
+                        read -r _ p50 _ overall _ bw _ _ <<<"$(final_line "$f")"
+                        if [ "$tool" = psel ]; then proto=$(psel_proto "$f")
+                        else proto=$(ucx_proto "$f" "$test" "$size"); fi
+                        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tr" "$test" "$size" \
+                            "$tool" "$r" "$p50" "$overall" "$bw" "$proto" >>"$results"
+                    else
+                        echo "    $tool run $r failed; last lines of $f:" >&2
+                        tail -n 3 "$f" "$f.server" 2>/dev/null | sed 's/^/      /' >&2
+                    fi
+                done
+            done
+        done
+    done
+done
+
+col() {  # TR TEST SIZE TOOL FIELD -> median
+    awk -F'\t' -v a="$1" -v b="$2" -v c="$3" -v d="$4" -v f="$5" \
+        '$1 == a && $2 == b && $3 == c && $4 == d { print $f }' "$results" | median
+}
+proto_of() {  # TR TEST SIZE TOOL -> most frequent protocol
+    awk -F'\t' -v a="$1" -v b="$2" -v c="$3" -v d="$4" \
+        '$1 == a && $2 == b && $3 == c && $4 == d { n[$9]++ }
+         END { for (p in n) if (n[p] > m) { m = n[p]; r = p }; print (r == "" ? "?" : r) }' "$results"
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
+
+echo
+echo "psel_perftest vs ucx_perftest $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1), UCX_PROTO_ENABLE=y;" \
+     "medians of $runs run(s) each, alternating A/B; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "shm: UCX_PSEL_TLS=posix,sysv,cma vs UCX_TLS=posix,sysv,cma;" \
+     "tcp: UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo vs UCX_TLS=tcp UCX_NET_DEVICES=lo"
+[ ${#ucx_extra[@]} -gt 0 ] && echo "ucx_perftest also: ${ucx_extra[*]}"
+[ ${#psel_extra[@]} -gt 0 ] && echo "psel_perftest also: ${psel_extra[*]}"
+echo "ratio > 1 means protosel is slower (latency: psel/UCX; bandwidth: UCX/psel)."
+for tr in $transports; do
+    for test in $tests; do
+        echo
+        if [ "$test" = tag_lat ]; then
+            echo "### $tr $test: latency, usec (50th percentile and overall average of the Final line)"
+            echo
+            echo "| size | psel p50 | UCX p50 | ratio | psel overall | UCX overall | ratio | psel protocol | UCX protocol | same |"
+            echo "|-----:|---------:|--------:|------:|-------------:|------------:|------:|---------------|--------------|------|"
+        else
+            echo "### $tr $test: bandwidth, MB/s (overall of the Final line)"
+            echo
+            echo "| size | psel MB/s | UCX MB/s | ratio | psel protocol | UCX protocol | same |"
+            echo "|-----:|----------:|---------:|------:|---------------|--------------|------|"
+        fi
+        for size in $sizes; do
+            pp=$(proto_of "$tr" "$test" "$size" psel)
+            up=$(proto_of "$tr" "$test" "$size" ucx)
+            [ "$pp" = "${up%% *}" ] && same=yes || same=no
+            if [ "$test" = tag_lat ]; then
+                a=$(col "$tr" "$test" "$size" psel 6); b=$(col "$tr" "$test" "$size" ucx 6)
+                c=$(col "$tr" "$test" "$size" psel 7); d=$(col "$tr" "$test" "$size" ucx 7)
+                echo "| $(human "$size") | $a | $b | $(ratio "$a" "$b") | $c | $d | $(ratio "$c" "$d") | $pp | $up | $same |"
+            else
+                a=$(col "$tr" "$test" "$size" psel 8); b=$(col "$tr" "$test" "$size" ucx 8)
+                echo "| $(human "$size") | $a | $b | $(ratio "$b" "$a") | $pp | $up | $same |"
+            fi
+        done
+    done
+done
+echo
+echo "elapsed: $((SECONDS - start)) s"
+exit 0
