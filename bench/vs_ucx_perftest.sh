@@ -116,8 +116,8 @@ fi
 
 # A port nobody listens on or uses, drawn at random (bounded tries).
 free_port() {
-    local i p
-    for i in $(seq 1 50); do
+    local _i p
+    for _i in $(seq 1 50); do
         p=$((20000 + RANDOM % 40000))
         [ -z "$(ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null)" ] && { echo "$p"; return 0; }
     done
@@ -126,8 +126,8 @@ free_port() {
 
 # wait_listen PORT PID: up to 10 s for PID to listen on PORT.
 wait_listen() {
-    local i
-    for i in $(seq 1 500); do
+    local _i
+    for _i in $(seq 1 500); do
         kill -0 "$2" 2>/dev/null || return 1
         [ -n "$(ss -Htln "sport = :$1" 2>/dev/null)" ] && return 0
         sleep 0.02
@@ -146,15 +146,15 @@ iters() {  # TEST SIZE
     echo $n
 }
 
-tool_env() {  # TOOL TRANSPORT ROLE -> prints VAR=VAL words
+tool_env() {  # TOOL TRANSPORT ROLE -> prints VAR=VAL, one a line
     case $1/$2 in
-    psel/shm) echo UCX_PSEL_TLS=posix,sysv,cma ;;
-    psel/tcp) echo UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo ;;
-    ucx/shm)  echo UCX_TLS=posix,sysv,cma ;;
-    ucx/tcp)  echo UCX_TLS=tcp UCX_NET_DEVICES=lo ;;
+    psel/shm) printf '%s\n' UCX_PSEL_TLS=posix,sysv,cma ;;
+    psel/tcp) printf '%s\n' UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo ;;
+    ucx/shm)  printf '%s\n' UCX_TLS=posix,sysv,cma ;;
+    ucx/tcp)  printf '%s\n' UCX_TLS=tcp UCX_NET_DEVICES=lo ;;
     esac
     if [ "$1" = ucx ]; then
-        echo UCX_PROTO_ENABLE=y UCX_WARN_UNUSED_ENV_VARS=n
+        printf '%s\n' UCX_PROTO_ENABLE=y UCX_WARN_UNUSED_ENV_VARS=n
         [ "$3" = client ] && echo UCX_PROTO_INFO=y
         [ ${#ucx_extra[@]} -gt 0 ] && printf '%s\n' "${ucx_extra[@]}"
     else
@@ -166,20 +166,23 @@ tool_env() {  # TOOL TRANSPORT ROLE -> prints VAR=VAL words
 # run_once TOOL TRANSPORT TEST SIZE FILE: one server + one client; the
 # client's output goes to FILE. Returns 0 when FILE has a final line.
 run_once() {
-    local tool=$1 tr=$2 test=$3 size=$4 file=$5 bin port spid cpid n w attempt
+    local tool=$1 tr=$2 test=$3 size=$4 file=$5 bin port spid cpid n w _try
+    local senv=() cenv=()
     [ "$tool" = psel ] && bin=$psel_bin || bin=$ucx_bin
     n=$(iters "$test" "$size")
     w=$((n / 10)); [ $w -gt 1000 ] && w=1000
-    for attempt in 1 2; do
+    for _try in 1 2; do
         port=$(free_port) || return 1
-        env $(tool_env "$tool" "$tr" server) timeout -k 5 60 \
+        mapfile -t senv < <(tool_env "$tool" "$tr" server)
+        mapfile -t cenv < <(tool_env "$tool" "$tr" client)
+        env "${senv[@]}" timeout -k 5 60 \
             "$bin" -p "$port" "${srv_pin[@]}" >"$file.server" 2>&1 &
         spid=$!; pids+=("$spid")
         if ! wait_listen "$port" "$spid"; then
             kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
             continue
         fi
-        env $(tool_env "$tool" "$tr" client) timeout -k 5 60 \
+        env "${cenv[@]}" timeout -k 5 60 \
             "$bin" 127.0.0.1 -p "$port" "${cli_pin[@]}" -t "$test" -s "$size" \
             -n "$n" -w "$w" -f >"$file" 2>&1 &
         cpid=$!; pids+=("$cpid")
