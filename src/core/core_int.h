@@ -19,6 +19,7 @@
 #define PSEL_WORKER_MAX_MDS     16  /**< Memory domains one worker opens */
 #define PSEL_PENDING_PER_PROGRESS 64 /**< Pending sends retried per call */
 #define PSEL_WORKER_MAX_USED    64  /**< Rows of protocol usage kept */
+#define PSEL_REQUEST_POOL_MAX   1024 /**< Free requests a worker keeps */
 
 
 /** How often a protocol ran for one row of a selection table. */
@@ -69,6 +70,8 @@ struct psel_worker {
     unsigned              num_used;   /**< Rows in @a used */
     psel_used_row_t       used[PSEL_WORKER_MAX_USED]; /**< Protocols that ran */
     ucs_list_link_t       pending;    /**< Sends waiting for resources */
+    ucs_list_link_t       free_requests; /**< Pool of released requests */
+    unsigned              num_free_requests;
 };
 
 
@@ -92,12 +95,14 @@ typedef enum {
 
 
 struct psel_request {
+    psel_worker_h              worker;     /**< Owner, for the request pool */
     psel_request_type_t        type;
     ucs_status_t               status;     /**< UCS_INPROGRESS until done */
     int                        released;   /**< psel_request_free() called */
     psel_request_cb_t          cb;
     void                      *arg;
-    ucs_list_link_t            list;       /**< In worker->pending */
+    ucs_list_link_t            list;       /**< In worker->pending, or in
+                                                the pool once released */
     /* send */
     psel_ep_h                  ep;
     unsigned                   cfg_index;  /**< ep->cfg_index at lookup */
@@ -111,9 +116,13 @@ struct psel_request {
 /** Complete a request: record the status, call back, free if released. */
 void psel_request_complete(psel_request_t *req, ucs_status_t status);
 
-/** Allocate a request (status UCS_INPROGRESS). */
-psel_request_t *psel_request_alloc(psel_request_type_t type,
+/** Get a request from the worker's pool (status UCS_INPROGRESS). */
+psel_request_t *psel_request_alloc(psel_worker_h worker,
+                                   psel_request_type_t type,
                                    psel_request_cb_t cb, void *arg);
+
+/** Free the worker's pool of requests. */
+void psel_request_pool_cleanup(psel_worker_h worker);
 
 /** Count a message sent with @a elem of @a table (UCX_PSEL_PROTO_INFO=used). */
 void psel_worker_count_used(psel_worker_h worker,

@@ -10,19 +10,55 @@
 
 #include <ucs/debug/log_def.h>
 #include <stdlib.h>
+#include <string.h>
 
-psel_request_t *psel_request_alloc(psel_request_type_t type,
+psel_request_t *psel_request_alloc(psel_worker_h worker,
+                                   psel_request_type_t type,
                                    psel_request_cb_t cb, void *arg)
 {
-    psel_request_t *req = calloc(1, sizeof(*req));
+    psel_request_t *req;
 
-    if (req != NULL) {
-        req->type   = type;
-        req->status = UCS_INPROGRESS;
-        req->cb     = cb;
-        req->arg    = arg;
+    /* a pool: requests are taken and returned at the message rate */
+    if (!ucs_list_is_empty(&worker->free_requests)) {
+        req = ucs_list_extract_head(&worker->free_requests, psel_request_t,
+                                    list);
+        --worker->num_free_requests;
+        memset(req, 0, sizeof(*req));
+    } else {
+        req = calloc(1, sizeof(*req));
+        if (req == NULL) {
+            return NULL;
+        }
     }
+    req->worker = worker;
+    req->type   = type;
+    req->status = UCS_INPROGRESS;
+    req->cb     = cb;
+    req->arg    = arg;
     return req;
+}
+
+static void psel_request_release(psel_request_t *req)
+{
+    psel_worker_h worker = req->worker;
+
+    if (worker->num_free_requests < PSEL_REQUEST_POOL_MAX) {
+        ucs_list_add_head(&worker->free_requests, &req->list);
+        ++worker->num_free_requests;
+    } else {
+        free(req);
+    }
+}
+
+void psel_request_pool_cleanup(psel_worker_h worker)
+{
+    psel_request_t *req, *tmp;
+
+    ucs_list_for_each_safe(req, tmp, &worker->free_requests, list) {
+        ucs_list_del(&req->list);
+        free(req);
+    }
+    worker->num_free_requests = 0;
 }
 
 void psel_request_complete(psel_request_t *req, ucs_status_t status)
@@ -32,7 +68,7 @@ void psel_request_complete(psel_request_t *req, ucs_status_t status)
         req->cb(req, status, req->arg);
     }
     if (req->released) {
-        free(req);
+        psel_request_release(req);
     }
 }
 
@@ -49,9 +85,9 @@ ucs_status_t psel_request_test(psel_request_t *req, psel_recv_info_t *info)
 void psel_request_free(psel_request_t *req)
 {
     if (req->status == UCS_INPROGRESS) {
-        req->released = 1; /* freed when it completes */
+        req->released = 1; /* released when it completes */
     } else {
-        free(req);
+        psel_request_release(req);
     }
 }
 
@@ -120,7 +156,7 @@ psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
 {
     psel_request_t *req;
 
-    req = psel_request_alloc(PSEL_REQUEST_SEND, cb, arg);
+    req = psel_request_alloc(ep->worker, PSEL_REQUEST_SEND, cb, arg);
     if (req == NULL) {
         return NULL;
     }
@@ -156,7 +192,7 @@ psel_request_t *psel_tag_recv_nb(psel_worker_h worker, void *buffer,
 {
     psel_request_t *req;
 
-    req = psel_request_alloc(PSEL_REQUEST_RECV, cb, arg);
+    req = psel_request_alloc(worker, PSEL_REQUEST_RECV, cb, arg);
     if (req == NULL) {
         return NULL;
     }

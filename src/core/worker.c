@@ -215,6 +215,7 @@ ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
     worker->uuid    = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^
                       (uintptr_t)worker;
     ucs_list_head_init(&worker->pending);
+    ucs_list_head_init(&worker->free_requests);
     psel_resource_table_init(&worker->local);
     ucs_strncpy_zero(worker->local.origin, "this worker",
                      sizeof(worker->local.origin));
@@ -298,6 +299,7 @@ void psel_worker_destroy(psel_worker_h worker)
         psel_request_complete(req, UCS_ERR_CANCELED);
     }
     psel_tm_cleanup(&worker->tm);
+    psel_request_pool_cleanup(worker);
     psel_worker_close_ifaces(worker);
     uct_release_component_list(worker->components);
     uct_worker_destroy(worker->uct_worker);

@@ -124,11 +124,12 @@ ucs_config_field_t psel_config_table[] = {
      ucs_offsetof(psel_config_t, net_devices), UCS_CONFIG_TYPE_ALLOW_LIST},
 
     {"MAX_EAGER_LANES", "1",
-     "Maximal number of lanes for eager bandwidth protocols (1..16).",
+     "Maximal number of am_bw lanes (1..16): eager bandwidth protocols and\n"
+     "rendezvous over active messages use them, as UCX_MAX_EAGER_LANES.",
      ucs_offsetof(psel_config_t, max_eager_lanes), UCS_CONFIG_TYPE_UINT},
 
     {"MAX_RNDV_LANES", "2",
-     "Maximal number of lanes for rendezvous protocols (1..16).",
+     "Maximal number of rma_bw lanes for rendezvous get and put (1..16).",
      ucs_offsetof(psel_config_t, max_rndv_lanes), UCS_CONFIG_TYPE_UINT},
 
     {"MULTI_LANE_MAX_RATIO", "4",

@@ -24,9 +24,9 @@ static void psel_ep_lane_limits(const psel_config_t *config, uint32_t roles,
     unsigned role;
 
     limits[PSEL_LANE_ROLE_AM]     = 1;
-    /* rndv/am streams over the am_bw lanes too */
-    limits[PSEL_LANE_ROLE_AM_BW]  = ucs_max(config->max_eager_lanes,
-                                            config->max_rndv_lanes);
+    /* as in UCX, UCX_PSEL_MAX_EAGER_LANES counts the am_bw lanes, which
+     * rndv/am streams over too */
+    limits[PSEL_LANE_ROLE_AM_BW]  = config->max_eager_lanes;
     limits[PSEL_LANE_ROLE_RMA_BW] = config->max_rndv_lanes;
     limits[PSEL_LANE_ROLE_AMO]    = 1;
     for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
