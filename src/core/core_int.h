@@ -20,6 +20,8 @@
 #define PSEL_PENDING_PER_PROGRESS 64 /**< Pending sends retried per call */
 #define PSEL_WORKER_MAX_USED    64  /**< Rows of protocol usage kept */
 #define PSEL_REQUEST_POOL_MAX   1024 /**< Free requests a worker keeps */
+#define PSEL_IDLE_POLL_PERIOD   64  /**< Progress calls per poll of an idle
+                                         iface that has no event fd */
 
 
 /** How often a protocol ran for one row of a selection table. */
@@ -41,10 +43,19 @@ struct psel_context {
 
 /** One opened iface: a resource of the context. */
 typedef struct psel_worker_iface {
+    psel_worker_h    worker;      /**< Owner */
     unsigned         rsc_index;   /**< Index in the context's resources */
     unsigned         md_index;    /**< Index in the worker's mds */
     uct_iface_h      iface;       /**< The iface */
     uct_iface_attr_t attr;        /**< Its attributes */
+    int              active;      /**< Polled on every progress call (a
+                                       lane uses it, or a message came in) */
+    int              event_fd;    /**< While idle: watched by the async
+                                       thread for arrivals; -1 if the iface
+                                       has no event fd (then it is polled
+                                       every PSEL_IDLE_POLL_PERIOD calls) */
+    volatile int     woken;       /**< Set by the async thread: a message
+                                       arrived on this idle iface */
     uint8_t          dev_addr[255];   /**< Device address */
     uint8_t          iface_addr[255]; /**< Iface address */
 } psel_worker_iface_t;
@@ -61,6 +72,10 @@ struct psel_worker {
     char                  md_names[PSEL_WORKER_MAX_MDS][PSEL_NAME_MAX];
     unsigned              num_ifaces;
     psel_worker_iface_t   ifaces[PSEL_WORKER_MAX_IFACES];
+    unsigned              num_polled_idle; /**< Idle ifaces without an
+                                                event fd */
+    unsigned              progress_calls;  /**< For polling those */
+    volatile int          idle_woken;      /**< Some iface->woken is set */
     psel_resource_table_t local;      /**< Resources of the opened ifaces,
                                            in iface order: lane selection's
                                            local table */
@@ -128,6 +143,9 @@ void psel_request_pool_cleanup(psel_worker_h worker);
 void psel_worker_count_used(psel_worker_h worker,
                             const psel_select_table_t *table,
                             const psel_select_elem_t *elem, size_t length);
+
+/** Poll @a wif on every progress call from now on. */
+void psel_worker_iface_activate(psel_worker_h worker, psel_worker_iface_t *wif);
 
 /** Run a send's protocol until it is done, blocked or failed. */
 void psel_send_progress(psel_request_t *req);

@@ -46,6 +46,8 @@ static ucs_status_t psel_ep_connect_lanes(psel_ep_h ep)
                 ep->worker->ifaces[lanes->info[i].local].md_index];
         params.dev_addr   = (const uct_device_addr_t*)entry->dev_addr;
         params.iface_addr = (const uct_iface_addr_t*)entry->iface_addr;
+        psel_worker_iface_activate(ep->worker,
+                                   &ep->worker->ifaces[lanes->info[i].local]);
         status            = uct_ep_create(&params, &ep->uct_eps[i]);
         if (status != UCS_OK) {
             ucs_error("endpoint: lane %u (%s) failed to connect: %s", i,

@@ -130,6 +130,122 @@ static ucs_status_t psel_worker_open_md(psel_worker_h worker,
     return UCS_ERR_NO_DEVICE;
 }
 
+/* ---- which ifaces are polled ----
+ * An iface carries traffic once a lane of ours uses it or a peer's message
+ * arrives on it; only those are polled on every progress call, as UCX polls
+ * the ifaces of its lanes. Until then an iface is idle: if it has an event
+ * fd, the async thread watches it (so an idle tcp iface costs no epoll_wait
+ * on the hot path); otherwise it is polled every PSEL_IDLE_POLL_PERIOD
+ * calls. The first arrival makes it active for good. */
+
+static void psel_worker_iface_event(int fd, ucs_event_set_types_t events,
+                                    void *arg)
+{
+    psel_worker_iface_t *wif = arg;
+    psel_worker_h worker     = wif->worker;
+
+    /* async thread: only raise flags, the progress thread does the rest */
+    wif->woken         = 1;
+    worker->idle_woken = 1;
+}
+
+static int psel_worker_iface_watch(psel_worker_h worker,
+                                   psel_worker_iface_t *wif)
+{
+    const uint64_t need = UCT_IFACE_FLAG_EVENT_FD | UCT_IFACE_FLAG_EVENT_RECV;
+    int fd;
+
+    if (((wif->attr.cap.event_flags & need) != need) ||
+        (uct_iface_event_fd_get(wif->iface, &fd) != UCS_OK)) {
+        return 0;
+    }
+    if (ucs_async_set_event_handler(UCS_ASYNC_MODE_THREAD_SPINLOCK, fd,
+                                    UCS_EVENT_SET_EVREAD,
+                                    psel_worker_iface_event, wif,
+                                    worker->async) != UCS_OK) {
+        return 0;
+    }
+    wif->event_fd = fd;
+    if (uct_iface_event_arm(wif->iface, UCT_EVENT_RECV) != UCS_OK) {
+        /* something arrived already (UCS_ERR_BUSY) */
+        psel_worker_iface_event(fd, UCS_EVENT_SET_EVREAD, wif);
+    }
+    return 1;
+}
+
+static void psel_worker_iface_unwatch(psel_worker_iface_t *wif)
+{
+    if (wif->event_fd >= 0) {
+        ucs_async_remove_handler(wif->event_fd, 1);
+        wif->event_fd = -1;
+    }
+}
+
+static void psel_worker_iface_idle(psel_worker_h worker,
+                                   psel_worker_iface_t *wif)
+{
+    wif->worker   = worker;
+    wif->active   = 0;
+    wif->woken    = 0;
+    wif->event_fd = -1;
+    if (!psel_worker_iface_watch(worker, wif)) {
+        ++worker->num_polled_idle;
+    }
+}
+
+void psel_worker_iface_activate(psel_worker_h worker, psel_worker_iface_t *wif)
+{
+    if (wif->active) {
+        return;
+    }
+    ucs_debug("worker %p: polling %s/%s from now on", worker,
+              worker->local.resources[wif - worker->ifaces].tl_name,
+              worker->local.resources[wif - worker->ifaces].dev_name);
+    if (wif->event_fd >= 0) {
+        psel_worker_iface_unwatch(wif);
+    } else {
+        --worker->num_polled_idle;
+    }
+    uct_iface_progress_enable(wif->iface,
+                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    wif->active = 1;
+}
+
+/* Activate the idle ifaces the async thread saw a message on, and poll
+ * those without an event fd every PSEL_IDLE_POLL_PERIOD calls. */
+static unsigned psel_worker_progress_idle(psel_worker_h worker)
+{
+    int poll_all = (worker->num_polled_idle > 0) &&
+                   ((++worker->progress_calls % PSEL_IDLE_POLL_PERIOD) == 0);
+    int woken    = worker->idle_woken;
+    psel_worker_iface_t *wif;
+    unsigned count = 0;
+    unsigned n;
+
+    if (!woken && !poll_all) {
+        return 0;
+    }
+    worker->idle_woken = 0;
+    for (wif = worker->ifaces; wif < worker->ifaces + worker->num_ifaces;
+         ++wif) {
+        if (wif->active) {
+            continue;
+        }
+        if (wif->woken) {
+            wif->woken = 0;
+            psel_worker_iface_activate(worker, wif);
+            count += uct_iface_progress(wif->iface);
+        } else if (poll_all && (wif->event_fd < 0)) {
+            n = uct_iface_progress(wif->iface);
+            if (n > 0) {
+                psel_worker_iface_activate(worker, wif);
+                count += n;
+            }
+        }
+    }
+    return count;
+}
+
 static ucs_status_t psel_worker_open_iface(psel_worker_h worker,
                                            unsigned rsc_index)
 {
@@ -179,10 +295,9 @@ static ucs_status_t psel_worker_open_iface(psel_worker_h worker,
         return status;
     }
 
-    uct_iface_progress_enable(wif->iface,
-                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     wif->rsc_index = rsc_index;
     ++worker->num_ifaces;
+    psel_worker_iface_idle(worker, wif);
     return psel_resource_table_append(&worker->local, rsc);
 }
 
@@ -191,6 +306,7 @@ static void psel_worker_close_ifaces(psel_worker_h worker)
     unsigned i;
 
     for (i = 0; i < worker->num_ifaces; ++i) {
+        psel_worker_iface_unwatch(&worker->ifaces[i]);
         uct_iface_close(worker->ifaces[i].iface);
     }
     for (i = 0; i < worker->num_mds; ++i) {
@@ -313,6 +429,8 @@ unsigned psel_worker_progress(psel_worker_h worker)
     unsigned count = uct_worker_progress(worker->uct_worker);
     psel_request_t *req;
     unsigned i;
+
+    count += psel_worker_progress_idle(worker);
 
     /* retry sends that found the transport busy, oldest first, so order is
      * kept; stop at the first that is still blocked */
