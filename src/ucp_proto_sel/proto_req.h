@@ -16,6 +16,9 @@ enum {
     PSEL_AM_ID_EAGER_SHORT  = 1,  /**< Whole message; header = tag */
     PSEL_AM_ID_EAGER_FIRST  = 2,  /**< First (or only) fragment, psel_eager_first_hdr_t */
     PSEL_AM_ID_EAGER_MIDDLE = 3,  /**< Later fragment, psel_eager_middle_hdr_t */
+    PSEL_AM_ID_WIREUP       = 4,  /**< Endpoint addresses of connect-to-ep
+                                       lanes (src/core/wireup.c) */
+    /* 5..15: rendezvous (RTS, RTR, ATS, FIN, data) */
     PSEL_AM_ID_LAST
 };
 
