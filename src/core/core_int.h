@@ -8,6 +8,7 @@
 
 #include "psel_core.h"
 #include "tag_match.h"
+#include "wireup.h"
 
 #include <lane_select/address.h>
 #include <lane_select/resource_table.h>
@@ -87,7 +88,20 @@ struct psel_worker {
     ucs_list_link_t       pending;    /**< Sends waiting for resources */
     ucs_list_link_t       free_requests; /**< Pool of released requests */
     unsigned              num_free_requests;
+    ucs_list_link_t       eps;          /**< Every endpoint, the user's and
+                                             those wireup created */
+    ucs_list_link_t       wireup_in;    /**< Wireup messages to process */
+    unsigned              wireup_out;   /**< Endpoints with a wireup message
+                                             waiting for the bootstrap lane */
 };
+
+
+/** A wireup message received, processed at the next progress call. */
+typedef struct psel_wireup_msg {
+    ucs_list_link_t list;
+    size_t          length;
+    uint8_t         data[];
+} psel_wireup_msg_t;
 
 
 struct psel_ep {
@@ -100,7 +114,44 @@ struct psel_ep {
     psel_ep_config_t      config;       /**< Lanes and selection tables */
     uct_ep_h              uct_eps[PSEL_MAX_LANES];
     uct_md_h              lane_mds[PSEL_MAX_LANES]; /**< MD of each lane */
+    ucs_list_link_t       list;         /**< In worker->eps */
+    int                   internal;     /**< Created by wireup for a peer
+                                             that connected to us; becomes
+                                             the user's on psel_ep_create() */
+    void                 *peer_address; /**< The peer's packed address */
+    size_t                peer_address_length;
+    uint64_t              peer_uuid;    /**< Peer worker, 0 until wireup */
+    uint64_t              remote_id;    /**< Peer's endpoint id: messages
+                                             that need a reply go to it;
+                                             0 until wireup */
+    uint32_t              p2p_lanes;    /**< Lanes connected ep to ep */
+    uint32_t              p2p_connected;/**< Of those, connected */
+    uct_ep_h              bootstrap;    /**< Carries wireup messages */
+    uct_ep_h              aux_ep;       /**< Bootstrap of our own when no
+                                             lane connects to an iface */
+    unsigned              num_extra;    /**< Peer's ep-to-ep lanes that no
+                                             lane of ours pairs with */
+    uct_ep_h              extra_eps[PSEL_MAX_LANES];
+    uint8_t               extra_key[PSEL_MAX_LANES][3]; /**< Their (peer
+                                             iface, our iface, path) */
+    void                 *wireup_msg;   /**< Waiting for the bootstrap lane */
+    size_t                wireup_msg_length;
 };
+
+/** Every ep-to-ep lane is connected: the endpoint can send. */
+static inline int psel_ep_is_ready(psel_ep_h ep)
+{
+    return ep->p2p_connected == ep->p2p_lanes;
+}
+
+/** Do lanes on this iface connect endpoint to endpoint (the transport
+ *  cannot connect to an iface, or UCX_PSEL_WIREUP_P2P_TLS names it)? */
+int psel_worker_iface_is_p2p(psel_worker_h worker, unsigned iface_index);
+
+/** Create an endpoint; @a internal for those wireup creates. */
+ucs_status_t psel_ep_create_common(psel_worker_h worker, const void *address,
+                                   size_t length, int internal,
+                                   psel_ep_h *ep_p);
 
 
 typedef enum {

@@ -28,41 +28,170 @@ static int psel_ep_is_reachable(void *arg, unsigned local, unsigned remote)
                                   (const uct_iface_addr_t*)entry->iface_addr);
 }
 
-static ucs_status_t psel_ep_connect_lanes(psel_ep_h ep)
+/* Connect to the peer's iface @a remote from our iface @a local. */
+static ucs_status_t psel_ep_connect_to_iface(psel_ep_h ep, unsigned local,
+                                             unsigned remote,
+                                             uct_ep_h *uct_ep_p)
+{
+    const psel_address_entry_t *entry = &ep->address.entries[remote];
+    uct_ep_params_t params;
+
+    psel_worker_iface_activate(ep->worker, &ep->worker->ifaces[local]);
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                        UCT_EP_PARAM_FIELD_DEV_ADDR |
+                        UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    params.iface      = ep->worker->ifaces[local].iface;
+    params.dev_addr   = (const uct_device_addr_t*)entry->dev_addr;
+    params.iface_addr = (const uct_iface_addr_t*)entry->iface_addr;
+    return uct_ep_create(&params, uct_ep_p);
+}
+
+/* A lane that connects endpoint to endpoint starts unconnected; wireup
+ * connects it (psel_ep_connect_p2p). */
+static ucs_status_t psel_ep_create_unconnected(psel_ep_h ep, unsigned local,
+                                               uct_ep_h *uct_ep_p)
+{
+    uct_ep_params_t params;
+
+    psel_worker_iface_activate(ep->worker, &ep->worker->ifaces[local]);
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+    params.iface      = ep->worker->ifaces[local].iface;
+    return uct_ep_create(&params, uct_ep_p);
+}
+
+static int psel_ep_can_bootstrap(psel_ep_h ep, unsigned local,
+                                 unsigned remote)
+{
+    const psel_worker_iface_t *wif = &ep->worker->ifaces[local];
+
+    /* UCX_PSEL_WIREUP_P2P_TLS does not matter here: a transport it names
+     * can still bootstrap */
+    return (wif->attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) &&
+           (wif->attr.cap.flags & UCT_IFACE_FLAG_AM_BCOPY) &&
+           (ep->address.entries[remote].caps &
+            PSEL_ADDRESS_CAP_CONNECT_TO_IFACE) &&
+           psel_ep_is_reachable(ep, local, remote);
+}
+
+/* The bootstrap lane carries the wireup messages: the first lane that
+ * connects to an iface and has bcopy AM; else an endpoint of its own on the
+ * fastest such pair of ifaces. */
+static ucs_status_t psel_ep_connect_bootstrap(psel_ep_h ep)
 {
     const psel_ep_lanes_t *lanes = &ep->config.lanes;
-    const psel_address_entry_t *entry;
-    uct_ep_params_t params;
-    ucs_status_t status;
-    unsigned i;
+    double best_latency          = 0;
+    int best_local               = -1;
+    unsigned best_remote         = 0;
+    unsigned i, j;
 
     for (i = 0; i < lanes->num_lanes; ++i) {
-        entry             = &ep->address.entries[lanes->info[i].remote];
-        params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
-                            UCT_EP_PARAM_FIELD_DEV_ADDR |
-                            UCT_EP_PARAM_FIELD_IFACE_ADDR;
-        params.iface      = ep->worker->ifaces[lanes->info[i].local].iface;
-        ep->lane_mds[i]   = ep->worker->mds[
-                ep->worker->ifaces[lanes->info[i].local].md_index];
-        params.dev_addr   = (const uct_device_addr_t*)entry->dev_addr;
-        params.iface_addr = (const uct_iface_addr_t*)entry->iface_addr;
-        psel_worker_iface_activate(ep->worker,
-                                   &ep->worker->ifaces[lanes->info[i].local]);
-        status            = uct_ep_create(&params, &ep->uct_eps[i]);
-        if (status != UCS_OK) {
-            ucs_error("endpoint: lane %u (%s) failed to connect: %s", i,
-                      lanes->lanes[i].name, ucs_status_string(status));
-            while (i-- > 0) {
-                uct_ep_destroy(ep->uct_eps[i]);
-            }
-            return status;
+        if (!(ep->p2p_lanes & UCS_BIT(i)) &&
+            (lanes->lanes[i].caps & PSEL_LANE_CAP_AM_BCOPY)) {
+            ep->bootstrap = ep->uct_eps[i];
+            return UCS_OK;
         }
     }
+
+    for (i = 0; i < ep->worker->num_ifaces; ++i) {
+        for (j = 0; j < ep->address.count; ++j) {
+            if (psel_ep_can_bootstrap(ep, i, j) &&
+                ((best_local < 0) ||
+                 (ep->address.entries[j].latency < best_latency))) {
+                best_local   = i;
+                best_remote  = j;
+                best_latency = ep->address.entries[j].latency;
+            }
+        }
+    }
+    if (best_local < 0) {
+        ucs_error("endpoint: its lanes connect endpoint to endpoint, and no "
+                  "transport that connects to an iface with active messages "
+                  "reaches the peer to exchange their addresses; enable one "
+                  "(e.g. tcp, ud or shared memory) in UCX_PSEL_TLS");
+        return UCS_ERR_UNREACHABLE;
+    }
+    ucs_debug("endpoint %lx: bootstrap over %s/%s", ep->id,
+              ep->worker->local.resources[best_local].tl_name,
+              ep->worker->local.resources[best_local].dev_name);
+    ep->bootstrap = NULL;
+    if (psel_ep_connect_to_iface(ep, best_local, best_remote,
+                                 &ep->aux_ep) != UCS_OK) {
+        return UCS_ERR_UNREACHABLE;
+    }
+    ep->bootstrap = ep->aux_ep;
     return UCS_OK;
 }
 
-ucs_status_t psel_ep_create(psel_worker_h worker, const void *address,
-                            size_t length, psel_ep_h *ep_p)
+static void psel_ep_destroy_uct_eps(psel_ep_h ep, unsigned num_lanes)
+{
+    unsigned i;
+
+    for (i = 0; i < num_lanes; ++i) {
+        uct_ep_destroy(ep->uct_eps[i]);
+    }
+    for (i = 0; i < ep->num_extra; ++i) {
+        uct_ep_destroy(ep->extra_eps[i]);
+    }
+    if (ep->aux_ep != NULL) {
+        uct_ep_destroy(ep->aux_ep);
+    }
+    ep->num_extra = 0;
+    ep->aux_ep    = NULL;
+}
+
+static ucs_status_t psel_ep_connect_lanes(psel_ep_h ep)
+{
+    const psel_ep_lanes_t *lanes = &ep->config.lanes;
+    ucs_status_t status          = UCS_OK;
+    unsigned local;
+    unsigned i;
+
+    for (i = 0; i < lanes->num_lanes; ++i) {
+        local           = lanes->info[i].local;
+        ep->lane_mds[i] = ep->worker->mds[ep->worker->ifaces[local].md_index];
+        if (psel_worker_iface_is_p2p(ep->worker, local)) {
+            ep->p2p_lanes |= UCS_BIT(i);
+            status = psel_ep_create_unconnected(ep, local, &ep->uct_eps[i]);
+        } else {
+            status = psel_ep_connect_to_iface(ep, local,
+                                              lanes->info[i].remote,
+                                              &ep->uct_eps[i]);
+        }
+        if (status != UCS_OK) {
+            ucs_error("endpoint: lane %u (%s) failed to connect: %s", i,
+                      lanes->lanes[i].name, ucs_status_string(status));
+            break;
+        }
+    }
+    if (status == UCS_OK) {
+        status = psel_ep_connect_bootstrap(ep);
+        if (status == UCS_OK) {
+            return UCS_OK;
+        }
+    }
+    psel_ep_destroy_uct_eps(ep, i);
+    return status;
+}
+
+/* An endpoint wireup created for a peer that connected to us, with the same
+ * address: the user's psel_ep_create() takes it over. */
+static psel_ep_h psel_ep_find_internal(psel_worker_h worker,
+                                       const void *address, size_t length)
+{
+    psel_ep_h ep;
+
+    ucs_list_for_each(ep, &worker->eps, list) {
+        if (ep->internal && (ep->peer_address_length == length) &&
+            !memcmp(ep->peer_address, address, length)) {
+            return ep;
+        }
+    }
+    return NULL;
+}
+
+ucs_status_t psel_ep_create_common(psel_worker_h worker, const void *address,
+                                   size_t length, int internal,
+                                   psel_ep_h *ep_p)
 {
     psel_ep_params_t params;
     psel_resource_t rsc;
@@ -74,14 +203,22 @@ ucs_status_t psel_ep_create(psel_worker_h worker, const void *address,
     if (ep == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
-    ep->worker = worker;
-    ep->id     = worker->uuid + (++worker->next_ep_id);
+    ep->worker   = worker;
+    ep->id       = worker->uuid + (++worker->next_ep_id);
+    ep->internal = internal;
     psel_resource_table_init(&ep->remote);
 
     status = psel_address_unpack(address, length, &ep->address);
     if (status != UCS_OK) {
         goto err_free;
     }
+    ep->peer_address = malloc(length);
+    if (ep->peer_address == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_release_address;
+    }
+    memcpy(ep->peer_address, address, length);
+    ep->peer_address_length = length;
     for (i = 0; i < ep->address.count; ++i) {
         psel_address_entry_to_resource(&ep->address.entries[i], &rsc);
         status = psel_resource_table_append(&ep->remote, &rsc);
@@ -112,12 +249,14 @@ ucs_status_t psel_ep_create(psel_worker_h worker, const void *address,
         goto err_cleanup_config;
     }
 
+    ucs_list_add_tail(&worker->eps, &ep->list);
     *ep_p = ep;
     return UCS_OK;
 
 err_cleanup_config:
     psel_ep_config_cleanup(&ep->config);
 err_release_address:
+    free(ep->peer_address);
     psel_address_release(&ep->address);
 err_free:
     psel_resource_table_cleanup(&ep->remote);
@@ -125,10 +264,35 @@ err_free:
     return status;
 }
 
+ucs_status_t psel_ep_create(psel_worker_h worker, const void *address,
+                            size_t length, psel_ep_h *ep_p)
+{
+    ucs_status_t status;
+    psel_ep_h ep;
+
+    ep = psel_ep_find_internal(worker, address, length);
+    if (ep != NULL) {
+        ep->internal = 0;
+        *ep_p        = ep;
+        return UCS_OK;
+    }
+
+    status = psel_ep_create_common(worker, address, length, 0, &ep);
+    if (status != UCS_OK) {
+        return status;
+    }
+    status = psel_wireup_start(ep);
+    if (status != UCS_OK) {
+        psel_ep_destroy(ep);
+        return status;
+    }
+    *ep_p = ep;
+    return UCS_OK;
+}
+
 void psel_ep_destroy(psel_ep_h ep)
 {
     psel_request_t *req, *tmp;
-    unsigned i;
 
     ucs_list_for_each_safe(req, tmp, &ep->worker->pending, list) {
         if (req->ep == ep) {
@@ -136,11 +300,45 @@ void psel_ep_destroy(psel_ep_h ep)
             psel_request_complete(req, UCS_ERR_CANCELED);
         }
     }
-    for (i = 0; i < ep->config.lanes.num_lanes; ++i) {
-        uct_ep_destroy(ep->uct_eps[i]);
+    if (ep->wireup_msg != NULL) {
+        --ep->worker->wireup_out;
+        free(ep->wireup_msg);
     }
+    ucs_list_del(&ep->list);
+    psel_ep_destroy_uct_eps(ep, ep->config.lanes.num_lanes);
     psel_ep_config_cleanup(&ep->config);
+    free(ep->peer_address);
     psel_address_release(&ep->address);
     psel_resource_table_cleanup(&ep->remote);
     free(ep);
+}
+
+void psel_ep_print_info(psel_ep_h ep, FILE *stream)
+{
+    const psel_ep_lanes_t *lanes = &ep->config.lanes;
+    unsigned i, role;
+
+    fprintf(stream, "# endpoint %lx -> peer endpoint %lx: %s\n", ep->id,
+            ep->remote_id,
+            !psel_ep_is_ready(ep) ? "waiting for the wireup reply" :
+            (ep->remote_id == 0) ? "ready, peer id not known yet" : "ready");
+    for (i = 0; i < lanes->num_lanes; ++i) {
+        fprintf(stream, "#   lane %u  %-20s", i, lanes->lanes[i].name);
+        for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
+            if (lanes->info[i].roles & UCS_BIT(role)) {
+                fprintf(stream, " %s", psel_lane_role_name(role));
+            }
+        }
+        fprintf(stream, "  %s\n",
+                !(ep->p2p_lanes & UCS_BIT(i)) ? "connected to iface" :
+                (ep->p2p_connected & UCS_BIT(i)) ? "connected ep to ep" :
+                "ep to ep, not connected yet");
+    }
+    if (ep->aux_ep != NULL) {
+        fprintf(stream, "#   wireup over an endpoint of its own\n");
+    }
+    if (ep->num_extra > 0) {
+        fprintf(stream, "#   %u extra ep-to-ep connection(s) for the "
+                "peer's lanes\n", ep->num_extra);
+    }
 }

@@ -71,6 +71,13 @@ ucs_status_t psel_worker_get_address(psel_worker_h worker, void **address_p,
 ucs_status_t psel_ep_create(psel_worker_h worker, const void *address,
                             size_t length, psel_ep_h *ep_p);
 
+/**
+ * Print an endpoint's lanes and how each is connected (to the peer's iface,
+ * or endpoint to endpoint through the wireup exchange), and the peer's
+ * endpoint id once wireup told it.
+ */
+void psel_ep_print_info(psel_ep_h ep, FILE *stream);
+
 /** Destroy an endpoint; pending sends complete with UCS_ERR_CANCELED. */
 void psel_ep_destroy(psel_ep_h ep);
 

@@ -170,8 +170,9 @@ psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
     req->proto.mds        = ep->lane_mds;
     req->proto.complete   = psel_send_completed;
 
-    if (!ucs_list_is_empty(&ep->worker->pending)) {
-        /* keep the send order behind the sends already waiting */
+    if (!ucs_list_is_empty(&ep->worker->pending) || !psel_ep_is_ready(ep)) {
+        /* keep the send order behind the sends already waiting, or wait
+         * for the wireup reply */
         ucs_list_add_tail(&ep->worker->pending, &req->list);
         return req;
     }

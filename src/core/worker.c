@@ -75,10 +75,31 @@ static ucs_status_t psel_am_eager_middle(void *arg, void *data, size_t length,
     return UCS_OK;
 }
 
+/* wireup creates endpoints: not from inside a UCT callback, so the message
+ * is kept for the next progress call */
+static ucs_status_t psel_am_wireup(void *arg, void *data, size_t length,
+                                   unsigned flags)
+{
+    psel_worker_h worker = arg;
+    psel_wireup_msg_t *msg;
+
+    msg = malloc(sizeof(*msg) + length);
+    if (msg == NULL) {
+        ucs_error("wireup: no memory for a %zu-byte message; dropped",
+                  length);
+        return UCS_OK;
+    }
+    msg->length = length;
+    memcpy(msg->data, data, length);
+    ucs_list_add_tail(&worker->wireup_in, &msg->list);
+    return UCS_OK;
+}
+
 static const struct {
     uint8_t          id;
     uct_am_callback_t cb;
 } psel_am_handlers[] = {
+    {PSEL_AM_ID_WIREUP,       psel_am_wireup},
     {PSEL_AM_ID_EAGER_SHORT,  psel_am_eager_short},
     {PSEL_AM_ID_EAGER_FIRST,  psel_am_eager_first},
     {PSEL_AM_ID_EAGER_MIDDLE, psel_am_eager_middle}
@@ -332,6 +353,8 @@ ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
                       (uintptr_t)worker;
     ucs_list_head_init(&worker->pending);
     ucs_list_head_init(&worker->free_requests);
+    ucs_list_head_init(&worker->eps);
+    ucs_list_head_init(&worker->wireup_in);
     psel_resource_table_init(&worker->local);
     ucs_strncpy_zero(worker->local.origin, "this worker",
                      sizeof(worker->local.origin));
@@ -404,12 +427,23 @@ static void psel_worker_log_used(psel_worker_h worker);
 
 void psel_worker_destroy(psel_worker_h worker)
 {
+    psel_wireup_msg_t *msg, *tmp_msg;
     psel_request_t *req, *tmp;
+    psel_ep_h ep, tmp_ep;
 
     if (worker->context->config.proto_info == PSEL_PROTO_INFO_USED) {
         psel_worker_log_used(worker);
     }
 
+    ucs_list_for_each_safe(ep, tmp_ep, &worker->eps, list) {
+        if (!ep->internal) {
+            ucs_warn("worker destroyed with endpoint %lx still open", ep->id);
+        }
+        psel_ep_destroy(ep);
+    }
+    ucs_list_for_each_safe(msg, tmp_msg, &worker->wireup_in, list) {
+        free(msg);
+    }
     ucs_list_for_each_safe(req, tmp, &worker->pending, list) {
         ucs_list_del(&req->list);
         psel_request_complete(req, UCS_ERR_CANCELED);
@@ -424,6 +458,24 @@ void psel_worker_destroy(psel_worker_h worker)
     free(worker);
 }
 
+static unsigned psel_worker_progress_wireup(psel_worker_h worker)
+{
+    psel_wireup_msg_t *msg;
+    unsigned count = 0;
+
+    psel_wireup_progress(worker);
+    /* bounded: messages that arrive meanwhile wait for the next call */
+    while (!ucs_list_is_empty(&worker->wireup_in) &&
+           (count < PSEL_PENDING_PER_PROGRESS)) {
+        msg = ucs_list_extract_head(&worker->wireup_in, psel_wireup_msg_t,
+                                    list);
+        psel_wireup_process(worker, msg->data, msg->length);
+        free(msg);
+        ++count;
+    }
+    return count;
+}
+
 unsigned psel_worker_progress(psel_worker_h worker)
 {
     unsigned count = uct_worker_progress(worker->uct_worker);
@@ -431,12 +483,19 @@ unsigned psel_worker_progress(psel_worker_h worker)
     unsigned i;
 
     count += psel_worker_progress_idle(worker);
+    if (ucs_unlikely(!ucs_list_is_empty(&worker->wireup_in) ||
+                     (worker->wireup_out > 0))) {
+        count += psel_worker_progress_wireup(worker);
+    }
 
     /* retry sends that found the transport busy, oldest first, so order is
      * kept; stop at the first that is still blocked */
     for (i = 0; (i < PSEL_PENDING_PER_PROGRESS) &&
                 !ucs_list_is_empty(&worker->pending); ++i) {
         req = ucs_list_head(&worker->pending, psel_request_t, list);
+        if (!psel_ep_is_ready(req->ep)) {
+            break; /* its endpoint waits for the wireup reply */
+        }
         ucs_list_del(&req->list);
         psel_send_progress(req);
         if (req->status == UCS_INPROGRESS) {

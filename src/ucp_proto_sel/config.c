@@ -123,6 +123,13 @@ ucs_config_field_t psel_config_table[] = {
      "such as \"mlx5_0:1,eth0\" or \"^eth0\". Shared memory is not filtered.",
      ucs_offsetof(psel_config_t, net_devices), UCS_CONFIG_TYPE_ALLOW_LIST},
 
+    {"WIREUP_P2P_TLS", "",
+     "Transports whose lanes connect endpoint to endpoint through the wireup\n"
+     "exchange even when they can connect to an iface, e.g. \"tcp\". For\n"
+     "testing the path that connect-to-ep transports (rc) always take; set\n"
+     "it the same on both peers.",
+     ucs_offsetof(psel_config_t, wireup_p2p_tls), UCS_CONFIG_TYPE_STRING_ARRAY},
+
     {"MAX_EAGER_LANES", "1",
      "Maximal number of am_bw lanes (1..16): eager bandwidth protocols and\n"
      "rendezvous over active messages use them, as UCX_MAX_EAGER_LANES.",

@@ -44,6 +44,10 @@ typedef struct psel_config {
     unsigned                max_rndv_lanes;  /**< Max lanes for rendezvous */
     double                  multi_lane_max_ratio; /**< Drop lanes slower than
                                                        best/ratio */
+    ucs_config_names_array_t wireup_p2p_tls; /**< Transports connected
+                                                  endpoint to endpoint even
+                                                  if they can connect to an
+                                                  iface (testing wireup) */
 } psel_config_t;
 
 

@@ -42,6 +42,7 @@ typedef struct {
     unsigned     count;    /* messages */
     const size_t *sizes;   /* per message, cycled */
     unsigned     num_sizes;
+    int          p2p;      /* tcp lanes connect ep to ep through wireup */
 } live_test_t;
 
 static double now_sec(void)
@@ -139,6 +140,37 @@ static void set_env(const live_test_t *t)
     } else {
         unsetenv("UCX_PSEL_PROTOS");
     }
+    if (t->p2p) {
+        setenv("UCX_PSEL_WIREUP_P2P_TLS", "tcp", 1);
+    } else {
+        unsetenv("UCX_PSEL_WIREUP_P2P_TLS");
+    }
+}
+
+/* With t->p2p, the endpoint's lanes must have been connected ep to ep by
+ * the wireup exchange, and it must know the peer's endpoint id. */
+static int check_wireup(psel_ep_h ep, const live_test_t *t)
+{
+    char *text   = NULL;
+    size_t size  = 0;
+    FILE *stream = open_memstream(&text, &size);
+    int ok;
+
+    if (stream == NULL) {
+        return -1;
+    }
+    psel_ep_print_info(ep, stream);
+    fclose(stream);
+    ok = t->p2p ? ((strstr(text, ": ready\n") != NULL) &&
+                   (strstr(text, "connected ep to ep") != NULL) &&
+                   (strstr(text, "not connected yet") == NULL)) :
+                  (strstr(text, "ep to ep") == NULL);
+    if (!ok) {
+        fprintf(stderr, "unexpected endpoint state (p2p=%d):\n%s", t->p2p,
+                text);
+    }
+    free(text);
+    return ok ? 0 : -1;
 }
 
 /* The receiver: returns the number of wrong messages (or -1). */
@@ -322,7 +354,7 @@ static int sender(const live_test_t *t, int sock)
             ret = -1;
         }
     }
-    if ((ret == 0) && check_used(worker, t)) {
+    if ((ret == 0) && (check_used(worker, t) || check_wireup(ep, t))) {
         ret = -1;
     }
     if (t->kind == CASE_UNEXPECTED) {
@@ -404,6 +436,26 @@ static const struct {
     {"tcp", "egr/zcopy"},   {"tcp", "egr/short,egr/zcopy"},   {"tcp", NULL}
 };
 
+/* tcp lanes connected endpoint to endpoint, as connect-to-ep transports
+ * (rc) always are: the wireup exchange over a bootstrap endpoint; the
+ * receiver has no endpoint of its own, so wireup creates one */
+static void test_wireup_p2p(void **state)
+{
+    static const size_t sizes[] = {0, 8, 93, 9000, 70000, 1 << 20};
+    live_test_t t = {"tcp", NULL, CASE_SIZES, 6, sizes, 6, 1};
+
+    run_live(&t);
+    t.protos = "egr/short,egr/bcopy";
+    run_live(&t);
+    t.protos = NULL;
+    t.kind   = CASE_UNEXPECTED;
+    t.count  = 60;
+    run_live(&t);
+    t.kind   = CASE_IN_FLIGHT;
+    t.count  = 2000;
+    run_live(&t);
+}
+
 static void test_sizes_every_protocol(void **state)
 {
     live_test_t t = {NULL, NULL, CASE_SIZES,
@@ -470,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_many_in_flight),
         cmocka_unit_test(test_wildcard),
         cmocka_unit_test(test_truncation),
+        cmocka_unit_test(test_wireup_p2p),
     };
 
     signal(SIGPIPE, SIG_IGN);

@@ -1,0 +1,71 @@
+/**
+ * @file wireup.h
+ * The wireup exchange (internal): when an endpoint is created, it sends the
+ * peer a REQUEST over its bootstrap lane (a lane that connects to an iface
+ * and has active messages). The REQUEST carries the sender's worker uuid,
+ * endpoint id, packed worker address, and one record per lane that connects
+ * endpoint to endpoint (with the endpoint address of the sender's side).
+ * The peer finds or creates its endpoint back to the sender, connects the
+ * matching lanes to those endpoint addresses and answers with a REPLY that
+ * carries its own endpoint addresses; the sender then connects its side.
+ *
+ * Both sides end with the same pairs connected; each side also learns the
+ * other's endpoint id (the destination id of messages that need a reply).
+ * Sends wait in the pending queue until every lane of the endpoint is
+ * connected.
+ */
+#ifndef PSEL_CORE_WIREUP_H_
+#define PSEL_CORE_WIREUP_H_
+
+#include <ucs/type/status.h>
+#include <ucs/sys/compiler_def.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PSEL_WIREUP_VERSION 1u  /**< Wire format version */
+
+/** Wireup message types. */
+typedef enum {
+    PSEL_WIREUP_REQUEST = 1,  /**< Here are my endpoint addresses */
+    PSEL_WIREUP_REPLY   = 2   /**< Connected; here are mine */
+} psel_wireup_type_t;
+
+/** Header of a wireup message; the address and lane records follow. */
+typedef struct UCS_S_PACKED psel_wireup_hdr {
+    uint8_t  version;        /**< PSEL_WIREUP_VERSION */
+    uint8_t  type;           /**< psel_wireup_type_t */
+    uint8_t  num_lanes;      /**< Lane records after the address */
+    uint8_t  reserved;       /**< 0 */
+    uint32_t address_length; /**< Sender's packed worker address (REQUEST;
+                                  0 in a REPLY) */
+    uint64_t sender_uuid;    /**< Sender's worker */
+    uint64_t sender_ep_id;   /**< Sender's endpoint id */
+    uint64_t dest_ep_id;     /**< REPLY: the requester's endpoint id; 0 */
+} psel_wireup_hdr_t;
+
+/** One lane connected endpoint to endpoint; its ep address follows. */
+typedef struct UCS_S_PACKED psel_wireup_lane {
+    uint8_t sender_iface;    /**< Sender's iface (= address entry) index */
+    uint8_t dest_iface;      /**< Receiver's iface (= address entry) index */
+    uint8_t path;            /**< Path on the device */
+    uint8_t ep_addr_length;  /**< Bytes of the sender's ep address */
+} psel_wireup_lane_t;
+
+typedef struct psel_worker *psel_worker_h;
+typedef struct psel_ep     *psel_ep_h;
+
+/** Start the exchange for a new endpoint: send its REQUEST. */
+ucs_status_t psel_wireup_start(psel_ep_h ep);
+
+/**
+ * Validate a wireup message from the wire and process it; a bad message is
+ * logged with what is wrong and dropped, and nothing else changes.
+ * Called from progress, never from inside a UCT callback.
+ */
+ucs_status_t psel_wireup_process(psel_worker_h worker, const void *data,
+                                 size_t length);
+
+/** Retry the sends that found the bootstrap lane busy. */
+void psel_wireup_progress(psel_worker_h worker);
+
+#endif
