@@ -93,6 +93,7 @@ struct psel_worker {
     ucs_list_link_t       wireup_in;    /**< Wireup messages to process */
     unsigned              wireup_out;   /**< Endpoints with a wireup message
                                              waiting for the bootstrap lane */
+    unsigned              num_flushing; /**< Flush requests not complete */
 };
 
 
@@ -115,6 +116,8 @@ struct psel_ep {
     uct_ep_h              uct_eps[PSEL_MAX_LANES];
     uct_md_h              lane_mds[PSEL_MAX_LANES]; /**< MD of each lane */
     ucs_list_link_t       list;         /**< In worker->eps */
+    unsigned              num_sends;    /**< Send requests not complete */
+    ucs_list_link_t       flushes;      /**< Flush requests, in order */
     int                   internal;     /**< Created by wireup for a peer
                                              that connected to us; becomes
                                              the user's on psel_ep_create() */
@@ -156,8 +159,18 @@ ucs_status_t psel_ep_create_common(psel_worker_h worker, const void *address,
 
 typedef enum {
     PSEL_REQUEST_SEND,
-    PSEL_REQUEST_RECV
+    PSEL_REQUEST_RECV,
+    PSEL_REQUEST_FLUSH   /**< Endpoint flush, or close when @a close */
 } psel_request_type_t;
+
+
+/** State of a flush (or close) request. */
+typedef struct psel_flush {
+    int               close;      /**< Destroy the endpoint when flushed */
+    unsigned          next_lane;  /**< First lane not flushed yet */
+    uct_completion_t  comp;       /**< Lane flushes in progress, plus one
+                                       while lanes remain to be flushed */
+} psel_flush_t;
 
 
 struct psel_request {
@@ -176,6 +189,8 @@ struct psel_request {
     psel_proto_req_t           proto;      /**< The protocol's view */
     /* receive */
     psel_tm_recv_t             recv;
+    /* flush */
+    psel_flush_t               flush;
 };
 
 
@@ -197,6 +212,9 @@ void psel_worker_count_used(psel_worker_h worker,
 
 /** Poll @a wif on every progress call from now on. */
 void psel_worker_iface_activate(psel_worker_h worker, psel_worker_iface_t *wif);
+
+/** Move the endpoint's flush requests on (from worker progress). */
+unsigned psel_ep_progress_flushes(psel_ep_h ep);
 
 /** Run a send's protocol until it is done, blocked or failed. */
 void psel_send_progress(psel_request_t *req);

@@ -206,6 +206,7 @@ ucs_status_t psel_ep_create_common(psel_worker_h worker, const void *address,
     ep->worker   = worker;
     ep->id       = worker->uuid + (++worker->next_ep_id);
     ep->internal = internal;
+    ucs_list_head_init(&ep->flushes);
     psel_resource_table_init(&ep->remote);
 
     status = psel_address_unpack(address, length, &ep->address);
@@ -290,6 +291,18 @@ ucs_status_t psel_ep_create(psel_worker_h worker, const void *address,
     return UCS_OK;
 }
 
+static void psel_ep_flush_done(psel_request_t *req, ucs_status_t status)
+{
+    psel_ep_h ep = req->ep;
+
+    ucs_list_del(&req->list);
+    --ep->worker->num_flushing;
+    if (req->flush.close) {
+        psel_ep_destroy(ep);
+    }
+    psel_request_complete(req, status);
+}
+
 void psel_ep_destroy(psel_ep_h ep)
 {
     psel_request_t *req, *tmp;
@@ -299,6 +312,10 @@ void psel_ep_destroy(psel_ep_h ep)
             ucs_list_del(&req->list);
             psel_request_complete(req, UCS_ERR_CANCELED);
         }
+    }
+    ucs_list_for_each_safe(req, tmp, &ep->flushes, list) {
+        req->flush.close = 0;
+        psel_ep_flush_done(req, UCS_ERR_CANCELED);
     }
     if (ep->wireup_msg != NULL) {
         --ep->worker->wireup_out;
@@ -341,4 +358,78 @@ void psel_ep_print_info(psel_ep_h ep, FILE *stream)
         fprintf(stream, "#   %u extra ep-to-ep connection(s) for the "
                 "peer's lanes\n", ep->num_extra);
     }
+}
+
+static void psel_ep_flush_lane_done(uct_completion_t *comp)
+{
+    /* nothing to do: psel_ep_progress_flushes() sees the count reach 0 */
+}
+
+/* The oldest flush of @a ep runs once every send before it completed: it
+ * flushes the lanes in turn, resuming where the transport was busy. */
+unsigned psel_ep_progress_flushes(psel_ep_h ep)
+{
+    psel_request_t *req;
+    psel_flush_t *flush;
+    ucs_status_t status;
+
+    if (ucs_list_is_empty(&ep->flushes) || (ep->num_sends > 0) ||
+        !psel_ep_is_ready(ep)) {
+        return 0;
+    }
+    req   = ucs_list_head(&ep->flushes, psel_request_t, list);
+    flush = &req->flush;
+    while (flush->next_lane < ep->config.lanes.num_lanes) {
+        status = uct_ep_flush(ep->uct_eps[flush->next_lane], 0, &flush->comp);
+        if (status == UCS_ERR_NO_RESOURCE) {
+            return 0;
+        }
+        if (status == UCS_INPROGRESS) {
+            ++flush->comp.count;
+        } else if (status != UCS_OK) {
+            flush->comp.status = status;
+        }
+        ++flush->next_lane;
+    }
+    if (flush->comp.count > 1) {
+        return 0; /* lane flushes still running */
+    }
+    psel_ep_flush_done(req, flush->comp.status);
+    return 1;
+}
+
+static psel_request_t *psel_ep_flush_start(psel_ep_h ep, int close,
+                                           psel_request_cb_t cb, void *arg)
+{
+    psel_request_t *req;
+
+    req = psel_request_alloc(ep->worker, PSEL_REQUEST_FLUSH, cb, arg);
+    if (req == NULL) {
+        return NULL;
+    }
+    req->ep                = ep;
+    req->flush.close       = close;
+    req->flush.comp.func   = psel_ep_flush_lane_done;
+    req->flush.comp.count  = 1; /* held until every lane is flushed */
+    req->flush.comp.status = UCS_OK;
+    ucs_list_add_tail(&ep->flushes, &req->list);
+    ++ep->worker->num_flushing;
+    psel_ep_progress_flushes(ep);
+    return req;
+}
+
+psel_request_t *psel_ep_flush_nb(psel_ep_h ep, psel_request_cb_t cb,
+                                 void *arg)
+{
+    return psel_ep_flush_start(ep, 0, cb, arg);
+}
+
+psel_request_t *psel_ep_close_nb(psel_ep_h ep, psel_ep_close_mode_t mode,
+                                 psel_request_cb_t cb, void *arg)
+{
+    if (mode == PSEL_EP_CLOSE_FORCE) {
+        psel_ep_destroy(ep);
+        return NULL;
+    }
+    return psel_ep_flush_start(ep, 1, cb, arg);
 }

@@ -78,6 +78,31 @@ ucs_status_t psel_ep_create(psel_worker_h worker, const void *address,
  */
 void psel_ep_print_info(psel_ep_h ep, FILE *stream);
 
+/** How psel_ep_close_nb() closes. */
+typedef enum {
+    PSEL_EP_CLOSE_FLUSH, /**< Let every send posted before complete */
+    PSEL_EP_CLOSE_FORCE  /**< Now: sends still running are canceled */
+} psel_ep_close_mode_t;
+
+/**
+ * Flush an endpoint: the request completes once every send posted on it
+ * before has completed and every lane's UCT operations are done
+ * (uct_ep_flush), in the order flushes were posted.
+ *
+ * @return A request to test and free, or NULL if out of memory.
+ */
+psel_request_t *psel_ep_flush_nb(psel_ep_h ep, psel_request_cb_t cb,
+                                 void *arg);
+
+/**
+ * Close an endpoint. PSEL_EP_CLOSE_FLUSH flushes it first and destroys it
+ * when the returned request completes; PSEL_EP_CLOSE_FORCE destroys it now
+ * (as psel_ep_destroy()) and returns NULL. Either way @a ep is invalid
+ * once the close is done.
+ */
+psel_request_t *psel_ep_close_nb(psel_ep_h ep, psel_ep_close_mode_t mode,
+                                 psel_request_cb_t cb, void *arg);
+
 /** Destroy an endpoint; pending sends complete with UCS_ERR_CANCELED. */
 void psel_ep_destroy(psel_ep_h ep);
 

@@ -63,6 +63,9 @@ void psel_request_pool_cleanup(psel_worker_h worker)
 
 void psel_request_complete(psel_request_t *req, ucs_status_t status)
 {
+    if (req->type == PSEL_REQUEST_SEND) {
+        --req->ep->num_sends;
+    }
     req->status = status;
     if (req->cb != NULL) {
         req->cb(req, status, req->arg);
@@ -169,6 +172,7 @@ psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
     req->proto.lanes      = ep->uct_eps;
     req->proto.mds        = ep->lane_mds;
     req->proto.complete   = psel_send_completed;
+    ++ep->num_sends;
 
     if (!ucs_list_is_empty(&ep->worker->pending) || !psel_ep_is_ready(ep)) {
         /* keep the send order behind the sends already waiting, or wait

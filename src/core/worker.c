@@ -479,6 +479,7 @@ static unsigned psel_worker_progress_wireup(psel_worker_h worker)
 unsigned psel_worker_progress(psel_worker_h worker)
 {
     unsigned count = uct_worker_progress(worker->uct_worker);
+    psel_ep_h ep, tmp_ep;
     psel_request_t *req;
     unsigned i;
 
@@ -486,6 +487,12 @@ unsigned psel_worker_progress(psel_worker_h worker)
     if (ucs_unlikely(!ucs_list_is_empty(&worker->wireup_in) ||
                      (worker->wireup_out > 0))) {
         count += psel_worker_progress_wireup(worker);
+    }
+
+    if (ucs_unlikely(worker->num_flushing > 0)) {
+        ucs_list_for_each_safe(ep, tmp_ep, &worker->eps, list) {
+            count += psel_ep_progress_flushes(ep);
+        }
     }
 
     /* retry sends that found the transport busy, oldest first, so order is

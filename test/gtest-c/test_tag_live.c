@@ -266,6 +266,14 @@ static int receiver(const live_test_t *t, int sock)
         free(bufs[i]);
     }
 
+    /* stay until the sender has closed its endpoint (its flush needs us) */
+    while (!sock_readable(sock) && (now_sec() < deadline)) {
+        psel_worker_progress(worker);
+    }
+    if (!sock_readable(sock) || read_all(sock, &go, 1)) {
+        fprintf(stderr, "live: the sender did not report its close\n");
+        ++errors;
+    }
     psel_worker_destroy(worker);
     psel_context_destroy(context);
     return errors;
@@ -312,6 +320,7 @@ static int check_used(psel_worker_h worker, const live_test_t *t)
 static int sender(const live_test_t *t, int sock)
 {
     static psel_request_t *reqs[LIVE_MAX_MSGS];
+    psel_request_t *flush;
     static uint8_t *bufs[LIVE_MAX_MSGS];
     double deadline = now_sec() + LIVE_TIMEOUT_SEC;
     psel_context_h context;
@@ -346,6 +355,24 @@ static int sender(const live_test_t *t, int sock)
             break;
         }
     }
+    if ((ret == 0) && (t->kind == CASE_IN_FLIGHT)) {
+        /* a flush completes only after every send posted before it */
+        flush = psel_ep_flush_nb(ep, NULL, NULL);
+        if (wait_all(worker, &flush, 1, deadline) ||
+            (psel_request_test(flush, NULL) != UCS_OK)) {
+            ret = -1;
+        }
+        for (i = 0; (ret == 0) && (i < t->count); ++i) {
+            if (psel_request_test(reqs[i], NULL) == UCS_INPROGRESS) {
+                fprintf(stderr, "send %u still running after the flush\n",
+                        i);
+                ret = -1;
+            }
+        }
+        if (flush != NULL) {
+            psel_request_free(flush);
+        }
+    }
     if ((ret == 0) && wait_all(worker, reqs, t->count, deadline)) {
         ret = -1;
     }
@@ -360,6 +387,19 @@ static int sender(const live_test_t *t, int sock)
     if (t->kind == CASE_UNEXPECTED) {
         write_all(sock, &go, 1);
     }
+    /* close with a flush while the peer is alive: the endpoint is gone
+     * once it completes */
+    flush = psel_ep_close_nb(ep, PSEL_EP_CLOSE_FLUSH, NULL, NULL);
+    if ((flush == NULL) || wait_all(worker, &flush, 1, deadline) ||
+        (psel_request_test(flush, NULL) != UCS_OK)) {
+        fprintf(stderr, "close: %s\n", (flush == NULL) ? "no request" :
+                ucs_status_string(psel_request_test(flush, NULL)));
+        ret = -1;
+    }
+    if (flush != NULL) {
+        psel_request_free(flush);
+    }
+    write_all(sock, &go, 1);
     /* keep progressing until the receiver reports */
     while ((ret == 0) && !sock_readable(sock) && (now_sec() < deadline)) {
         psel_worker_progress(worker);
@@ -368,7 +408,6 @@ static int sender(const live_test_t *t, int sock)
         psel_request_free(reqs[i]);
         free(bufs[i]);
     }
-    psel_ep_destroy(ep);
     psel_worker_destroy(worker);
     psel_context_destroy(context);
     return ret;
