@@ -9,6 +9,7 @@
 #include "psel_core.h"
 #include "tag_match.h"
 #include "wireup.h"
+#include "rndv.h"
 
 #include <lane_select/address.h>
 #include <lane_select/resource_table.h>
@@ -91,6 +92,7 @@ struct psel_worker {
     ucs_list_link_t       eps;          /**< Every endpoint, the user's and
                                              those wireup created */
     ucs_list_link_t       wireup_in;    /**< Wireup messages to process */
+    psel_rndv_worker_t    rndv;         /**< Rendezvous requests (rndv.c) */
     unsigned              wireup_out;   /**< Endpoints with a wireup message
                                              waiting for the bootstrap lane */
     unsigned              num_flushing; /**< Flush requests not complete */
@@ -139,6 +141,13 @@ struct psel_ep {
                                              iface, our iface, path) */
     void                 *wireup_msg;   /**< Waiting for the bootstrap lane */
     size_t                wireup_msg_length;
+    int                   rndv_announced; /**< A lane-less wireup REQUEST
+                                             told the peer our id (rndv.c) */
+    int                   lane_info_ready; /**< @a lane_info is filled */
+    psel_proto_lane_info_t lane_info[PSEL_MAX_LANES]; /**< For rendezvous
+                                             protocols (rndv.c, on first
+                                             use; reset it when the lanes
+                                             change) */
 };
 
 /** Every ep-to-ep lane is connected: the endpoint can send. */
@@ -187,6 +196,7 @@ struct psel_request {
     unsigned                   cfg_index;  /**< ep->cfg_index at lookup */
     const psel_select_elem_t  *elem;       /**< The protocol running it */
     psel_proto_req_t           proto;      /**< The protocol's view */
+    int                        queued;     /**< In worker->pending */
     /* receive */
     psel_tm_recv_t             recv;
     /* flush */

@@ -66,6 +66,11 @@ void psel_request_complete(psel_request_t *req, ucs_status_t status)
     if (req->type == PSEL_REQUEST_SEND) {
         --req->ep->num_sends;
     }
+    if ((req->type == PSEL_REQUEST_SEND) && (req->proto.req_id != 0)) {
+        /* a rendezvous send: replies no longer find it */
+        psel_rndv_untrack_send(req->worker, req->proto.req_id);
+        req->proto.req_id = 0;
+    }
     req->status = status;
     if (req->cb != NULL) {
         req->cb(req, status, req->arg);
@@ -124,7 +129,8 @@ void psel_send_progress(psel_request_t *req)
 {
     ucs_status_t status;
 
-    status = psel_send_select(req);
+    req->queued = 0;
+    status      = psel_send_select(req);
     while (status == UCS_OK) {
         status = req->elem->proto->progress(&req->proto);
         if (status == UCS_OK) {
@@ -141,6 +147,7 @@ void psel_send_progress(psel_request_t *req)
 
     if (status == UCS_ERR_NO_RESOURCE) {
         /* the transport is busy: resume from psel_worker_progress() */
+        req->queued = 1;
         ucs_list_add_head(&req->ep->worker->pending, &req->list);
         return;
     }
@@ -151,6 +158,18 @@ static void psel_send_completed(psel_proto_req_t *proto, ucs_status_t status)
 {
     psel_request_complete(ucs_container_of(proto, psel_request_t, proto),
                           status);
+}
+
+/* A rendezvous reply or completion arrived: run the protocol again from the
+ * worker's progress, once however many events arrive. */
+static void psel_send_resume(psel_proto_req_t *proto)
+{
+    psel_request_t *req = ucs_container_of(proto, psel_request_t, proto);
+
+    if (!req->queued) {
+        req->queued = 1;
+        ucs_list_add_tail(&req->ep->worker->pending, &req->list);
+    }
 }
 
 psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
@@ -173,10 +192,15 @@ psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
     req->proto.mds        = ep->lane_mds;
     req->proto.complete   = psel_send_completed;
     ++ep->num_sends;
+    req->proto.lane_info  = ep->lane_info_ready ? ep->lane_info :
+                            psel_rndv_ep_lane_info(ep);
+    req->proto.track      = psel_rndv_track_send;
+    req->proto.resume     = psel_send_resume;
 
     if (!ucs_list_is_empty(&ep->worker->pending) || !psel_ep_is_ready(ep)) {
         /* keep the send order behind the sends already waiting, or wait
          * for the wireup reply */
+        req->queued = 1;
         ucs_list_add_tail(&ep->worker->pending, &req->list);
         return req;
     }

@@ -26,7 +26,10 @@ struct psel_tm_msg {
     size_t           total_length;
     size_t           landed;        /* bytes landed so far */
     psel_tm_recv_t   *recv;         /* matched receive, or NULL */
-    uint8_t          *data;         /* unexpected buffer, NULL once matched */
+    uint8_t          *data;         /* unexpected buffer, NULL once matched;
+                                       rendezvous: the descriptor */
+    size_t           desc_len;      /* rendezvous: bytes of the descriptor;
+                                       0 for an eager message */
     /* Landed ranges, sorted, disjoint and non-adjacent, so overlaps are
      * found exactly; one range when fragments arrive in order. */
     psel_tm_range_t  *ranges;
@@ -192,6 +195,8 @@ ucs_status_t psel_tm_init(psel_tm_t *tm)
     tm->num_unexpected = 0;
     tm->max_length     = SIZE_MAX;
     tm->in_cleanup     = 0;
+    tm->rndv_matched   = NULL;
+    tm->rndv_arg       = NULL;
     return UCS_OK;
 }
 
@@ -251,6 +256,13 @@ void psel_tm_post(psel_tm_t *tm, psel_tm_recv_t *recv)
         ucs_list_del(&msg->list);
         --tm->num_unexpected;
         psel_tm_recv_matched(recv, msg->tag, msg->total_length);
+
+        if (msg->desc_len > 0) {
+            /* rendezvous: its owner moves the data from now on */
+            tm->rndv_matched(tm->rndv_arg, recv, msg->data, msg->desc_len);
+            psel_tm_msg_free(msg);
+            return;
+        }
 
         if (msg->landed == msg->total_length) {
             psel_tm_recv_copy(recv, 0, msg->data, msg->total_length);
@@ -368,6 +380,7 @@ ucs_status_t psel_tm_eager_first(psel_tm_t *tm, uint64_t sender_id,
     msg->landed       = len;
     msg->recv         = recv;
     msg->data         = (recv == NULL) ? (uint8_t*)(msg + 1) : NULL;
+    msg->desc_len     = 0;
     msg->ranges       = msg->ranges_inline;
     msg->max_ranges   = PSEL_TM_INLINE_RANGES;
     msg->num_ranges   = (len > 0) ? 1 : 0;
@@ -474,6 +487,66 @@ ucs_status_t psel_tm_eager_middle(psel_tm_t *tm, uint64_t sender_id,
     }
     /* else the message waits, whole, in the unexpected queue */
     return UCS_OK;
+}
+
+ucs_status_t psel_tm_rndv_first(psel_tm_t *tm, uint64_t sender_id,
+                                uint64_t msg_id, uint64_t tag,
+                                size_t total_length, const void *desc,
+                                size_t desc_len)
+{
+    psel_tm_recv_t *recv;
+    psel_tm_msg_t *msg;
+
+    if ((tm->rndv_matched == NULL) || (desc_len == 0)) {
+        ucs_error("tag match: rendezvous message %s (sender %" PRIx64
+                  " msg %" PRIx64 " length %zu)",
+                  (desc_len == 0) ? "without a descriptor" :
+                  "but no rendezvous handler", sender_id, msg_id,
+                  total_length);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    ucs_list_for_each(recv, &tm->expected, list) {
+        if (psel_tm_is_match(recv, tag)) {
+            ucs_list_del(&recv->list);
+            --tm->num_expected;
+            psel_tm_recv_matched(recv, tag, total_length);
+            tm->rndv_matched(tm->rndv_arg, recv, desc, desc_len);
+            return UCS_OK;
+        }
+    }
+
+    msg = malloc(sizeof(*msg) + desc_len);
+    if (msg == NULL) {
+        ucs_error("tag match: failed to keep a %zu-byte rendezvous "
+                  "descriptor (sender %" PRIx64 " msg %" PRIx64 ")", desc_len,
+                  sender_id, msg_id);
+        return UCS_ERR_NO_MEMORY;
+    }
+    msg->key.sender_id = sender_id;
+    msg->key.msg_id    = msg_id;
+    msg->tag           = tag;
+    msg->total_length  = total_length;
+    msg->landed        = 0;
+    msg->recv          = NULL;
+    msg->data          = (uint8_t*)(msg + 1);
+    msg->desc_len      = desc_len;
+    msg->ranges        = msg->ranges_inline;
+    msg->max_ranges    = PSEL_TM_INLINE_RANGES;
+    msg->num_ranges    = 0;
+    memcpy(msg->data, desc, desc_len);
+    ucs_list_add_tail(&tm->unexpected, &msg->list);
+    ++tm->num_unexpected;
+    return UCS_OK;
+}
+
+void psel_tm_rndv_complete(psel_tm_recv_t *recv, ucs_status_t status)
+{
+    assert(recv->state == PSEL_TM_RECV_MATCHED);
+    if (status != UCS_OK) {
+        recv->status = status;
+    }
+    psel_tm_recv_complete(recv);
 }
 
 size_t psel_tm_num_expected(const psel_tm_t *tm)

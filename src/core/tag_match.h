@@ -3,7 +3,8 @@
  * Receive-side tag matching and eager reassembly: pure logic, no UCT.
  *
  * The worker calls psel_tm_post() and psel_tm_cancel() from its receive API,
- * and psel_tm_eager_first() / psel_tm_eager_middle() from its AM handlers.
+ * and psel_tm_eager_first() / psel_tm_eager_middle() / psel_tm_rndv_first()
+ * from its AM handlers.
  *
  * @section tm_model Model
  *
@@ -25,6 +26,16 @@
  * first fragments arrive in send order, order is preserved per sender, and
  * receives with the same tag/mask complete in the order their messages
  * arrived.
+ *
+ * A rendezvous message (psel_tm_rndv_first()) is matched the same way, in
+ * the same queues: its unexpected entry holds a copy of its descriptor (the
+ * RTS) instead of data, is never in the in-flight hash and is not bounded
+ * by @ref psel_tm_t::max_length (nothing of its length is buffered). When
+ * it matches, at its arrival or at a post, the matcher hands the receive
+ * and the descriptor to @ref psel_tm_t::rndv_matched and drops every
+ * reference to the receive: the rendezvous owner moves the data and
+ * completes it with psel_tm_rndv_complete(). psel_tm_cancel() answers
+ * UCS_ERR_BUSY for it meanwhile, and psel_tm_cleanup() does not see it.
  *
  * A receive matches a message when
  * `(msg_tag & recv->tag_mask) == (recv->tag & recv->tag_mask)`:
@@ -122,6 +133,20 @@ typedef struct {
 /** Internal: a message being received or waiting unexpected (tag_match.c). */
 typedef struct psel_tm_msg psel_tm_msg_t;
 
+/**
+ * A rendezvous message matched @a recv (its state is
+ * PSEL_TM_RECV_MATCHED, with sender_tag, recv_length and status set).
+ *
+ * @param [in] arg       psel_tm_t::rndv_arg.
+ * @param [in] recv      The receive; the callee completes it later with
+ *                       psel_tm_rndv_complete().
+ * @param [in] desc      The descriptor given to psel_tm_rndv_first(); only
+ *                       valid during the call.
+ * @param [in] desc_len  Its length.
+ */
+typedef void (*psel_tm_rndv_cb_t)(void *arg, psel_tm_recv_t *recv,
+                                  const void *desc, size_t desc_len);
+
 KHASH_TYPE(psel_tm_inflight, psel_tm_key_t, psel_tm_msg_t*)
 
 
@@ -137,6 +162,10 @@ typedef struct psel_tm {
      *  SIZE_MAX; the worker may lower it to its largest eager message. */
     size_t                     max_length;
     int                        in_cleanup;   /**< Set during psel_tm_cleanup() */
+    psel_tm_rndv_cb_t          rndv_matched; /**< A rendezvous message
+                                                  matched; NULL: rendezvous
+                                                  messages are rejected */
+    void                      *rndv_arg;     /**< Its argument */
 } psel_tm_t;
 
 
@@ -232,6 +261,41 @@ ucs_status_t psel_tm_eager_first(psel_tm_t *tm, uint64_t sender_id,
 ucs_status_t psel_tm_eager_middle(psel_tm_t *tm, uint64_t sender_id,
                                   uint64_t msg_id, size_t offset,
                                   const void *data, size_t len);
+
+
+/**
+ * A rendezvous message arrived: matched to the oldest matching expected
+ * receive (then tm->rndv_matched is called before this returns), else
+ * queued as unexpected with a copy of @a desc.
+ *
+ * @param [in] tm            Matcher.
+ * @param [in] sender_id     Sender id (for the log).
+ * @param [in] msg_id        Message id (for the log).
+ * @param [in] tag           Tag of the message.
+ * @param [in] total_length  Length of the message (not buffered).
+ * @param [in] desc          Descriptor to hand to tm->rndv_matched; only
+ *                           valid during the call.
+ * @param [in] desc_len      Its length, at least 1.
+ *
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM if rejected (no callback set, or
+ *         an empty descriptor; logged); UCS_ERR_NO_MEMORY if the descriptor
+ *         could not be kept (logged; the message is dropped).
+ */
+ucs_status_t psel_tm_rndv_first(psel_tm_t *tm, uint64_t sender_id,
+                                uint64_t msg_id, uint64_t tag,
+                                size_t total_length, const void *desc,
+                                size_t desc_len);
+
+
+/**
+ * Complete a receive handed to tm->rndv_matched: @a status replaces the
+ * receive's status unless it is UCS_OK (a truncated receive stays
+ * UCS_ERR_MESSAGE_TRUNCATED); then recv->complete() is called.
+ *
+ * @param [in] recv    The receive.
+ * @param [in] status  UCS_OK when the data landed, else the error.
+ */
+void psel_tm_rndv_complete(psel_tm_recv_t *recv, ucs_status_t status);
 
 
 /**

@@ -199,6 +199,11 @@ ucs_status_t psel_wireup_start(psel_ep_h ep)
     return psel_wireup_send(ep, PSEL_WIREUP_REQUEST, lanes, n);
 }
 
+ucs_status_t psel_wireup_announce(psel_ep_h ep)
+{
+    return psel_wireup_send(ep, PSEL_WIREUP_REQUEST, NULL, 0);
+}
+
 void psel_wireup_progress(psel_worker_h worker)
 {
     psel_ep_h ep;

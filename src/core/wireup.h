@@ -68,4 +68,13 @@ ucs_status_t psel_wireup_process(psel_worker_h worker, const void *data,
 /** Retry the sends that found the bootstrap lane busy. */
 void psel_wireup_progress(psel_worker_h worker);
 
+/**
+ * Send a REQUEST without lane records over the bootstrap lane, for an
+ * endpoint whose lanes all connect to ifaces (it sent none at create):
+ * the peer learns this endpoint's id and finds or creates its endpoint
+ * back, for messages that need a reply (rendezvous). Messages sent on the
+ * bootstrap lane after it arrive after it.
+ */
+ucs_status_t psel_wireup_announce(psel_ep_h ep);
+
 #endif

@@ -102,7 +102,12 @@ static const struct {
     {PSEL_AM_ID_WIREUP,       psel_am_wireup},
     {PSEL_AM_ID_EAGER_SHORT,  psel_am_eager_short},
     {PSEL_AM_ID_EAGER_FIRST,  psel_am_eager_first},
-    {PSEL_AM_ID_EAGER_MIDDLE, psel_am_eager_middle}
+    {PSEL_AM_ID_EAGER_MIDDLE, psel_am_eager_middle},
+    {PSEL_AM_ID_RNDV_RTS,     psel_rndv_am_rts},
+    {PSEL_AM_ID_RNDV_RTR,     psel_rndv_am_rtr},
+    {PSEL_AM_ID_RNDV_ATS,     psel_rndv_am_ats},
+    {PSEL_AM_ID_RNDV_FIN,     psel_rndv_am_fin},
+    {PSEL_AM_ID_RNDV_DATA,    psel_rndv_am_data}
 };
 
 /* ---- opening memory domains and ifaces ---- */
@@ -363,6 +368,7 @@ ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
     if (status != UCS_OK) {
         goto err_free;
     }
+    psel_rndv_init(worker);
 
     status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
                                       &worker->async);
@@ -435,6 +441,7 @@ void psel_worker_destroy(psel_worker_h worker)
         psel_worker_log_used(worker);
     }
 
+    psel_rndv_cleanup(worker);
     ucs_list_for_each_safe(ep, tmp_ep, &worker->eps, list) {
         if (!ep->internal) {
             ucs_warn("worker destroyed with endpoint %lx still open", ep->id);
@@ -489,6 +496,10 @@ unsigned psel_worker_progress(psel_worker_h worker)
         count += psel_worker_progress_wireup(worker);
     }
 
+    if (!ucs_list_is_empty(&worker->rndv.work)) {
+        count += psel_rndv_progress(worker);
+    }
+
     if (ucs_unlikely(worker->num_flushing > 0)) {
         ucs_list_for_each_safe(ep, tmp_ep, &worker->eps, list) {
             count += psel_ep_progress_flushes(ep);
@@ -505,8 +516,9 @@ unsigned psel_worker_progress(psel_worker_h worker)
         }
         ucs_list_del(&req->list);
         psel_send_progress(req);
-        if (req->status == UCS_INPROGRESS) {
-            break; /* re-queued at the head by psel_send_progress */
+        if (!ucs_list_is_empty(&worker->pending) &&
+            (ucs_list_head(&worker->pending, psel_request_t, list) == req)) {
+            break; /* still blocked: re-queued at the head */
         }
         ++count;
     }

@@ -25,11 +25,13 @@
 #define PSEL_UCP_PROTO_SEL_PROTO_COMMON_H_
 
 #include "proto.h"
+#include "proto_rndv.h"
 
 #define PSEL_EAGER_SHORT_HDR  8   /**< Tag */
 #define PSEL_EAGER_HDR        sizeof(psel_eager_first_hdr_t) /**< The first
                                        fragment's header, the largest */
-#define PSEL_RNDV_DATA_HDR    16  /**< Request id + offset of an rndv/am frag */
+#define PSEL_RNDV_DATA_HDR    sizeof(psel_rndv_data_hdr_t) /**< Header of
+                                       an rndv/am data fragment */
 #define PSEL_FRAG_UNLIMITED   (SIZE_MAX / 2) /**< Larger fragments: no split */
 
 /** Private config of every built-in protocol: its lanes and fragment size. */

@@ -18,7 +18,15 @@ enum {
     PSEL_AM_ID_EAGER_MIDDLE = 3,  /**< Later fragment, psel_eager_middle_hdr_t */
     PSEL_AM_ID_WIREUP       = 4,  /**< Endpoint addresses of connect-to-ep
                                        lanes (src/core/wireup.c) */
-    /* 5..15: rendezvous (RTS, RTR, ATS, FIN, data) */
+    PSEL_AM_ID_RNDV_RTS     = 5,  /**< Rendezvous request to send,
+                                       psel_rndv_rts_hdr_t (proto_rndv.h) */
+    PSEL_AM_ID_RNDV_RTR     = 6,  /**< Ready to receive, psel_rndv_rtr_hdr_t */
+    PSEL_AM_ID_RNDV_ATS     = 7,  /**< Receiver done (or refused), to the
+                                       sender, psel_rndv_ack_hdr_t */
+    PSEL_AM_ID_RNDV_FIN     = 8,  /**< Sender done (rndv/put), to the
+                                       receiver, psel_rndv_ack_hdr_t */
+    PSEL_AM_ID_RNDV_DATA    = 9,  /**< rndv/am data, psel_rndv_data_hdr_t */
+    /* 10..15: free, reserved for rendezvous */
     PSEL_AM_ID_LAST
 };
 
@@ -36,6 +44,24 @@ typedef struct UCS_S_PACKED psel_eager_middle_hdr {
     uint64_t msg_id;        /**< Message id */
     uint64_t offset;        /**< Where the payload goes */
 } psel_eager_middle_hdr_t;
+
+
+/** What a protocol needs to know of one lane besides its UCT endpoint
+ *  (rendezvous: limits, registration, rkeys, address entries). */
+typedef struct psel_proto_lane_info {
+    const uct_iface_attr_t *iface_attr;  /**< Limits and alignment of the
+                                              lane's iface */
+    uct_component_h         component;   /**< Unpacks rkeys the peer packed
+                                              for this lane's transport */
+    uint16_t                rkey_size;   /**< Packed rkey size of the lane's
+                                              memory domain */
+    uint8_t                 mem_reg;     /**< The memory domain registers
+                                              memory (uct_md_mem_reg) */
+    uint8_t                 local_entry; /**< Our iface = our address entry */
+    uint8_t                 remote_entry;/**< The peer's address entry */
+} psel_proto_lane_info_t;
+
+struct psel_proto_rndv; /* proto_rndv.h */
 
 
 /** A send request as protocols see it. */
@@ -56,6 +82,19 @@ typedef struct psel_proto_req {
                                  ucs_status_t status); /**< The data path's
                                           completion, for a protocol that
                                           ends asynchronously */
+    /* rendezvous */
+    const psel_proto_lane_info_t *lane_info; /**< Per lane index */
+    struct psel_proto_rndv *rndv;    /**< Rendezvous state: allocated and
+                                          freed by the protocol, filled by
+                                          the data path from replies */
+    uint64_t           req_id;       /**< Id replies name this request by;
+                                          0 until track() */
+    ucs_status_t     (*track)(struct psel_proto_req *req); /**< Sets req_id:
+                                          replies find the request until it
+                                          completes */
+    void             (*resume)(struct psel_proto_req *req); /**< Run progress
+                                          again from the worker's progress
+                                          (a reply or completion arrived) */
 } psel_proto_req_t;
 
 #endif

@@ -222,7 +222,7 @@ static const golden_lane_t lanes_000[] = {
  *             (psel_info -x: "cross at 304967.3 bytes, at 157271.3 with the
  *             rendezvous bias").
  *  ..inf      rndv/put. rndv/am (c 393.89 us, m 85.5482 ns/B: copy-out
- *             and 50 us per 65520 B fragment, its data header is 16 B)
+ *             and 50 us per 65519 B fragment, its data header is 17 B)
  *             never beats put.
  */
 static const golden_row_t rows_000[] = {
@@ -242,18 +242,22 @@ static void test_000_default(void **state)
  * for am_bw/rma_bw), rndv/get does not apply, and rndv/am's line 393.89 us +
  * 85.5482 ns/B is nearly parallel to egr/zcopy's 111.01 us + 85.5484 ns/B
  * above 65504 (both pay copy-out and 50 us per fragment; rndv/am's fragment
- * is 16 B longer). Unbiased they cross only at 1517588287.5 B; with
- * d·85.5482 = 84.6927 the biased lines would cross at 325992 B, far below
+ * is 15 B longer: 65536 less its 17-byte data header, version byte
+ * included). Unbiased they cross only at 1618736133.6 B; with
+ * d·85.5482 = 84.6927 the biased lines would cross at 325997 B, far below
  * half of that, so the bias bound (select.h) holds the boundary at
- * 1517588288 / 2 = 758794144: eager zcopy up to 758794143, then rndv/am
+ * 1618736134 / 2 = 809368067: eager zcopy up to 809368066, then rndv/am
  * (psel_info -x: "the bias may move a boundary by at most x2, so it stays
- * at 758794144"). The stability the design asks for, on real numbers.
+ * at 809368067"). The stability the design asks for, on real numbers.
+ * (Before the data header carried a version byte it was 16 B, and the
+ * boundary 758794144: nearly parallel lines move far for one byte; the
+ * bound keeps it within x2 of the unbiased crossing.)
  */
 static void test_000_no_rndv_put(void **state)
 {
     static const golden_row_t rows[] = {
         {304, "egr/short", "tcp/eth0"},
-        {758794143, "egr/zcopy", "tcp/eth0"},
+        {809368066, "egr/zcopy", "tcp/eth0"},
         {SIZE_MAX, "rndv/am", "tcp/eth0"},
         ROWS_END
     };

@@ -140,6 +140,14 @@ static void set_env(const live_test_t *t)
     } else {
         unsetenv("UCX_PSEL_PROTOS");
     }
+    /* a rendezvous send completes only once its receive is posted, and a
+     * truncated rendezvous moves no data: these cases are about eager
+     * messages (test_rndv_live.c has their rendezvous versions) */
+    if ((t->kind == CASE_UNEXPECTED) || (t->kind == CASE_TRUNCATE)) {
+        setenv("UCX_PSEL_RNDV_THRESH", "inf", 1);
+    } else {
+        unsetenv("UCX_PSEL_RNDV_THRESH");
+    }
     if (t->p2p) {
         setenv("UCX_PSEL_WIREUP_P2P_TLS", "tcp", 1);
     } else {

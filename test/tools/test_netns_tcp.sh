@@ -147,13 +147,14 @@ lanes_only() {
 }
 
 # used_ok FILE SIZE ITERS: the UCX_PSEL_PROTO_INFO=used table counts at least
-# ITERS messages of SIZE bytes, all by eager protocols tcp runs
+# ITERS messages of SIZE bytes, all by protocols tcp runs (eager, and the
+# rendezvous ones tcp has: rndv/am and rndv/put; tcp has no get)
 used_ok() {
     awk -F'|' -v size="$2" -v iters="$3" '
         /protocols used \(UCX_PSEL_PROTO_INFO=used\)/ { table = 1; next }
         table && $2 ~ /egr\/|rndv\// {
             proto = $2; gsub(/ /, "", proto)
-            if (proto !~ /^egr\/(short|bcopy|zcopy)$/) bad = 1
+            if (proto !~ /^(egr\/(short|bcopy|zcopy)|rndv\/(am|put))$/) bad = 1
             split($4, r, /\.\./); gsub(/ /, "", r[1]); gsub(/ /, "", r[2])
             if (r[1] + 0 == size && r[2] + 0 == size) count += $5
         }
@@ -179,7 +180,7 @@ for run in "tag_lat 8 B:-t tag_lat -s 8 -n $lat_iters -w 10:8:$lat_iters" \
     final_ok "$iters"
     result "$desc, PROTO_INFO=used: Final line parses" $? "$tmp/client"
     used_ok "$tmp/client" "$size" "$iters"
-    result "$desc, PROTO_INFO=used: >= $iters messages of $size B by tcp's eager protocols" \
+    result "$desc, PROTO_INFO=used: >= $iters messages of $size B by tcp's protocols" \
         $? "$tmp/client"
 done
 
