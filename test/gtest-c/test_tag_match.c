@@ -1,8 +1,8 @@
 /*
  * Unit tests of tag matching and eager reassembly: expected and unexpected
  * arrivals, masks, order, fragments in every position, truncation, 0-byte
- * messages, cancel, cleanup, malformed arrivals, and a randomized stress
- * test against a simple model.
+ * messages, cancel, cleanup, malformed arrivals, a randomized stress test
+ * against a simple model, and rendezvous descriptors in the same queues.
  */
 #include "test_util.h"
 
@@ -1233,6 +1233,157 @@ static void test_stress_against_model_out_of_order_fragments(void **state)
 }
 
 
+
+/* ---- rendezvous descriptors ------------------------------------------- */
+
+/* What the rendezvous hook saw: each matched receive and its descriptor. */
+typedef struct {
+    unsigned        count;
+    psel_tm_recv_t *recvs[16];
+    char            descs[16][32];
+} rndv_seen_t;
+
+static void rndv_matched_cb(void *arg, psel_tm_recv_t *recv, const void *desc,
+                            size_t desc_len)
+{
+    rndv_seen_t *seen = arg;
+
+    assert_true(seen->count < 16);
+    assert_true(desc_len < 32);
+    assert_int_equal(recv->state, PSEL_TM_RECV_MATCHED);
+    seen->recvs[seen->count] = recv;
+    memcpy(seen->descs[seen->count], desc, desc_len);
+    seen->descs[seen->count][desc_len] = '\0';
+    ++seen->count;
+}
+
+static void rndv_hook(psel_tm_t *tm, rndv_seen_t *seen)
+{
+    memset(seen, 0, sizeof(*seen));
+    tm->rndv_matched = rndv_matched_cb;
+    tm->rndv_arg     = seen;
+}
+
+/* A posted receive matches an RTS at once: the hook gets it and the
+ * descriptor; the matcher no longer holds it (cancel says busy) until the
+ * rendezvous completes it. */
+static void test_rndv_expected_then_rts(void **state)
+{
+    psel_tm_t *tm = *state;
+    rndv_seen_t seen;
+    test_req_t req;
+
+    rndv_hook(tm, &seen);
+    req_init(&req, 5, FULL_MASK, 1000);
+    psel_tm_post(tm, &req.recv);
+    assert_int_equal(psel_tm_rndv_first(tm, 1, 1, 5, 1000, "rts-a", 5),
+                     UCS_OK);
+    assert_int_equal(seen.count, 1);
+    assert_ptr_equal(seen.recvs[0], &req.recv);
+    assert_string_equal(seen.descs[0], "rts-a");
+    assert_int_equal(psel_tm_num_expected(tm), 0);
+    assert_int_equal(psel_tm_num_unexpected(tm), 0);
+    assert_int_equal(psel_tm_num_inflight(tm), 0);
+    assert_int_equal(req.completions, 0);
+    assert_int_equal(psel_tm_cancel(tm, &req.recv), UCS_ERR_BUSY);
+    assert_int_equal(req.recv.recv_length, 1000);
+    assert_int_equal(req.recv.sender_tag, 5);
+
+    psel_tm_rndv_complete(&req.recv, UCS_OK);
+    assert_int_equal(req.completions, 1);
+    assert_int_equal(req.recv.status, UCS_OK);
+    assert_int_equal(req.recv.state, PSEL_TM_RECV_IDLE);
+    req_release(&req);
+}
+
+/* An RTS with no receive waits in the unexpected queue (a copy of its
+ * descriptor, nothing of its length buffered) and starts at the post. */
+static void test_rndv_unexpected_then_post(void **state)
+{
+    psel_tm_t *tm = *state;
+    rndv_seen_t seen;
+    test_req_t req;
+    char desc[8] = "rts-b";
+
+    rndv_hook(tm, &seen);
+    tm->max_length = 100; /* eager bound: not applied to rendezvous */
+    assert_int_equal(psel_tm_rndv_first(tm, 1, 2, 6, 1 << 30, desc, 5),
+                     UCS_OK);
+    memset(desc, 'x', sizeof(desc)); /* the matcher kept its own copy */
+    assert_int_equal(psel_tm_num_unexpected(tm), 1);
+    assert_int_equal(seen.count, 0);
+
+    req_init(&req, 6, FULL_MASK, 64);
+    psel_tm_post(tm, &req.recv);
+    assert_int_equal(seen.count, 1);
+    assert_string_equal(seen.descs[0], "rts-b");
+    assert_int_equal(psel_tm_num_unexpected(tm), 0);
+    /* a 64-byte receive of a 1 GiB message: truncated, and stays so */
+    assert_int_equal(req.recv.status, UCS_ERR_MESSAGE_TRUNCATED);
+    psel_tm_rndv_complete(&req.recv, UCS_OK);
+    assert_int_equal(req.completions, 1);
+    assert_int_equal(req.recv.status, UCS_ERR_MESSAGE_TRUNCATED);
+    assert_int_equal(req.recv.recv_length, 1 << 30);
+    req_release(&req);
+}
+
+/* Eager and rendezvous messages share one arrival order: receives with the
+ * same tag take them in the order their first fragment / RTS arrived. */
+static void test_rndv_order_with_eager(void **state)
+{
+    psel_tm_t *tm = *state;
+    uint8_t *data = msg_data(1, 1, 10);
+    test_req_t reqs[3];
+    rndv_seen_t seen;
+    unsigned i;
+
+    rndv_hook(tm, &seen);
+    assert_int_equal(psel_tm_eager_first(tm, 1, 1, 9, 10, data, 10), UCS_OK);
+    assert_int_equal(psel_tm_rndv_first(tm, 1, 2, 9, 5000, "second", 6),
+                     UCS_OK);
+    assert_int_equal(psel_tm_eager_first(tm, 1, 3, 9, 10, data, 10), UCS_OK);
+    for (i = 0; i < 3; ++i) {
+        req_init(&reqs[i], 0, 0, 5000); /* wildcard */
+        psel_tm_post(tm, &reqs[i].recv);
+    }
+    assert_int_equal(reqs[0].completions, 1);
+    assert_int_equal(reqs[0].recv.recv_length, 10);
+    assert_int_equal(seen.count, 1);
+    assert_ptr_equal(seen.recvs[0], &reqs[1].recv);
+    assert_int_equal(reqs[1].completions, 0);
+    assert_int_equal(reqs[2].completions, 1);
+    psel_tm_rndv_complete(&reqs[1].recv, UCS_ERR_UNREACHABLE);
+    assert_int_equal(reqs[1].recv.status, UCS_ERR_UNREACHABLE);
+    for (i = 0; i < 3; ++i) {
+        req_release(&reqs[i]);
+    }
+    free(data);
+}
+
+/* Without a rendezvous hook, or without a descriptor, an RTS is rejected
+ * and nothing changes; cleanup frees unexpected descriptors. */
+static void test_rndv_reject_and_cleanup(void **state)
+{
+    psel_tm_t *tm = *state;
+    rndv_seen_t seen;
+
+    psel_test_log_capture_start();
+    assert_int_equal(psel_tm_rndv_first(tm, 1, 1, 5, 100, "d", 1),
+                     UCS_ERR_INVALID_PARAM);
+    psel_assert_log_contains("no rendezvous handler");
+    rndv_hook(tm, &seen);
+    assert_int_equal(psel_tm_rndv_first(tm, 1, 1, 5, 100, NULL, 0),
+                     UCS_ERR_INVALID_PARAM);
+    psel_assert_log_contains("without a descriptor");
+    psel_test_log_capture_stop();
+    assert_int_equal(psel_tm_num_unexpected(tm), 0);
+
+    assert_int_equal(psel_tm_rndv_first(tm, 1, 2, 5, 100, "d", 1), UCS_OK);
+    assert_int_equal(psel_tm_rndv_first(tm, 1, 3, 5, 100, "e", 1), UCS_OK);
+    assert_int_equal(psel_tm_num_unexpected(tm), 2);
+    /* teardown's cleanup frees them (checked by ASan / valgrind) */
+}
+
 int main(void)
 {
 #define T(_name) cmocka_unit_test_setup_teardown(_name, setup, teardown)
@@ -1266,6 +1417,10 @@ int main(void)
         T(test_reject_too_many_out_of_order_pieces),
         T(test_stress_against_model_in_order_fragments),
         T(test_stress_against_model_out_of_order_fragments),
+        T(test_rndv_expected_then_rts),
+        T(test_rndv_unexpected_then_post),
+        T(test_rndv_order_with_eager),
+        T(test_rndv_reject_and_cleanup),
     };
 #undef T
 

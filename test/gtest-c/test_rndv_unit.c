@@ -1,0 +1,464 @@
+/*
+ * Rendezvous without a second process: the multi-lane split
+ * (psel_proto_xfer_*), and the rendezvous handlers fed malformed headers
+ * from the wire side on a real worker (posix and cma) - each dropped with a
+ * message saying what is wrong, nothing changed - after which a rendezvous
+ * between two workers of this process still moves its data.
+ */
+#include "test_util.h"
+
+#include <core/core_int.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#define KiB 1024ul
+
+/* ---- the split ---- */
+
+static psel_proto_split_lane_t split_lane(uint8_t lane, double share,
+                                          size_t max_frag, size_t align)
+{
+    psel_proto_split_lane_t l = {lane, share, max_frag, align};
+
+    return l;
+}
+
+/* Walk every fragment: they cover [0, length) once, each within its
+ * lane's chunk and max_frag; returns the number of fragments. */
+static unsigned walk(psel_proto_xfer_t *x, size_t length)
+{
+    uint8_t *seen = calloc(1, length + 1);
+    size_t offset, len, k, total = 0;
+    unsigned index, frags = 0;
+
+    assert_non_null(seen);
+    while (psel_proto_xfer_next(x, &index, &offset, &len)) {
+        assert_true(index < x->num_lanes);
+        assert_true(len > 0);
+        assert_true(len <= x->max_frag[index]);
+        assert_true(offset + len <= x->end[index]);
+        for (k = offset; k < offset + len; ++k) {
+            assert_int_equal(seen[k], 0);
+            seen[k] = 1;
+        }
+        total += len;
+        psel_proto_xfer_posted(x, index, len);
+        assert_true(++frags < 1000000);
+    }
+    assert_int_equal(total, length);
+    free(seen);
+    return frags;
+}
+
+static void test_split_one_lane_fragments(void **state)
+{
+    psel_proto_split_lane_t l = split_lane(3, 1.0, 8239, 1);
+    psel_proto_xfer_t x;
+
+    psel_proto_xfer_init(&x, &l, 1, 3 * 8239 + 1, PSEL_RNDV_MIN_CHUNK);
+    assert_int_equal(x.num_lanes, 1);
+    assert_int_equal(x.lanes[0], 3);
+    assert_int_equal(walk(&x, 3 * 8239 + 1), 4);
+
+    psel_proto_xfer_init(&x, &l, 1, 0, PSEL_RNDV_MIN_CHUNK);
+    assert_int_equal(walk(&x, 0), 0);
+}
+
+/* A message shorter than two minimum chunks stays on the best lane, however
+ * many lanes there are: no slivers. */
+static void test_split_min_chunk(void **state)
+{
+    psel_proto_split_lane_t l[2] = {split_lane(0, 0.5, SIZE_MAX, 1),
+                                    split_lane(1, 0.5, SIZE_MAX, 1)};
+    psel_proto_xfer_t x;
+
+    psel_proto_xfer_init(&x, l, 2, 2 * PSEL_RNDV_MIN_CHUNK - 1,
+                         PSEL_RNDV_MIN_CHUNK);
+    assert_int_equal(x.num_lanes, 1);
+    assert_int_equal(walk(&x, 2 * PSEL_RNDV_MIN_CHUNK - 1), 1);
+
+    psel_proto_xfer_init(&x, l, 2, 2 * PSEL_RNDV_MIN_CHUNK,
+                         PSEL_RNDV_MIN_CHUNK);
+    assert_int_equal(x.num_lanes, 2);
+    assert_int_equal(x.end[0], PSEL_RNDV_MIN_CHUNK);
+    assert_int_equal(x.end[1], 2 * PSEL_RNDV_MIN_CHUNK);
+    assert_int_equal(walk(&x, 2 * PSEL_RNDV_MIN_CHUNK), 2);
+}
+
+/* Shares: a lane whose share would fall below the minimum chunk drops out;
+ * otherwise bytes follow the shares. */
+static void test_split_shares(void **state)
+{
+    psel_proto_split_lane_t l[3] = {split_lane(0, 0.6, SIZE_MAX, 1),
+                                    split_lane(1, 0.3, SIZE_MAX, 1),
+                                    split_lane(2, 0.1, SIZE_MAX, 1)};
+    size_t length = 1000 * KiB;
+    psel_proto_xfer_t x;
+
+    /* 10% of 1000 KiB = 100 KiB >= 64 KiB: three lanes */
+    psel_proto_xfer_init(&x, l, 3, length, PSEL_RNDV_MIN_CHUNK);
+    assert_int_equal(x.num_lanes, 3);
+    assert_int_equal(x.end[0], (size_t)(length * 0.6));
+    assert_int_equal(x.end[1] - x.end[0], (size_t)(length * 0.3));
+    walk(&x, length);
+
+    /* 10% of 500 KiB = 50 KiB: the third lane drops out, 2:1 on the rest */
+    length = 500 * KiB;
+    psel_proto_xfer_init(&x, l, 3, length, PSEL_RNDV_MIN_CHUNK);
+    assert_int_equal(x.num_lanes, 2);
+    assert_int_equal(x.end[0], (size_t)(length * 0.6 / 0.9));
+    walk(&x, length);
+}
+
+/* Chunk boundaries and fragments are multiples of the lane's alignment;
+ * max_frag bounds every operation. */
+static void test_split_alignment_and_max_frag(void **state)
+{
+    psel_proto_split_lane_t l[2] = {split_lane(0, 1.0, 10000, 4096),
+                                    split_lane(1, 1.0, 65536, 512)};
+    size_t length = 300 * KiB + 123;
+    size_t offset, len;
+    psel_proto_xfer_t x;
+    unsigned index;
+
+    psel_proto_xfer_init(&x, l, 2, length, PSEL_RNDV_MIN_CHUNK);
+    assert_int_equal(x.num_lanes, 2);
+    assert_int_equal(x.end[0] % 4096, 0);
+    assert_int_equal(x.max_frag[0], 8192);
+    assert_int_equal(x.max_frag[1], 65536);
+    while (psel_proto_xfer_next(&x, &index, &offset, &len)) {
+        if (index == 0) {
+            assert_int_equal(offset % 4096, 0);
+        }
+        psel_proto_xfer_posted(&x, index, len);
+    }
+    psel_proto_xfer_init(&x, l, 2, length, PSEL_RNDV_MIN_CHUNK);
+    walk(&x, length);
+}
+
+/* The limits of real iface attributes. */
+static void test_split_lane_limits(void **state)
+{
+    uct_iface_attr_t attr;
+    psel_proto_split_lane_t l;
+
+    memset(&attr, 0, sizeof(attr));
+    attr.cap.put.max_zcopy       = 1 << 20;
+    attr.cap.put.opt_zcopy_align = 64;
+    attr.cap.put.align_mtu       = 4096;
+    attr.cap.am.max_bcopy        = 8256;
+    attr.cap.am.max_zcopy        = 65536;
+    psel_proto_xfer_lane(&attr, PSEL_PROTO_XFER_PUT, 2, 0.5, &l);
+    assert_int_equal(l.max_frag, 1 << 20);
+    assert_int_equal(l.align, 4096);
+    psel_proto_xfer_lane(&attr, PSEL_PROTO_XFER_AM_BCOPY, 2, 0.5, &l);
+    assert_int_equal(l.max_frag, 8256 - sizeof(psel_rndv_data_hdr_t));
+    psel_proto_xfer_lane(&attr, PSEL_PROTO_XFER_AM_ZCOPY, 2, 0.5, &l);
+    assert_int_equal(l.max_frag, 65536 - sizeof(psel_rndv_data_hdr_t));
+    psel_proto_xfer_lane(&attr, PSEL_PROTO_XFER_GET, 2, 0.5, &l);
+    assert_int_equal(l.max_frag, 1); /* no get: at least 1 */
+    assert_int_equal(l.align, 1);
+}
+
+/* ---- malformed headers ---- */
+
+typedef struct {
+    psel_context_h context;
+    psel_worker_h  sender;
+    psel_worker_h  receiver;
+    uint8_t        msg[1024];
+    size_t         length;
+} rndv_unit_t;
+
+static int setup(void **state)
+{
+    rndv_unit_t *t = calloc(1, sizeof(*t));
+
+    setenv("UCX_PSEL_TLS", "posix,cma", 1);
+    if ((t == NULL) || (psel_context_create(&t->context) != UCS_OK) ||
+        (psel_worker_create(t->context, &t->sender) != UCS_OK) ||
+        (psel_worker_create(t->context, &t->receiver) != UCS_OK)) {
+        return -1;
+    }
+    *state = t;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    rndv_unit_t *t = *state;
+
+    psel_worker_destroy(t->sender);
+    psel_worker_destroy(t->receiver);
+    psel_context_destroy(t->context);
+    unsetenv("UCX_PSEL_PROTOS");
+    free(t);
+    return 0;
+}
+
+static void put_bytes(rndv_unit_t *t, const void *data, size_t length)
+{
+    assert_true(t->length + length <= sizeof(t->msg));
+    memcpy(t->msg + t->length, data, length);
+    t->length += length;
+}
+
+static void build_rts(rndv_unit_t *t, psel_rndv_mode_t mode, unsigned lanes,
+                      uint16_t rkey_size)
+{
+    psel_rndv_rts_hdr_t hdr = {0};
+    psel_rndv_lane_rec_t rec = {0};
+    uint8_t rkey[64]         = {0};
+    unsigned i;
+
+    hdr.version   = PSEL_RNDV_WIRE_VERSION;
+    hdr.mode      = mode;
+    hdr.num_lanes = lanes;
+    hdr.tag       = 7;
+    hdr.length    = 100000;
+    hdr.sender_id = 0x1234;
+    hdr.msg_id    = 1;
+    hdr.sreq_id   = 1;
+    t->length     = 0;
+    put_bytes(t, &hdr, sizeof(hdr));
+    for (i = 0; i < lanes; ++i) {
+        rec.entry     = 0;
+        rec.weight    = 100;
+        rec.rkey_size = rkey_size;
+        put_bytes(t, &rec, sizeof(rec));
+        put_bytes(t, rkey, rkey_size);
+    }
+}
+
+/* Feed the message: rejected with @a status, a log naming @a what, and
+ * nothing queued. */
+static void expect_drop(rndv_unit_t *t, uint8_t am_id, ucs_status_t status,
+                        const char *what)
+{
+    psel_test_log_clear();
+    psel_test_log_capture_start();
+    assert_int_equal(psel_rndv_am_input(t->receiver, am_id, t->msg,
+                                        t->length), status);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains(what);
+    assert_int_equal(psel_tm_num_unexpected(&t->receiver->tm), 0);
+    assert_int_equal(psel_tm_num_expected(&t->receiver->tm), 0);
+    assert_true(ucs_list_is_empty(&t->receiver->rndv.work));
+}
+
+static void test_malformed_rts(void **state)
+{
+    rndv_unit_t *t = *state;
+    psel_rndv_rts_hdr_t *hdr = (psel_rndv_rts_hdr_t*)t->msg;
+
+    build_rts(t, PSEL_RNDV_MODE_GET, 1, 8);
+    t->length = sizeof(*hdr) - 1;
+    expect_drop(t, PSEL_AM_ID_RNDV_RTS, UCS_ERR_INVALID_PARAM,
+                "shorter than its");
+
+    build_rts(t, PSEL_RNDV_MODE_GET, 1, 8);
+    hdr->version = 2;
+    expect_drop(t, PSEL_AM_ID_RNDV_RTS, UCS_ERR_UNSUPPORTED, "version 2");
+
+    build_rts(t, PSEL_RNDV_MODE_AM, 0, 0);
+    hdr->mode = 0;
+    expect_drop(t, PSEL_AM_ID_RNDV_RTS, UCS_ERR_INVALID_PARAM,
+                "unknown mode 0");
+    hdr->mode = PSEL_RNDV_MODE_LAST;
+    expect_drop(t, PSEL_AM_ID_RNDV_RTS, UCS_ERR_INVALID_PARAM,
+                "unknown mode");
+    hdr->mode     = PSEL_RNDV_MODE_AM;
+    hdr->reserved = 1;
+    expect_drop(t, PSEL_AM_ID_RNDV_RTS, UCS_ERR_INVALID_PARAM,
+                "reserved byte 0x1");
+
+    build_rts(t, PSEL_RNDV_MODE_AM, 1, 0);
+    expect_drop(t, PSEL_AM_ID_RNDV_RTS, UCS_ERR_INVALID_PARAM,
+                "1 lane records for rndv/am");
+    build_rts(t, PSEL_RNDV_MODE_GET, 0, 0);
+    expect_drop(t, PSEL_AM_ID_RNDV_RTS, UCS_ERR_INVALID_PARAM,
+                "0 lane records for rndv/get");
+
+    build_rts(t, PSEL_RNDV_MODE_AM, 0, 0);
+    hdr->sreq_id = 0;
+    expect_drop(t, PSEL_AM_ID_RNDV_RTS, UCS_ERR_INVALID_PARAM,
+                "request id 0");
+
+    build_rts(t, PSEL_RNDV_MODE_GET, 1, 8);
+    hdr->num_lanes = PSEL_MAX_LANES + 1;
+    expect_drop(t, PSEL_AM_ID_RNDV_RTS, UCS_ERR_INVALID_PARAM,
+                "17 lane records, at most 16");
+
+    build_rts(t, PSEL_RNDV_MODE_GET, 2, 8);
+    t->length -= 8 + 1; /* record 1 is one byte short */
+    expect_drop(t, PSEL_AM_ID_RNDV_RTS, UCS_ERR_INVALID_PARAM,
+                "lane record 1 at offset");
+
+    build_rts(t, PSEL_RNDV_MODE_GET, 1, 8);
+    t->length -= 1;
+    expect_drop(t, PSEL_AM_ID_RNDV_RTS, UCS_ERR_INVALID_PARAM,
+                "overruns the message");
+
+    build_rts(t, PSEL_RNDV_MODE_GET, 1, 8);
+    t->length += 3;
+    expect_drop(t, PSEL_AM_ID_RNDV_RTS, UCS_ERR_INVALID_PARAM,
+                "3 stray bytes");
+
+    build_rts(t, PSEL_RNDV_MODE_PUT, 1, 8);
+    expect_drop(t, PSEL_AM_ID_RNDV_RTS, UCS_ERR_INVALID_PARAM,
+                "carries a 8-byte rkey where none belongs");
+
+    build_rts(t, PSEL_RNDV_MODE_PUT, 1, 0);
+    ((psel_rndv_lane_rec_t*)(hdr + 1))->entry = 200;
+    expect_drop(t, PSEL_AM_ID_RNDV_RTS, UCS_ERR_INVALID_PARAM,
+                "names iface 200");
+
+    build_rts(t, PSEL_RNDV_MODE_GET, 1, 8);
+    ((psel_rndv_lane_rec_t*)(hdr + 1))->weight = 0;
+    expect_drop(t, PSEL_AM_ID_RNDV_RTS, UCS_ERR_INVALID_PARAM, "weight 0");
+}
+
+static void test_malformed_replies(void **state)
+{
+    rndv_unit_t *t = *state;
+    psel_rndv_rtr_hdr_t rtr   = {0};
+    psel_rndv_ack_hdr_t ack   = {0};
+    psel_rndv_data_hdr_t data = {0};
+
+    rtr.version = PSEL_RNDV_WIRE_VERSION;
+    rtr.mode    = PSEL_RNDV_MODE_AM;
+    rtr.sreq_id = 99;
+    rtr.rreq_id = 5;
+    t->length   = 0;
+    put_bytes(t, &rtr, sizeof(rtr) - 1);
+    expect_drop(t, PSEL_AM_ID_RNDV_RTR, UCS_ERR_INVALID_PARAM,
+                "rendezvous RTR: 35 bytes");
+    t->length = 0;
+    put_bytes(t, &rtr, sizeof(rtr));
+    expect_drop(t, PSEL_AM_ID_RNDV_RTR, UCS_ERR_NO_ELEM,
+                "unknown request 63");
+    ((psel_rndv_rtr_hdr_t*)t->msg)->mode = PSEL_RNDV_MODE_GET;
+    expect_drop(t, PSEL_AM_ID_RNDV_RTR, UCS_ERR_INVALID_PARAM, "mode 2");
+    ((psel_rndv_rtr_hdr_t*)t->msg)->mode    = PSEL_RNDV_MODE_AM;
+    ((psel_rndv_rtr_hdr_t*)t->msg)->version = 0;
+    expect_drop(t, PSEL_AM_ID_RNDV_RTR, UCS_ERR_UNSUPPORTED, "version 0");
+
+    ack.version = PSEL_RNDV_WIRE_VERSION;
+    ack.req_id  = 77;
+    t->length   = 0;
+    put_bytes(t, &ack, sizeof(ack));
+    expect_drop(t, PSEL_AM_ID_RNDV_ATS, UCS_ERR_NO_ELEM,
+                "unknown request 4d");
+    expect_drop(t, PSEL_AM_ID_RNDV_FIN, UCS_ERR_NO_ELEM,
+                "unknown receive 4d");
+    ((psel_rndv_ack_hdr_t*)t->msg)->status = 5;
+    expect_drop(t, PSEL_AM_ID_RNDV_ATS, UCS_ERR_INVALID_PARAM,
+                "status 5 is not a final status");
+    ((psel_rndv_ack_hdr_t*)t->msg)->status = UCS_ERR_NO_RESOURCE;
+    expect_drop(t, PSEL_AM_ID_RNDV_FIN, UCS_ERR_INVALID_PARAM,
+                "is not a final status");
+    put_bytes(t, &ack, 1);
+    expect_drop(t, PSEL_AM_ID_RNDV_ATS, UCS_ERR_INVALID_PARAM,
+                "rendezvous ATS: 11 bytes, not 10");
+
+    data.version = PSEL_RNDV_WIRE_VERSION;
+    data.rreq_id = 3;
+    t->length    = 0;
+    put_bytes(t, &data, sizeof(data));
+    expect_drop(t, PSEL_AM_ID_RNDV_DATA, UCS_ERR_INVALID_PARAM,
+                "no payload");
+    put_bytes(t, "x", 1);
+    expect_drop(t, PSEL_AM_ID_RNDV_DATA, UCS_ERR_NO_ELEM,
+                "unknown receive 3");
+    ((psel_rndv_data_hdr_t*)t->msg)->version = 9;
+    expect_drop(t, PSEL_AM_ID_RNDV_DATA, UCS_ERR_UNSUPPORTED, "version 9");
+
+    expect_drop(t, PSEL_AM_ID_RNDV_DATA + 1, UCS_ERR_INVALID_PARAM,
+                "is not one of ours");
+}
+
+/* After all of that, rendezvous between two workers of this process still
+ * works, by each protocol. */
+static void test_still_works(void **state)
+{
+    static const char *protos[] = {"rndv/get", "rndv/put", "rndv/am"};
+    rndv_unit_t *t = *state;
+    size_t length  = 300 * KiB + 7;
+    psel_context_h context;
+    psel_worker_h sender, receiver;
+    psel_request_t *sreq, *rreq;
+    uint8_t *sbuf, *rbuf;
+    void *address;
+    size_t addr_len, k;
+    unsigned i, n;
+    psel_ep_h ep;
+
+    sbuf = malloc(length);
+    rbuf = malloc(length);
+    assert_non_null(sbuf);
+    assert_non_null(rbuf);
+    for (k = 0; k < length; ++k) {
+        sbuf[k] = (uint8_t)(k * 13 + (k >> 9));
+    }
+    for (i = 0; i < 3; ++i) {
+        setenv("UCX_PSEL_PROTOS", protos[i], 1);
+        assert_int_equal(psel_context_create(&context), UCS_OK);
+        /* the worker fed malformed input receives, a new one sends */
+        receiver = (i == 0) ? t->receiver : NULL;
+        if (receiver == NULL) {
+            assert_int_equal(psel_worker_create(context, &receiver), UCS_OK);
+        }
+        assert_int_equal(psel_worker_create(context, &sender), UCS_OK);
+        assert_int_equal(psel_worker_get_address(receiver, &address,
+                                                 &addr_len), UCS_OK);
+        assert_int_equal(psel_ep_create(sender, address, addr_len, &ep),
+                         UCS_OK);
+        free(address);
+        memset(rbuf, 0, length);
+        rreq = psel_tag_recv_nb(receiver, rbuf, length, 42, UINT64_MAX, NULL,
+                                NULL);
+        sreq = psel_tag_send_nb(ep, sbuf, length, 42, NULL, NULL);
+        for (n = 0; (n < 10000000) &&
+                    ((psel_request_test(sreq, NULL) == UCS_INPROGRESS) ||
+                     (psel_request_test(rreq, NULL) == UCS_INPROGRESS));
+             ++n) {
+            psel_worker_progress(sender);
+            psel_worker_progress(receiver);
+        }
+        assert_int_equal(psel_request_test(sreq, NULL), UCS_OK);
+        assert_int_equal(psel_request_test(rreq, NULL), UCS_OK);
+        assert_memory_equal(sbuf, rbuf, length);
+        psel_request_free(sreq);
+        psel_request_free(rreq);
+        psel_ep_destroy(ep);
+        psel_worker_destroy(sender);
+        if (receiver != t->receiver) {
+            psel_worker_destroy(receiver);
+        }
+        psel_context_destroy(context);
+    }
+    free(sbuf);
+    free(rbuf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_split_one_lane_fragments),
+        cmocka_unit_test(test_split_min_chunk),
+        cmocka_unit_test(test_split_shares),
+        cmocka_unit_test(test_split_alignment_and_max_frag),
+        cmocka_unit_test(test_split_lane_limits),
+        cmocka_unit_test(test_malformed_rts),
+        cmocka_unit_test(test_malformed_replies),
+        cmocka_unit_test(test_still_works),
+    };
+
+    return cmocka_run_group_tests_name("rndv_unit", tests, setup, teardown);
+}
