@@ -16,12 +16,15 @@
 #include <ucp_proto_sel/ep_config.h>
 #include <ucs/datastruct/list.h>
 #include <uct/api/uct.h>
+#include <time.h>
 
 #define PSEL_WORKER_MAX_IFACES  32  /**< Ifaces one worker opens */
 #define PSEL_WORKER_MAX_MDS     16  /**< Memory domains one worker opens */
 #define PSEL_PENDING_PER_PROGRESS 64 /**< Pending sends retried per call */
 #define PSEL_WORKER_MAX_USED    64  /**< Rows of protocol usage kept */
 #define PSEL_REQUEST_POOL_MAX   1024 /**< Free requests a worker keeps */
+#define PSEL_KEEPALIVE_PERIOD   4096 /**< Progress calls per look at the
+                                          clock for keepalive */
 #define PSEL_IDLE_POLL_PERIOD   64  /**< Progress calls per poll of an idle
                                          iface that has no event fd */
 
@@ -96,6 +99,9 @@ struct psel_worker {
     unsigned              wireup_out;   /**< Endpoints with a wireup message
                                              waiting for the bootstrap lane */
     unsigned              num_flushing; /**< Flush requests not complete */
+    unsigned              num_failed_eps; /**< Failed, not handled yet */
+    unsigned              keepalive_calls; /**< Progress calls, for keepalive */
+    double                keepalive_next;  /**< When to check peers next */
 };
 
 
@@ -119,6 +125,9 @@ struct psel_ep {
     uct_md_h              lane_mds[PSEL_MAX_LANES]; /**< MD of each lane */
     ucs_list_link_t       list;         /**< In worker->eps */
     unsigned              num_sends;    /**< Send requests not complete */
+    ucs_status_t          status;       /**< UCS_OK, or why the peer failed:
+                                             every request fails with it */
+    int                   failure_handled; /**< Requests failed already */
     ucs_list_link_t       flushes;      /**< Flush requests, in order */
     int                   internal;     /**< Created by wireup for a peer
                                              that connected to us; becomes
@@ -222,6 +231,24 @@ void psel_worker_count_used(psel_worker_h worker,
 
 /** Poll @a wif on every progress call from now on. */
 void psel_worker_iface_activate(psel_worker_h worker, psel_worker_iface_t *wif);
+
+/** Monotonic time in seconds. */
+static inline double psel_worker_time(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + (ts.tv_nsec * 1e-9);
+}
+
+/** Is @a uct_ep one of @a ep's (lane, extra or bootstrap endpoint)? */
+int psel_ep_owns_uct_ep(psel_ep_h ep, uct_ep_h uct_ep);
+
+/** The peer failed: complete every request of @a ep with ep->status. */
+void psel_ep_handle_failure(psel_ep_h ep);
+
+/** Ask UCT to check the peer of each lane that supports it. */
+void psel_ep_keepalive(psel_ep_h ep);
 
 /** Move the endpoint's flush requests on (from worker progress). */
 unsigned psel_ep_progress_flushes(psel_ep_h ep);

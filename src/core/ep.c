@@ -206,6 +206,7 @@ ucs_status_t psel_ep_create_common(psel_worker_h worker, const void *address,
     ep->worker   = worker;
     ep->id       = worker->uuid + (++worker->next_ep_id);
     ep->internal = internal;
+    ep->status   = UCS_OK;
     ucs_list_head_init(&ep->flushes);
     psel_resource_table_init(&ep->remote);
 
@@ -322,6 +323,7 @@ void psel_ep_destroy(psel_ep_h ep)
         free(ep->wireup_msg);
     }
     ucs_list_del(&ep->list);
+    psel_rndv_ep_fail(ep, UCS_ERR_CANCELED);
     psel_ep_destroy_uct_eps(ep, ep->config.lanes.num_lanes);
     psel_ep_config_cleanup(&ep->config);
     free(ep->peer_address);
@@ -374,8 +376,8 @@ unsigned psel_ep_progress_flushes(psel_ep_h ep)
     ucs_status_t status;
 
     if (ucs_list_is_empty(&ep->flushes) || (ep->num_sends > 0) ||
-        !psel_ep_is_ready(ep)) {
-        return 0;
+        !psel_ep_is_ready(ep) || (ep->status != UCS_OK)) {
+        return 0; /* a failed endpoint's flushes end in its failure */
     }
     req   = ucs_list_head(&ep->flushes, psel_request_t, list);
     flush = &req->flush;
@@ -414,7 +416,11 @@ static psel_request_t *psel_ep_flush_start(psel_ep_h ep, int close,
     req->flush.comp.status = UCS_OK;
     ucs_list_add_tail(&ep->flushes, &req->list);
     ++ep->worker->num_flushing;
-    psel_ep_progress_flushes(ep);
+    if (ep->failure_handled) {
+        psel_ep_flush_done(req, ep->status);
+    } else {
+        psel_ep_progress_flushes(ep);
+    }
     return req;
 }
 
@@ -432,4 +438,56 @@ psel_request_t *psel_ep_close_nb(psel_ep_h ep, psel_ep_close_mode_t mode,
         return NULL;
     }
     return psel_ep_flush_start(ep, 1, cb, arg);
+}
+
+int psel_ep_owns_uct_ep(psel_ep_h ep, uct_ep_h uct_ep)
+{
+    unsigned i;
+
+    for (i = 0; i < ep->config.lanes.num_lanes; ++i) {
+        if (ep->uct_eps[i] == uct_ep) {
+            return 1;
+        }
+    }
+    for (i = 0; i < ep->num_extra; ++i) {
+        if (ep->extra_eps[i] == uct_ep) {
+            return 1;
+        }
+    }
+    return (ep->aux_ep != NULL) && (ep->aux_ep == uct_ep);
+}
+
+void psel_ep_handle_failure(psel_ep_h ep)
+{
+    psel_request_t *req, *tmp;
+
+    ep->failure_handled = 1;
+    psel_rndv_ep_fail(ep, ep->status);
+    ucs_list_for_each_safe(req, tmp, &ep->worker->pending, list) {
+        if (req->ep == ep) {
+            ucs_list_del(&req->list);
+            psel_request_complete(req, ep->status);
+        }
+    }
+    ucs_list_for_each_safe(req, tmp, &ep->flushes, list) {
+        req->flush.close = 0;
+        psel_ep_flush_done(req, ep->status);
+    }
+}
+
+void psel_ep_keepalive(psel_ep_h ep)
+{
+    const psel_ep_lanes_t *lanes = &ep->config.lanes;
+    const psel_worker_iface_t *wif;
+    unsigned i;
+
+    if ((ep->status != UCS_OK) || !psel_ep_is_ready(ep)) {
+        return;
+    }
+    for (i = 0; i < lanes->num_lanes; ++i) {
+        wif = &ep->worker->ifaces[lanes->info[i].local];
+        if (wif->attr.cap.flags & UCT_IFACE_FLAG_EP_CHECK) {
+            uct_ep_check(ep->uct_eps[i], 0, NULL);
+        }
+    }
 }

@@ -197,6 +197,10 @@ psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
     req->proto.track      = psel_rndv_track_send;
     req->proto.resume     = psel_send_resume;
 
+    if (ucs_unlikely(ep->status != UCS_OK)) {
+        psel_request_complete(req, ep->status); /* the peer failed */
+        return req;
+    }
     if (!ucs_list_is_empty(&ep->worker->pending) || !psel_ep_is_ready(ep)) {
         /* keep the send order behind the sends already waiting, or wait
          * for the wireup reply */

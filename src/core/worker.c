@@ -272,6 +272,36 @@ static unsigned psel_worker_progress_idle(psel_worker_h worker)
     return count;
 }
 
+/* UCT reports a failed endpoint (its peer died or is unreachable), from
+ * progress: mark our endpoint; psel_worker_progress() fails its requests,
+ * outside the UCT callback. */
+static ucs_status_t psel_worker_ep_error(void *arg, uct_ep_h uct_ep,
+                                         ucs_status_t status)
+{
+    psel_worker_h worker = arg;
+    psel_ep_h ep;
+
+    ucs_list_for_each(ep, &worker->eps, list) {
+        if (psel_ep_owns_uct_ep(ep, uct_ep)) {
+            if (ep->status == UCS_OK) {
+                /* an endpoint wireup made for a peer that went away is
+                 * the normal end of that peer: no error for the user */
+                ucs_log(ep->internal ? UCS_LOG_LEVEL_DIAG :
+                                       UCS_LOG_LEVEL_ERROR,
+                        "endpoint %lx: the peer failed (%s); its requests "
+                        "complete with this error, destroy the endpoint",
+                        ep->id, ucs_status_string(status));
+                ep->status = status;
+                ++worker->num_failed_eps;
+            }
+            return UCS_OK;
+        }
+    }
+    ucs_debug("worker %p: error on a UCT endpoint it no longer has: %s",
+              worker, ucs_status_string(status));
+    return UCS_OK;
+}
+
 static ucs_status_t psel_worker_open_iface(psel_worker_h worker,
                                            unsigned rsc_index)
 {
@@ -287,7 +317,8 @@ static ucs_status_t psel_worker_open_iface(psel_worker_h worker,
 
     status = psel_uct_iface_open(worker->mds[wif->md_index],
                                  worker->uct_worker, rsc->tl_name,
-                                 rsc->dev_name, &wif->iface);
+                                 rsc->dev_name, psel_worker_ep_error, worker,
+                                 &wif->iface);
     if (status != UCS_OK) {
         return status;
     }
@@ -359,6 +390,7 @@ ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
     ucs_list_head_init(&worker->pending);
     ucs_list_head_init(&worker->free_requests);
     ucs_list_head_init(&worker->eps);
+    worker->keepalive_next = psel_worker_time();
     ucs_list_head_init(&worker->wireup_in);
     psel_resource_table_init(&worker->local);
     ucs_strncpy_zero(worker->local.origin, "this worker",
@@ -441,13 +473,13 @@ void psel_worker_destroy(psel_worker_h worker)
         psel_worker_log_used(worker);
     }
 
-    psel_rndv_cleanup(worker);
     ucs_list_for_each_safe(ep, tmp_ep, &worker->eps, list) {
         if (!ep->internal) {
             ucs_warn("worker destroyed with endpoint %lx still open", ep->id);
         }
-        psel_ep_destroy(ep);
+        psel_ep_destroy(ep); /* fails its rendezvous */
     }
+    psel_rndv_cleanup(worker);
     ucs_list_for_each_safe(msg, tmp_msg, &worker->wireup_in, list) {
         free(msg);
     }
@@ -483,6 +515,23 @@ static unsigned psel_worker_progress_wireup(psel_worker_h worker)
     return count;
 }
 
+/* Every UCX_PSEL_KEEPALIVE_INTERVAL: ask UCT to check the peers of every
+ * endpoint; on transports with UCT_IFACE_FLAG_EP_CHECK a dead peer comes
+ * back through psel_worker_ep_error(). */
+static void psel_worker_keepalive(psel_worker_h worker)
+{
+    double now = psel_worker_time();
+    psel_ep_h ep;
+
+    if (now < worker->keepalive_next) {
+        return;
+    }
+    worker->keepalive_next = now + worker->context->config.keepalive_interval;
+    ucs_list_for_each(ep, &worker->eps, list) {
+        psel_ep_keepalive(ep);
+    }
+}
+
 unsigned psel_worker_progress(psel_worker_h worker)
 {
     unsigned count = uct_worker_progress(worker->uct_worker);
@@ -500,6 +549,19 @@ unsigned psel_worker_progress(psel_worker_h worker)
         count += psel_rndv_progress(worker);
     }
 
+    if (ucs_unlikely(worker->num_failed_eps > 0)) {
+        ucs_list_for_each_safe(ep, tmp_ep, &worker->eps, list) {
+            if ((ep->status != UCS_OK) && !ep->failure_handled) {
+                psel_ep_handle_failure(ep);
+                --worker->num_failed_eps;
+                ++count;
+            }
+        }
+    }
+    if (ucs_unlikely((++worker->keepalive_calls % PSEL_KEEPALIVE_PERIOD) ==
+                     0)) {
+        psel_worker_keepalive(worker);
+    }
     if (ucs_unlikely(worker->num_flushing > 0)) {
         ucs_list_for_each_safe(ep, tmp_ep, &worker->eps, list) {
             count += psel_ep_progress_flushes(ep);

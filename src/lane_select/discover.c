@@ -142,7 +142,8 @@ static ucs_status_t psel_discover_ib_port(const char *dev_name,
 
 ucs_status_t psel_uct_iface_open(uct_md_h md, uct_worker_h worker,
                                  const char *tl_name, const char *dev_name,
-                                 uct_iface_h *iface_p)
+                                 uct_error_handler_t err_handler,
+                                 void *err_arg, uct_iface_h *iface_p)
 {
     uct_iface_config_t *iface_config;
     uct_iface_params_t params;
@@ -165,6 +166,14 @@ ucs_status_t psel_uct_iface_open(uct_md_h md, uct_worker_h worker,
     params.stats_root           = NULL;
     params.rx_headroom          = 0;
     UCS_CPU_ZERO(&params.cpu_mask);
+    if (err_handler != NULL) {
+        params.field_mask       |= UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
+                                   UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
+                                   UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
+        params.err_handler       = err_handler;
+        params.err_handler_arg   = err_arg;
+        params.err_handler_flags = 0; /* from progress only */
+    }
 
     status = uct_iface_open(md, worker, &params, iface_config, iface_p);
     uct_config_release(iface_config);
@@ -184,6 +193,7 @@ static void psel_discover_tl(uct_md_h md, const uct_md_attr_t *md_attr,
     char bdf[PSEL_NAME_MAX];
 
     status = psel_uct_iface_open(md, worker, tl->tl_name, tl->dev_name,
+                                 NULL, NULL,
                                  &iface);
     if (status != UCS_OK) {
         ucs_debug("%s/%s: failed to open iface: %s", tl->tl_name, tl->dev_name,

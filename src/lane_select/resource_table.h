@@ -187,10 +187,14 @@ ucs_status_t psel_resource_discover(psel_resource_table_t *table);
  * @param [in]  worker    UCT worker.
  * @param [in]  tl_name   Transport name.
  * @param [in]  dev_name  Device name.
+ * @param [in]  err_handler  Called (from progress) when an endpoint of the
+ *                           iface fails, e.g. its peer died; or NULL.
+ * @param [in]  err_arg   Argument of @a err_handler.
  * @param [out] iface_p   The iface.
  */
 ucs_status_t psel_uct_iface_open(uct_md_h md, uct_worker_h worker,
                                  const char *tl_name, const char *dev_name,
-                                 uct_iface_h *iface_p);
+                                 uct_error_handler_t err_handler,
+                                 void *err_arg, uct_iface_h *iface_p);
 
 #endif

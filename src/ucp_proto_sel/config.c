@@ -123,6 +123,13 @@ ucs_config_field_t psel_config_table[] = {
      "such as \"mlx5_0:1,eth0\" or \"^eth0\". Shared memory is not filtered.",
      ucs_offsetof(psel_config_t, net_devices), UCS_CONFIG_TYPE_ALLOW_LIST},
 
+    {"KEEPALIVE_INTERVAL", "100ms",
+     "How often a worker checks that the peers of its endpoints are alive\n"
+     "(uct_ep_check) on transports that do not report a dead peer by\n"
+     "themselves (shared memory). A dead peer fails every request of its\n"
+     "endpoints within about twice this time. \"inf\" turns checks off.",
+     ucs_offsetof(psel_config_t, keepalive_interval), UCS_CONFIG_TYPE_TIME},
+
     {"WIREUP_P2P_TLS", "",
      "Transports whose lanes connect endpoint to endpoint through the wireup\n"
      "exchange even when they can connect to an iface, e.g. \"tcp\". For\n"

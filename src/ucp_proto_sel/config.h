@@ -44,6 +44,8 @@ typedef struct psel_config {
     unsigned                max_rndv_lanes;  /**< Max lanes for rendezvous */
     double                  multi_lane_max_ratio; /**< Drop lanes slower than
                                                        best/ratio */
+    double                  keepalive_interval; /**< Seconds between
+                                                     checks that peers live */
     ucs_config_names_array_t wireup_p2p_tls; /**< Transports connected
                                                   endpoint to endpoint even
                                                   if they can connect to an

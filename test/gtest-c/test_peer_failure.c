@@ -1,0 +1,263 @@
+/*
+ * Peer failure, two processes over real transports: the receiver stops
+ * progressing while 256 KiB sends wait for it (rendezvous waiting for its
+ * answer, or eager fragments queued) and is then killed. Every request on
+ * the endpoint must complete with an error within a bounded time (tcp
+ * reports the closed connection; shared memory is found by keepalive,
+ * uct_ep_check), later sends and flushes fail at once, and the worker still
+ * talks to a new peer.
+ */
+#include "test_util.h"
+
+#include <core/psel_core.h>
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#define PF_MSGS        64
+#define PF_MSG_SIZE    (256 * 1024)
+#define PF_FAIL_WITHIN 10.0   /* seconds: the bound the test enforces */
+#define PF_GOOD_MSGS   10
+
+static double now_sec(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* A receiver process: publish the address; then either never progress
+ * (@a healthy = 0, until killed) or receive PF_GOOD_MSGS and check them. */
+static int receiver(int sock, int healthy)
+{
+    static uint8_t buf[PF_MSG_SIZE];
+    psel_context_h context;
+    psel_worker_h worker;
+    psel_request_t *req;
+    double deadline;
+    void *address;
+    size_t len;
+    unsigned i;
+
+    if (psel_context_create(&context) != UCS_OK) {
+        fprintf(stderr, "receiver: no context\n");
+        return 1;
+    }
+    if ((psel_worker_create(context, &worker) != UCS_OK) ||
+        (psel_worker_get_address(worker, &address, &len) != UCS_OK)) {
+        fprintf(stderr, "receiver: no worker\n");
+        return 1;
+    }
+    if ((write(sock, &len, sizeof(len)) != sizeof(len)) ||
+        (write(sock, address, len) != (ssize_t)len)) {
+        fprintf(stderr, "receiver: could not publish the address\n");
+        return 1;
+    }
+    if (!healthy) {
+        for (;;) {
+            pause(); /* until SIGKILL */
+        }
+    }
+    deadline = now_sec() + 30;
+    for (i = 0; i < PF_GOOD_MSGS; ++i) {
+        req = psel_tag_recv_nb(worker, buf, sizeof(buf), i, UINT64_MAX, NULL,
+                               NULL);
+        while (psel_request_test(req, NULL) == UCS_INPROGRESS) {
+            psel_worker_progress(worker);
+            if (now_sec() > deadline) {
+                fprintf(stderr, "receiver: message %u did not arrive\n", i);
+                return 2;
+            }
+        }
+        if ((psel_request_test(req, NULL) != UCS_OK) || (buf[0] != i)) {
+            fprintf(stderr, "receiver: message %u: %s, first byte %u\n", i,
+                    ucs_status_string(psel_request_test(req, NULL)), buf[0]);
+            return 3;
+        }
+        psel_request_free(req);
+    }
+    /* let the sender's close flush finish */
+    while (now_sec() < deadline) {
+        psel_worker_progress(worker);
+        if (recv(sock, buf, 1, MSG_DONTWAIT) == 1) {
+            break;
+        }
+    }
+    psel_worker_destroy(worker);
+    psel_context_destroy(context);
+    return 0;
+}
+
+static pid_t start_receiver(int healthy, void **address, size_t *len,
+                            int *sock)
+{
+    int sv[2];
+    pid_t pid;
+
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(sv[0]);
+        _exit(receiver(sv[1], healthy));
+    }
+    close(sv[1]);
+    assert_int_equal(read(sv[0], len, sizeof(*len)), sizeof(*len));
+    *address = malloc(*len);
+    assert_non_null(*address);
+    assert_int_equal(read(sv[0], *address, *len), (ssize_t)*len);
+    *sock = sv[0];
+    return pid;
+}
+
+static void run_peer_failure(const char *tls)
+{
+    static uint8_t good_bufs[PF_GOOD_MSGS][PF_MSG_SIZE];
+    static uint8_t buf[PF_MSG_SIZE];
+    psel_request_t *reqs[PF_MSGS], *req;
+    unsigned i, failed = 0, pending;
+    psel_context_h context;
+    psel_worker_h worker;
+    double start, deadline, took;
+    int sock, good_sock, status;
+    void *address, *good_address;
+    size_t len, good_len;
+    pid_t pid, good_pid;
+    psel_ep_h ep;
+
+    /* both peers start before this process opens UCX: a child forked from
+     * a process with live UCX workers inherits a broken async state */
+    setenv("UCX_PSEL_TLS", tls, 1);
+    setenv("UCX_PSEL_NET_DEVICES", "lo", 1);
+    pid      = start_receiver(0, &address, &len, &sock);
+    good_pid = start_receiver(1, &good_address, &good_len, &good_sock);
+    assert_int_equal(psel_context_create(&context), UCS_OK);
+    assert_int_equal(psel_worker_create(context, &worker), UCS_OK);
+
+    /* 1. queue sends to a receiver that never progresses, then kill it */
+    assert_int_equal(psel_ep_create(worker, address, len, &ep), UCS_OK);
+    free(address);
+    memset(buf, 0x5a, sizeof(buf));
+    for (i = 0; i < PF_MSGS; ++i) {
+        reqs[i] = psel_tag_send_nb(ep, buf, sizeof(buf), i, NULL, NULL);
+        assert_non_null(reqs[i]);
+    }
+    deadline = now_sec() + 0.2;
+    while (now_sec() < deadline) {
+        psel_worker_progress(worker);
+    }
+    for (i = 0, pending = 0; i < PF_MSGS; ++i) {
+        pending += psel_request_test(reqs[i], NULL) == UCS_INPROGRESS;
+    }
+    assert_true(pending > 0); /* the peer's queue is full: sends wait */
+
+    psel_test_log_capture_start();
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    close(sock);
+    start    = now_sec();
+    deadline = start + PF_FAIL_WITHIN;
+    do {
+        psel_worker_progress(worker);
+        for (i = 0, pending = 0; i < PF_MSGS; ++i) {
+            pending += psel_request_test(reqs[i], NULL) == UCS_INPROGRESS;
+        }
+    } while (pending && (now_sec() < deadline));
+    took = now_sec() - start;
+    print_message("%s: %u sends still running %.3f s after the peer died\n",
+                  tls, pending, took);
+    assert_int_equal(pending, 0);
+    for (i = 0; i < PF_MSGS; ++i) {
+        failed += psel_request_test(reqs[i], NULL) != UCS_OK;
+        psel_request_free(reqs[i]);
+    }
+    print_message("%s: %u of %u sends failed, in %.3f s\n", tls, failed,
+                  PF_MSGS, took);
+    assert_true(failed > 0);
+    psel_assert_log_contains("the peer failed");
+
+    /* 2. the endpoint stays failed: sends and flushes end at once */
+    req = psel_tag_send_nb(ep, buf, 8, 0, NULL, NULL);
+    assert_true(UCS_STATUS_IS_ERR(psel_request_test(req, NULL)));
+    psel_request_free(req);
+    req = psel_ep_flush_nb(ep, NULL, NULL);
+    assert_true(UCS_STATUS_IS_ERR(psel_request_test(req, NULL)));
+    psel_request_free(req);
+    psel_ep_destroy(ep);
+    psel_test_log_capture_stop();
+
+    /* 3. the worker still talks to another peer */
+    assert_int_equal(psel_ep_create(worker, good_address, good_len, &ep),
+                     UCS_OK);
+    free(good_address);
+    for (i = 0; i < PF_GOOD_MSGS; ++i) {
+        good_bufs[i][0] = i; /* a buffer each: zero-copy sends read late */
+        reqs[i] = psel_tag_send_nb(ep, good_bufs[i], PF_MSG_SIZE, i, NULL,
+                                   NULL);
+    }
+    deadline = now_sec() + 30;
+    do {
+        psel_worker_progress(worker);
+        for (i = 0, pending = 0; i < PF_GOOD_MSGS; ++i) {
+            pending += psel_request_test(reqs[i], NULL) == UCS_INPROGRESS;
+        }
+    } while (pending && (now_sec() < deadline));
+    for (i = 0; i < PF_GOOD_MSGS; ++i) {
+        assert_int_equal(psel_request_test(reqs[i], NULL), UCS_OK);
+        psel_request_free(reqs[i]);
+    }
+    req = psel_ep_close_nb(ep, PSEL_EP_CLOSE_FLUSH, NULL, NULL);
+    while ((psel_request_test(req, NULL) == UCS_INPROGRESS) &&
+           (now_sec() < deadline)) {
+        psel_worker_progress(worker);
+    }
+    assert_int_equal(psel_request_test(req, NULL), UCS_OK);
+    psel_request_free(req);
+    assert_int_equal(write(good_sock, "x", 1), 1);
+    waitpid(good_pid, &status, 0);
+    close(good_sock);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+
+    psel_worker_destroy(worker);
+    psel_context_destroy(context);
+}
+
+static void test_peer_failure_tcp(void **state)
+{
+    run_peer_failure("tcp");
+}
+
+static void test_peer_failure_posix(void **state)
+{
+    run_peer_failure("posix,cma");
+}
+
+static void test_peer_failure_sysv(void **state)
+{
+    run_peer_failure("sysv,cma");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_peer_failure_tcp),
+        cmocka_unit_test(test_peer_failure_posix),
+        cmocka_unit_test(test_peer_failure_sysv),
+    };
+
+    signal(SIGPIPE, SIG_IGN);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
