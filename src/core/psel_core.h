@@ -128,6 +128,18 @@ psel_request_t *psel_tag_recv_nb(psel_worker_h worker, void *buffer,
  */
 ucs_status_t psel_request_test(psel_request_t *request, psel_recv_info_t *info);
 
+/**
+ * Cancel a request. A receive still waiting for a message completes with
+ * UCS_ERR_CANCELED before this returns; a send not started yet (waiting in
+ * the pending queue, or for wireup) too.
+ *
+ * @return UCS_OK if canceled; UCS_ERR_BUSY if it is already moving data
+ *         (it completes normally: a matched receive, or a send whose first
+ *         bytes or rendezvous announcement went out); UCS_ERR_NO_ELEM if it
+ *         has completed.
+ */
+ucs_status_t psel_request_cancel(psel_request_t *request);
+
 /** Release a request; a request still running is released when it ends. */
 void psel_request_free(psel_request_t *request);
 

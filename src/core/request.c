@@ -237,3 +237,22 @@ psel_request_t *psel_tag_recv_nb(psel_worker_h worker, void *buffer,
     psel_tm_post(&worker->tm, &req->recv);
     return req;
 }
+
+ucs_status_t psel_request_cancel(psel_request_t *req)
+{
+    if (req->status != UCS_INPROGRESS) {
+        return UCS_ERR_NO_ELEM;
+    }
+    if (req->type == PSEL_REQUEST_RECV) {
+        return psel_tm_cancel(&req->worker->tm, &req->recv);
+    }
+    if ((req->type == PSEL_REQUEST_SEND) && req->queued &&
+        (req->elem == NULL)) {
+        /* never ran: nothing of it reached the peer */
+        ucs_list_del(&req->list);
+        req->queued = 0;
+        psel_request_complete(req, UCS_ERR_CANCELED);
+        return UCS_OK;
+    }
+    return UCS_ERR_BUSY;
+}

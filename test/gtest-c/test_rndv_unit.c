@@ -447,6 +447,68 @@ static void test_still_works(void **state)
     free(rbuf);
 }
 
+/* Cancel: a posted receive ends at once with UCS_ERR_CANCELED and a second
+ * cancel finds nothing; a rendezvous send whose RTS went out is busy (not
+ * canceled) and completes normally when a receive is posted. */
+static void test_cancel(void **state)
+{
+    size_t length = 300 * KiB;
+    psel_context_h context;
+    psel_worker_h sender, receiver;
+    psel_request_t *sreq, *rreq;
+    uint8_t *sbuf, *rbuf;
+    void *address;
+    size_t addr_len;
+    unsigned n;
+    psel_ep_h ep;
+
+    unsetenv("UCX_PSEL_PROTOS");
+    sbuf = calloc(1, length);
+    rbuf = calloc(1, length);
+    assert_non_null(sbuf);
+    assert_non_null(rbuf);
+    assert_int_equal(psel_context_create(&context), UCS_OK);
+    assert_int_equal(psel_worker_create(context, &receiver), UCS_OK);
+    assert_int_equal(psel_worker_create(context, &sender), UCS_OK);
+
+    rreq = psel_tag_recv_nb(receiver, rbuf, length, 7, UINT64_MAX, NULL,
+                            NULL);
+    assert_int_equal(psel_request_cancel(rreq), UCS_OK);
+    assert_int_equal(psel_request_test(rreq, NULL), UCS_ERR_CANCELED);
+    assert_int_equal(psel_request_cancel(rreq), UCS_ERR_NO_ELEM);
+    psel_request_free(rreq);
+
+    assert_int_equal(psel_worker_get_address(receiver, &address, &addr_len),
+                     UCS_OK);
+    assert_int_equal(psel_ep_create(sender, address, addr_len, &ep), UCS_OK);
+    free(address);
+    sreq = psel_tag_send_nb(ep, sbuf, length, 8, NULL, NULL);
+    for (n = 0; n < 1000; ++n) {
+        psel_worker_progress(sender);
+        psel_worker_progress(receiver);
+    }
+    assert_int_equal(psel_request_test(sreq, NULL), UCS_INPROGRESS);
+    assert_int_equal(psel_request_cancel(sreq), UCS_ERR_BUSY);
+    rreq = psel_tag_recv_nb(receiver, rbuf, length, 8, UINT64_MAX, NULL,
+                            NULL);
+    for (n = 0; (n < 10000000) &&
+                ((psel_request_test(sreq, NULL) == UCS_INPROGRESS) ||
+                 (psel_request_test(rreq, NULL) == UCS_INPROGRESS)); ++n) {
+        psel_worker_progress(sender);
+        psel_worker_progress(receiver);
+    }
+    assert_int_equal(psel_request_test(sreq, NULL), UCS_OK);
+    assert_int_equal(psel_request_test(rreq, NULL), UCS_OK);
+    psel_request_free(sreq);
+    psel_request_free(rreq);
+    psel_ep_destroy(ep);
+    psel_worker_destroy(sender);
+    psel_worker_destroy(receiver);
+    psel_context_destroy(context);
+    free(sbuf);
+    free(rbuf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -458,6 +520,7 @@ int main(void)
         cmocka_unit_test(test_malformed_rts),
         cmocka_unit_test(test_malformed_replies),
         cmocka_unit_test(test_still_works),
+        cmocka_unit_test(test_cancel),
     };
 
     return cmocka_run_group_tests_name("rndv_unit", tests, setup, teardown);
