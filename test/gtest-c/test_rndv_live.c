@@ -54,14 +54,6 @@ typedef struct {
     size_t        sizes[RNDV_MAX_MSGS]; /* per message */
 } rndv_test_t;
 
-static double now_sec(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void fill(uint8_t *buf, size_t len, unsigned msg)
 {
     uint64_t x = 0x9e3779b97f4a7c15ull * (msg + 1);
@@ -94,54 +86,6 @@ static uint64_t checksum(const uint8_t *buf, size_t len)
     return h;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    ssize_t n;
-
-    while (len > 0) {
-        n = write(fd, p, len);
-        if ((n < 0) && (errno == EINTR)) {
-            continue;
-        }
-        if (n <= 0) {
-            return -1;
-        }
-        p   += n;
-        len -= n;
-    }
-    return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-    char *p = buf;
-    ssize_t n;
-
-    while (len > 0) {
-        n = read(fd, p, len);
-        if ((n < 0) && (errno == EINTR)) {
-            continue;
-        }
-        if (n <= 0) {
-            return -1;
-        }
-        p   += n;
-        len -= n;
-    }
-    return 0;
-}
-
-static int sock_readable(int sock)
-{
-    struct timeval tv = {0, 0};
-    fd_set fds;
-
-    FD_ZERO(&fds);
-    FD_SET(sock, &fds);
-    return select(sock + 1, &fds, NULL, NULL, &tv) > 0;
-}
-
 static int wait_all(psel_worker_h worker, psel_request_t **reqs, unsigned n,
                     double deadline)
 {
@@ -156,7 +100,7 @@ static int wait_all(psel_worker_h worker, psel_request_t **reqs, unsigned n,
         if (done == n) {
             return 0;
         }
-    } while (now_sec() < deadline);
+    } while (psel_test_now() < deadline);
     fprintf(stderr, "rndv: %u of %u requests still running at the "
             "deadline\n", n - done, n);
     return -1;
@@ -182,7 +126,7 @@ static int receiver(rndv_test_t *t, int sock)
 {
     static psel_request_t *reqs[RNDV_MAX_MSGS];
     static uint8_t *bufs[RNDV_MAX_MSGS];
-    double deadline = now_sec() + RNDV_TIMEOUT_SEC;
+    double deadline = psel_test_now() + RNDV_TIMEOUT_SEC;
     psel_context_h context;
     psel_worker_h worker;
     psel_recv_info_t info;
@@ -197,10 +141,10 @@ static int receiver(rndv_test_t *t, int sock)
     if ((psel_context_create(&context) != UCS_OK) ||
         (psel_worker_create(context, &worker) != UCS_OK) ||
         (psel_worker_get_address(worker, &address, &len) != UCS_OK) ||
-        write_all(sock, &len, sizeof(len)) || write_all(sock, address, len) ||
-        read_all(sock, &t->count, sizeof(t->count)) ||
+        psel_test_write_all(sock, &len, sizeof(len)) || psel_test_write_all(sock, address, len) ||
+        psel_test_read_all(sock, &t->count, sizeof(t->count)) ||
         (t->count > RNDV_MAX_MSGS) ||
-        read_all(sock, t->sizes, t->count * sizeof(t->sizes[0]))) {
+        psel_test_read_all(sock, t->sizes, t->count * sizeof(t->sizes[0]))) {
         return -1;
     }
     free(address);
@@ -209,7 +153,7 @@ static int receiver(rndv_test_t *t, int sock)
         /* no receive posted until every RTS waits in the unexpected queue */
         while (psel_tm_num_unexpected(&worker->tm) < t->count) {
             psel_worker_progress(worker);
-            if (now_sec() > deadline) {
+            if (psel_test_now() > deadline) {
                 fprintf(stderr, "rndv: %zu of %u messages arrived "
                         "unexpected\n", psel_tm_num_unexpected(&worker->tm),
                         t->count);
@@ -275,10 +219,10 @@ static int receiver(rndv_test_t *t, int sock)
 
     /* the last replies may still be on their way: progress until the
      * sender has seen every send complete */
-    while (!sock_readable(sock) && (now_sec() < deadline)) {
+    while (!psel_test_sock_readable(sock) && (psel_test_now() < deadline)) {
         psel_worker_progress(worker);
     }
-    read_all(sock, &go, 1);
+    psel_test_read_all(sock, &go, 1);
     psel_worker_destroy(worker);
     psel_context_destroy(context);
     return errors;
@@ -341,7 +285,7 @@ static int sender(rndv_test_t *t, int sock)
 {
     static psel_request_t *reqs[RNDV_MAX_MSGS];
     static uint8_t *bufs[RNDV_MAX_MSGS];
-    double deadline = now_sec() + RNDV_TIMEOUT_SEC;
+    double deadline = psel_test_now() + RNDV_TIMEOUT_SEC;
     psel_context_h context;
     psel_worker_h worker;
     psel_request_t *closing;
@@ -355,8 +299,8 @@ static int sender(rndv_test_t *t, int sock)
     set_env(t);
     if ((psel_context_create(&context) != UCS_OK) ||
         (psel_worker_create(context, &worker) != UCS_OK) ||
-        read_all(sock, &len, sizeof(len)) || (len > (1 << 20)) ||
-        ((address = malloc(len)) == NULL) || read_all(sock, address, len) ||
+        psel_test_read_all(sock, &len, sizeof(len)) || (len > (1 << 20)) ||
+        ((address = malloc(len)) == NULL) || psel_test_read_all(sock, address, len) ||
         (psel_ep_create(worker, address, len, &ep) != UCS_OK)) {
         return -1;
     }
@@ -364,8 +308,8 @@ static int sender(rndv_test_t *t, int sock)
     if (t->protos == NULL) {
         add_table_boundaries(t, ep);
     }
-    if (write_all(sock, &t->count, sizeof(t->count)) ||
-        write_all(sock, t->sizes, t->count * sizeof(t->sizes[0]))) {
+    if (psel_test_write_all(sock, &t->count, sizeof(t->count)) ||
+        psel_test_write_all(sock, t->sizes, t->count * sizeof(t->sizes[0]))) {
         return -1;
     }
 
@@ -407,9 +351,9 @@ static int sender(rndv_test_t *t, int sock)
     if (closing != NULL) {
         psel_request_free(closing);
     }
-    write_all(sock, &go, 1);
+    psel_test_write_all(sock, &go, 1);
     /* keep progressing until the receiver reports */
-    while (!sock_readable(sock) && (now_sec() < deadline)) {
+    while (!psel_test_sock_readable(sock) && (psel_test_now() < deadline)) {
         psel_worker_progress(worker);
     }
     for (i = 0; i < t->count; ++i) {
@@ -424,7 +368,7 @@ static int sender(rndv_test_t *t, int sock)
 static void run_rndv(rndv_test_t *t)
 {
     const char *filter = getenv("PSEL_RNDV_LIVE_FILTER");
-    double start       = now_sec();
+    double start       = psel_test_now();
     double deadline    = start + RNDV_TIMEOUT_SEC + 10;
     int sv[2], status = 0, errors = -1, sent;
     char name[64];
@@ -444,16 +388,16 @@ static void run_rndv(rndv_test_t *t)
     if (pid == 0) {
         close(sv[0]);
         errors = receiver(t, sv[1]);
-        write_all(sv[1], &errors, sizeof(errors));
+        psel_test_write_all(sv[1], &errors, sizeof(errors));
         _exit(0);
     }
     close(sv[1]);
     sent = sender(t, sv[0]);
-    if (read_all(sv[0], &errors, sizeof(errors))) {
+    if (psel_test_read_all(sv[0], &errors, sizeof(errors))) {
         errors = -1;
     }
     while (waitpid(pid, &status, WNOHANG) == 0) {
-        if (now_sec() > deadline) {
+        if (psel_test_now() > deadline) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
             break;
@@ -463,7 +407,7 @@ static void run_rndv(rndv_test_t *t)
     close(sv[0]);
     printf("    tls=%-10s protos=%-9s case=%d: %u messages in %.2f s\n",
            t->tls, t->protos ? t->protos : "auto", t->kind, t->count,
-           now_sec() - start);
+           psel_test_now() - start);
     if ((sent != 0) || (errors != 0)) {
         print_error("tls=%s protos=%s case=%d: sender %d, receiver errors "
                     "%d\n", t->tls, t->protos ? t->protos : "auto", t->kind,

@@ -45,14 +45,6 @@ typedef struct {
     int          p2p;      /* tcp lanes connect ep to ep through wireup */
 } live_test_t;
 
-static double now_sec(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static uint8_t pattern(unsigned msg, size_t offset)
 {
     return (uint8_t)(msg * 131 + offset * 7 + (offset >> 8));
@@ -61,54 +53,6 @@ static uint8_t pattern(unsigned msg, size_t offset)
 static size_t msg_size(const live_test_t *t, unsigned msg)
 {
     return t->sizes[msg % t->num_sizes];
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    ssize_t n;
-
-    while (len > 0) {
-        n = write(fd, p, len);
-        if ((n < 0) && (errno == EINTR)) {
-            continue;
-        }
-        if (n <= 0) {
-            return -1;
-        }
-        p   += n;
-        len -= n;
-    }
-    return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-    char *p = buf;
-    ssize_t n;
-
-    while (len > 0) {
-        n = read(fd, p, len);
-        if ((n < 0) && (errno == EINTR)) {
-            continue;
-        }
-        if (n <= 0) {
-            return -1;
-        }
-        p   += n;
-        len -= n;
-    }
-    return 0;
-}
-
-static int sock_readable(int sock)
-{
-    struct timeval tv = {0, 0};
-    fd_set fds;
-
-    FD_ZERO(&fds);
-    FD_SET(sock, &fds);
-    return select(sock + 1, &fds, NULL, NULL, &tv) > 0;
 }
 
 /* Progress until every request completes or the deadline passes. */
@@ -126,7 +70,7 @@ static int wait_all(psel_worker_h worker, psel_request_t **reqs, unsigned n,
         if (done == n) {
             return 0;
         }
-    } while (now_sec() < deadline);
+    } while (psel_test_now() < deadline);
     fprintf(stderr, "live: %u of %u requests still running at the deadline\n",
             n - done, n);
     return -1;
@@ -186,7 +130,7 @@ static int receiver(const live_test_t *t, int sock)
 {
     static psel_request_t *reqs[LIVE_MAX_MSGS];
     static uint8_t *bufs[LIVE_MAX_MSGS];
-    double deadline = now_sec() + LIVE_TIMEOUT_SEC;
+    double deadline = psel_test_now() + LIVE_TIMEOUT_SEC;
     psel_context_h context;
     psel_worker_h worker;
     psel_recv_info_t info;
@@ -201,7 +145,7 @@ static int receiver(const live_test_t *t, int sock)
     if ((psel_context_create(&context) != UCS_OK) ||
         (psel_worker_create(context, &worker) != UCS_OK) ||
         (psel_worker_get_address(worker, &address, &len) != UCS_OK) ||
-        write_all(sock, &len, sizeof(len)) || write_all(sock, address, len)) {
+        psel_test_write_all(sock, &len, sizeof(len)) || psel_test_write_all(sock, address, len)) {
         return -1;
     }
     free(address);
@@ -209,13 +153,13 @@ static int receiver(const live_test_t *t, int sock)
     if (t->kind == CASE_UNEXPECTED) {
         /* progress, with no receive posted, until the sender has seen every
          * send complete: all messages arrive unexpected */
-        while (!sock_readable(sock)) {
+        while (!psel_test_sock_readable(sock)) {
             psel_worker_progress(worker);
-            if (now_sec() > deadline) {
+            if (psel_test_now() > deadline) {
                 return -1;
             }
         }
-        if (read_all(sock, &go, 1)) {
+        if (psel_test_read_all(sock, &go, 1)) {
             return -1;
         }
     }
@@ -275,10 +219,10 @@ static int receiver(const live_test_t *t, int sock)
     }
 
     /* stay until the sender has closed its endpoint (its flush needs us) */
-    while (!sock_readable(sock) && (now_sec() < deadline)) {
+    while (!psel_test_sock_readable(sock) && (psel_test_now() < deadline)) {
         psel_worker_progress(worker);
     }
-    if (!sock_readable(sock) || read_all(sock, &go, 1)) {
+    if (!psel_test_sock_readable(sock) || psel_test_read_all(sock, &go, 1)) {
         fprintf(stderr, "live: the sender did not report its close\n");
         ++errors;
     }
@@ -330,7 +274,7 @@ static int sender(const live_test_t *t, int sock)
     static psel_request_t *reqs[LIVE_MAX_MSGS];
     psel_request_t *flush;
     static uint8_t *bufs[LIVE_MAX_MSGS];
-    double deadline = now_sec() + LIVE_TIMEOUT_SEC;
+    double deadline = psel_test_now() + LIVE_TIMEOUT_SEC;
     psel_context_h context;
     psel_worker_h worker;
     void *address;
@@ -343,8 +287,8 @@ static int sender(const live_test_t *t, int sock)
     set_env(t);
     if ((psel_context_create(&context) != UCS_OK) ||
         (psel_worker_create(context, &worker) != UCS_OK) ||
-        read_all(sock, &len, sizeof(len)) || (len > (1 << 20)) ||
-        ((address = malloc(len)) == NULL) || read_all(sock, address, len) ||
+        psel_test_read_all(sock, &len, sizeof(len)) || (len > (1 << 20)) ||
+        ((address = malloc(len)) == NULL) || psel_test_read_all(sock, address, len) ||
         (psel_ep_create(worker, address, len, &ep) != UCS_OK)) {
         return -1;
     }
@@ -393,7 +337,7 @@ static int sender(const live_test_t *t, int sock)
         ret = -1;
     }
     if (t->kind == CASE_UNEXPECTED) {
-        write_all(sock, &go, 1);
+        psel_test_write_all(sock, &go, 1);
     }
     /* close with a flush while the peer is alive: the endpoint is gone
      * once it completes */
@@ -407,9 +351,9 @@ static int sender(const live_test_t *t, int sock)
     if (flush != NULL) {
         psel_request_free(flush);
     }
-    write_all(sock, &go, 1);
+    psel_test_write_all(sock, &go, 1);
     /* keep progressing until the receiver reports */
-    while ((ret == 0) && !sock_readable(sock) && (now_sec() < deadline)) {
+    while ((ret == 0) && !psel_test_sock_readable(sock) && (psel_test_now() < deadline)) {
         psel_worker_progress(worker);
     }
     for (i = 0; i < t->count; ++i) {
@@ -423,7 +367,7 @@ static int sender(const live_test_t *t, int sock)
 
 static void run_live(const live_test_t *t)
 {
-    double deadline = now_sec() + LIVE_TIMEOUT_SEC + 10;
+    double deadline = psel_test_now() + LIVE_TIMEOUT_SEC + 10;
     int sv[2], status = 0, errors = -1, sent;
     pid_t pid, done = 0;
 
@@ -434,16 +378,16 @@ static void run_live(const live_test_t *t)
     if (pid == 0) {
         close(sv[0]);
         errors = receiver(t, sv[1]);
-        write_all(sv[1], &errors, sizeof(errors));
+        psel_test_write_all(sv[1], &errors, sizeof(errors));
         _exit(0);
     }
     close(sv[1]);
     sent = sender(t, sv[0]);
-    if (read_all(sv[0], &errors, sizeof(errors))) {
+    if (psel_test_read_all(sv[0], &errors, sizeof(errors))) {
         errors = -1;
     }
     while ((done = waitpid(pid, &status, WNOHANG)) == 0) {
-        if (now_sec() > deadline) {
+        if (psel_test_now() > deadline) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
             break;

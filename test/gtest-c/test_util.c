@@ -1,3 +1,7 @@
+#include <errno.h>
+#include <sys/select.h>
+#include <time.h>
+#include <unistd.h>
 #include "test_util.h"
 
 #include <stdarg.h>
@@ -94,4 +98,62 @@ const char *psel_test_fixture_path(const char *name)
     snprintf(path, sizeof(path), "%s/%s", dir ? dir : "test/fixtures",
              name);
     return path;
+}
+
+/* ---- two-process tests ---- */
+
+double psel_test_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int psel_test_write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    ssize_t n;
+
+    while (len > 0) {
+        n = write(fd, p, len);
+        if ((n < 0) && (errno == EINTR)) {
+            continue;
+        }
+        if (n <= 0) {
+            return -1;
+        }
+        p   += n;
+        len -= n;
+    }
+    return 0;
+}
+
+int psel_test_read_all(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+    ssize_t n;
+
+    while (len > 0) {
+        n = read(fd, p, len);
+        if ((n < 0) && (errno == EINTR)) {
+            continue;
+        }
+        if (n <= 0) {
+            return -1;
+        }
+        p   += n;
+        len -= n;
+    }
+    return 0;
+}
+
+int psel_test_sock_readable(int sock)
+{
+    struct timeval tv = {0, 0};
+    fd_set fds;
+
+    FD_ZERO(&fds);
+    FD_SET(sock, &fds);
+    return select(sock + 1, &fds, NULL, NULL, &tv) > 0;
 }

@@ -34,4 +34,16 @@ void psel_test_assert_log_contains(const char *needle, const char *file,
 /** Path of a fixture file from test/fixtures (copied from ../shared/fixtures) (env PSEL_FIXTURES_DIR). */
 const char *psel_test_fixture_path(const char *name);
 
+/* Helpers of the two-process tests (test_tag_live, test_rndv_live). */
+
+/** Monotonic time in seconds. */
+double psel_test_now(void);
+
+/** Write or read all @a len bytes (retrying on EINTR); 0 or -1. */
+int psel_test_write_all(int fd, const void *buf, size_t len);
+int psel_test_read_all(int fd, void *buf, size_t len);
+
+/** Does @a sock have data (or EOF) to read now? */
+int psel_test_sock_readable(int sock);
+
 #endif
