@@ -37,6 +37,9 @@ EOF
 }
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# free_port, wait_listen, pt_run_pair, final_line, psel_proto, ucx_proto,
+# median, human
+. "$top/bench/lib_perftest.sh" || exit 1
 psel_bin=$top/build/src/tools/psel_perftest
 ucx_bin=$(command -v ucx_perftest || echo ucx_perftest)
 runs=3
@@ -114,27 +117,6 @@ if [ $pin = 1 ] && [ "$ncpu" -ge 2 ]; then
     srv_pin=(-c 0) cli_pin=(-c 1)
 fi
 
-# A port nobody listens on or uses, drawn at random (bounded tries).
-free_port() {
-    local _i p
-    for _i in $(seq 1 50); do
-        p=$((20000 + RANDOM % 40000))
-        [ -z "$(ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null)" ] && { echo "$p"; return 0; }
-    done
-    return 1
-}
-
-# wait_listen PORT PID: up to 10 s for PID to listen on PORT.
-wait_listen() {
-    local _i
-    for _i in $(seq 1 500); do
-        kill -0 "$2" 2>/dev/null || return 1
-        [ -n "$(ss -Htln "sport = :$1" 2>/dev/null)" ] && return 0
-        sleep 0.02
-    done
-    return 1
-}
-
 # Iteration counts: scaled by size so that large messages do not dominate.
 iters() {  # TEST SIZE
     local n
@@ -165,102 +147,16 @@ tool_env() {  # TOOL TRANSPORT ROLE -> prints VAR=VAL, one a line
 
 # run_once TOOL TRANSPORT TEST SIZE FILE: one server + one client; the
 # client's output goes to FILE. Returns 0 when FILE has a final line.
+# shellcheck disable=SC2034  # senv, cenv: read by pt_run_pair (namerefs)
 run_once() {
-    local tool=$1 tr=$2 test=$3 size=$4 file=$5 bin port spid cpid n w _try
+    local tool=$1 tr=$2 test=$3 size=$4 file=$5 bin n w
     local senv=() cenv=()
     [ "$tool" = psel ] && bin=$psel_bin || bin=$ucx_bin
     n=$(iters "$test" "$size")
     w=$((n / 10)); [ $w -gt 1000 ] && w=1000
-    for _try in 1 2; do
-        port=$(free_port) || return 1
-        mapfile -t senv < <(tool_env "$tool" "$tr" server)
-        mapfile -t cenv < <(tool_env "$tool" "$tr" client)
-        env "${senv[@]}" timeout -k 5 60 \
-            "$bin" -p "$port" "${srv_pin[@]}" >"$file.server" 2>&1 &
-        spid=$!; pids+=("$spid")
-        if ! wait_listen "$port" "$spid"; then
-            kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
-            continue
-        fi
-        env "${cenv[@]}" timeout -k 5 60 \
-            "$bin" 127.0.0.1 -p "$port" "${cli_pin[@]}" -t "$test" -s "$size" \
-            -n "$n" -w "$w" -f >"$file" 2>&1 &
-        cpid=$!; pids+=("$cpid")
-        wait "$cpid"
-        wait "$spid" 2>/dev/null
-        final_line "$file" >/dev/null && return 0
-    done
-    return 1
-}
-
-# The -f final line: 8 numeric columns (iterations, percentile, average and
-# overall latency or overhead, bandwidth average/overall, rate average/overall).
-final_line() {
-    awk 'NF == 8 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9.]+$/ && $8 ~ /^[0-9]+$/ { l = $0 }
-         END { if (l == "") exit 1; print l }' "$1"
-}
-
-# Protocol protosel used: rows of the UCX_PSEL_PROTO_INFO=used table.
-psel_proto() {  # FILE
-    awk -F'|' '/protocols used/ { on = 1; next }
-        on && NF >= 6 && $2 ~ /[a-z]+\/[a-z]+/ && $5 ~ /[0-9]/ {
-            p = $2; gsub(/ /, "", p); r = r (r == "" ? "" : "+") p }
-        END { print (r == "" ? "?" : r) }' "$1"
-}
-
-# Protocol UCX selected for SIZE: the row of the last "ucp_tag_send*()" table
-# (tag_lat) or "ucp_tag_send*(multi)" table (tag_bw: ucx_perftest sends with
-# UCP_OP_ATTR_FLAG_MULTI_SEND) that covers SIZE; "name transport/device".
-ucx_proto() {  # FILE TEST SIZE
-    awk -F'|' -v test="$2" -v size="$3" '
-        function num(s,   m) {
-            if (s == "inf") return 1e300
-            m = 1
-            if (s ~ /K$/) m = 1024; else if (s ~ /M$/) m = 1048576; else if (s ~ /G$/) m = 1073741824
-            sub(/[KMG]$/, "", s); return s * m
-        }
-        function short(n) {
-            gsub(/^ +| +$/, "", n); sub(/^\(\?\) */, "", n)
-            if (n == "eager short") return "egr/short"
-            if (n == "eager copy-in copy-out") return "egr/bcopy"
-            if (n == "eager zero-copy copy-out") return "egr/zcopy"
-            if (n == "rendezvous zero-copy read from remote") return "rndv/get"
-            if (n == "rendezvous zero-copy write to remote") return "rndv/put"
-            if (n == "rendezvous fragmented copy-in copy-out") return "rndv/am"
-            gsub(/ /, "_", n); return n
-        }
-        /ep_cfg\[/ {
-            cur = ""
-            if ($0 ~ /ucp_tag_send\*\(\)/) cur = "single"
-            else if ($0 ~ /ucp_tag_send\*\(multi\)/) cur = "multi"
-            if (cur != "") { got[cur] = ""; fresh[cur] = 1 }
-            next
-        }
-        cur != "" && NF >= 5 && $2 ~ /[0-9]+\.\.[0-9a-zKMG]+/ {
-            rg = $2; gsub(/ /, "", rg); split(rg, b, /\.\./)
-            if (size + 0 >= num(b[1]) && size + 0 <= num(b[2])) {
-                tl = $4; gsub(/ /, "", tl)
-                got[cur] = short($3) " " tl
-            }
-        }
-        END {
-            r = ""
-            if (test == "tag_bw" && ("multi" in got)) r = got["multi"]
-            else if ("single" in got) r = got["single"]
-            print (r == "" ? "?" : r)
-        }' "$1"
-}
-
-median() {  # numbers on stdin
-    sort -g | awk '{ v[NR] = $1 } END {
-        if (NR == 0) { print "-"; exit }
-        if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-human() {  # SIZE
-    if [ "$1" -ge 1048576 ] && [ $(( $1 % 1048576 )) = 0 ]; then echo "$(( $1 / 1048576 )) MiB"
-    elif [ "$1" -ge 1024 ] && [ $(( $1 % 1024 )) = 0 ]; then echo "$(( $1 / 1024 )) KiB"
-    else echo "$1 B"; fi
+    mapfile -t senv < <(tool_env "$tool" "$tr" server)
+    mapfile -t cenv < <(tool_env "$tool" "$tr" client)
+    pt_run_pair "$bin" "$file" 60 senv cenv -t "$test" -s "$size" -n "$n" -w "$w" -f
 }
 
 npoints=0
