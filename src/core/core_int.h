@@ -169,6 +169,10 @@ static inline int psel_ep_is_ready(psel_ep_h ep)
  *  cannot connect to an iface, or UCX_PSEL_WIREUP_P2P_TLS names it)? */
 int psel_worker_iface_is_p2p(psel_worker_h worker, unsigned iface_index);
 
+/** A UCT endpoint on our iface @a local, for wireup to connect ep to ep. */
+ucs_status_t psel_ep_create_unconnected(psel_ep_h ep, unsigned local,
+                                        uct_ep_h *uct_ep_p);
+
 /** Create an endpoint; @a internal for those wireup creates. */
 ucs_status_t psel_ep_create_common(psel_worker_h worker, const void *address,
                                    size_t length, int internal,

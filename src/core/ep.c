@@ -47,8 +47,8 @@ static ucs_status_t psel_ep_connect_to_iface(psel_ep_h ep, unsigned local,
 }
 
 /* A lane that connects endpoint to endpoint starts unconnected; wireup
- * connects it (psel_ep_connect_p2p). */
-static ucs_status_t psel_ep_create_unconnected(psel_ep_h ep, unsigned local,
+ * connects it. */
+ucs_status_t psel_ep_create_unconnected(psel_ep_h ep, unsigned local,
                                                uct_ep_h *uct_ep_p)
 {
     uct_ep_params_t params;
@@ -304,26 +304,33 @@ static void psel_ep_flush_done(psel_request_t *req, ucs_status_t status)
     psel_request_complete(req, status);
 }
 
-void psel_ep_destroy(psel_ep_h ep)
+/* Complete every request of @a ep still running with @a status: its
+ * rendezvous (registrations released), pending sends and flushes. */
+static void psel_ep_fail_requests(psel_ep_h ep, ucs_status_t status)
 {
     psel_request_t *req, *tmp;
 
+    psel_rndv_ep_fail(ep, status);
     ucs_list_for_each_safe(req, tmp, &ep->worker->pending, list) {
         if (req->ep == ep) {
             ucs_list_del(&req->list);
-            psel_request_complete(req, UCS_ERR_CANCELED);
+            psel_request_complete(req, status);
         }
     }
     ucs_list_for_each_safe(req, tmp, &ep->flushes, list) {
         req->flush.close = 0;
-        psel_ep_flush_done(req, UCS_ERR_CANCELED);
+        psel_ep_flush_done(req, status);
     }
+}
+
+void psel_ep_destroy(psel_ep_h ep)
+{
+    psel_ep_fail_requests(ep, UCS_ERR_CANCELED);
     if (ep->wireup_msg != NULL) {
         --ep->worker->wireup_out;
         free(ep->wireup_msg);
     }
     ucs_list_del(&ep->list);
-    psel_rndv_ep_fail(ep, UCS_ERR_CANCELED);
     psel_ep_destroy_uct_eps(ep, ep->config.lanes.num_lanes);
     psel_ep_config_cleanup(&ep->config);
     free(ep->peer_address);
@@ -459,20 +466,8 @@ int psel_ep_owns_uct_ep(psel_ep_h ep, uct_ep_h uct_ep)
 
 void psel_ep_handle_failure(psel_ep_h ep)
 {
-    psel_request_t *req, *tmp;
-
     ep->failure_handled = 1;
-    psel_rndv_ep_fail(ep, ep->status);
-    ucs_list_for_each_safe(req, tmp, &ep->worker->pending, list) {
-        if (req->ep == ep) {
-            ucs_list_del(&req->list);
-            psel_request_complete(req, ep->status);
-        }
-    }
-    ucs_list_for_each_safe(req, tmp, &ep->flushes, list) {
-        req->flush.close = 0;
-        psel_ep_flush_done(req, ep->status);
-    }
+    psel_ep_fail_requests(ep, ep->status);
 }
 
 void psel_ep_keepalive(psel_ep_h ep)

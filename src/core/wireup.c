@@ -360,7 +360,6 @@ static uct_ep_h psel_wireup_pair(psel_ep_h ep,
                                  const psel_wireup_in_lane_t *lane)
 {
     int index = psel_wireup_find_lane(ep, lane);
-    uct_ep_params_t params;
     uct_ep_h uct_ep;
     unsigned i;
 
@@ -386,10 +385,7 @@ static uct_ep_h psel_wireup_pair(psel_ep_h ep,
                   ep->id, PSEL_MAX_LANES);
         return NULL;
     }
-    psel_worker_iface_activate(ep->worker, &ep->worker->ifaces[lane->our_iface]);
-    params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
-    params.iface      = ep->worker->ifaces[lane->our_iface].iface;
-    if (uct_ep_create(&params, &uct_ep) != UCS_OK) {
+    if (psel_ep_create_unconnected(ep, lane->our_iface, &uct_ep) != UCS_OK) {
         return NULL;
     }
     if (psel_wireup_connect(ep, uct_ep, lane) != UCS_OK) {

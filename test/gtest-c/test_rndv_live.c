@@ -228,43 +228,6 @@ static int receiver(rndv_test_t *t, int sock)
     return errors;
 }
 
-/* Every message counted once in the protocol usage, and only allowed
- * protocols ran. */
-static int check_used(psel_worker_h worker, const rndv_test_t *t)
-{
-    unsigned long count, total = 0;
-    char *text = NULL, *line, *save = NULL;
-    char name[32], allowed[128];
-    size_t len = 0;
-    FILE *stream;
-    int ret = 0;
-
-    stream = open_memstream(&text, &len);
-    psel_worker_print_used(worker, stream);
-    fclose(stream);
-    snprintf(allowed, sizeof(allowed), ",%s,", t->protos ? t->protos : "");
-    for (line = strtok_r(text, "\n", &save); line != NULL;
-         line = strtok_r(NULL, "\n", &save)) {
-        if ((sscanf(line, "| %31s | %*s | %*s | %lu |", name, &count) != 2) ||
-            (strncmp(name, "egr/", 4) && strncmp(name, "rndv/", 5))) {
-            continue;
-        }
-        total += count;
-        if ((t->protos != NULL) && (strstr(allowed, name) == NULL)) {
-            fprintf(stderr, "rndv: %s ran although UCX_PSEL_PROTOS=%s\n",
-                    name, t->protos);
-            ret = -1;
-        }
-    }
-    if (total != t->count) {
-        fprintf(stderr, "rndv: protocol usage counts %lu messages, sent %u:"
-                "\n%s", total, t->count, text);
-        ret = -1;
-    }
-    free(text);
-    return ret;
-}
-
 /* The sender; returns 0 on success. */
 /* Automatic selection: add both sides of every boundary of the table the
  * endpoint selects from. */
@@ -339,7 +302,7 @@ static int sender(rndv_test_t *t, int sock)
             ret = -1;
         }
     }
-    if ((ret == 0) && check_used(worker, t)) {
+    if ((ret == 0) && psel_test_check_used(worker, t->protos, t->count)) {
         ret = -1;
     }
     closing = psel_ep_close_nb(ep, PSEL_EP_CLOSE_FLUSH, NULL, NULL);

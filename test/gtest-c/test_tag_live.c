@@ -231,43 +231,6 @@ static int receiver(const live_test_t *t, int sock)
     return errors;
 }
 
-/* The protocols that really ran: every message counted once, and only the
- * protocols UCX_PSEL_PROTOS allows. */
-static int check_used(psel_worker_h worker, const live_test_t *t)
-{
-    unsigned long count, total = 0;
-    char *text = NULL, *line, *save = NULL;
-    char name[32], allowed[128];
-    size_t len = 0;
-    FILE *stream;
-    int ret = 0;
-
-    stream = open_memstream(&text, &len);
-    psel_worker_print_used(worker, stream);
-    fclose(stream);
-    for (line = strtok_r(text, "\n", &save); line != NULL;
-         line = strtok_r(NULL, "\n", &save)) {
-        if ((sscanf(line, "| %31s | %*s | %*s | %lu |", name, &count) != 2) ||
-            (strncmp(name, "egr/", 4) && strncmp(name, "rndv/", 5))) {
-            continue;
-        }
-        total += count;
-        snprintf(allowed, sizeof(allowed), ",%s,", t->protos ? t->protos : "");
-        if ((t->protos != NULL) && (strstr(allowed, name) == NULL)) {
-            fprintf(stderr, "live: %s ran although UCX_PSEL_PROTOS=%s\n",
-                    name, t->protos);
-            ret = -1;
-        }
-    }
-    if (total != t->count) {
-        fprintf(stderr, "live: protocol usage counts %lu messages, sent %u:\n"
-                "%s", total, t->count, text);
-        ret = -1;
-    }
-    free(text);
-    return ret;
-}
-
 /* The sender; returns 0 on success. */
 static int sender(const live_test_t *t, int sock)
 {
@@ -333,7 +296,9 @@ static int sender(const live_test_t *t, int sock)
             ret = -1;
         }
     }
-    if ((ret == 0) && (check_used(worker, t) || check_wireup(ep, t))) {
+    if ((ret == 0) &&
+        (psel_test_check_used(worker, t->protos, t->count) ||
+         check_wireup(ep, t))) {
         ret = -1;
     }
     if (t->kind == CASE_UNEXPECTED) {

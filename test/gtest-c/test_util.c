@@ -4,6 +4,8 @@
 #include <unistd.h>
 #include "test_util.h"
 
+#include <core/psel_core.h>
+
 #include <stdarg.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -156,4 +158,43 @@ int psel_test_sock_readable(int sock)
     FD_ZERO(&fds);
     FD_SET(sock, &fds);
     return select(sock + 1, &fds, NULL, NULL, &tv) > 0;
+}
+
+int psel_test_check_used(psel_worker_h worker, const char *protos,
+                         unsigned num_msgs)
+{
+    unsigned long count, total = 0;
+    char *text = NULL, *line, *save = NULL;
+    char name[32], allowed[128];
+    size_t len = 0;
+    FILE *stream;
+    int ret = 0;
+
+    stream = open_memstream(&text, &len);
+    if (stream == NULL) {
+        return -1;
+    }
+    psel_worker_print_used(worker, stream);
+    fclose(stream);
+    snprintf(allowed, sizeof(allowed), ",%s,", (protos != NULL) ? protos : "");
+    for (line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        if ((sscanf(line, "| %31s | %*s | %*s | %lu |", name, &count) != 2) ||
+            (strncmp(name, "egr/", 4) && strncmp(name, "rndv/", 5))) {
+            continue;
+        }
+        total += count;
+        if ((protos != NULL) && (strstr(allowed, name) == NULL)) {
+            fprintf(stderr, "%s ran although UCX_PSEL_PROTOS=%s\n", name,
+                    protos);
+            ret = -1;
+        }
+    }
+    if (total != num_msgs) {
+        fprintf(stderr, "protocol usage counts %lu messages, sent %u:\n%s",
+                total, num_msgs, text);
+        ret = -1;
+    }
+    free(text);
+    return ret;
 }

@@ -6,6 +6,7 @@
 #ifndef PSEL_TEST_UTIL_H_
 #define PSEL_TEST_UTIL_H_
 
+#include <core/psel_core.h>
 #include <ucs/debug/log_def.h>
 #include <stddef.h>
 
@@ -45,5 +46,14 @@ int psel_test_read_all(int fd, void *buf, size_t len);
 
 /** Does @a sock have data (or EOF) to read now? */
 int psel_test_sock_readable(int sock);
+
+/**
+ * Check the protocols that really ran (UCX_PSEL_PROTO_INFO=used): every
+ * one of @a num_msgs messages counted once, and, with @a protos (the
+ * UCX_PSEL_PROTOS value, or NULL), only those protocols. Prints what is
+ * wrong. @return 0 or -1.
+ */
+int psel_test_check_used(psel_worker_h worker, const char *protos,
+                         unsigned num_msgs);
 
 #endif
