@@ -387,7 +387,7 @@ ucs_status_t psel_oob_recv_blob(psel_oob_t *oob, const char *what,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    buffer = malloc(length ? length : 1);
+    buffer = malloc(length + 1); /* NUL after the bytes, for text */
     if (buffer == NULL) {
         fprintf(stderr, "psel_perftest: out of memory for a %s of %zu bytes\n",
                 what, length);
@@ -400,6 +400,7 @@ ucs_status_t psel_oob_recv_blob(psel_oob_t *oob, const char *what,
         return status;
     }
 
+    ((char*)buffer)[length] = '\0';
     *buffer_p = buffer;
     *length_p = length;
     return UCS_OK;

@@ -75,7 +75,8 @@ ucs_status_t psel_oob_send_blob(psel_oob_t *oob, const void *buffer,
  *
  * @param [in]  what       What it is, for messages ("worker address").
  * @param [in]  max_length Longer blobs are rejected as invalid.
- * @param [out] buffer_p   The bytes; release with free().
+ * @param [out] buffer_p   The bytes, followed by a NUL (so text can be
+ *                         used as a string); release with free().
  * @param [out] length_p   Their count (may be 0).
  */
 ucs_status_t psel_oob_recv_blob(psel_oob_t *oob, const char *what,

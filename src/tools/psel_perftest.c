@@ -11,9 +11,7 @@
 #include "config.h"
 #endif
 
-#include "perftest_oob.h"
-
-#include <core/psel_core.h>
+#include "perftest_run.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -26,54 +24,13 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#define PT_DEFAULT_PORT        13337
-#define PT_TIMEOUT_SEC         30.0       /* bound of every control wait */
-#define PT_WARMUP_TIME_SEC     0.1        /* as ucx_perftest's warmup_time */
 #define PT_REPORT_INTERVAL_SEC 1.0
 #define PT_TIMING_QUEUE_SIZE   2048       /* latency samples for percentile */
-#define PT_MAX_SIZE            (1ull << 30)
-#define PT_MAX_ITERS           (1ull << 62)
-#define PT_MAX_OUTSTANDING     65536u
-#define PT_MAX_ADDRESS_LEN     65536u
-#define PT_MAX_REPLY_LEN       512u
-#define PT_SPINS_PER_CHECK     16384u     /* progress calls between checks */
-
-#define PT_WIRE_MAGIC          0x50535054u /* "PSPT" */
-#define PT_WIRE_VERSION        1u
-#define PT_WIRE_PARAMS_SIZE    40u
-
-#define PT_TAG_DATA            0x7073656c00000001ull
-#define PT_TAG_REPLY           0x7073656c00000002ull
-#define PT_TAG_ACK             0x7073656c00000003ull
-#define PT_TAG_MASK_FULL       UINT64_MAX
 
 /* Output flags, as ucx_perftest's -f, -v, -N */
 #define PT_OUT_FINAL           (1u << 0)
 #define PT_OUT_CSV             (1u << 1)
 #define PT_OUT_NUMERIC         (1u << 2)
-
-/* Test flags, sent to the server */
-#define PT_FLAG_WILDCARD       (1u << 0)  /* -C: receive with tag mask 0 */
-#define PT_FLAGS_ALL           PT_FLAG_WILDCARD
-
-typedef enum {
-    PT_TEST_TAG_LAT,
-    PT_TEST_TAG_BW,
-    PT_TEST_LAST
-} pt_test_id_t;
-
-typedef struct {
-    const char *name;
-    const char *desc;       /* "Test:" line of the server's box */
-    const char *lat_label;  /* latency column title */
-    unsigned    window;     /* default -O, as ucx_perftest */
-    int         pingpong;   /* latency is half the round trip */
-} pt_test_info_t;
-
-static const pt_test_info_t pt_tests[PT_TEST_LAST] = {
-    [PT_TEST_TAG_LAT] = {"tag_lat", "tag match latency",   "latency",  1,  1},
-    [PT_TEST_TAG_BW]  = {"tag_bw",  "tag match bandwidth", "overhead", 32, 0},
-};
 
 /* ucx_perftest tests that psel_perftest does not run */
 static const char *const pt_other_tests[] = {
@@ -103,15 +60,6 @@ static const struct {
 #define PT_OPTSTRING ":p:b:6NfvIc:P:h" \
                      "t:n:s:W:O:w:D:i:H:oSCIqM:r:E:T:d:x:A:BUem:R:lz"
 
-/** What the client tells the server (validated there as outside input). */
-typedef struct {
-    pt_test_id_t test;
-    uint32_t     flags;        /* PT_FLAG_* */
-    uint64_t     size;         /* message size, bytes */
-    uint64_t     iters;        /* measured iterations */
-    uint64_t     warmup;       /* warm-up iterations, at most */
-    uint32_t     outstanding;  /* window; 0: the test's default */
-} pt_params_t;
 
 /** Command line. */
 typedef struct {
@@ -150,21 +98,6 @@ typedef struct {
     double        queue[PT_TIMING_QUEUE_SIZE]; /* time of each update */
     double        scratch[PT_TIMING_QUEUE_SIZE];
 } pt_stats_t;
-
-/** One side of a run. */
-typedef struct {
-    pt_params_t      params;
-    unsigned         window;
-    uint64_t         recv_mask;
-    psel_context_h   context;
-    psel_worker_h    worker;
-    psel_ep_h        ep;
-    psel_oob_t       oob;
-    void            *sbuf, *rbuf;
-    uint64_t         ack;       /* tag_bw: messages the server received */
-    psel_request_t **ring;      /* outstanding requests, oldest at head */
-    unsigned         ring_head, ring_count;
-} pt_run_t;
 
 
 /* ---------------------------------------------------------------------- */
@@ -276,7 +209,7 @@ static int pt_parse_test(const char *arg, pt_test_id_t *test_p)
 {
     unsigned i;
 
-    for (i = 0; i < PT_TEST_LAST; ++i) {
+    for (i = 0; i < PT_TEST_CALIBRATE; ++i) { /* the tests a user runs */
         if (!strcmp(arg, pt_tests[i].name)) {
             *test_p = i;
             return 0;
@@ -517,107 +450,6 @@ static int pt_parse_args(int argc, char **argv, pt_opts_t *opts)
  * Check parameters, from the command line or, on the server, from the
  * client. @return 0 if they are valid, else fills @a err.
  */
-static int pt_params_check(const pt_params_t *params, char *err, size_t len)
-{
-    if (params->test >= PT_TEST_LAST) {
-        snprintf(err, len, "unknown test id %u (accepted: tag_lat, tag_bw)",
-                 params->test);
-    } else if (params->flags & ~PT_FLAGS_ALL) {
-        snprintf(err, len, "unknown test flags 0x%x", params->flags);
-    } else if (params->size > PT_MAX_SIZE) {
-        snprintf(err, len, "message size %llu is above the limit %llu",
-                 (unsigned long long)params->size, PT_MAX_SIZE);
-    } else if ((params->iters == 0) || (params->iters > PT_MAX_ITERS)) {
-        snprintf(err, len, "iterations %llu out of range 1..%llu",
-                 (unsigned long long)params->iters, PT_MAX_ITERS);
-    } else if (params->warmup > PT_MAX_ITERS) {
-        snprintf(err, len, "warm-up iterations %llu above %llu",
-                 (unsigned long long)params->warmup, PT_MAX_ITERS);
-    } else if (params->outstanding > PT_MAX_OUTSTANDING) {
-        snprintf(err, len, "outstanding sends %u above %u",
-                 params->outstanding, PT_MAX_OUTSTANDING);
-    } else if ((params->test == PT_TEST_TAG_LAT) &&
-               (params->outstanding > 1)) {
-        snprintf(err, len, "tag_lat runs one message at a time; -O %u "
-                 "applies to tag_bw only", params->outstanding);
-    } else {
-        return 0;
-    }
-    return -1;
-}
-
-static unsigned pt_window(const pt_params_t *params)
-{
-    return (params->outstanding != 0) ? params->outstanding :
-           pt_tests[params->test].window;
-}
-
-
-/* ---------------------------------------------------------------------- */
-/* Parameters on the wire (big-endian)                                    */
-/* ---------------------------------------------------------------------- */
-
-static void pt_put(uint8_t *p, uint64_t value, unsigned bytes)
-{
-    while (bytes-- > 0) {
-        p[bytes] = value & 0xff;
-        value  >>= 8;
-    }
-}
-
-static uint64_t pt_get(const uint8_t *p, unsigned bytes)
-{
-    uint64_t value = 0;
-    unsigned i;
-
-    for (i = 0; i < bytes; ++i) {
-        value = (value << 8) | p[i];
-    }
-    return value;
-}
-
-static void pt_params_pack(const pt_params_t *params,
-                           uint8_t buf[PT_WIRE_PARAMS_SIZE])
-{
-    pt_put(buf + 0,  PT_WIRE_MAGIC,       4);
-    pt_put(buf + 4,  PT_WIRE_VERSION,     2);
-    pt_put(buf + 6,  params->test,        2);
-    pt_put(buf + 8,  params->flags,       4);
-    pt_put(buf + 12, params->outstanding, 4);
-    pt_put(buf + 16, params->size,        8);
-    pt_put(buf + 24, params->iters,       8);
-    pt_put(buf + 32, params->warmup,      8);
-}
-
-static int pt_params_unpack(const uint8_t buf[PT_WIRE_PARAMS_SIZE],
-                            pt_params_t *params, char *err, size_t len)
-{
-    uint64_t magic   = pt_get(buf, 4);
-    uint64_t version = pt_get(buf + 4, 2);
-
-    if (magic != PT_WIRE_MAGIC) {
-        snprintf(err, len, "not a psel_perftest client (magic 0x%08llx)",
-                 (unsigned long long)magic);
-        return -1;
-    }
-    if (version != PT_WIRE_VERSION) {
-        snprintf(err, len, "protocol version %llu, this server speaks %u",
-                 (unsigned long long)version, PT_WIRE_VERSION);
-        return -1;
-    }
-
-    params->test        = pt_get(buf + 6, 2);
-    params->flags       = pt_get(buf + 8, 4);
-    params->outstanding = pt_get(buf + 12, 4);
-    params->size        = pt_get(buf + 16, 8);
-    params->iters       = pt_get(buf + 24, 8);
-    params->warmup      = pt_get(buf + 32, 8);
-    return pt_params_check(params, err, len);
-}
-
-
-/* ---------------------------------------------------------------------- */
-/* Measurements and output, in ucx_perftest's format                      */
 /* ---------------------------------------------------------------------- */
 
 static void pt_print_box(const pt_params_t *params)
@@ -792,8 +624,9 @@ static void pt_stats_report(pt_stats_t *st)
 }
 
 /* One iteration done: as ucx_perf_update(). */
-static inline void pt_stats_update(pt_stats_t *st, uint64_t bytes)
+static void pt_stats_update(void *arg, uint64_t bytes)
 {
+    pt_stats_t *st = arg;
     double now = psel_oob_time();
 
     st->cur.time   = now;
@@ -815,429 +648,6 @@ static inline void pt_stats_update(pt_stats_t *st, uint64_t bytes)
 /* Data path                                                              */
 /* ---------------------------------------------------------------------- */
 
-static void pt_request_cb(psel_request_t *request, ucs_status_t status,
-                          void *arg)
-{
-}
-
-static void pt_progress_cb(void *arg)
-{
-    psel_worker_progress((psel_worker_h)arg);
-}
-
-/*
- * Wait for @a req and free it. Gives up when nothing completes for
- * PT_TIMEOUT_SEC or when the peer's control connection closes.
- */
-static ucs_status_t pt_wait(pt_run_t *run, psel_request_t *req,
-                            psel_recv_info_t *info, const char *what)
-{
-    double deadline  = 0;
-    unsigned spins   = 0;
-    ucs_status_t status;
-    double now;
-
-    if (req == NULL) {
-        return UCS_OK;
-    }
-
-    while ((status = psel_request_test(req, info)) == UCS_INPROGRESS) {
-        psel_worker_progress(run->worker);
-        if (++spins < PT_SPINS_PER_CHECK) {
-            continue;
-        }
-
-        spins = 0;
-        now   = psel_oob_time();
-        if (deadline == 0) {
-            deadline = now + PT_TIMEOUT_SEC;
-        } else if (now > deadline) {
-            fprintf(stderr, "psel_perftest: %s did not complete within %.0f "
-                    "seconds\n", what, PT_TIMEOUT_SEC);
-            status = UCS_ERR_TIMED_OUT;
-            break;
-        }
-
-        if (psel_oob_peer_closed(&run->oob)) {
-            fprintf(stderr, "psel_perftest: the peer closed the control "
-                    "connection while a %s was in progress\n", what);
-            status = UCS_ERR_CONNECTION_RESET;
-            break;
-        }
-    }
-
-    psel_request_free(req);
-    if ((status != UCS_OK) && (status != UCS_ERR_TIMED_OUT) &&
-        (status != UCS_ERR_CONNECTION_RESET)) {
-        fprintf(stderr, "psel_perftest: %s failed: %s\n", what,
-                ucs_status_string(status));
-    }
-    return status;
-}
-
-/* Wait for a receive and check it got a whole message of @a length. */
-static ucs_status_t pt_wait_recv(pt_run_t *run, psel_request_t *req,
-                                 size_t length, const char *what)
-{
-    psel_recv_info_t info = {0, length};
-    ucs_status_t status;
-
-    status = pt_wait(run, req, &info, what);
-    if ((status == UCS_OK) && (info.length != length)) {
-        fprintf(stderr, "psel_perftest: %s got %zu bytes, expected %zu\n",
-                what, info.length, length);
-        status = UCS_ERR_MESSAGE_TRUNCATED;
-    }
-    return status;
-}
-
-static void pt_ring_push(pt_run_t *run, psel_request_t *req)
-{
-    run->ring[(run->ring_head + run->ring_count) % run->window] = req;
-    ++run->ring_count;
-}
-
-static psel_request_t *pt_ring_pop(pt_run_t *run)
-{
-    psel_request_t *req = run->ring[run->ring_head];
-
-    run->ring_head = (run->ring_head + 1) % run->window;
-    --run->ring_count;
-    return req;
-}
-
-/* After an error: release what is still outstanding (it ends on its own). */
-static void pt_ring_abandon(pt_run_t *run)
-{
-    while (run->ring_count > 0) {
-        psel_request_free(pt_ring_pop(run));
-    }
-}
-
-/* tag_lat, client: send, wait for the reply; one round trip an iteration. */
-static ucs_status_t pt_lat_client(pt_run_t *run, uint64_t iters,
-                                  pt_stats_t *st)
-{
-    size_t size = run->params.size;
-    psel_request_t *rreq, *sreq;
-    ucs_status_t status;
-    uint64_t i;
-
-    for (i = 0; i < iters; ++i) {
-        rreq = psel_tag_recv_nb(run->worker, run->rbuf, size, PT_TAG_REPLY,
-                                run->recv_mask, pt_request_cb, NULL);
-        sreq = psel_tag_send_nb(run->ep, run->sbuf, size, PT_TAG_DATA,
-                                pt_request_cb, NULL);
-        status = pt_wait(run, sreq, NULL, "send");
-        if (status != UCS_OK) {
-            if (rreq != NULL) {
-                psel_request_free(rreq);
-            }
-            return status;
-        }
-
-        status = pt_wait_recv(run, rreq, size, "receive of the reply");
-        if (status != UCS_OK) {
-            return status;
-        }
-
-        if (st != NULL) {
-            pt_stats_update(st, size);
-        }
-    }
-    return UCS_OK;
-}
-
-/* tag_lat, server: receive, reply; the next receive is posted first. */
-static ucs_status_t pt_lat_server(pt_run_t *run, uint64_t iters)
-{
-    size_t size = run->params.size;
-    psel_request_t *rreq, *sreq;
-    ucs_status_t status;
-    uint64_t i;
-
-    rreq = psel_tag_recv_nb(run->worker, run->rbuf, size, PT_TAG_DATA,
-                            run->recv_mask, pt_request_cb, NULL);
-    for (i = 0; i < iters; ++i) {
-        status = pt_wait_recv(run, rreq, size, "receive");
-        if (status != UCS_OK) {
-            return status;
-        }
-
-        rreq = NULL;
-        if (i + 1 < iters) {
-            rreq = psel_tag_recv_nb(run->worker, run->rbuf, size, PT_TAG_DATA,
-                                    run->recv_mask, pt_request_cb, NULL);
-        }
-
-        sreq   = psel_tag_send_nb(run->ep, run->sbuf, size, PT_TAG_REPLY,
-                                  pt_request_cb, NULL);
-        status = pt_wait(run, sreq, NULL, "send of the reply");
-        if (status != UCS_OK) {
-            if (rreq != NULL) {
-                psel_request_free(rreq);
-            }
-            return status;
-        }
-    }
-    return UCS_OK;
-}
-
-/* tag_bw, client: keep up to -O sends in flight, then wait for the ack. */
-static ucs_status_t pt_bw_client(pt_run_t *run, uint64_t iters,
-                                 pt_stats_t *st)
-{
-    size_t size = run->params.size;
-    psel_request_t *areq, *req;
-    ucs_status_t status;
-    uint64_t i;
-
-    run->ack = 0;
-    areq     = psel_tag_recv_nb(run->worker, &run->ack, sizeof(run->ack),
-                                PT_TAG_ACK, PT_TAG_MASK_FULL, pt_request_cb,
-                                NULL);
-
-    for (i = 0; i < iters; ++i) {
-        if (run->ring_count == run->window) {
-            status = pt_wait(run, pt_ring_pop(run), NULL, "send");
-            if (status != UCS_OK) {
-                goto err;
-            }
-        }
-
-        req = psel_tag_send_nb(run->ep, run->sbuf, size, PT_TAG_DATA,
-                               pt_request_cb, NULL);
-        if (req != NULL) {
-            pt_ring_push(run, req);
-        }
-
-        if (st != NULL) {
-            pt_stats_update(st, size);
-        }
-    }
-
-    while (run->ring_count > 0) {
-        status = pt_wait(run, pt_ring_pop(run), NULL, "send");
-        if (status != UCS_OK) {
-            goto err;
-        }
-    }
-
-    status = pt_wait_recv(run, areq, sizeof(run->ack),
-                          "receive of the server's acknowledgement");
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    if (pt_get((const uint8_t*)&run->ack, 8) != iters) {
-        fprintf(stderr, "psel_perftest: the server received %llu messages, "
-                "%llu were sent\n",
-                (unsigned long long)pt_get((const uint8_t*)&run->ack, 8),
-                (unsigned long long)iters);
-        return UCS_ERR_IO_ERROR;
-    }
-    return UCS_OK;
-
-err:
-    pt_ring_abandon(run);
-    if (areq != NULL) {
-        psel_request_free(areq);
-    }
-    return status;
-}
-
-/* tag_bw, server: keep up to -O receives posted, then acknowledge. */
-static ucs_status_t pt_bw_server(pt_run_t *run, uint64_t iters)
-{
-    size_t size     = run->params.size;
-    uint64_t posted = 0, done = 0;
-    psel_request_t *req;
-    ucs_status_t status;
-
-    while (done < iters) {
-        while ((run->ring_count < run->window) && (posted < iters)) {
-            req = psel_tag_recv_nb(run->worker, run->rbuf, size, PT_TAG_DATA,
-                                   run->recv_mask, pt_request_cb, NULL);
-            ++posted;
-            if (req != NULL) {
-                pt_ring_push(run, req);
-            } else {
-                ++done;
-            }
-        }
-
-        if (run->ring_count > 0) {
-            status = pt_wait_recv(run, pt_ring_pop(run), size, "receive");
-            if (status != UCS_OK) {
-                pt_ring_abandon(run);
-                return status;
-            }
-            ++done;
-        }
-    }
-
-    pt_put((uint8_t*)&run->ack, done, 8);
-    req = psel_tag_send_nb(run->ep, &run->ack, sizeof(run->ack), PT_TAG_ACK,
-                           pt_request_cb, NULL);
-    return pt_wait(run, req, NULL, "send of the acknowledgement");
-}
-
-static ucs_status_t pt_run_phase(pt_run_t *run, int is_client, uint64_t iters,
-                                 pt_stats_t *st)
-{
-    if (run->params.test == PT_TEST_TAG_LAT) {
-        return is_client ? pt_lat_client(run, iters, st) :
-                           pt_lat_server(run, iters);
-    }
-    return is_client ? pt_bw_client(run, iters, st) :
-                       pt_bw_server(run, iters);
-}
-
-/*
- * Warm up as ucx_perftest does: runs of 1, 2, 4... iterations until -w are
- * done or PT_WARMUP_TIME_SEC passed. The client decides whether another run
- * follows and tells the server on the control connection.
- */
-static ucs_status_t pt_warmup(pt_run_t *run, int is_client)
-{
-    double deadline = psel_oob_time() + PT_WARMUP_TIME_SEC;
-    uint64_t total  = 0, chunk = 1, n;
-    ucs_status_t status;
-    uint8_t more;
-
-    while (total < run->params.warmup) {
-        n      = (chunk < run->params.warmup - total) ? chunk :
-                 (run->params.warmup - total);
-        status = pt_run_phase(run, is_client, n, NULL);
-        if (status != UCS_OK) {
-            return status;
-        }
-
-        total += n;
-        chunk *= 2;
-        if (is_client) {
-            more   = (total < run->params.warmup) &&
-                     (psel_oob_time() < deadline);
-            status = psel_oob_send(&run->oob, &more, sizeof(more));
-        } else {
-            status = psel_oob_recv(&run->oob, &more, sizeof(more));
-            if ((status == UCS_OK) && (more > 1)) {
-                fprintf(stderr, "psel_perftest: the client sent %u as the "
-                        "warm-up decision (expected 0 or 1)\n", more);
-                status = UCS_ERR_INVALID_PARAM;
-            }
-        }
-        if ((status != UCS_OK) || !more) {
-            return status;
-        }
-    }
-    return UCS_OK;
-}
-
-
-/* ---------------------------------------------------------------------- */
-/* Setup and the two roles                                                */
-/* ---------------------------------------------------------------------- */
-
-static ucs_status_t pt_alloc_buffers(pt_run_t *run)
-{
-    size_t size = run->params.size ? run->params.size : 1;
-
-    run->window = pt_window(&run->params);
-    if ((posix_memalign(&run->sbuf, 4096, size) != 0) ||
-        (posix_memalign(&run->rbuf, 4096, size) != 0) ||
-        ((run->ring = calloc(run->window, sizeof(*run->ring))) == NULL)) {
-        fprintf(stderr, "psel_perftest: out of memory for %zu-byte buffers\n",
-                size);
-        return UCS_ERR_NO_MEMORY;
-    }
-
-    memset(run->sbuf, 0x5a, size);
-    memset(run->rbuf, 0, size);
-    run->recv_mask = (run->params.flags & PT_FLAG_WILDCARD) ? 0 :
-                     PT_TAG_MASK_FULL;
-    return UCS_OK;
-}
-
-/* Context, worker, address exchange, endpoint; the client sends first. */
-static ucs_status_t pt_connect(pt_run_t *run, int is_client)
-{
-    void *local = NULL, *remote = NULL;
-    size_t local_len, remote_len;
-    ucs_status_t status;
-
-    status = psel_context_create(&run->context);
-    if (status != UCS_OK) {
-        fprintf(stderr, "psel_perftest: cannot create the protosel context: "
-                "%s\n", ucs_status_string(status));
-        return status;
-    }
-
-    status = psel_worker_create(run->context, &run->worker);
-    if (status != UCS_OK) {
-        fprintf(stderr, "psel_perftest: cannot create the worker: %s\n",
-                ucs_status_string(status));
-        return status;
-    }
-
-    run->oob.progress     = pt_progress_cb;
-    run->oob.progress_arg = run->worker;
-
-    status = psel_worker_get_address(run->worker, &local, &local_len);
-    if (status != UCS_OK) {
-        fprintf(stderr, "psel_perftest: cannot get the worker address: %s\n",
-                ucs_status_string(status));
-        return status;
-    }
-
-    if (is_client) {
-        status = psel_oob_send_blob(&run->oob, local, local_len);
-        if (status == UCS_OK) {
-            status = psel_oob_recv_blob(&run->oob, "worker address",
-                                        PT_MAX_ADDRESS_LEN, &remote,
-                                        &remote_len);
-        }
-    } else {
-        status = psel_oob_recv_blob(&run->oob, "worker address",
-                                    PT_MAX_ADDRESS_LEN, &remote, &remote_len);
-        if (status == UCS_OK) {
-            status = psel_oob_send_blob(&run->oob, local, local_len);
-        }
-    }
-    free(local);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    status = psel_ep_create(run->worker, remote, remote_len, &run->ep);
-    free(remote);
-    if (status != UCS_OK) {
-        fprintf(stderr, "psel_perftest: cannot connect to the peer's worker "
-                "address: %s\n", ucs_status_string(status));
-        return status;
-    }
-
-    return pt_alloc_buffers(run);
-}
-
-static void pt_cleanup(pt_run_t *run)
-{
-    if (run->ep != NULL) {
-        psel_ep_destroy(run->ep);
-    }
-    if (run->worker != NULL) {
-        psel_worker_destroy(run->worker);
-    }
-    if (run->context != NULL) {
-        psel_context_destroy(run->context);
-    }
-    free(run->ring);
-    free(run->sbuf);
-    free(run->rbuf);
-    psel_oob_close(&run->oob);
-}
-
-/* Warm-up, the measured run between two barriers, and the last barrier. */
 static ucs_status_t pt_run_test(pt_run_t *run, int is_client,
                                 const pt_opts_t *opts)
 {
@@ -1275,7 +685,9 @@ static ucs_status_t pt_run_test(pt_run_t *run, int is_client,
         pt_stats_start(st, psel_oob_time());
     }
 
-    status = pt_run_phase(run, is_client, run->params.iters, st);
+    run->on_iter     = pt_stats_update;
+    run->on_iter_arg = st;
+    status = pt_run_phase(run, is_client, run->params.iters, st != NULL);
     if (status != UCS_OK) {
         goto out;
     }
@@ -1390,6 +802,13 @@ static int pt_server(const pt_opts_t *opts)
     }
     if ((status != UCS_OK) || verdict) {
         status = (status != UCS_OK) ? status : UCS_ERR_INVALID_PARAM;
+        goto out;
+    }
+
+    if (run.params.test == PT_TEST_CALIBRATE) {
+        printf("Calibration session (psel_calibrate)\n");
+        fflush(stdout);
+        status = pt_session_serve(&run);
         goto out;
     }
 

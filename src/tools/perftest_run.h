@@ -1,0 +1,161 @@
+/**
+ * @file perftest_run.h
+ * The measuring core shared by psel_perftest and psel_calibrate: the test
+ * parameters and their wire form, one side of a run (context, worker,
+ * endpoint, buffers), the tag_lat / tag_bw loops and the warm-up, and the
+ * calibration session that a psel_perftest server runs for psel_calibrate.
+ */
+#ifndef PSEL_TOOLS_PERFTEST_RUN_H_
+#define PSEL_TOOLS_PERFTEST_RUN_H_
+
+#include "perftest_oob.h"
+
+#include <core/psel_core.h>
+
+#include <stdint.h>
+
+#define PT_DEFAULT_PORT        13337
+#define PT_TIMEOUT_SEC         30.0       /* bound of every control wait */
+#define PT_WARMUP_TIME_SEC     0.1        /* as ucx_perftest's warmup_time */
+#define PT_MAX_SIZE            (1ull << 30)
+#define PT_MAX_ITERS           (1ull << 62)
+#define PT_MAX_OUTSTANDING     65536u
+#define PT_MAX_ADDRESS_LEN     65536u
+#define PT_MAX_REPLY_LEN       512u
+#define PT_SPINS_PER_CHECK     16384u     /* progress calls between checks */
+
+#define PT_WIRE_MAGIC          0x50535054u /* "PSPT" */
+#define PT_WIRE_VERSION        1u
+#define PT_WIRE_PARAMS_SIZE    40u
+
+#define PT_TAG_DATA            0x7073656c00000001ull
+#define PT_TAG_REPLY           0x7073656c00000002ull
+#define PT_TAG_ACK             0x7073656c00000003ull
+#define PT_TAG_MASK_FULL       UINT64_MAX
+
+/* Test flags, sent to the server */
+#define PT_FLAG_WILDCARD       (1u << 0)  /* -C: receive with tag mask 0 */
+#define PT_FLAGS_ALL           PT_FLAG_WILDCARD
+
+typedef enum {
+    PT_TEST_TAG_LAT,
+    PT_TEST_TAG_BW,
+    PT_TEST_CALIBRATE,      /* a calibration session (psel_calibrate) */
+    PT_TEST_LAST
+} pt_test_id_t;
+
+typedef struct {
+    const char *name;
+    const char *desc;       /* "Test:" line of the server's box */
+    const char *lat_label;  /* latency column title */
+    unsigned    window;     /* default -O, as ucx_perftest */
+    int         pingpong;   /* latency is half the round trip */
+} pt_test_info_t;
+
+extern const pt_test_info_t pt_tests[PT_TEST_LAST];
+
+/** Program name that error messages start with. */
+extern const char *pt_prog;
+
+/** What the client tells the server (validated there as outside input). */
+typedef struct {
+    pt_test_id_t test;
+    uint32_t     flags;        /* PT_FLAG_* */
+    uint64_t     size;         /* message size, bytes */
+    uint64_t     iters;        /* measured iterations */
+    uint64_t     warmup;       /* warm-up iterations, at most */
+    uint32_t     outstanding;  /* window; 0: the test's default */
+} pt_params_t;
+
+/** Called by a client loop after each measured iteration. */
+typedef void (*pt_iter_cb_t)(void *arg, uint64_t bytes);
+
+/** One side of a run. */
+typedef struct {
+    pt_params_t      params;
+    unsigned         window;
+    uint64_t         recv_mask;
+    psel_context_h   context;
+    psel_worker_h    worker;
+    psel_ep_h        ep;
+    psel_oob_t       oob;
+    void            *sbuf, *rbuf;
+    size_t           buf_size;  /* bytes allocated in sbuf and rbuf */
+    uint64_t         ack;       /* tag_bw: messages the server received */
+    psel_request_t **ring;      /* outstanding requests, oldest at head */
+    unsigned         ring_head, ring_count, ring_size;
+    pt_iter_cb_t     on_iter;   /* or NULL */
+    void            *on_iter_arg;
+} pt_run_t;
+
+
+/** 0 if @a params are valid, else -1 with the reason in @a err. */
+int pt_params_check(const pt_params_t *params, char *err, size_t len);
+
+/** Big-endian wire form of @a params. */
+void pt_params_pack(const pt_params_t *params, uint8_t buf[PT_WIRE_PARAMS_SIZE]);
+
+/** Parse and check a wire form; -1 with the reason in @a err. */
+int pt_params_unpack(const uint8_t buf[PT_WIRE_PARAMS_SIZE],
+                     pt_params_t *params, char *err, size_t len);
+
+/** Store / load @a bytes of a big-endian integer. */
+void pt_put(uint8_t *p, uint64_t value, unsigned bytes);
+uint64_t pt_get(const uint8_t *p, unsigned bytes);
+
+/**
+ * Context, worker, address exchange over run->oob (the client sends first)
+ * and endpoint, then buffers for run->params.
+ */
+ucs_status_t pt_connect(pt_run_t *run, int is_client);
+
+/** Size the buffers and the request ring for run->params (grows only). */
+ucs_status_t pt_prepare(pt_run_t *run);
+
+/** Destroy the endpoint, worker and context; keep buffers and oob. */
+void pt_disconnect(pt_run_t *run);
+
+/** pt_disconnect(), then free the buffers and close the oob connection. */
+void pt_cleanup(pt_run_t *run);
+
+/**
+ * @a iters iterations of run->params.test. The client calls run->on_iter
+ * after each one when @a measured.
+ */
+ucs_status_t pt_run_phase(pt_run_t *run, int is_client, uint64_t iters,
+                          int measured);
+
+/**
+ * Warm up as ucx_perftest does: runs of 1, 2, 4... iterations until
+ * run->params.warmup are done or PT_WARMUP_TIME_SEC passed; the client
+ * decides and tells the server.
+ */
+ucs_status_t pt_warmup(pt_run_t *run, int is_client);
+
+
+/* Calibration session: after the handshake of a PT_TEST_CALIBRATE client,
+ * the client sends commands; the server obeys until END or an error. */
+
+/** Server: serve commands until END (UCS_OK) or an error. */
+ucs_status_t pt_session_serve(pt_run_t *run);
+
+/**
+ * Client: (re)connect both sides with these UCX_PSEL_* settings,
+ * "NAME=VALUE" separated by newlines (replacing those of the previous
+ * configuration). Only UCX_PSEL_* names are accepted.
+ */
+ucs_status_t pt_session_configure(pt_run_t *run, const char *settings);
+
+/**
+ * Client: warm up, then time @a repeats phases of @a iters iterations of
+ * @a test at @a size. @a times gets the seconds per message of each phase
+ * (half the round trip for tag_lat).
+ */
+ucs_status_t pt_session_measure(pt_run_t *run, pt_test_id_t test, size_t size,
+                                uint64_t iters, unsigned repeats,
+                                double *times);
+
+/** Client: end the session. */
+ucs_status_t pt_session_end(pt_run_t *run);
+
+#endif
