@@ -1,0 +1,316 @@
+/**
+ * @file calib.h
+ * Calibration data: measured times of each protocol over a lane set, the
+ * piecewise cost lines fitted to them, and a text file to keep both.
+ *
+ * A measurement tool (psel_calibrate) times every protocol at log-spaced
+ * sizes, in both perf flavours (see perf.h): *single* is half the round trip
+ * of a ping-pong, *multi* the time per message when streaming. This module
+ * stores those points per (protocol, lanes, memory type) line, fits cost lines
+ * `c + m·size` to them per size range, saves and loads them (format: the
+ * "Calibration file" section of src/ucp_proto_sel/README.md), tells whether a
+ * file belongs to this host, and replaces a protocol's attribute-derived perf
+ * ranges with the measured ones. Pure logic: no UCT, no measurement.
+ */
+#ifndef PSEL_UCP_PROTO_SEL_CALIB_H_
+#define PSEL_UCP_PROTO_SEL_CALIB_H_
+
+#include "proto.h"
+
+#include <ucs/datastruct/linear_func.h>
+#include <ucs/memory/memory_type.h>
+#include <ucs/type/status.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define PSEL_CALIB_FORMAT_VERSION 1    /**< Written on line 2, the only one read */
+#define PSEL_CALIB_PROTO_MAX      32   /**< Bytes of a protocol name, with NUL */
+#define PSEL_CALIB_MAX_LINES      512  /**< Lines (proto, lanes, memtype) per calibration */
+#define PSEL_CALIB_MAX_POINTS     4096 /**< Points per line */
+#define PSEL_CALIB_MAX_TEXT_LINE  1024 /**< Longest line of a file, without '\n' */
+
+
+/** One measured size. */
+typedef struct psel_calib_point {
+    size_t size;                   /**< Message size [B] */
+    double time[PSEL_PERF_LAST];   /**< Median seconds per message, by
+                                        psel_perf_type_t; NAN if not measured */
+} psel_calib_point_t;
+
+
+/** Measurements and fitted costs of one protocol over one lane set. */
+typedef struct psel_calib_line {
+    char               proto[PSEL_CALIB_PROTO_MAX];  /**< "egr/bcopy" */
+    char               lanes[PSEL_PROTO_DESC_MAX];   /**< "tcp/lo", "tcp/a+tcp/b" */
+    ucs_memory_type_t  mem_type;                     /**< Buffer memory type */
+    unsigned           num_ranges;                   /**< 0 until fitted */
+    psel_perf_range_t  ranges[PSEL_PROTO_MAX_RANGES];/**< Ascending; the last
+                                                          max_length is SIZE_MAX */
+    unsigned           num_points;                   /**< Entries in @a points */
+    psel_calib_point_t *points;                      /**< Ascending size, unique */
+} psel_calib_line_t;
+
+
+/** A calibration: where and when it was measured, and its lines. */
+typedef struct psel_calib {
+    char     hostname[128];       /**< Host measured on (no whitespace) */
+    char     machine_id[64];      /**< /etc/machine-id, or "-" */
+    char     ucx_version[32];     /**< e.g. "1.13.1" */
+    char     created[32];         /**< ISO 8601 UTC, "2026-11-22T10:11:12Z" */
+    double   duration;            /**< Seconds the measurement took */
+    char     mode[16];            /**< "quick" or "full" */
+    unsigned num_lines;           /**< Entries in @a lines */
+    psel_calib_line_t *lines;     /**< Room for PSEL_CALIB_MAX_LINES, so a line
+                                       pointer stays valid until cleanup */
+} psel_calib_t;
+
+
+/** Result of psel_calib_check(). */
+typedef enum {
+    PSEL_CALIB_MATCH,       /**< This host and this UCX */
+    PSEL_CALIB_STALE,       /**< This host, another UCX version: measure again */
+    PSEL_CALIB_MISMATCHED   /**< Another host: do not use */
+} psel_calib_match_t;
+
+
+/**
+ * Start an empty calibration of this host: hostname (spaces and control
+ * characters replaced by '_'), machine id (first word of /etc/machine-id, or
+ * "-"), UCX version, created = now, duration 0, mode "full".
+ *
+ * The UCX version is UCT_VERNO_STRING, the version compiled against: neither
+ * libucs nor libuct 1.13 has a run-time version call (only libucp does).
+ *
+ * @param [out] calib  Calibration to initialize.
+ */
+void psel_calib_init(psel_calib_t *calib);
+
+
+/**
+ * Free the lines and points of a calibration; it is empty afterwards.
+ *
+ * @param [in,out] calib  Calibration from psel_calib_init() or a load.
+ */
+void psel_calib_cleanup(psel_calib_t *calib);
+
+
+/**
+ * Find a line, or add an empty one.
+ *
+ * @param [in,out] calib     Calibration.
+ * @param [in]     proto     Protocol name; non-empty, printable, no
+ *                           whitespace or '#', shorter than
+ *                           PSEL_CALIB_PROTO_MAX.
+ * @param [in]     lanes     Lane set, same rules, shorter than
+ *                           PSEL_PROTO_DESC_MAX.
+ * @param [in]     mem_type  Memory type below UCS_MEMORY_TYPE_LAST.
+ *
+ * @return The line, valid until psel_calib_cleanup(); NULL (with an error
+ *         message) on a bad name or memory type, PSEL_CALIB_MAX_LINES lines
+ *         already, or no memory.
+ */
+psel_calib_line_t *psel_calib_line_get(psel_calib_t *calib, const char *proto,
+                                       const char *lanes,
+                                       ucs_memory_type_t mem_type);
+
+
+/**
+ * Add a measured point, keeping points sorted by size; a point of an equal
+ * size is replaced. Fitted ranges are left as they are (fit again).
+ *
+ * @param [in,out] line    Line to add to.
+ * @param [in]     size    Message size [B].
+ * @param [in]     single  Median single-message time [s], or NAN.
+ * @param [in]     multi   Median streaming time per message [s], or NAN.
+ *
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM if a time is negative or infinite;
+ *         UCS_ERR_EXCEEDS_LIMIT at PSEL_CALIB_MAX_POINTS points;
+ *         UCS_ERR_NO_MEMORY.
+ */
+ucs_status_t psel_calib_line_add_point(psel_calib_line_t *line, size_t size,
+                                       double single, double multi);
+
+
+/**
+ * Robust fit of y = c + m·x minimizing the *relative* error, since the
+ * model's fidelity is judged by the median of |predicted - measured| /
+ * measured: weighted least squares with weights 1/y², repeated while
+ * points whose relative residual lies more than 3.5 robust sigmas (1.4826 ·
+ * MAD) from the median residual are dropped (residuals within 0.1% are never
+ * outliers, at least 2 points stay). c and m are clamped to >= 0 (the better
+ * of the two boundary fits). One usable point gives c = y, m = 0; points that
+ * all share one x give m = 0.
+ *
+ * @param [in]  x     Sizes [B].
+ * @param [in]  y     Times [s]; NaN, infinite and <= 0 values are ignored.
+ * @param [in]  n     Number of points.
+ * @param [out] func  Fitted line; set only on success.
+ *
+ * @return UCS_OK, UCS_ERR_INVALID_PARAM if no point is usable,
+ *         UCS_ERR_NO_MEMORY.
+ */
+ucs_status_t psel_calib_fit_linear(const size_t *x, const double *y,
+                                   unsigned n, ucs_linear_func_t *func);
+
+
+/**
+ * Fit line->ranges for both flavours. The ranges split at @a breaks (e.g. the
+ * fragment limits of the attribute model): range i covers sizes up to
+ * breaks[i], the last one up to SIZE_MAX. A break outside the measured sizes
+ * (below the first or at/after the last usable point), or one that leaves a
+ * range with fewer than 2 usable points, is dropped: its range merges into the
+ * next one. At most PSEL_PROTO_MAX_RANGES - 1 breaks are used (the first
+ * ones that qualify). A flavour with no usable point in a range takes the
+ * other flavour's line there.
+ *
+ * @param [in,out] line        Line with points; ranges set on success.
+ * @param [in]     breaks      Strictly ascending sizes, may be NULL if
+ *                             @a num_breaks is 0.
+ * @param [in]     num_breaks  Number of breaks.
+ *
+ * @return UCS_OK, UCS_ERR_INVALID_PARAM if no point has a usable time or the
+ *         breaks do not ascend, UCS_ERR_NO_MEMORY.
+ */
+ucs_status_t psel_calib_line_fit(psel_calib_line_t *line, const size_t *breaks,
+                                 unsigned num_breaks);
+
+
+/**
+ * Median relative error of the fitted ranges against the measured points,
+ * |predicted - measured| / measured, for one flavour.
+ *
+ * @param [in] line  Fitted line.
+ * @param [in] type  Flavour.
+ *
+ * @return The median, or NAN if the line has no ranges or no usable point.
+ */
+double psel_calib_line_fit_error(const psel_calib_line_t *line,
+                                 psel_perf_type_t type);
+
+
+/**
+ * Write a calibration as text. Lines without ranges or points are skipped.
+ *
+ * @param [in] calib   Calibration to write.
+ * @param [in] stream  Stream to write to.
+ *
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM (with a message) if a header field
+ *         could not be read back (empty, whitespace, mode neither "quick"
+ *         nor "full", bad date, negative duration) or a line is not
+ *         representable (bad names, ranges not ascending or not ending at
+ *         SIZE_MAX, negative or non-finite costs); UCS_ERR_IO_ERROR if
+ *         writing failed.
+ */
+ucs_status_t psel_calib_write(const psel_calib_t *calib, FILE *stream);
+
+
+/**
+ * Save a calibration to a file atomically: write a temporary file next to it
+ * and rename it over @a path, creating the parent directories first.
+ *
+ * @param [in] calib  Calibration to save.
+ * @param [in] path   File to replace.
+ *
+ * @return As psel_calib_write(); UCS_ERR_IO_ERROR (with a message naming
+ *         the path) if a directory or the file cannot be created or written.
+ */
+ucs_status_t psel_calib_save(const psel_calib_t *calib, const char *path);
+
+
+/**
+ * Parse a calibration file held in memory. Malformed input is rejected with
+ * an error message "<name>:<line>: <field>: <what is wrong>": unknown
+ * keywords, missing or duplicate header lines, header lines after data,
+ * wrong field counts, bad numbers (negative, NaN, inf, overflow, trailing
+ * junk), unknown memory types, bad names, duplicate points, ranges not
+ * ascending, more than PSEL_PROTO_MAX_RANGES ranges, a last range not ending
+ * at inf, NUL characters, lines longer than PSEL_CALIB_MAX_TEXT_LINE.
+ *
+ * @param [in]  text    File contents; need not be NUL-terminated.
+ * @param [in]  length  Bytes in @a text.
+ * @param [in]  name    File name for messages.
+ * @param [out] calib   Overwritten on success (not cleaned up first; the
+ *                      caller frees the result with psel_calib_cleanup());
+ *                      untouched on error.
+ *
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM on malformed input;
+ *         UCS_ERR_UNSUPPORTED if the file has another format version
+ *         (treat as stale: measure again); UCS_ERR_NO_MEMORY.
+ */
+ucs_status_t psel_calib_parse(const char *text, size_t length,
+                              const char *name, psel_calib_t *calib);
+
+
+/**
+ * Read and parse a calibration file, as psel_calib_parse().
+ *
+ * @param [in]  path   File to read.
+ * @param [out] calib  Set on success, untouched on error.
+ *
+ * @return As psel_calib_parse(); UCS_ERR_NO_ELEM if the file does not exist
+ *         (no message); UCS_ERR_IO_ERROR if it cannot be read.
+ */
+ucs_status_t psel_calib_load(const char *path, psel_calib_t *calib);
+
+
+/**
+ * Does a calibration belong to this host and this UCX? The machine id is
+ * compared only when both sides know it (neither is "-"). The format version
+ * is checked when loading (UCS_ERR_UNSUPPORTED).
+ *
+ * @param [in]  calib  Loaded calibration.
+ * @param [out] why    One-line explanation, or NULL.
+ * @param [in]  max    Size of @a why.
+ *
+ * @return PSEL_CALIB_MISMATCHED if the hostname or machine id differ,
+ *         PSEL_CALIB_STALE if the UCX version differs, else PSEL_CALIB_MATCH.
+ */
+psel_calib_match_t psel_calib_check(const psel_calib_t *calib, char *why,
+                                    size_t max);
+
+
+/**
+ * Find a line.
+ *
+ * @return The line, or NULL if there is none.
+ */
+const psel_calib_line_t *psel_calib_find(const psel_calib_t *calib,
+                                         const char *proto, const char *lanes,
+                                         ucs_memory_type_t mem_type);
+
+
+/**
+ * Replace a protocol's perf ranges by the fitted ranges of its line.
+ * caps->min_length and caps' largest size (its last range's max_length) stay:
+ * calibrated ranges ending in [min_length, largest size) are kept, the next
+ * one is cut to end at the largest size, and ranges ending below min_length
+ * are dropped.
+ *
+ * @param [in]     calib     Calibration.
+ * @param [in]     proto     Protocol name.
+ * @param [in]     lanes     Lane set.
+ * @param [in]     mem_type  Memory type.
+ * @param [in,out] caps      Protocol caps from its init (at least one range).
+ *
+ * @return 1 if applied; 0 if there is no fitted line or caps has no range
+ *         (caps untouched).
+ */
+int psel_calib_apply(const psel_calib_t *calib, const char *proto,
+                     const char *lanes, ucs_memory_type_t mem_type,
+                     psel_proto_caps_t *caps);
+
+
+/**
+ * Default file for UCX_PSEL_CALIBRATION=auto:
+ * ${XDG_CACHE_HOME:-$HOME/.cache}/protosel/calibration-<hostname>.txt
+ * (an empty variable counts as unset).
+ *
+ * @param [out] path  Buffer for the path.
+ * @param [in]  max   Size of @a path.
+ *
+ * @return UCS_OK; UCS_ERR_NO_ELEM if neither variable is set;
+ *         UCS_ERR_BUFFER_TOO_SMALL if the path does not fit.
+ */
+ucs_status_t psel_calib_default_path(char *path, size_t max);
+
+#endif
