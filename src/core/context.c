@@ -1,5 +1,6 @@
 /*
- * Context: the configuration and this machine's resources.
+ * Context: the configuration, the measured cost lines
+ * (UCX_PSEL_CALIBRATION) and this machine's resources.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -24,9 +25,14 @@ ucs_status_t psel_context_create(psel_context_h *context_p)
         goto err_free;
     }
 
-    status = psel_resource_discover(&context->resources);
+    status = psel_config_calibration_load(&context->config, &context->calib);
     if (status != UCS_OK) {
         goto err_release_config;
+    }
+
+    status = psel_resource_discover(&context->resources);
+    if (status != UCS_OK) {
+        goto err_release_calib;
     }
 
     status = psel_resource_filter(&context->resources, &context->config.tls,
@@ -40,6 +46,8 @@ ucs_status_t psel_context_create(psel_context_h *context_p)
 
 err_cleanup_resources:
     psel_resource_table_cleanup(&context->resources);
+err_release_calib:
+    psel_config_calibration_release(context->calib);
 err_release_config:
     psel_config_release(&context->config);
 err_free:
@@ -50,6 +58,7 @@ err_free:
 void psel_context_destroy(psel_context_h context)
 {
     psel_resource_table_cleanup(&context->resources);
+    psel_config_calibration_release(context->calib);
     psel_config_release(&context->config);
     free(context);
 }

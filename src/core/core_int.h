@@ -42,6 +42,7 @@ typedef struct psel_used_row {
 
 struct psel_context {
     psel_config_t         config;     /**< UCX_PSEL_* */
+    struct psel_calib    *calib;      /**< Measured cost lines, or NULL */
     psel_resource_table_t resources;  /**< This machine, filtered */
 };
 

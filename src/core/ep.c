@@ -241,6 +241,7 @@ ucs_status_t psel_ep_create_common(psel_worker_h worker, const void *address,
     params.reachable_arg = ep;
     params.runnable_only = 1;
     params.config        = &worker->context->config;
+    params.calib         = worker->context->calib;
     status = psel_ep_config_init(&ep->config, &params);
     if (status != UCS_OK) {
         goto err_release_address;
@@ -337,6 +338,16 @@ void psel_ep_destroy(psel_ep_h ep)
     psel_address_release(&ep->address);
     psel_resource_table_cleanup(&ep->remote);
     free(ep);
+}
+
+const psel_select_table_t *psel_ep_tag_table(psel_ep_h ep)
+{
+    psel_buffer_type_t bt = psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_CONTIG,
+                                             UCS_MEMORY_TYPE_HOST, 1);
+    const psel_select_table_t *table;
+
+    return (psel_select_build(&ep->config.select, bt, &table) == UCS_OK) ?
+           table : NULL;
 }
 
 void psel_ep_print_info(psel_ep_h ep, FILE *stream)

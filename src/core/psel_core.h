@@ -78,6 +78,16 @@ ucs_status_t psel_ep_create(psel_worker_h worker, const void *address,
  */
 void psel_ep_print_info(psel_ep_h ep, FILE *stream);
 
+struct psel_select_table;
+
+/**
+ * The endpoint's tag-send selection table for contiguous host memory: its
+ * rows, and each candidate protocol's status and caps (see
+ * ucp_proto_sel/select.h). For tools (psel_calibrate); valid while @a ep
+ * lives. NULL if the table could not be built.
+ */
+const struct psel_select_table *psel_ep_tag_table(psel_ep_h ep);
+
 /** How psel_ep_close_nb() closes. */
 typedef enum {
     PSEL_EP_CLOSE_FLUSH, /**< Let every send posted before complete */

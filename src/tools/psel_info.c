@@ -12,6 +12,7 @@
 #include <lane_select/resource_table.h>
 #include <lane_select/snapshot.h>
 #include <lane_select/ucx_info_import.h>
+#include <ucp_proto_sel/calib.h>
 #include <ucp_proto_sel/dump.h>
 #include <ucp_proto_sel/ep_config.h>
 #include <ucp_proto_sel/select.h>
@@ -169,6 +170,7 @@ static const char *table_name(const psel_resource_table_t *table)
 static int show_endpoint(const psel_resource_table_t *local,
                          const psel_resource_table_t *peer,
                          const psel_config_t *config,
+                         const psel_calib_t *calib,
                          const psel_info_opts_t *opts)
 {
     psel_ep_params_t params = {
@@ -176,7 +178,8 @@ static int show_endpoint(const psel_resource_table_t *local,
         .local    = local,
         .remote   = peer,
         .locality = opts->locality,
-        .config   = config
+        .config   = config,
+        .calib    = calib
     };
     psel_ep_config_t *ep;
     int first = 1;
@@ -268,6 +271,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
 int main(int argc, char **argv)
 {
     psel_resource_table_t local, peer;
+    psel_calib_t *calib = NULL;
     psel_info_opts_t opts;
     psel_config_t config;
     int ret = 1;
@@ -289,6 +293,10 @@ int main(int argc, char **argv)
         }
     }
 
+    if (opts.endpoint &&
+        (psel_config_calibration_load(&config, &calib) != UCS_OK)) {
+        goto out_config;
+    }
     if (get_resources(opts.local_path, &config, &local) != UCS_OK) {
         goto out_config;
     }
@@ -310,16 +318,17 @@ int main(int argc, char **argv)
                 ret = 1;
                 goto out_local;
             }
-            ret = show_endpoint(&local, &peer, &config, &opts);
+            ret = show_endpoint(&local, &peer, &config, calib, &opts);
             psel_resource_table_cleanup(&peer);
         } else {
-            ret = show_endpoint(&local, &local, &config, &opts);
+            ret = show_endpoint(&local, &local, &config, calib, &opts);
         }
     }
 
 out_local:
     psel_resource_table_cleanup(&local);
 out_config:
+    psel_config_calibration_release(calib);
     psel_config_release(&config);
     return ret;
 }

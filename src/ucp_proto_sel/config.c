@@ -7,10 +7,13 @@
 
 #include "config.h"
 
+#include "calib.h"
+
 #include <lane_select/lane.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/string.h>
 #include <fnmatch.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -136,6 +139,15 @@ ucs_config_field_t psel_config_table[] = {
      "testing the path that connect-to-ep transports (rc) always take; set\n"
      "it the same on both peers.",
      ucs_offsetof(psel_config_t, wireup_p2p_tls), UCS_CONFIG_TYPE_STRING_ARRAY},
+
+    {"CALIBRATION", "auto",
+     "Measured cost lines to select on, from psel_calibrate: a file name,\n"
+     "\"auto\" for the default file (${XDG_CACHE_HOME:-$HOME/.cache}/protosel/\n"
+     "calibration-<host>.txt, used if it exists), or \"none\". Protocols and\n"
+     "lanes the file does not cover keep the lines derived from the\n"
+     "transports' advertised attributes. A file of another host or UCX\n"
+     "version is ignored with a warning; a malformed file is an error.",
+     ucs_offsetof(psel_config_t, calibration), UCS_CONFIG_TYPE_STRING},
 
     {"MAX_EAGER_LANES", "1",
      "Maximal number of am_bw lanes (1..16): eager bandwidth protocols and\n"
@@ -329,4 +341,71 @@ int psel_config_allow_list_match(const ucs_config_allow_list_t *list,
         }
     }
     return (list->mode == UCS_CONFIG_ALLOW_LIST_ALLOW) ? found : !found;
+}
+
+ucs_status_t psel_config_calibration_load(const psel_config_t *config,
+                                          psel_calib_t **calib_p)
+{
+    const char *setting = config->calibration;
+    int is_auto         = !strcasecmp(setting, "auto");
+    char path[4096], why[256];
+    psel_calib_t *calib;
+    ucs_status_t status;
+
+    *calib_p = NULL;
+    if (!strcasecmp(setting, "none") || (setting[0] == '\0')) {
+        return UCS_OK;
+    }
+    if (!is_auto) {
+        ucs_strncpy_zero(path, setting, sizeof(path));
+    } else if (psel_calib_default_path(path, sizeof(path)) != UCS_OK) {
+        ucs_debug("UCX_PSEL_CALIBRATION=auto: no HOME or XDG_CACHE_HOME, so "
+                  "no default file");
+        return UCS_OK;
+    }
+
+    calib = malloc(sizeof(*calib));
+    if (calib == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    status = psel_calib_load(path, calib);
+    if (status == UCS_ERR_NO_ELEM) {
+        if (is_auto) {
+            ucs_debug("UCX_PSEL_CALIBRATION=auto: no file %s", path);
+        } else {
+            ucs_warn("UCX_PSEL_CALIBRATION=%s: no such file; selecting on the "
+                     "transports' advertised attributes (run psel_calibrate "
+                     "-o %s to measure)", path, path);
+        }
+        free(calib);
+        return UCS_OK;
+    } else if (status != UCS_OK) {
+        ucs_error("UCX_PSEL_CALIBRATION: %s is not a valid calibration file "
+                  "(see above); fix it, run psel_calibrate again, or set "
+                  "UCX_PSEL_CALIBRATION=none", path);
+        free(calib);
+        return status;
+    }
+
+    if (psel_calib_check(calib, why, sizeof(why)) != PSEL_CALIB_MATCH) {
+        ucs_warn("UCX_PSEL_CALIBRATION: ignoring %s: %s; selecting on the "
+                 "transports' advertised attributes (run psel_calibrate to "
+                 "measure again)", path, why);
+        psel_calib_cleanup(calib);
+        free(calib);
+        return UCS_OK;
+    }
+
+    ucs_debug("UCX_PSEL_CALIBRATION: %u cost lines from %s", calib->num_lines,
+              path);
+    *calib_p = calib;
+    return UCS_OK;
+}
+
+void psel_config_calibration_release(psel_calib_t *calib)
+{
+    if (calib != NULL) {
+        psel_calib_cleanup(calib);
+        free(calib);
+    }
 }

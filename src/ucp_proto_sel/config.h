@@ -50,6 +50,8 @@ typedef struct psel_config {
                                                   endpoint to endpoint even
                                                   if they can connect to an
                                                   iface (testing wireup) */
+    char                   *calibration;     /**< UCX_PSEL_CALIBRATION:
+                                                  FILE, "auto" or "none" */
 } psel_config_t;
 
 
@@ -66,6 +68,25 @@ extern ucs_config_field_t psel_config_table[];
  * @return UCS_OK, or UCS_ERR_INVALID_PARAM for a bad value.
  */
 ucs_status_t psel_config_read(psel_config_t *config);
+
+struct psel_calib;
+
+/**
+ * Load the measured cost lines that UCX_PSEL_CALIBRATION names.
+ *  - "none", or "auto" without a default file: no lines (NULL), quietly;
+ *  - a named file that is missing, or a file of another host or UCX
+ *    version: a warning that says what to do, and NULL;
+ *  - a malformed file: an error naming the line, UCS_ERR_INVALID_PARAM.
+ *
+ * @param [in]  config   Settings.
+ * @param [out] calib_p  The lines, or NULL; release with
+ *                       psel_config_calibration_release().
+ */
+ucs_status_t psel_config_calibration_load(const psel_config_t *config,
+                                          struct psel_calib **calib_p);
+
+/** Release what psel_config_calibration_load() returned (NULL is fine). */
+void psel_config_calibration_release(struct psel_calib *calib);
 
 /** Release what psel_config_read() allocated. */
 void psel_config_release(psel_config_t *config);

@@ -36,6 +36,8 @@ typedef struct psel_ep_params {
                                                      with a progress function
                                                      (the data path) */
     const psel_config_t         *config;   /**< Settings */
+    const struct psel_calib     *calib;    /**< Measured cost lines, or
+                                                NULL (calib.h) */
 } psel_ep_params_t;
 
 

@@ -26,7 +26,9 @@
 /** Flags of protocol caps. */
 enum {
     /** Rendezvous protocol: the rendezvous bias d applies to its cost */
-    PSEL_PROTO_CAP_RNDV_BIAS = 1u << 0
+    PSEL_PROTO_CAP_RNDV_BIAS   = 1u << 0,
+    /** Its ranges are measured (UCX_PSEL_CALIBRATION), set by selection */
+    PSEL_PROTO_CAP_CALIBRATED  = 1u << 1
 };
 
 
@@ -53,6 +55,10 @@ typedef struct psel_proto_caps {
     char              desc[PSEL_PROTO_DESC_MAX]; /**< On success: lanes and
                                            shares ("tcp/lo 60% + tcp/eth0 40%");
                                            on UNSUPPORTED: the reason */
+    char              lanes[PSEL_PROTO_DESC_MAX]; /**< On success: the data
+                                           lanes joined by '+' ("tcp/lo+
+                                           tcp/eth0"), the key of measured
+                                           cost lines (calib.h) */
     size_t            priv_size;      /**< Bytes used in @a priv */
     uint8_t           priv[PSEL_PROTO_PRIV_MAX]; /**< Private config, handed
                                            back by lookup */

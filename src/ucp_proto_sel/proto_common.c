@@ -120,6 +120,7 @@ void psel_proto_set_lanes(const psel_lane_set_t *set, const psel_lane_t *ctrl,
     unsigned count                = set->count;
     double total                  = 0;
     size_t len                    = 0;
+    size_t key_len                = 0;
     unsigned i;
 
     UCS_STATIC_ASSERT(sizeof(*priv) <= PSEL_PROTO_PRIV_MAX);
@@ -139,7 +140,11 @@ void psel_proto_set_lanes(const psel_lane_set_t *set, const psel_lane_t *ctrl,
                             "%s%s %.0f%%", (i > 0) ? " + " : "",
                             set->lanes[i]->name, 100.0 * priv->shares[i]);
         }
-        len = ucs_min(len, sizeof(caps->desc) - 1);
+        len      = ucs_min(len, sizeof(caps->desc) - 1);
+        key_len += snprintf(caps->lanes + key_len,
+                            sizeof(caps->lanes) - key_len, "%s%s",
+                            (i > 0) ? "+" : "", set->lanes[i]->name);
+        key_len  = ucs_min(key_len, sizeof(caps->lanes) - 1);
     }
     priv->num_lanes = count;
     priv->frag_size = frag_size;

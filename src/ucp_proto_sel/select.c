@@ -7,6 +7,7 @@
 #endif
 
 #include "select.h"
+#include "calib.h"
 #include "dump.h"
 
 #include <ucs/debug/log_def.h>
@@ -567,6 +568,7 @@ psel_select_table_create(const psel_select_t *select,
 
     table->buf_type   = buf_type;
     table->num_protos = select->num_protos;
+    table->protos     = select->protos;
     table->caps       = calloc(select->num_protos, sizeof(*table->caps));
     table->status     = calloc(select->num_protos, sizeof(*table->status));
     if ((table->caps == NULL) || (table->status == NULL)) {
@@ -585,6 +587,12 @@ psel_select_table_create(const psel_select_t *select,
             table->status[i] = UCS_ERR_NO_ELEM;
         } else {
             table->status[i] = proto->init(&params, &table->caps[i]);
+            if ((table->status[i] == UCS_OK) && (select->calib != NULL) &&
+                psel_calib_apply(select->calib, proto->name,
+                                 table->caps[i].lanes, buf_type.mem_type,
+                                 &table->caps[i])) {
+                table->caps[i].flags |= PSEL_PROTO_CAP_CALIBRATED;
+            }
             if (table->status[i] == UCS_OK) {
                 table->status[i] = psel_select_check_caps(proto,
                                                           &table->caps[i]);

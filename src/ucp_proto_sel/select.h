@@ -50,7 +50,9 @@ typedef struct psel_select_table {
     psel_buffer_type_t  buf_type;    /**< Key */
     unsigned            count;       /**< Rows */
     psel_select_elem_t *elems;       /**< Rows; the last ends at SIZE_MAX */
-    unsigned            num_protos;  /**< Entries in @a caps / @a status */
+    unsigned            num_protos;  /**< Entries in @a protos, @a caps,
+                                          @a status */
+    const psel_proto_t *const *protos; /**< The candidates */
     psel_proto_caps_t  *caps;        /**< Each protocol's caps (for dumps) */
     ucs_status_t       *status;      /**< Each protocol's init result;
                                           UCS_ERR_NO_ELEM if filtered out */
@@ -71,6 +73,9 @@ typedef struct psel_select {
                                                 allow-list */
     const psel_lane_sets_t    *lanes;      /**< Lanes, by role */
     const psel_config_t       *config;     /**< Settings */
+    const struct psel_calib   *calib;      /**< Measured cost lines that
+                                                replace the protocols' own
+                                                (calib.h), or NULL */
     psel_select_table_t       *fast[PSEL_OP_LAST]; /**< Contig host tables */
     khash_t(psel_select_tables) tables;    /**< All tables, by key */
 } psel_select_t;
@@ -79,6 +84,9 @@ typedef struct psel_select {
 /**
  * Prepare a selection. Tables are built by psel_select_build() or on first
  * lookup of a buffer type. @a protos, @a lanes and @a config must outlive it.
+ * To select on measured cost lines, set select->calib before the first
+ * build: a protocol whose (name, lanes, memory type) the calibration has
+ * gets the measured ranges in place of its own (psel_calib_apply()).
  *
  * @param [out] select      Selection to initialize.
  * @param [in]  protos      Candidate protocols, in tie-break order.
