@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# Integration test of calibration on the real transports (issue 6):
+#  1. a quick psel_calibrate run (shm and tcp over loopback, a forked peer)
+#     writes a file with cost lines for both;
+#  2. selection loads it: psel_info's tcp table differs from the attribute
+#     table and its candidates carry the file's lines;
+#  3. with it, the tcp and shm tables never pick a protocol that the same
+#     run measured as clearly slower (more than PSEL_CAL_TOLERANCE, 1.25x,
+#     over the fastest protocol measured at that size) at any measured size;
+#  4. psel_perftest runs with UCX_PSEL_CALIBRATION and reports the same table;
+#  5. a cross-host style session against a psel_perftest server works;
+#  6. bad command lines and a foreign file are reported.
+# A benchmark is not a test: no speed is asserted, only the choice against
+# the same run's own measurements. TAP output; every run bounded by timeout.
+set -u
+calibrate=${PSEL_CALIBRATE:-./src/tools/psel_calibrate}
+psel_info=${PSEL_INFO:-./src/tools/psel_info}
+perftest=${PSEL_PERFTEST:-./src/tools/psel_perftest}
+tolerance=${PSEL_CAL_TOLERANCE:-1.25}
+tmp=$(mktemp -d)
+server_pid=
+cleanup() {
+    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+n=0 failed=0
+cal=$tmp/cal.txt
+
+result() { # result DESCRIPTION STATUS [FILE...]
+    local desc=$1 st=$2 f
+    shift 2
+    n=$((n + 1))
+    if [ "$st" -eq 0 ]; then
+        echo "ok $n - $desc"
+    else
+        echo "not ok $n - $desc"
+        for f in "$@"; do
+            [ -f "$f" ] && sed "s|^|#   $(basename "$f"): |" "$f" | tail -20
+        done
+        failed=$((failed + 1))
+    fi
+}
+
+shm_env=(UCX_PSEL_TLS=posix,sysv,cma)
+tcp_env=(UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo)
+
+# --- 1. the quick calibration ------------------------------------------------
+start=$(date +%s)
+timeout 120 "$calibrate" --quick --max-size 1M -o "$cal" >"$tmp/cal.out" 2>&1
+st=$?
+echo "# psel_calibrate --quick --max-size 1M took $(( $(date +%s) - start )) s"
+sed 's/^/#   /' "$tmp/cal.out"
+[ "$st" -eq 0 ] && [ -s "$cal" ]
+result "psel_calibrate --quick writes a calibration file (exit $st)" $? "$tmp/cal.out"
+
+has_lines() { grep -Eq "^range [^ ]+ $1 host " "$cal"; }
+has_lines '(posix|sysv)/memory'
+result "the file has shared-memory lines" $? "$cal"
+has_lines 'tcp/lo'
+result "the file has tcp/lo lines" $? "$cal"
+
+# --- 2. selection loads it ---------------------------------------------------
+table() { # table OUT CALIBRATION ENV...: psel_info -e -j rows as "start end proto"
+    local out=$1 c=$2
+    shift 2
+    env "$@" UCX_PSEL_CALIBRATION="$c" timeout 30 "$psel_info" -e -j \
+        >"$out.json" 2>"$out.err" || return 1
+    sed -n 's/.*"start": \([0-9]*\), "end": "*\([0-9inf]*\)"*, "protocol": "\([^"]*\)".*/\1 \2 \3/p' \
+        "$out.json" >"$out"
+    [ -s "$out" ]
+}
+
+table "$tmp/tcp.attr" none "${tcp_env[@]}"
+a=$?
+table "$tmp/tcp.cal" "$cal" "${tcp_env[@]}"
+b=$?
+result "psel_info builds the tcp table with and without the file" \
+    $(( a != 0 || b != 0 )) "$tmp/tcp.attr.err" "$tmp/tcp.cal.err"
+! cmp -s "$tmp/tcp.attr" "$tmp/tcp.cal"
+result "the measured lines change the tcp table" $? "$tmp/tcp.attr" "$tmp/tcp.cal"
+echo "# tcp table, attributes: $(tr '\n' ';' <"$tmp/tcp.attr")"
+echo "# tcp table, measured:   $(tr '\n' ';' <"$tmp/tcp.cal")"
+
+# the first range of egr/short over tcp/lo, c in seconds, must be the file's
+c_file=$(awk '$1 == "range" && $2 == "egr/short" && $3 == "tcp/lo" { printf "%.6e", $6 / 1e9; exit }' "$cal")
+c_json=$(sed -n 's/.*"protocol": "egr\/short".*"single": {"c": \([0-9.e+-]*\),.*/\1/p' \
+             "$tmp/tcp.cal.json" | head -1)
+awk -v a="$c_file" -v b="$c_json" 'BEGIN { exit !(a > 0 && b > 0 && (a - b) / a < 1e-5 && (b - a) / a < 1e-5) }'
+result "selection uses the file's egr/short line ($c_file s, table says $c_json s)" $? \
+    "$tmp/tcp.cal.json"
+
+# --- 3. no protocol the run measured as slower -------------------------------
+# slower_picks TABLE LANES-REGEX: sizes where the table's protocol was measured
+# more than $tolerance times slower (single, latency) than the fastest
+slower_picks() {
+    awk -v tol="$tolerance" -v lanes="$2" '
+        FNR == NR { s[NR] = $1; e[NR] = $2; p[NR] = $3; rows = NR; next }
+        $1 == "point" && $3 ~ lanes && $6 != "-" {
+            t[$5, $2] = $6; if (!($5 in best) || $6 < best[$5]) best[$5] = $6
+            sizes[$5] = 1
+        }
+        END {
+            for (x in sizes) {
+                for (r = 1; r <= rows; ++r) {
+                    if (x + 0 >= s[r] + 0 && (e[r] == "inf" || x + 0 <= e[r] + 0)) break
+                }
+                if (!((x, p[r]) in t)) continue
+                if (t[x, p[r]] > tol * best[x])
+                    printf "%s B: %s %.3f us, fastest %.3f us\n", x, p[r], t[x, p[r]] / 1e3, best[x] / 1e3
+            }
+        }' "$1" "$cal"
+}
+
+for tr in tcp shm; do
+    if [ $tr = tcp ]; then envs=("${tcp_env[@]}") lanes='^tcp/lo$'
+    else envs=("${shm_env[@]}") lanes='/memory$'; fi
+    [ $tr = shm ] && { table "$tmp/shm.cal" "$cal" "${envs[@]}";
+                       table "$tmp/shm.attr" none "${envs[@]}"; }
+    slower_picks "$tmp/$tr.cal" "$lanes" >"$tmp/$tr.slower"
+    [ ! -s "$tmp/$tr.slower" ]
+    result "$tr: the measured table picks no protocol measured > ${tolerance}x slower" $? \
+        "$tmp/$tr.slower" "$tmp/$tr.cal"
+    echo "# $tr: with the attributes' table instead, $(wc -l <"$(slower_picks "$tmp/$tr.attr" "$lanes" >"$tmp/$tr.attr.slower"; echo "$tmp/$tr.attr.slower")") measured sizes would be > ${tolerance}x slower than the fastest"
+    sed 's/^/#   /' "$tmp/$tr.attr.slower" | head -5
+done
+
+# --- 4. the data path loads it too -------------------------------------------
+start_server() { # start_server ENV...: sets $port and $server_pid
+    local try
+    for try in 1 2 3 4 5; do
+        port=$((20000 + RANDOM % 40000))
+        env "$@" timeout 120 "$perftest" -p "$port" >"$tmp/server" 2>&1 &
+        server_pid=$!
+        for _ in $(seq 100); do
+            grep -q "Waiting for connection" "$tmp/server" 2>/dev/null && return 0
+            kill -0 "$server_pid" 2>/dev/null || break
+            sleep 0.05
+        done
+        wait "$server_pid" 2>/dev/null
+        server_pid=
+    done
+    return 1
+}
+
+start_server "${tcp_env[@]}" UCX_PSEL_CALIBRATION="$cal"
+env "${tcp_env[@]}" UCX_PSEL_CALIBRATION="$cal" UCX_PSEL_PROTO_INFO=y \
+    timeout 60 "$perftest" 127.0.0.1 -p "$port" -t tag_lat -s 8 -n 100 \
+    >"$tmp/client" 2>&1
+st=$?
+wait "$server_pid" 2>/dev/null
+server_pid=
+# the log table's first boundary must be psel_info's
+first_end=$(awk 'NR == 1 { print $2 }' "$tmp/tcp.cal")
+grep -Eq "\| +0\.\.$first_end +\|" "$tmp/client"
+result "psel_perftest runs with UCX_PSEL_CALIBRATION and selects as psel_info (0..$first_end)" \
+    $(( st != 0 || $? != 0 )) "$tmp/client" "$tmp/server"
+
+# --- 5. a session against a psel_perftest server ----------------------------
+start_server
+timeout 120 "$calibrate" --quick --max-size 4K -o "$tmp/remote.txt" 127.0.0.1 \
+    -p "$port" >"$tmp/remote.out" 2>&1
+st=$?
+wait "$server_pid" 2>/dev/null
+server_pid=
+grep -q "^range egr/short tcp/" "$tmp/remote.txt" 2>/dev/null
+result "psel_calibrate against a psel_perftest server measures tcp" \
+    $(( st != 0 || $? != 0 )) "$tmp/remote.out" "$tmp/server"
+
+# --- 6. bad input --------------------------------------------------------------
+timeout 10 "$calibrate" -t bogus >"$tmp/bad.out" 2>&1
+st=$?
+grep -q "bad transport 'bogus'" "$tmp/bad.out"
+result "a bad -t is rejected with a message (exit $st)" $(( st != 2 || $? != 0 )) \
+    "$tmp/bad.out"
+
+timeout 30 "$calibrate" --quick -o "$tmp/none.txt" 127.0.0.1 -p 1 >"$tmp/noserver.out" 2>&1
+st=$?
+grep -q "psel_perftest -p 1" "$tmp/noserver.out"
+result "no server: exit 1, says to start psel_perftest, writes nothing" \
+    $(( st != 1 || $? != 0 )) "$tmp/noserver.out"
+[ ! -e "$tmp/none.txt" ]
+result "no file is left behind after a failure" $?
+
+sed 's/^host [^ ]* /host some-other-host /' "$cal" >"$tmp/foreign.txt"
+env "${tcp_env[@]}" UCX_PSEL_CALIBRATION="$tmp/foreign.txt" timeout 30 \
+    "$psel_info" -e -j >"$tmp/foreign.json" 2>"$tmp/foreign.err"
+st=$?
+sed -n 's/.*"start": \([0-9]*\), "end": "*\([0-9inf]*\)"*, "protocol": "\([^"]*\)".*/\1 \2 \3/p' \
+    "$tmp/foreign.json" >"$tmp/foreign.rows"
+grep -q "some-other-host" "$tmp/foreign.err" && cmp -s "$tmp/foreign.rows" "$tmp/tcp.attr"
+result "a file of another host: warning, attribute table (exit $st)" \
+    $(( st != 0 || $? != 0 )) "$tmp/foreign.err"
+
+printf '%s\n' "protosel-calibration 1" "host x y" "bogus line" >"$tmp/bad.txt"
+env "${tcp_env[@]}" UCX_PSEL_CALIBRATION="$tmp/bad.txt" timeout 30 \
+    "$psel_info" -e >"$tmp/bad_file.out" 2>&1
+st=$?
+grep -q "bad.txt:[0-9]" "$tmp/bad_file.out"
+result "a malformed file is an error naming file and line (exit $st)" \
+    $(( st == 0 || $? != 0 )) "$tmp/bad_file.out"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
