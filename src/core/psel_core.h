@@ -141,12 +141,20 @@ ucs_status_t psel_request_test(psel_request_t *request, psel_recv_info_t *info);
 /**
  * Cancel a request. A receive still waiting for a message completes with
  * UCS_ERR_CANCELED before this returns; a send not started yet (waiting in
- * the pending queue, or for wireup) too.
+ * the pending queue, or for wireup) too, and a rendezvous send whose
+ * announcement (RTS) has not gone out. A rendezvous send whose RTS went
+ * out and that the receiver has not answered yet asks the receiver to
+ * withdraw the RTS: if no receive had matched it, the send completes with
+ * UCS_ERR_CANCELED (registrations released) once the receiver confirms,
+ * else it completes normally when its transfer ends. Peer failure still
+ * fails it meanwhile.
  *
- * @return UCS_OK if canceled; UCS_ERR_BUSY if it is already moving data
- *         (it completes normally: a matched receive, or a send whose first
- *         bytes or rendezvous announcement went out); UCS_ERR_NO_ELEM if it
- *         has completed.
+ * @return UCS_OK if canceled; UCS_INPROGRESS if the receiver was asked
+ *         (also on a second call before it answers): test the request for
+ *         how it ended; UCS_ERR_BUSY if it is already moving data (it
+ *         completes normally: a matched receive, an eager send whose first
+ *         bytes went out, a rendezvous send the receiver answered or
+ *         refused to withdraw); UCS_ERR_NO_ELEM if it has completed.
  */
 ucs_status_t psel_request_cancel(psel_request_t *request);
 

@@ -254,5 +254,8 @@ ucs_status_t psel_request_cancel(psel_request_t *req)
         psel_request_complete(req, UCS_ERR_CANCELED);
         return UCS_OK;
     }
+    if ((req->type == PSEL_REQUEST_SEND) && (req->proto.rndv != NULL)) {
+        return psel_rndv_cancel_send(req);
+    }
     return UCS_ERR_BUSY;
 }

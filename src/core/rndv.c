@@ -52,7 +52,9 @@ typedef struct {
     psel_rndv_lane_in_t lanes[PSEL_MAX_LANES];
 } psel_rndv_rtr_t;
 
-/** A rendezvous receive: a matched receive and its transfer. */
+/** A rendezvous receive: a matched receive and its transfer. A reply to a
+ * CANCEL is one too, without a receive (@a recv NULL): it only finds the
+ * endpoint back (START) and sends its CANCEL-ACK (ATS stage). */
 typedef struct psel_rndv_recv {
     ucs_list_link_t        list;      /* worker->rndv.work, while queued */
     int                    queued;
@@ -65,6 +67,7 @@ typedef struct psel_rndv_recv {
     ucs_status_t           status;    /* of the receive; the sender's ATS
                                          says UCS_OK unless it failed */
     ucs_status_t           ats_status;
+    uint8_t                ack_am_id; /* ATS, or CANCEL-ACK */
     size_t                 landed;    /* rndv/am: bytes arrived */
     uint32_t               rkey_map;  /* rndv/get: lanes with an rkey */
     uct_rkey_bundle_t      rkeys[PSEL_MAX_LANES];
@@ -437,6 +440,30 @@ static ucs_status_t psel_rndv_parse_ack(const char *what, const void *data,
     return UCS_OK;
 }
 
+static ucs_status_t psel_rndv_parse_cancel(const void *data, size_t length,
+                                           psel_rndv_cancel_hdr_t *hdr)
+{
+    ucs_status_t status;
+
+    if (length != sizeof(*hdr)) {
+        ucs_error("rendezvous CANCEL: %zu bytes, not %zu; dropped", length,
+                  sizeof(*hdr));
+        return UCS_ERR_INVALID_PARAM;
+    }
+    memcpy(hdr, data, sizeof(*hdr));
+    status = psel_rndv_check_version("CANCEL", hdr->version);
+    if (status != UCS_OK) {
+        return status;
+    }
+    if ((hdr->reserved != 0) || (hdr->sreq_id == 0)) {
+        ucs_error("rendezvous CANCEL: reserved byte 0x%x, request id %" PRIx64
+                  " (sender %" PRIx64 " msg %" PRIx64 "); dropped",
+                  hdr->reserved, hdr->sreq_id, hdr->sender_id, hdr->msg_id);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
+}
+
 /* ---- the receiver ---- */
 
 static void psel_rndv_recv_queue(psel_rndv_recv_t *op)
@@ -478,7 +505,9 @@ static void psel_rndv_recv_finish(psel_rndv_recv_t *op, ucs_status_t status)
     psel_rndv_map_del(&op->worker->rndv.recvs, op->id);
     free(op->rtr);
     free(op);
-    psel_tm_rndv_complete(recv, status);
+    if (recv != NULL) {
+        psel_tm_rndv_complete(recv, status);
+    }
 }
 
 static void psel_rndv_recv_completed(uct_completion_t *comp)
@@ -508,6 +537,7 @@ static void psel_rndv_matched(void *arg, psel_tm_recv_t *recv,
     op->id         = ++worker->rndv.next_id;
     op->stage      = PSEL_RNDV_RECV_START;
     op->status     = UCS_OK;
+    op->ack_am_id  = PSEL_AM_ID_RNDV_ATS;
     op->comp.func  = psel_rndv_recv_completed;
     /* validated on arrival */
     status = psel_rndv_parse_rts(worker, op->rts_data, desc_len, &op->rts);
@@ -768,7 +798,11 @@ static ucs_status_t psel_rndv_recv_progress(psel_rndv_recv_t *op)
                 return UCS_OK;
             }
             psel_rndv_ep_lane_info(op->ep);
-            psel_rndv_recv_start(op);
+            if (op->recv == NULL) {
+                op->stage = PSEL_RNDV_RECV_ATS; /* a CANCEL-ACK */
+            } else {
+                psel_rndv_recv_start(op);
+            }
             break;
         case PSEL_RNDV_RECV_GET:
             status = psel_rndv_recv_post_gets(op);
@@ -809,11 +843,12 @@ static ucs_status_t psel_rndv_recv_progress(psel_rndv_recv_t *op)
         case PSEL_RNDV_RECV_ATS:
             status = psel_rndv_send_ack(
                     op->ep->uct_eps[psel_rndv_ctrl_lane(op->ep)],
-                    PSEL_AM_ID_RNDV_ATS, op->ats_status, op->rts.hdr.sreq_id);
+                    op->ack_am_id, op->ats_status, op->rts.hdr.sreq_id);
             if (status == UCS_ERR_NO_RESOURCE) {
                 return status;
             } else if (status != UCS_OK) {
-                ucs_error("rendezvous: sending the ATS failed: %s",
+                ucs_error("rendezvous: sending the %s failed: %s",
+                          (op->recv == NULL) ? "CANCEL-ACK" : "ATS",
                           ucs_status_string(status));
             }
             psel_rndv_recv_finish(op, op->status);
@@ -971,6 +1006,115 @@ static ucs_status_t psel_rndv_on_ats(psel_worker_h worker, const void *data,
     return UCS_OK;
 }
 
+/* The sender withdraws a message: gone from the unexpected queue (OK), or
+ * a receive has it (BUSY: it goes on), or we know nothing of it (NO_ELEM:
+ * whatever it got was answered before this, on the same lane). The answer
+ * is a receive-side op without a receive: it waits for the endpoint back
+ * like a receive does, then sends the CANCEL-ACK. */
+static ucs_status_t psel_rndv_on_cancel(psel_worker_h worker,
+                                        const void *data, size_t length)
+{
+    psel_rndv_cancel_hdr_t hdr;
+    psel_rndv_recv_t *op, *match;
+    ucs_status_t status, answer;
+    void *value;
+
+    status = psel_rndv_parse_cancel(data, length, &hdr);
+    if (status != UCS_OK) {
+        return status;
+    }
+    /* the answer's op first: a withdrawn RTS must be answered */
+    op = calloc(1, sizeof(*op));
+    if (op == NULL) {
+        ucs_error("rendezvous CANCEL: no memory to answer it (sender %" PRIx64
+                  " msg %" PRIx64 "); dropped", hdr.sender_id, hdr.msg_id);
+        return UCS_ERR_NO_MEMORY;
+    }
+    op->worker = worker;
+    op->id     = ++worker->rndv.next_id;
+    status     = psel_rndv_map_add(&worker->rndv.recvs, op->id, op);
+    if (status != UCS_OK) {
+        free(op);
+        return status;
+    }
+
+    answer = psel_tm_rndv_withdraw(&worker->tm, hdr.sender_id, hdr.msg_id);
+    if (answer != UCS_OK) {
+        kh_foreach_value(&worker->rndv.recvs, value, {
+            match = value;
+            if ((match->recv != NULL) &&
+                (match->rts.hdr.sender_id == hdr.sender_id) &&
+                (match->rts.hdr.msg_id == hdr.msg_id)) {
+                answer = UCS_ERR_BUSY;
+            }
+        });
+    }
+    ucs_debug("rendezvous CANCEL of sender %" PRIx64 " msg %" PRIx64 ": %s",
+              hdr.sender_id, hdr.msg_id, ucs_status_string(answer));
+
+    op->stage             = PSEL_RNDV_RECV_START;
+    op->ats_status        = answer;
+    op->ack_am_id         = PSEL_AM_ID_RNDV_CANCEL_ACK;
+    op->rts.hdr.sender_id = hdr.sender_id;
+    op->rts.hdr.msg_id    = hdr.msg_id;
+    op->rts.hdr.sreq_id   = hdr.sreq_id;
+    psel_rndv_recv_queue(op);
+    return UCS_OK;
+}
+
+/* The receiver's answer to our CANCEL. OK (or NO_ELEM while nothing else
+ * answered the RTS: nothing will) ends the send with UCS_ERR_CANCELED;
+ * otherwise the transfer goes on, and a send that ended meanwhile waited
+ * for this answer (it names the request) and completes now. */
+static ucs_status_t psel_rndv_on_cancel_ack(psel_worker_h worker,
+                                            const void *data, size_t length)
+{
+    psel_rndv_ack_hdr_t ack;
+    psel_proto_rndv_t *rndv;
+    psel_request_t *req;
+    ucs_status_t status;
+
+    status = psel_rndv_parse_ack("CANCEL-ACK", data, length, &ack);
+    if (status != UCS_OK) {
+        return status;
+    }
+    if ((ack.status != UCS_OK) && (ack.status != UCS_ERR_BUSY) &&
+        (ack.status != UCS_ERR_NO_ELEM)) {
+        ucs_error("rendezvous CANCEL-ACK: status %d is not an answer to a "
+                  "cancel (request %" PRIx64 "); dropped", ack.status,
+                  ack.req_id);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    req = psel_rndv_map_find(&worker->rndv.sends, ack.req_id);
+    if (req == NULL) {
+        ucs_error("rendezvous CANCEL-ACK: unknown request %" PRIx64 "; "
+                  "dropped", ack.req_id);
+        return UCS_ERR_NO_ELEM;
+    }
+    rndv = req->proto.rndv;
+    if ((rndv == NULL) || (rndv->cancel != PSEL_RNDV_CANCEL_SENT)) {
+        ucs_error("rendezvous CANCEL-ACK: request %" PRIx64 " sent no "
+                  "CANCEL; dropped", ack.req_id);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((ack.status == UCS_OK) && (rndv->stage != PSEL_RNDV_STAGE_WAIT)) {
+        /* the receiver answered the RTS, then withdrew it: a broken peer */
+        ucs_error("rendezvous CANCEL-ACK: request %" PRIx64 " withdrawn "
+                  "after an answer (stage %d); the transfer goes on",
+                  ack.req_id, (int)rndv->stage);
+    }
+    if ((rndv->stage == PSEL_RNDV_STAGE_WAIT) &&
+        (ack.status != UCS_ERR_BUSY)) {
+        rndv->cancel = PSEL_RNDV_CANCEL_NONE;
+        rndv->status = UCS_ERR_CANCELED;
+        rndv->stage  = PSEL_RNDV_STAGE_DONE;
+    } else {
+        rndv->cancel = PSEL_RNDV_CANCEL_REFUSED;
+    }
+    req->proto.resume(&req->proto);
+    return UCS_OK;
+}
+
 /* The receive a FIN or DATA names, waiting for it. */
 static ucs_status_t psel_rndv_find_recv(psel_worker_h worker, const char *what,
                                         uint64_t id, psel_rndv_recv_t **op_p)
@@ -1066,6 +1210,10 @@ ucs_status_t psel_rndv_am_input(psel_worker_h worker, uint8_t am_id,
     case PSEL_AM_ID_RNDV_ATS:  return psel_rndv_on_ats(worker, data, length);
     case PSEL_AM_ID_RNDV_FIN:  return psel_rndv_on_fin(worker, data, length);
     case PSEL_AM_ID_RNDV_DATA: return psel_rndv_on_data(worker, data, length);
+    case PSEL_AM_ID_RNDV_CANCEL:
+        return psel_rndv_on_cancel(worker, data, length);
+    case PSEL_AM_ID_RNDV_CANCEL_ACK:
+        return psel_rndv_on_cancel_ack(worker, data, length);
     default:
         ucs_error("rendezvous: active message id %u is not one of ours; "
                   "dropped", am_id);
@@ -1108,6 +1256,20 @@ ucs_status_t psel_rndv_am_data(void *arg, void *data, size_t length,
     return UCS_OK;
 }
 
+ucs_status_t psel_rndv_am_cancel(void *arg, void *data, size_t length,
+                                 unsigned flags)
+{
+    psel_rndv_am_input(arg, PSEL_AM_ID_RNDV_CANCEL, data, length);
+    return UCS_OK;
+}
+
+ucs_status_t psel_rndv_am_cancel_ack(void *arg, void *data, size_t length,
+                                     unsigned flags)
+{
+    psel_rndv_am_input(arg, PSEL_AM_ID_RNDV_CANCEL_ACK, data, length);
+    return UCS_OK;
+}
+
 /* ---- life cycle and failure ---- */
 
 void psel_rndv_init(psel_worker_h worker)
@@ -1132,8 +1294,36 @@ static void psel_rndv_abort_send(psel_request_t *req, ucs_status_t status)
     }
     rndv->status     = status;
     rndv->stage      = PSEL_RNDV_STAGE_DONE;
+    rndv->cancel     = PSEL_RNDV_CANCEL_NONE; /* no CANCEL-ACK to wait for */
     req->proto.comp.count = 0; /* operations in flight are given up */
     psel_send_progress(req);
+}
+
+ucs_status_t psel_rndv_cancel_send(psel_request_t *req)
+{
+    psel_proto_rndv_t *rndv = req->proto.rndv;
+
+    if (rndv == NULL) {
+        return UCS_ERR_BUSY; /* not a rendezvous, or not started */
+    }
+    switch (rndv->stage) {
+    case PSEL_RNDV_STAGE_START:
+    case PSEL_RNDV_STAGE_RTS:
+        /* the RTS waits for the transport: nothing reached the receiver */
+        psel_rndv_abort_send(req, UCS_ERR_CANCELED);
+        return UCS_OK;
+    case PSEL_RNDV_STAGE_WAIT:
+        if (rndv->cancel == PSEL_RNDV_CANCEL_REFUSED) {
+            return UCS_ERR_BUSY;
+        }
+        if (rndv->cancel == PSEL_RNDV_CANCEL_NONE) {
+            rndv->cancel = PSEL_RNDV_CANCEL_WANTED; /* sent from progress */
+            req->proto.resume(&req->proto);
+        }
+        return UCS_INPROGRESS;
+    default:
+        return UCS_ERR_BUSY; /* answered: the data moves */
+    }
 }
 
 void psel_rndv_ep_fail(psel_ep_h ep, ucs_status_t status)

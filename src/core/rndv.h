@@ -2,8 +2,9 @@
  * @file rndv.h
  * Rendezvous in the data path (internal): the worker's maps of rendezvous
  * requests by id, the receiver's side of rndv/am, rndv/get and rndv/put,
- * and the handlers of RTS, RTR, ATS, FIN and DATA (wire format in
- * ucp_proto_sel/proto_rndv.h). The sender's side is the protocols'
+ * the handlers of RTS, RTR, ATS, FIN, DATA, CANCEL and CANCEL-ACK (wire
+ * format in ucp_proto_sel/proto_rndv.h), and the cancel of a rendezvous
+ * send. The sender's side is the protocols'
  * (proto_rndv.c); it reaches this file through the request view's track()
  * and resume() and the fields of psel_proto_rndv_t.
  */
@@ -21,6 +22,7 @@
 
 typedef struct psel_worker  *psel_worker_h;
 typedef struct psel_ep      *psel_ep_h;
+struct psel_request;
 
 KHASH_INIT(psel_rndv_reqs, uint64_t, void*, 1, kh_int64_hash_func,
            kh_int64_hash_equal)
@@ -74,6 +76,20 @@ const psel_proto_lane_info_t *psel_rndv_ep_lane_info(psel_ep_h ep);
 /** The request view's track(): give the send an id replies find it by. */
 ucs_status_t psel_rndv_track_send(psel_proto_req_t *proto);
 
+/**
+ * Cancel a rendezvous send (psel_request_cancel()). An RTS still waiting
+ * for the transport is dropped and the send completes with
+ * UCS_ERR_CANCELED now. A send waiting for the receiver's answer (RTR or
+ * ATS) sends CANCEL: the receiver withdraws the RTS if no receive matched
+ * it (the send then completes with UCS_ERR_CANCELED, its registrations
+ * released), else the transfer goes on and completes normally.
+ *
+ * @return UCS_OK if canceled now; UCS_INPROGRESS if a CANCEL is (or was)
+ *         sent and not answered yet; UCS_ERR_BUSY if the receiver answered
+ *         already (or refused the CANCEL) or the send is no rendezvous.
+ */
+ucs_status_t psel_rndv_cancel_send(struct psel_request *req);
+
 /** Forget a send's id (at its completion). */
 void psel_rndv_untrack_send(psel_worker_h worker, uint64_t id);
 
@@ -99,5 +115,9 @@ ucs_status_t psel_rndv_am_fin(void *arg, void *data, size_t length,
                               unsigned flags);
 ucs_status_t psel_rndv_am_data(void *arg, void *data, size_t length,
                                unsigned flags);
+ucs_status_t psel_rndv_am_cancel(void *arg, void *data, size_t length,
+                                 unsigned flags);
+ucs_status_t psel_rndv_am_cancel_ack(void *arg, void *data, size_t length,
+                                     unsigned flags);
 
 #endif

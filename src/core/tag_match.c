@@ -540,6 +540,23 @@ ucs_status_t psel_tm_rndv_first(psel_tm_t *tm, uint64_t sender_id,
     return UCS_OK;
 }
 
+ucs_status_t psel_tm_rndv_withdraw(psel_tm_t *tm, uint64_t sender_id,
+                                   uint64_t msg_id)
+{
+    psel_tm_msg_t *msg;
+
+    ucs_list_for_each(msg, &tm->unexpected, list) {
+        if ((msg->desc_len > 0) && (msg->key.sender_id == sender_id) &&
+            (msg->key.msg_id == msg_id)) {
+            ucs_list_del(&msg->list);
+            --tm->num_unexpected;
+            psel_tm_msg_free(msg);
+            return UCS_OK;
+        }
+    }
+    return UCS_ERR_NO_ELEM;
+}
+
 void psel_tm_rndv_complete(psel_tm_recv_t *recv, ucs_status_t status)
 {
     assert(recv->state == PSEL_TM_RECV_MATCHED);

@@ -288,6 +288,21 @@ ucs_status_t psel_tm_rndv_first(psel_tm_t *tm, uint64_t sender_id,
 
 
 /**
+ * Withdraw a rendezvous message still waiting in the unexpected queue (its
+ * sender canceled it): it is removed and freed; no receive will match it.
+ *
+ * @param [in] tm         Matcher.
+ * @param [in] sender_id  Sender id, as given to psel_tm_rndv_first().
+ * @param [in] msg_id     Message id, as given to psel_tm_rndv_first().
+ *
+ * @return UCS_OK if removed; UCS_ERR_NO_ELEM if no such rendezvous message
+ *         waits unexpected (it matched a receive already, or never came).
+ */
+ucs_status_t psel_tm_rndv_withdraw(psel_tm_t *tm, uint64_t sender_id,
+                                   uint64_t msg_id);
+
+
+/**
  * Complete a receive handed to tm->rndv_matched: @a status replaces the
  * receive's status unless it is UCS_OK (a truncated receive stays
  * UCS_ERR_MESSAGE_TRUNCATED); then recv->complete() is called.

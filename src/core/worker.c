@@ -107,7 +107,9 @@ static const struct {
     {PSEL_AM_ID_RNDV_RTR,     psel_rndv_am_rtr},
     {PSEL_AM_ID_RNDV_ATS,     psel_rndv_am_ats},
     {PSEL_AM_ID_RNDV_FIN,     psel_rndv_am_fin},
-    {PSEL_AM_ID_RNDV_DATA,    psel_rndv_am_data}
+    {PSEL_AM_ID_RNDV_DATA,    psel_rndv_am_data},
+    {PSEL_AM_ID_RNDV_CANCEL,  psel_rndv_am_cancel},
+    {PSEL_AM_ID_RNDV_CANCEL_ACK, psel_rndv_am_cancel_ack}
 };
 
 /* ---- opening memory domains and ifaces ---- */

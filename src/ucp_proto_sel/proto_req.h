@@ -26,7 +26,11 @@ enum {
     PSEL_AM_ID_RNDV_FIN     = 8,  /**< Sender done (rndv/put), to the
                                        receiver, psel_rndv_ack_hdr_t */
     PSEL_AM_ID_RNDV_DATA    = 9,  /**< rndv/am data, psel_rndv_data_hdr_t */
-    /* 10..15: free, reserved for rendezvous */
+    PSEL_AM_ID_RNDV_CANCEL  = 10, /**< Sender withdraws its RTS, to the
+                                       receiver, psel_rndv_cancel_hdr_t */
+    PSEL_AM_ID_RNDV_CANCEL_ACK = 11, /**< Receiver's answer to CANCEL, to
+                                       the sender, psel_rndv_ack_hdr_t */
+    /* 12..15: free, reserved for rendezvous */
     PSEL_AM_ID_LAST
 };
 

@@ -420,6 +420,31 @@ static ucs_status_t psel_rndv_send_fin(psel_proto_req_t *req)
                               req->rndv->remote_req_id);
 }
 
+static size_t psel_rndv_cancel_pack(void *dest, void *arg)
+{
+    const psel_proto_req_t *req = arg;
+    psel_rndv_cancel_hdr_t hdr;
+
+    memset(&hdr, 0, sizeof(hdr));
+    hdr.version   = PSEL_RNDV_WIRE_VERSION;
+    hdr.sender_id = req->sender_id;
+    hdr.msg_id    = req->msg_id;
+    hdr.sreq_id   = req->req_id;
+    memcpy(dest, &hdr, sizeof(hdr));
+    return sizeof(hdr);
+}
+
+/* On the lane of the RTS, so it arrives after it. */
+static ucs_status_t psel_rndv_send_cancel(psel_proto_req_t *req)
+{
+    ssize_t packed;
+
+    packed = uct_ep_am_bcopy(req->lanes[psel_rndv_priv(req)->ctrl_lane],
+                             PSEL_AM_ID_RNDV_CANCEL, psel_rndv_cancel_pack,
+                             req, 0);
+    return (packed < 0) ? (ucs_status_t)packed : UCS_OK;
+}
+
 /* Record a failure; the send ends after its operations in flight, telling
  * the receiver (FIN) if it already answered. */
 static void psel_rndv_fail(psel_proto_rndv_t *rndv, ucs_status_t status)
@@ -464,7 +489,20 @@ static ucs_status_t psel_rndv_progress(psel_proto_req_t *req,
             rndv->stage = PSEL_RNDV_STAGE_WAIT;
             return UCS_INPROGRESS;
         case PSEL_RNDV_STAGE_WAIT:
-            return UCS_INPROGRESS; /* for RTR or ATS */
+            if (rndv->cancel == PSEL_RNDV_CANCEL_WANTED) {
+                status = psel_rndv_send_cancel(req);
+                if (status == UCS_ERR_NO_RESOURCE) {
+                    return status;
+                } else if (status != UCS_OK) {
+                    /* the lane failed: peer failure ends the send */
+                    ucs_error("rendezvous: sending the CANCEL failed: %s",
+                              ucs_status_string(status));
+                    rndv->cancel = PSEL_RNDV_CANCEL_NONE;
+                } else {
+                    rndv->cancel = PSEL_RNDV_CANCEL_SENT;
+                }
+            }
+            return UCS_INPROGRESS; /* for RTR, ATS or CANCEL-ACK */
         case PSEL_RNDV_STAGE_DATA:
             if (rndv->xfer.num_lanes == 0) {
                 status = psel_rndv_data_init(req);
@@ -522,8 +560,11 @@ static ucs_status_t psel_rndv_progress(psel_proto_req_t *req,
             rndv->stage = PSEL_RNDV_STAGE_DONE;
             break;
         case PSEL_RNDV_STAGE_DONE:
-            if (req->comp.count > 0) {
-                return UCS_INPROGRESS; /* aborted with operations in flight */
+            if ((req->comp.count > 0) ||
+                (rndv->cancel == PSEL_RNDV_CANCEL_SENT)) {
+                /* aborted with operations in flight, or the CANCEL-ACK
+                 * (which names this request) is still to come */
+                return UCS_INPROGRESS;
             }
             status = rndv->status;
             psel_rndv_release(req);

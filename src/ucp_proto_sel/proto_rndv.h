@@ -31,6 +31,14 @@
  *  FIN  (AM 8, sender -> receiver): psel_rndv_ack_hdr_t. rndv/put: every
  *       put completed and was flushed.
  *  DATA (AM 9, sender -> receiver): psel_rndv_data_hdr_t + payload (rndv/am).
+ *  CANCEL (AM 10, sender -> receiver): psel_rndv_cancel_hdr_t. The sender
+ *       withdraws a message whose RTS went out and that no RTR or ATS
+ *       answered yet; it goes on the lane of the RTS, after it.
+ *  CANCEL-ACK (AM 11, receiver -> sender): psel_rndv_ack_hdr_t naming the
+ *       sender's request, status UCS_OK (the RTS was still unexpected and
+ *       is gone: nothing else will come), UCS_ERR_BUSY (a receive matched
+ *       it: the transfer goes on) or UCS_ERR_NO_ELEM (no such message:
+ *       what it got was already answered).
  * @endcode
  */
 #ifndef PSEL_UCP_PROTO_SEL_PROTO_RNDV_H_
@@ -108,6 +116,15 @@ typedef struct UCS_S_PACKED psel_rndv_ack_hdr {
     uint64_t req_id;     /**< The request it completes */
 } psel_rndv_ack_hdr_t;
 
+/** The sender withdraws a message (names it as its RTS did). */
+typedef struct UCS_S_PACKED psel_rndv_cancel_hdr {
+    uint8_t  version;    /**< PSEL_RNDV_WIRE_VERSION */
+    uint8_t  reserved;   /**< 0 */
+    uint64_t sender_id;  /**< As in the RTS */
+    uint64_t msg_id;     /**< As in the RTS */
+    uint64_t sreq_id;    /**< As in the RTS; the CANCEL-ACK names it */
+} psel_rndv_cancel_hdr_t;
+
 /** rndv/am data fragment; the payload follows. */
 typedef struct UCS_S_PACKED psel_rndv_data_hdr {
     uint8_t  version;    /**< PSEL_RNDV_WIRE_VERSION */
@@ -182,7 +199,7 @@ void psel_proto_xfer_lane(const uct_iface_attr_t *attr,
                           psel_proto_split_lane_t *out);
 
 /**
- * Send an ATS or a FIN (psel_rndv_ack_hdr_t) by bcopy AM.
+ * Send an ATS, a FIN or a CANCEL-ACK (psel_rndv_ack_hdr_t) by bcopy AM.
  *
  * @return UCS_OK, UCS_ERR_NO_RESOURCE (nothing sent), or another error.
  */
@@ -202,6 +219,17 @@ typedef enum {
     PSEL_RNDV_STAGE_DONE       /**< Finish with @ref psel_proto_rndv::status */
 } psel_rndv_stage_t;
 
+/** Where the cancel of a rendezvous send is (psel_proto_rndv::cancel). */
+typedef enum {
+    PSEL_RNDV_CANCEL_NONE = 0, /**< Not asked */
+    PSEL_RNDV_CANCEL_WANTED,   /**< Asked while waiting for RTR or ATS: send
+                                    CANCEL (from progress, stage WAIT) */
+    PSEL_RNDV_CANCEL_SENT,     /**< CANCEL out: the send does not complete
+                                    before the CANCEL-ACK */
+    PSEL_RNDV_CANCEL_REFUSED   /**< The receiver had matched it: the
+                                    transfer goes on */
+} psel_rndv_cancel_t;
+
 /**
  * Rendezvous state of a send, allocated by the protocol at its first
  * progress call and freed when it finishes. The data path's reply handlers
@@ -209,11 +237,16 @@ typedef enum {
  * (RTR) or DONE (ATS) and call resume(); to abort (peer failure, cancel),
  * it sets @a status and stage DONE and calls resume(): the protocol then
  * waits for operations in flight, releases registrations and completes.
+ * To cancel, the data path sets @a cancel to WANTED in stage WAIT and
+ * calls resume(); the protocol sends CANCEL on the lane of the RTS and
+ * completes no earlier than the CANCEL-ACK, which the data path handles
+ * like the other replies (UCS_OK: status UCS_ERR_CANCELED, stage DONE).
  */
 typedef struct psel_proto_rndv {
     psel_rndv_mode_t  mode;            /**< The protocol's flow */
     psel_rndv_stage_t stage;           /**< Where it is */
     ucs_status_t      status;          /**< Final status */
+    psel_rndv_cancel_t cancel;         /**< Cancel exchange */
     /* from the receiver (RTR) */
     uint64_t          remote_req_id;   /**< rreq_id */
     uint64_t          remote_address;  /**< rndv/put: where to write */

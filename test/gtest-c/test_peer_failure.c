@@ -6,10 +6,18 @@
  * reports the closed connection; shared memory is found by keepalive,
  * uct_ep_check), later sends and flushes fail at once, and the worker still
  * talks to a new peer.
+ *
+ * The mirror case: the sender of a 64 MiB rndv/get dies after the receiver
+ * matched its RTS, before the receiver's reads are done. The receive must
+ * fail within PF_GET_FAIL_WITHIN, release what it holds, and the worker
+ * still talks to a new peer. (cma, the only transport here that reads,
+ * does each read synchronously inside one progress call, so "while the
+ * read runs" cannot be observed from outside: the sender is killed between
+ * the match and the progress call that reads.)
  */
 #include "test_util.h"
 
-#include <core/psel_core.h>
+#include <core/core_int.h>
 
 #include <setjmp.h>
 #include <signal.h>
@@ -29,6 +37,9 @@
 #define PF_MSG_SIZE    (256 * 1024)
 #define PF_FAIL_WITHIN 10.0   /* seconds: the bound the test enforces */
 #define PF_GOOD_MSGS   10
+#define PF_GET_SIZE    (64ul << 20)
+#define PF_GET_FAIL_WITHIN 5.0 /* seconds: the mirror case's bound */
+#define PF_GET_TAG     0x77
 
 static double now_sec(void)
 {
@@ -122,9 +133,11 @@ static pid_t start_receiver(int healthy, void **address, size_t *len,
     return pid;
 }
 
+static void talk_to_good_peer(psel_worker_h worker, void *good_address,
+                              size_t good_len, int good_sock, pid_t good_pid);
+
 static void run_peer_failure(const char *tls)
 {
-    static uint8_t good_bufs[PF_GOOD_MSGS][PF_MSG_SIZE];
     static uint8_t buf[PF_MSG_SIZE];
     psel_request_t *reqs[PF_MSGS], *req;
     unsigned i, failed = 0, pending;
@@ -199,6 +212,23 @@ static void run_peer_failure(const char *tls)
     psel_test_log_capture_stop();
 
     /* 3. the worker still talks to another peer */
+    talk_to_good_peer(worker, good_address, good_len, good_sock, good_pid);
+    psel_worker_destroy(worker);
+    psel_context_destroy(context);
+}
+
+/* Send PF_GOOD_MSGS to a healthy receiver (start_receiver(1)); all must
+ * arrive (it checks them and exits 0), then close. */
+static void talk_to_good_peer(psel_worker_h worker, void *good_address,
+                              size_t good_len, int good_sock, pid_t good_pid)
+{
+    static uint8_t good_bufs[PF_GOOD_MSGS][PF_MSG_SIZE];
+    psel_request_t *reqs[PF_GOOD_MSGS], *req;
+    unsigned i, pending;
+    double deadline;
+    psel_ep_h ep;
+    int status;
+
     assert_int_equal(psel_ep_create(worker, good_address, good_len, &ep),
                      UCS_OK);
     free(good_address);
@@ -230,9 +260,6 @@ static void run_peer_failure(const char *tls)
     close(good_sock);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
-
-    psel_worker_destroy(worker);
-    psel_context_destroy(context);
 }
 
 static void test_peer_failure_tcp(void **state)
@@ -250,12 +277,160 @@ static void test_peer_failure_sysv(void **state)
     run_peer_failure("sysv,cma");
 }
 
+/* The sender of the mirror case: publish the address, get the receiver's,
+ * send one PF_GET_SIZE message (rndv/get) and progress until killed. */
+static int get_sender(int sock)
+{
+    psel_context_h context;
+    psel_worker_h worker;
+    psel_request_t *req;
+    void *address, *peer;
+    double deadline;
+    uint8_t *buf;
+    size_t len;
+    psel_ep_h ep;
+
+    buf = malloc(PF_GET_SIZE);
+    if ((buf == NULL) || (psel_context_create(&context) != UCS_OK) ||
+        (psel_worker_create(context, &worker) != UCS_OK) ||
+        (psel_worker_get_address(worker, &address, &len) != UCS_OK)) {
+        fprintf(stderr, "get sender: no worker\n");
+        return 1;
+    }
+    memset(buf, 0x3c, PF_GET_SIZE);
+    if (psel_test_write_all(sock, &len, sizeof(len)) ||
+        psel_test_write_all(sock, address, len) ||
+        psel_test_read_all(sock, &len, sizeof(len)) ||
+        ((peer = malloc(len)) == NULL) ||
+        psel_test_read_all(sock, peer, len)) {
+        fprintf(stderr, "get sender: no address exchange\n");
+        return 1;
+    }
+    if (psel_ep_create(worker, peer, len, &ep) != UCS_OK) {
+        fprintf(stderr, "get sender: no endpoint\n");
+        return 1;
+    }
+    req      = psel_tag_send_nb(ep, buf, PF_GET_SIZE, PF_GET_TAG, NULL, NULL);
+    deadline = now_sec() + 30;
+    while ((req != NULL) && (now_sec() < deadline)) {
+        psel_worker_progress(worker); /* until SIGKILL */
+    }
+    fprintf(stderr, "get sender: not killed within 30 s (send %s)\n",
+            (req == NULL) ? "not posted" :
+            ucs_status_string(psel_request_test(req, NULL)));
+    return 1;
+}
+
+static void run_sender_dies_mid_get(const char *tls)
+{
+    psel_context_h context;
+    psel_worker_h worker;
+    psel_request_t *req;
+    double start, deadline, took;
+    int sv[2], good_sock, status;
+    void *address, *good_address;
+    size_t len, good_len;
+    pid_t pid, good_pid;
+    ucs_status_t st;
+    uint8_t *buf;
+    psel_ep_h ep;
+
+    setenv("UCX_PSEL_TLS", tls, 1);
+    setenv("UCX_PSEL_NET_DEVICES", "lo", 1);
+    setenv("UCX_PSEL_PROTOS", "rndv/get", 1);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(sv[0]);
+        _exit(get_sender(sv[1]));
+    }
+    close(sv[1]);
+    good_pid = start_receiver(1, &good_address, &good_len, &good_sock);
+    assert_int_equal(psel_context_create(&context), UCS_OK);
+    assert_int_equal(psel_worker_create(context, &worker), UCS_OK);
+
+    /* addresses: the sender's, then ours to it; an endpoint back, which
+     * the sender's wireup announcement pairs with */
+    assert_int_equal(psel_test_read_all(sv[0], &len, sizeof(len)), 0);
+    address = malloc(len);
+    assert_non_null(address);
+    assert_int_equal(psel_test_read_all(sv[0], address, len), 0);
+    assert_int_equal(psel_ep_create(worker, address, len, &ep), UCS_OK);
+    free(address);
+    assert_int_equal(psel_worker_get_address(worker, &address, &len), UCS_OK);
+    assert_int_equal(psel_test_write_all(sv[0], &len, sizeof(len)), 0);
+    assert_int_equal(psel_test_write_all(sv[0], address, len), 0);
+    free(address);
+
+    /* 1. the RTS arrives unexpected and the endpoint knows its peer */
+    deadline = now_sec() + 10;
+    while ((psel_tm_num_unexpected(&worker->tm) == 0) ||
+           (ep->remote_id == 0)) {
+        assert_true(now_sec() < deadline);
+        psel_worker_progress(worker);
+    }
+
+    /* 2. match it (the reads start at the next progress), kill the
+     * sender, then progress: the receive must fail in time */
+    buf = malloc(PF_GET_SIZE);
+    assert_non_null(buf);
+    req = psel_tag_recv_nb(worker, buf, PF_GET_SIZE, PF_GET_TAG, UINT64_MAX,
+                           NULL, NULL);
+    assert_int_equal(psel_tm_num_unexpected(&worker->tm), 0);
+    assert_int_equal(kh_size(&worker->rndv.recvs), 1);
+    assert_int_equal(psel_request_test(req, NULL), UCS_INPROGRESS);
+    psel_test_log_capture_start();
+    kill(pid, SIGKILL);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status)); /* not an early exit of its own */
+    close(sv[0]);
+    start    = now_sec();
+    deadline = start + 2 * PF_GET_FAIL_WITHIN;
+    while ((psel_request_test(req, NULL) == UCS_INPROGRESS) &&
+           (now_sec() < deadline)) {
+        psel_worker_progress(worker);
+    }
+    took = now_sec() - start;
+    st   = psel_request_test(req, NULL);
+    print_message("%s: the receive of a 64 MiB rndv/get ended %.3f s after "
+                  "its sender died: %s\n", tls, took, ucs_status_string(st));
+    assert_true(UCS_STATUS_IS_ERR(st));
+    assert_int_not_equal(st, UCS_ERR_MESSAGE_TRUNCATED);
+    assert_true(took < PF_GET_FAIL_WITHIN);
+    /* the rendezvous let go of it: rkeys and registrations released */
+    assert_int_equal(kh_size(&worker->rndv.recvs), 0);
+    assert_true(ucs_list_is_empty(&worker->rndv.work));
+    psel_request_free(req);
+    free(buf);
+    psel_ep_destroy(ep);
+    psel_test_log_capture_stop();
+
+    /* 3. the worker still talks to another peer */
+    talk_to_good_peer(worker, good_address, good_len, good_sock, good_pid);
+    psel_worker_destroy(worker);
+    psel_context_destroy(context);
+    unsetenv("UCX_PSEL_PROTOS");
+}
+
+static void test_sender_dies_mid_get_posix(void **state)
+{
+    run_sender_dies_mid_get("posix,cma");
+}
+
+static void test_sender_dies_mid_get_sysv(void **state)
+{
+    run_sender_dies_mid_get("sysv,cma");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_peer_failure_tcp),
         cmocka_unit_test(test_peer_failure_posix),
         cmocka_unit_test(test_peer_failure_sysv),
+        cmocka_unit_test(test_sender_dies_mid_get_posix),
+        cmocka_unit_test(test_sender_dies_mid_get_sysv),
     };
 
     signal(SIGPIPE, SIG_IGN);

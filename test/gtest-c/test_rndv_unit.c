@@ -379,8 +379,61 @@ static void test_malformed_replies(void **state)
     ((psel_rndv_data_hdr_t*)t->msg)->version = 9;
     expect_drop(t, PSEL_AM_ID_RNDV_DATA, UCS_ERR_UNSUPPORTED, "version 9");
 
-    expect_drop(t, PSEL_AM_ID_RNDV_DATA + 1, UCS_ERR_INVALID_PARAM,
+    expect_drop(t, PSEL_AM_ID_LAST, UCS_ERR_INVALID_PARAM,
                 "is not one of ours");
+}
+
+static void test_malformed_cancel(void **state)
+{
+    rndv_unit_t *t = *state;
+    psel_rndv_cancel_hdr_t cancel = {0};
+    psel_rndv_ack_hdr_t ack       = {0};
+
+    cancel.version   = PSEL_RNDV_WIRE_VERSION;
+    cancel.sender_id = 0x1234;
+    cancel.msg_id    = 1;
+    cancel.sreq_id   = 0x55;
+    t->length        = 0;
+    put_bytes(t, &cancel, sizeof(cancel) - 1);
+    expect_drop(t, PSEL_AM_ID_RNDV_CANCEL, UCS_ERR_INVALID_PARAM,
+                "rendezvous CANCEL: 25 bytes, not 26");
+    put_bytes(t, "xy", 2);
+    expect_drop(t, PSEL_AM_ID_RNDV_CANCEL, UCS_ERR_INVALID_PARAM,
+                "rendezvous CANCEL: 27 bytes, not 26");
+    t->length = 0;
+    put_bytes(t, &cancel, sizeof(cancel));
+    ((psel_rndv_cancel_hdr_t*)t->msg)->version = 3;
+    expect_drop(t, PSEL_AM_ID_RNDV_CANCEL, UCS_ERR_UNSUPPORTED,
+                "rendezvous CANCEL: version 3");
+    ((psel_rndv_cancel_hdr_t*)t->msg)->version  = PSEL_RNDV_WIRE_VERSION;
+    ((psel_rndv_cancel_hdr_t*)t->msg)->reserved = 4;
+    expect_drop(t, PSEL_AM_ID_RNDV_CANCEL, UCS_ERR_INVALID_PARAM,
+                "reserved byte 0x4");
+    ((psel_rndv_cancel_hdr_t*)t->msg)->reserved = 0;
+    ((psel_rndv_cancel_hdr_t*)t->msg)->sreq_id  = 0;
+    expect_drop(t, PSEL_AM_ID_RNDV_CANCEL, UCS_ERR_INVALID_PARAM,
+                "request id 0 (sender 1234 msg 1)");
+
+    ack.version = PSEL_RNDV_WIRE_VERSION;
+    ack.status  = UCS_OK;
+    ack.req_id  = 0x66;
+    t->length   = 0;
+    put_bytes(t, &ack, sizeof(ack));
+    expect_drop(t, PSEL_AM_ID_RNDV_CANCEL_ACK, UCS_ERR_NO_ELEM,
+                "rendezvous CANCEL-ACK: unknown request 66");
+    ((psel_rndv_ack_hdr_t*)t->msg)->status = UCS_ERR_IO_ERROR;
+    expect_drop(t, PSEL_AM_ID_RNDV_CANCEL_ACK, UCS_ERR_INVALID_PARAM,
+                "is not an answer to a cancel");
+    ((psel_rndv_ack_hdr_t*)t->msg)->status = UCS_ERR_NO_RESOURCE;
+    expect_drop(t, PSEL_AM_ID_RNDV_CANCEL_ACK, UCS_ERR_INVALID_PARAM,
+                "is not a final status");
+    ((psel_rndv_ack_hdr_t*)t->msg)->status  = UCS_ERR_BUSY;
+    ((psel_rndv_ack_hdr_t*)t->msg)->version = 0;
+    expect_drop(t, PSEL_AM_ID_RNDV_CANCEL_ACK, UCS_ERR_UNSUPPORTED,
+                "rendezvous CANCEL-ACK: version 0");
+    put_bytes(t, &ack, 1);
+    expect_drop(t, PSEL_AM_ID_RNDV_CANCEL_ACK, UCS_ERR_INVALID_PARAM,
+                "rendezvous CANCEL-ACK: 11 bytes, not 10");
 }
 
 /* After all of that, rendezvous between two workers of this process still
@@ -447,66 +500,259 @@ static void test_still_works(void **state)
     free(rbuf);
 }
 
-/* Cancel: a posted receive ends at once with UCS_ERR_CANCELED and a second
- * cancel finds nothing; a rendezvous send whose RTS went out is busy (not
- * canceled) and completes normally when a receive is posted. */
-static void test_cancel(void **state)
-{
-    size_t length = 300 * KiB;
+/* ---- cancel ---- */
+
+#define CANCEL_LENGTH (300 * KiB + 5)
+#define SPIN_MAX      10000000u  /* progress calls a wait may take */
+#define SPIN_SEC      20.0       /* and seconds */
+
+/* Two workers of this process and the sender's endpoint to the receiver,
+ * with UCX_PSEL_PROTOS = @a protos. */
+typedef struct {
     psel_context_h context;
-    psel_worker_h sender, receiver;
-    psel_request_t *sreq, *rreq;
-    uint8_t *sbuf, *rbuf;
+    psel_worker_h  sender;
+    psel_worker_h  receiver;
+    psel_ep_h      ep;
+    const char    *protos;    /* UCX_PSEL_PROTOS */
+    uint8_t       *sbuf[2];   /* two messages, distinct patterns */
+    uint8_t       *rbuf;
+} cancel_pair_t;
+
+static void pair_open(cancel_pair_t *p, const char *protos)
+{
     void *address;
-    size_t addr_len;
-    unsigned n;
-    psel_ep_h ep;
+    size_t len, k;
+    unsigned i;
 
+    p->protos = protos;
+    setenv("UCX_PSEL_PROTOS", protos, 1);
+    assert_int_equal(psel_context_create(&p->context), UCS_OK);
+    assert_int_equal(psel_worker_create(p->context, &p->receiver), UCS_OK);
+    assert_int_equal(psel_worker_create(p->context, &p->sender), UCS_OK);
+    assert_int_equal(psel_worker_get_address(p->receiver, &address, &len),
+                     UCS_OK);
+    assert_int_equal(psel_ep_create(p->sender, address, len, &p->ep), UCS_OK);
+    free(address);
+    for (i = 0; i < 2; ++i) {
+        p->sbuf[i] = malloc(CANCEL_LENGTH);
+        assert_non_null(p->sbuf[i]);
+        for (k = 0; k < CANCEL_LENGTH; ++k) {
+            p->sbuf[i][k] = (uint8_t)(k * (i + 3) + (k >> 10) + i);
+        }
+    }
+    p->rbuf = calloc(1, CANCEL_LENGTH);
+    assert_non_null(p->rbuf);
+}
+
+/* The @a num_msgs sends ran the forced protocol; nothing of a rendezvous
+ * is left on either side. */
+static void pair_close(cancel_pair_t *p, unsigned num_msgs)
+{
+    assert_int_equal(psel_test_check_used(p->sender, p->protos, num_msgs), 0);
+    assert_int_equal(kh_size(&p->sender->rndv.sends), 0);
+    assert_int_equal(kh_size(&p->sender->rndv.recvs), 0);
+    assert_int_equal(kh_size(&p->receiver->rndv.recvs), 0);
+    assert_true(ucs_list_is_empty(&p->receiver->rndv.work));
+    assert_int_equal(psel_tm_num_unexpected(&p->receiver->tm), 0);
+    psel_ep_destroy(p->ep);
+    psel_worker_destroy(p->sender);
+    psel_worker_destroy(p->receiver);
+    psel_context_destroy(p->context);
+    free(p->sbuf[0]);
+    free(p->sbuf[1]);
+    free(p->rbuf);
     unsetenv("UCX_PSEL_PROTOS");
-    sbuf = calloc(1, length);
-    rbuf = calloc(1, length);
-    assert_non_null(sbuf);
-    assert_non_null(rbuf);
-    assert_int_equal(psel_context_create(&context), UCS_OK);
-    assert_int_equal(psel_worker_create(context, &receiver), UCS_OK);
-    assert_int_equal(psel_worker_create(context, &sender), UCS_OK);
+}
 
-    rreq = psel_tag_recv_nb(receiver, rbuf, length, 7, UINT64_MAX, NULL,
-                            NULL);
+/* Whom a wait progresses. */
+enum {
+    SENDER   = 1,
+    RECEIVER = 2,
+    BOTH     = 3
+};
+
+/* What a wait waits for. */
+typedef enum {
+    WAIT_UNEXPECTED,   /* the receiver holds @a n unexpected messages */
+    WAIT_EXPECTED,     /* the receiver holds @a n expected receives */
+    WAIT_DONE,         /* @a a and @a b (if not NULL) completed */
+    WAIT_CANCEL_SENT   /* @a a sent its CANCEL */
+} wait_what_t;
+
+static int wait_cond(cancel_pair_t *p, wait_what_t what, size_t n,
+                     psel_request_t *a, psel_request_t *b)
+{
+    switch (what) {
+    case WAIT_UNEXPECTED:
+        return psel_tm_num_unexpected(&p->receiver->tm) == n;
+    case WAIT_EXPECTED:
+        return psel_tm_num_expected(&p->receiver->tm) == n;
+    case WAIT_DONE:
+        return (psel_request_test(a, NULL) != UCS_INPROGRESS) &&
+               ((b == NULL) || (psel_request_test(b, NULL) != UCS_INPROGRESS));
+    case WAIT_CANCEL_SENT:
+        return (a->proto.rndv != NULL) &&
+               (a->proto.rndv->cancel == PSEL_RNDV_CANCEL_SENT);
+    }
+    return 0;
+}
+
+/* Progress @a who until the condition holds; bounded in calls and time. */
+static void wait_for(cancel_pair_t *p, int who, wait_what_t what,
+                     size_t n, psel_request_t *a, psel_request_t *b)
+{
+    double deadline = psel_worker_time() + SPIN_SEC;
+    unsigned count;
+
+    for (count = 0; !wait_cond(p, what, n, a, b); ++count) {
+        assert_true((count < SPIN_MAX) && (psel_worker_time() < deadline));
+        if (who & SENDER) {
+            psel_worker_progress(p->sender);
+        }
+        if (who & RECEIVER) {
+            psel_worker_progress(p->receiver);
+        }
+    }
+}
+
+/* A posted receive ends at once with UCS_ERR_CANCELED and a second cancel
+ * finds nothing. */
+static void test_cancel_recv(void **state)
+{
+    rndv_unit_t *t = *state;
+    uint8_t buf[8];
+    psel_request_t *rreq;
+
+    rreq = psel_tag_recv_nb(t->receiver, buf, sizeof(buf), 7, UINT64_MAX,
+                            NULL, NULL);
+    assert_int_equal(psel_tm_num_expected(&t->receiver->tm), 1);
     assert_int_equal(psel_request_cancel(rreq), UCS_OK);
     assert_int_equal(psel_request_test(rreq, NULL), UCS_ERR_CANCELED);
+    assert_int_equal(psel_tm_num_expected(&t->receiver->tm), 0);
     assert_int_equal(psel_request_cancel(rreq), UCS_ERR_NO_ELEM);
     psel_request_free(rreq);
+}
 
-    assert_int_equal(psel_worker_get_address(receiver, &address, &addr_len),
-                     UCS_OK);
-    assert_int_equal(psel_ep_create(sender, address, addr_len, &ep), UCS_OK);
-    free(address);
-    sreq = psel_tag_send_nb(ep, sbuf, length, 8, NULL, NULL);
-    for (n = 0; n < 1000; ++n) {
-        psel_worker_progress(sender);
-        psel_worker_progress(receiver);
+/* A send whose RTS waits unexpected at the receiver: the CANCEL withdraws
+ * it, the send ends with UCS_ERR_CANCELED (its rendezvous state and
+ * registrations released), and the receiver's next receive matches the
+ * message after it. Before that, a CANCEL-ACK for a send that sent no
+ * CANCEL is dropped and changes nothing. */
+static void cancel_unexpected(const char *protos)
+{
+    psel_rndv_ack_hdr_t ack = {PSEL_RNDV_WIRE_VERSION, UCS_OK, 0};
+    psel_request_t *sreq[2], *rreq;
+    cancel_pair_t p;
+    unsigned i;
+
+    pair_open(&p, protos);
+    for (i = 0; i < 2; ++i) {
+        sreq[i] = psel_tag_send_nb(p.ep, p.sbuf[i], CANCEL_LENGTH, 8, NULL,
+                                   NULL);
+        assert_non_null(sreq[i]);
+        wait_for(&p, BOTH, WAIT_UNEXPECTED, i + 1, NULL, NULL);
     }
-    assert_int_equal(psel_request_test(sreq, NULL), UCS_INPROGRESS);
-    assert_int_equal(psel_request_cancel(sreq), UCS_ERR_BUSY);
-    rreq = psel_tag_recv_nb(receiver, rbuf, length, 8, UINT64_MAX, NULL,
-                            NULL);
-    for (n = 0; (n < 10000000) &&
-                ((psel_request_test(sreq, NULL) == UCS_INPROGRESS) ||
-                 (psel_request_test(rreq, NULL) == UCS_INPROGRESS)); ++n) {
-        psel_worker_progress(sender);
-        psel_worker_progress(receiver);
+    assert_int_equal(psel_request_test(sreq[0], NULL), UCS_INPROGRESS);
+    assert_int_equal(sreq[0]->proto.rndv->stage, PSEL_RNDV_STAGE_WAIT);
+
+    ack.req_id = sreq[0]->proto.req_id;
+    psel_test_log_clear();
+    psel_test_log_capture_start();
+    assert_int_equal(psel_rndv_am_input(p.sender, PSEL_AM_ID_RNDV_CANCEL_ACK,
+                                        &ack, sizeof(ack)),
+                     UCS_ERR_INVALID_PARAM);
+    psel_assert_log_contains("sent no CANCEL");
+    assert_int_equal(psel_request_test(sreq[0], NULL), UCS_INPROGRESS);
+
+    psel_test_log_clear();
+    assert_int_equal(psel_request_cancel(sreq[0]), UCS_INPROGRESS);
+    assert_int_equal(psel_request_cancel(sreq[0]), UCS_INPROGRESS);
+    wait_for(&p, BOTH, WAIT_DONE, 0, sreq[0], NULL);
+    psel_test_log_capture_stop();
+    assert_int_equal(psel_test_log_count(), 0); /* no error on either side */
+    assert_int_equal(psel_request_test(sreq[0], NULL), UCS_ERR_CANCELED);
+    assert_null(sreq[0]->proto.rndv);
+    assert_int_equal(psel_request_cancel(sreq[0]), UCS_ERR_NO_ELEM);
+    assert_int_equal(psel_tm_num_unexpected(&p.receiver->tm), 1);
+    assert_int_equal(kh_size(&p.sender->rndv.sends), 1);
+
+    rreq = psel_tag_recv_nb(p.receiver, p.rbuf, CANCEL_LENGTH, 8, UINT64_MAX,
+                            NULL, NULL);
+    wait_for(&p, BOTH, WAIT_DONE, 0, rreq, sreq[1]);
+    assert_int_equal(psel_request_test(sreq[1], NULL), UCS_OK);
+    assert_int_equal(psel_request_test(rreq, NULL), UCS_OK);
+    assert_memory_equal(p.rbuf, p.sbuf[1], CANCEL_LENGTH);
+    for (i = 0; i < 2; ++i) {
+        psel_request_free(sreq[i]);
     }
+    psel_request_free(rreq);
+    pair_close(&p, 2);
+}
+
+/* The receiver matched the RTS before the CANCEL came (the receive was
+ * posted first; the CANCEL left before the sender heard anything): it
+ * refuses, and the transfer completes normally with the data (the send
+ * waited for the CANCEL-ACK: an answer "withdrawn" would have ended it
+ * with UCS_ERR_CANCELED). */
+static void cancel_matched(const char *protos)
+{
+    psel_request_t *sreq, *rreq;
+    cancel_pair_t p;
+
+    pair_open(&p, protos);
+    sreq = psel_tag_send_nb(p.ep, p.sbuf[0], CANCEL_LENGTH, 9, NULL, NULL);
+    assert_non_null(sreq);
+    /* the receiver does not progress: the RTS waits in its transport */
+    rreq = psel_tag_recv_nb(p.receiver, p.rbuf, CANCEL_LENGTH, 9, UINT64_MAX,
+                            NULL, NULL);
+    assert_int_equal(psel_tm_num_expected(&p.receiver->tm), 1);
+    assert_int_equal(psel_request_cancel(sreq), UCS_INPROGRESS);
+    wait_for(&p, SENDER, WAIT_CANCEL_SENT, 0, sreq, NULL);
+
+    psel_test_log_clear();
+    psel_test_log_capture_start();
+    wait_for(&p, RECEIVER, WAIT_EXPECTED, 0, NULL, NULL); /* RTS matched;
+                                                             the CANCEL
+                                                             follows it */
+    wait_for(&p, BOTH, WAIT_DONE, 0, sreq, rreq);
+    psel_test_log_capture_stop();
+    assert_int_equal(psel_test_log_count(), 0);
     assert_int_equal(psel_request_test(sreq, NULL), UCS_OK);
     assert_int_equal(psel_request_test(rreq, NULL), UCS_OK);
+    assert_memory_equal(p.rbuf, p.sbuf[0], CANCEL_LENGTH);
     psel_request_free(sreq);
     psel_request_free(rreq);
-    psel_ep_destroy(ep);
-    psel_worker_destroy(sender);
-    psel_worker_destroy(receiver);
-    psel_context_destroy(context);
-    free(sbuf);
-    free(rbuf);
+    pair_close(&p, 1);
+}
+
+static void test_cancel_unexpected_am(void **state)
+{
+    cancel_unexpected("rndv/am");
+}
+
+static void test_cancel_unexpected_put(void **state)
+{
+    cancel_unexpected("rndv/put");
+}
+
+static void test_cancel_unexpected_get(void **state)
+{
+    cancel_unexpected("rndv/get");
+}
+
+static void test_cancel_matched_am(void **state)
+{
+    cancel_matched("rndv/am");
+}
+
+static void test_cancel_matched_put(void **state)
+{
+    cancel_matched("rndv/put");
+}
+
+static void test_cancel_matched_get(void **state)
+{
+    cancel_matched("rndv/get");
 }
 
 int main(void)
@@ -520,7 +766,14 @@ int main(void)
         cmocka_unit_test(test_malformed_rts),
         cmocka_unit_test(test_malformed_replies),
         cmocka_unit_test(test_still_works),
-        cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_malformed_cancel),
+        cmocka_unit_test(test_cancel_recv),
+        cmocka_unit_test(test_cancel_unexpected_am),
+        cmocka_unit_test(test_cancel_unexpected_put),
+        cmocka_unit_test(test_cancel_unexpected_get),
+        cmocka_unit_test(test_cancel_matched_am),
+        cmocka_unit_test(test_cancel_matched_put),
+        cmocka_unit_test(test_cancel_matched_get),
     };
 
     return cmocka_run_group_tests_name("rndv_unit", tests, setup, teardown);

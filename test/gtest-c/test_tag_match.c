@@ -1360,6 +1360,50 @@ static void test_rndv_order_with_eager(void **state)
     free(data);
 }
 
+/* A withdrawn rendezvous message (its sender canceled it) leaves the
+ * unexpected queue: the next receive matches the message after it. Only an
+ * unexpected rendezvous message of that (sender, msg) is withdrawn: not an
+ * eager one, not a matched one, not another sender's. */
+static void test_rndv_withdraw(void **state)
+{
+    psel_tm_t *tm = *state;
+    uint8_t *data = msg_data(1, 3, 10);
+    test_req_t reqs[2];
+    rndv_seen_t seen;
+    unsigned i;
+
+    rndv_hook(tm, &seen);
+    assert_int_equal(psel_tm_rndv_first(tm, 1, 1, 9, 5000, "first", 5),
+                     UCS_OK);
+    assert_int_equal(psel_tm_rndv_first(tm, 1, 2, 9, 5000, "second", 6),
+                     UCS_OK);
+    assert_int_equal(psel_tm_eager_first(tm, 1, 3, 9, 10, data, 10), UCS_OK);
+    assert_int_equal(psel_tm_num_unexpected(tm), 3);
+
+    assert_int_equal(psel_tm_rndv_withdraw(tm, 2, 1), UCS_ERR_NO_ELEM);
+    assert_int_equal(psel_tm_rndv_withdraw(tm, 1, 3), UCS_ERR_NO_ELEM);
+    assert_int_equal(psel_tm_rndv_withdraw(tm, 1, 1), UCS_OK);
+    assert_int_equal(psel_tm_rndv_withdraw(tm, 1, 1), UCS_ERR_NO_ELEM);
+    assert_int_equal(psel_tm_num_unexpected(tm), 2);
+
+    for (i = 0; i < 2; ++i) {
+        req_init(&reqs[i], 9, FULL_MASK, 5000);
+        psel_tm_post(tm, &reqs[i].recv);
+    }
+    assert_int_equal(seen.count, 1);
+    assert_string_equal(seen.descs[0], "second");
+    assert_int_equal(reqs[1].completions, 1);
+    assert_int_equal(reqs[1].recv.recv_length, 10);
+    /* matched: no longer withdrawable */
+    assert_int_equal(psel_tm_rndv_withdraw(tm, 1, 2), UCS_ERR_NO_ELEM);
+    psel_tm_rndv_complete(&reqs[0].recv, UCS_OK);
+    for (i = 0; i < 2; ++i) {
+        req_release(&reqs[i]);
+    }
+    assert_int_equal(psel_tm_num_unexpected(tm), 0);
+    free(data);
+}
+
 /* Without a rendezvous hook, or without a descriptor, an RTS is rejected
  * and nothing changes; cleanup frees unexpected descriptors. */
 static void test_rndv_reject_and_cleanup(void **state)
@@ -1418,6 +1462,7 @@ int main(void)
         T(test_stress_against_model_in_order_fragments),
         T(test_stress_against_model_out_of_order_fragments),
         T(test_rndv_expected_then_rts),
+        T(test_rndv_withdraw),
         T(test_rndv_unexpected_then_post),
         T(test_rndv_order_with_eager),
         T(test_rndv_reject_and_cleanup),
