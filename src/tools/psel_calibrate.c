@@ -386,6 +386,10 @@ static ucs_status_t cal_protocol(pt_run_t *run, const cal_opts_t *opts,
         if (!cal_runs(run->ep, p->name, sizes[i])) {
             continue; /* the fallback protocol runs there */
         }
+        if (isatty(STDERR_FILENO)) {
+            fprintf(stderr, "\r# %-4s %-10s size %u/%u (%zu B) ...\033[K",
+                    setup->name, p->name, i + 1, num_sizes, sizes[i]);
+        }
         status = cal_measure(run, opts->mode, PT_TEST_TAG_LAT, sizes[i], &lat);
         if (status == UCS_OK) {
             status = cal_measure(run, opts->mode, PT_TEST_TAG_BW, sizes[i],
@@ -419,6 +423,9 @@ static ucs_status_t cal_protocol(pt_run_t *run, const cal_opts_t *opts,
         return UCS_OK; /* the attributes stay in use for it */
     }
 
+    if (isatty(STDERR_FILENO)) {
+        fprintf(stderr, "\r\033[K");
+    }
     ucs_string_buffer_init(&strb);
     cal_func_str("latency", line->ranges[0].perf[PSEL_PERF_SINGLE], &strb);
     cal_func_str(", streamed", line->ranges[0].perf[PSEL_PERF_MULTI], &strb);
