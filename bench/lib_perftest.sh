@@ -112,7 +112,7 @@ ucx_proto() {  # FILE TEST SIZE
             if (cur != "") { got[cur] = ""; fresh[cur] = 1 }
             next
         }
-        cur != "" && NF >= 5 && $2 ~ /[0-9]+\.\.[0-9a-zKMG]+/ {
+        cur != "" && NF >= 5 && $2 ~ /[0-9]+[KMG]?\.\.[0-9a-zKMG]+/ {
             rg = $2; gsub(/ /, "", rg); split(rg, b, /\.\./)
             if (size + 0 >= num(b[1]) && size + 0 <= num(b[2])) {
                 tl = $4; gsub(/ /, "", tl)
@@ -310,7 +310,7 @@ ucx_proto_chain_sizes() {
             if (cur != "") nr[cur] = 0
             next
         }
-        cur != "" && NF >= 5 && $2 ~ /^ *[0-9]+(\.\.[0-9a-zKMG]+)? *$/ {
+        cur != "" && NF >= 5 && $2 ~ /^ *[0-9]+[KMG]?(\.\.[0-9a-zKMG]+)? *$/ {
             rg = $2; gsub(/ /, "", rg)
             if (rg !~ /\.\./) rg = rg ".." rg
             split(rg, b, /\.\./)
