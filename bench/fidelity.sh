@@ -343,7 +343,7 @@ for tr in trs:
             else " (no calibrated line: after = before)"
         ran = protos[(t, test, size, proto)].most_common(1)[0][0]
         rows.append((proto, size, order[test], test, m, pb, eb, pa, ea, ran + same,
-                     max(v) / min(v) if min(v) > 0 else 0))
+                     max(v) / min(v) if len(v) > 1 and min(v) > 0 else 0))
     rows.sort(key=lambda r: (r[0], r[2], r[1]))
     stats[tr] = rows
     table = [cols] + [[r[0], human(r[1]), r[3], fmt(r[4]), fmt(r[5]), fe(r[6]),
@@ -392,7 +392,8 @@ for name, rows in groups:
             continue
         mb, wb, nb = summ(sel, 6)
         ma, wa, na = summ(sel, 8)
-        spread = statistics.median(r[10] for r in sel) if sel else 0
+        sp = [r[10] for r in sel if r[10]]
+        spread = statistics.median(sp) if sp else 0
         srows.append([name, test, str(len(sel)),
                       "-" if mb is None else "%.1f%%" % mb, wtxt(wb),
                       "-" if ma is None else "%.1f%%" % ma, wtxt(wa),
@@ -410,7 +411,7 @@ for i, x in enumerate(table):
     if i == 0:
         txt.append("  ".join("-" * w[j] for j in range(len(scols))))
 txt.append("")
-txt.append("run spread: median over the points of max/min of their runs' times (1.00 with one run).")
+txt.append("run spread: median over the points of max/min of their runs' times (- with one run).")
 md.append("")
 md.append("### Summary: median |err%| before and after calibration (target after: <= 15 %)")
 md.append("")
