@@ -161,8 +161,7 @@ clear_ucx_env() {
     for v in $(env | sed -n 's/^\(UCX_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 }
 
-# The transport setups, the same for both tools (vs_ucx_perftest.sh has its
-# own copy in its --transports handling).
+# The transport setups, the same for both tools.
 
 tr_env() {  # TOOL TRANSPORT -> VAR=VAL lines
     case $1/$2 in
