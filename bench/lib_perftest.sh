@@ -1,13 +1,24 @@
-# shellcheck shell=bash disable=SC2154
-# (srv_pin, cli_pin and pids are the caller's, see below)
-# Shell functions shared by bench/vs_ucx_perftest.sh and bench/regret.sh:
-# starting a psel_perftest / ucx_perftest server and client pair, parsing
-# their output, small statistics. Sourced, never run.
+# shellcheck shell=bash disable=SC2154,SC2034
+# (the variables below are the caller's; the arrays discovery fills are the caller's to read)
+# Shell functions shared by the bench/ scripts (vs_ucx_perftest.sh,
+# regret.sh, fidelity.sh, ucx_tuned.sh): starting a psel_perftest /
+# ucx_perftest server and client pair, parsing their output, small
+# statistics; and, for the scripts that force protocols, the transport
+# setups, the forced configurations of both tools and how they are
+# discovered, the timed plan and its regret summary. Sourced, never run.
 #
 # The caller defines:
 #   pids=()              every process started is appended (the caller's EXIT
 #                        trap kills them by pid)
 #   srv_pin=() cli_pin=()  extra server / client arguments (-c CPU)
+# and, for the functions from "Setups" on:
+#   me                   the script's name, for messages
+#   out                  the output directory (with a disc/ subdirectory)
+#   psel_bin psel_info   psel_perftest and psel_info (psel_resolve_bin)
+#   ucx_bin              ucx_perftest
+#   psel_env_extra=()    VAR=VAL added to every protosel run (may be empty)
+#   ucx_extra_env[]      optional: "TRANSPORT NAME" -> VAR=VAL lines of an
+#                        extra, not forced, UCX configuration NAME
 
 # A port nobody listens on or uses, drawn at random (bounded tries).
 free_port() {
@@ -101,7 +112,7 @@ ucx_proto() {  # FILE TEST SIZE
             if (cur != "") { got[cur] = ""; fresh[cur] = 1 }
             next
         }
-        cur != "" && NF >= 5 && $2 ~ /[0-9]+\.\.[0-9a-zKMG]+/ {
+        cur != "" && NF >= 5 && $2 ~ /[0-9]+[KMG]?\.\.[0-9a-zKMG]+/ {
             rg = $2; gsub(/ /, "", rg); split(rg, b, /\.\./)
             if (size + 0 >= num(b[1]) && size + 0 <= num(b[2])) {
                 tl = $4; gsub(/ /, "", tl)
@@ -126,4 +137,559 @@ human() {  # SIZE
     if [ "$1" -ge 1048576 ] && [ $(( $1 % 1048576 )) = 0 ]; then echo "$(( $1 / 1048576 )) MiB"
     elif [ "$1" -ge 1024 ] && [ $(( $1 % 1024 )) = 0 ]; then echo "$(( $1 / 1024 )) KiB"
     else echo "$1 B"; fi
+}
+
+# --------------------------------------------------------------------------
+# Setups
+
+# psel_resolve_bin: a libtool wrapper script costs 0.1 s a start, so run the
+# real binary with the library path the wrapper would set (psel_bin,
+# psel_ldpath).
+psel_ldpath=""
+psel_resolve_bin() {
+    if [ -x "$(dirname "$psel_bin")/.libs/$(basename "$psel_bin")" ] &&
+       grep -q 'libtool' "$psel_bin" 2>/dev/null; then
+        psel_ldpath=$(sed -n 's/^ *LD_LIBRARY_PATH="\(.*\):\$LD_LIBRARY_PATH"$/\1/p' "$psel_bin" | head -1)
+        [ -n "$psel_ldpath" ] && psel_bin=$(dirname "$psel_bin")/.libs/$(basename "$psel_bin")
+    fi
+    return 0
+}
+
+# Each tool gets exactly the environment the functions below give it.
+clear_ucx_env() {
+    local v
+    for v in $(env | sed -n 's/^\(UCX_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+}
+
+# The transport setups, the same for both tools.
+
+tr_env() {  # TOOL TRANSPORT -> VAR=VAL lines
+    case $1/$2 in
+    psel/shm) printf '%s\n' UCX_PSEL_TLS=posix,sysv,cma ;;
+    psel/tcp) printf '%s\n' UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo ;;
+    ucx/shm)  printf '%s\n' UCX_TLS=posix,sysv,cma ;;
+    ucx/tcp)  printf '%s\n' UCX_TLS=tcp UCX_NET_DEVICES=lo ;;
+    esac
+    if [ "$1" = ucx ]; then printf '%s\n' UCX_PROTO_ENABLE=y UCX_WARN_UNUSED_ENV_VARS=n; return 0; fi
+    [ -n "$psel_ldpath" ] && echo "LD_LIBRARY_PATH=$psel_ldpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    [ ${#psel_env_extra[@]} -eq 0 ] || printf '%s\n' "${psel_env_extra[@]}"
+}
+
+# UCX's settings: name, the protocol (class) it aims at, knobs (ucx_info -c).
+# Rendezvous settings aim at "rndv": UCX_RNDV_SCHEME is a wish, what runs is
+# read from the tables (see ucx_proto_chain).
+ucx_cfgs="short bcopy zcopy rndv-get rndv-put rndv-am"
+# Any other NAME is an extra configuration: ucx_extra_env["TRANSPORT NAME"].
+declare -A ucx_extra_env
+ucx_cfg_env() {  # NAME [TRANSPORT] -> VAR=VAL lines
+    case $1 in
+    auto)     ;;
+    short)    printf '%s\n' UCX_RNDV_THRESH=inf UCX_BCOPY_THRESH=inf UCX_ZCOPY_THRESH=inf ;;
+    bcopy)    printf '%s\n' UCX_RNDV_THRESH=inf UCX_BCOPY_THRESH=0 UCX_ZCOPY_THRESH=inf ;;
+    zcopy)    printf '%s\n' UCX_RNDV_THRESH=inf UCX_ZCOPY_THRESH=0 ;;
+    rndv-get) printf '%s\n' UCX_RNDV_THRESH=0 UCX_RNDV_SCHEME=get_zcopy ;;
+    rndv-put) printf '%s\n' UCX_RNDV_THRESH=0 UCX_RNDV_SCHEME=put_zcopy ;;
+    rndv-am)  printf '%s\n' UCX_RNDV_THRESH=0 UCX_RNDV_SCHEME=am ;;
+    *)        printf '%s\n' "${ucx_extra_env["${2:-} $1"]:-}" | sed '/^$/d' ;;
+    esac
+}
+ucx_cfg_aim() {  # NAME -> protocol class its tables must show
+    case $1 in
+    short) echo egr/short ;; bcopy) echo egr/bcopy ;; zcopy) echo egr/zcopy ;;
+    rndv-*) echo rndv ;; *) echo any ;;
+    esac
+}
+
+# Iterations: about 25 ms of messages by a rough estimate of a message's
+# time (shm 0.4 us + size / 3000 MB/s, tcp 8 us + size / 1000 MB/s; a
+# round trip is two), so that large sizes and slow forced protocols do not
+# dominate the run time; at least 8 round trips (tag_lat) or 64 messages,
+# two windows (tag_bw).
+iters() {  # TRANSPORT TEST SIZE
+    awk -v tr="$1" -v test="$2" -v s="$3" 'BEGIN {
+        us = (tr == "shm") ? 0.4 + s / 3000 : 8 + s / 1000
+        if (test == "tag_lat") us *= 2
+        n = int(25000 / us)
+        mx = (test == "tag_lat") ? 20000 : 100000
+        mn = (test == "tag_lat") ? 8 : 64
+        if (n > mx) n = mx; if (n < mn) n = mn
+        print n }'
+}
+
+# run_cfg TOOL TRANSPORT CFG TEST SIZE FILE [ITERS WARMUP]: one timed or
+# discovery run. CFG: "auto", a protosel UCX_PSEL_PROTOS value, or a UCX
+# setting name. Discovery runs pass ITERS and print the tables
+# (UCX_PSEL_PROTO_INFO=y / UCX_PROTO_INFO=y on both sides); timed runs print
+# what protosel used (UCX_PSEL_PROTO_INFO=used, client) or UCX's tables.
+run_cfg() {
+    local tool=$1 tr=$2 cfg=$3 test=$4 size=$5 file=$6 n=${7:-} w=${8:-} disc=0 bin
+    local senv=() cenv=() tmo=60
+    [ -n "$n" ] && { disc=1; tmo=30; }
+    if [ -z "$n" ]; then
+        n=$(iters "$tr" "$test" "$size")
+        w=$((n / 10)); [ $w -gt 1000 ] && w=1000; [ $w -lt 1 ] && w=1
+    fi
+    mapfile -t senv < <(tr_env "$tool" "$tr")
+    if [ "$tool" = psel ]; then
+        bin=$psel_bin
+        [ "$cfg" != auto ] && senv+=("UCX_PSEL_PROTOS=$cfg")
+        cenv=("${senv[@]}")
+        if [ $disc = 1 ]; then cenv+=(UCX_PSEL_PROTO_INFO=y)
+        else cenv+=(UCX_PSEL_PROTO_INFO=used); fi
+    else
+        bin=$ucx_bin
+        mapfile -t -O ${#senv[@]} senv < <(ucx_cfg_env "$cfg" "$tr")
+        senv+=(UCX_PROTO_INFO=y)
+        cenv=("${senv[@]}")
+    fi
+    pt_run_pair "$bin" "$file" "$tmo" senv cenv -t "$test" -s "$size" -n "$n" -w "$w" -f
+}
+
+# --------------------------------------------------------------------------
+# Table parsers
+
+# psel_rows FILE: the rows of the UCX_PSEL_PROTO_INFO=y tag-send table as
+# "START END PROTOCOL" (END "inf" = unbounded).
+psel_rows() {
+    awk -F'|' '/\| *protosel *\| *tag send, contig host memory/ { on = 1; n = 0; next }
+        on && /\+-/ { if (n) on = 0; next }
+        on && NF >= 4 && $2 ~ /^ *[0-9]+\.\.[0-9a-z]+ *$/ {
+            rg = $2; gsub(/ /, "", rg); split(rg, b, /\.\./)
+            p = $3; sub(/.*\[/, "", p); sub(/\].*/, "", p)
+            print b[1], b[2], p; n++ }' "$1"
+}
+
+# ucx_proto_chain TEST SIZE FILE...: the protocol UCX runs for SIZE, read
+# from UCX_PROTO_INFO=y tables on both sides, as "name transport/device".
+# UCX's sender table ("ucp_tag_send*()", or "(multi)" for tag_bw: ucx_perftest
+# sends with UCP_OP_ATTR_FLAG_MULTI_SEND) only says eager or rendezvous: its
+# rendezvous description is an estimate of the remote side. The receiver then
+# picks from "rendezvous data fetch()": a read from remote is rndv/get; any
+# other row goes through an RTR, and the sender's "rendezvous data send()"
+# table says whether the data moves by put (rndv/put) or by active messages
+# (rndv/am).
+ucx_proto_chain() {  # TEST SIZE FILE...
+    local test=$1 size=$2; shift 2
+    ucx_proto_chain_sizes "$test" "$size" "$@" | cut -f2
+}
+
+# ucx_proto_chain_sizes TEST "SIZE..." FILE...: "SIZE<tab>protocol" lines.
+ucx_proto_chain_sizes() {
+    local test=$1 sizes=$2; shift 2
+    sed 's/^\[[^]]*\] *\[[^]]*\] *//' "$@" 2>/dev/null | awk -F'|' -v test="$test" -v sizes="$sizes" '
+        function num(s,   m) {
+            if (s == "inf") return 1e300
+            m = 1
+            if (s ~ /K$/) m = 1024; else if (s ~ /M$/) m = 1048576; else if (s ~ /G$/) m = 1073741824
+            sub(/[KMG]$/, "", s); return s * m
+        }
+        function name(n) {
+            gsub(/^ +| +$/, "", n); sub(/^\(\?\) */, "", n)
+            if (n == "eager short") return "egr/short"
+            if (n == "eager copy-in copy-out") return "egr/bcopy"
+            if (n == "eager zero-copy copy-out") return "egr/zcopy"
+            if (n ~ /^rendezvous/) return "rndv"
+            if (n ~ /read from remote/) return "rndv/get"
+            if (n ~ /write to remote/) return "rndv/put"
+            if (n ~ /fragmented copy-in copy-out/) return "rndv/am"
+            if (n == "no data fetch") return "none"
+            gsub(/ /, "_", n); return n
+        }
+        function look(t, s,   i) {
+            for (i = 1; i <= nr[t]; i++)
+                if (s + 0 >= lo[t, i] && s + 0 <= hi[t, i]) return v[t, i]
+            return ""
+        }
+        /ep_cfg\[/ {
+            cur = ""
+            if ($0 ~ /ucp_tag_send\*\(\)/) cur = "single"
+            else if ($0 ~ /ucp_tag_send\*\(multi\)/) cur = "multi"
+            else if ($0 ~ /rendezvous data fetch\(\)/) cur = "fetch"
+            else if ($0 ~ /rendezvous data send\(\)/) cur = "send"
+            if (cur != "") nr[cur] = 0
+            next
+        }
+        cur != "" && NF >= 5 && $2 ~ /^ *[0-9]+[KMG]?(\.\.[0-9a-zKMG]+)? *$/ {
+            rg = $2; gsub(/ /, "", rg)
+            if (rg !~ /\.\./) rg = rg ".." rg
+            split(rg, b, /\.\./)
+            tl = $4; gsub(/ /, "", tl)
+            k = ++nr[cur]; lo[cur, k] = num(b[1]); hi[cur, k] = num(b[2])
+            v[cur, k] = name($3) (tl == "" ? "" : " " tl)
+        }
+        END {
+            n = split(sizes, ss, " ")
+            for (j = 1; j <= n; j++) {
+                s = ss[j]
+                r = (test == "tag_bw" && ("multi" in nr)) ? look("multi", s) : look("single", s)
+                if (r ~ /^rndv/) {
+                    f = look("fetch", s)
+                    if (f == "") r = "rndv/? (no receiver table)"
+                    else if (f ~ /^rndv\/get/) r = f
+                    else if (look("send", s) != "") r = look("send", s)
+                    else r = f " (receiver estimate)"
+                }
+                print s "\t" (r == "" ? "?" : r)
+            }
+        }'
+}
+
+# Every PROTO_INFO table of a run, without timestamps, pids and addresses:
+# two UCX settings with the same tables select the same way at every size.
+ucx_tables_key() {  # FILE...
+    sed 's/^\[[^]]*\] *\[[^]]*\] *//; s/0x[0-9a-f]* //' "$@" 2>/dev/null |
+        grep -E '^\|' | sort -u | md5sum | cut -d' ' -f1
+}
+
+# --------------------------------------------------------------------------
+# Discovery
+
+# psel_info's view, per transport: "B <boundary>" for every table boundary
+# and "C <name> <applies 0|1> <min> <max|inf> <status>" per protocol.
+psel_info_facts() {  # TRANSPORT
+    local penv=()
+    mapfile -t penv < <(tr_env psel "$1")
+    env "${penv[@]}" timeout -k 5 60 "$psel_info" -e -j >"$out/disc/$1.psel_info.json" 2>"$out/disc/$1.psel_info.err" || return 1
+    python3 - "$out/disc/$1.psel_info.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for t in d["tables"]:
+    if t.get("operation") != "tag send" or t.get("datatype") != "contig" \
+       or t.get("memory_type") != "host":
+        continue
+    for b in t.get("boundaries", []):
+        print("B", b["at"])
+    for c in t.get("candidates", []):
+        lo, hi = c.get("min_length", 0), "inf"
+        if c.get("ranges"):
+            hi = c["ranges"][-1]["max_length"]
+        print("C", c["protocol"], 1 if c.get("applies") else 0, lo, hi,
+              c.get("status", "").replace("\n", " "))
+    break
+EOF
+}
+
+# last_error FILE...: the most telling error line of a failed run.
+last_error() {
+    sed 's/^\[[^]]*\] *\[[^]]*\] *//' "$@" 2>/dev/null |
+        grep -E 'ERROR|psel_perftest:|ucx_perftest:|error' | grep -v 'see above' |
+        head -n 2 | sed 's/  */ /g' | tr '\n' ' ' | cut -c1-200 | sed 's/ *$//'
+}
+
+declare -A psel_cfg      # "tr proto" -> UCX_PSEL_PROTOS value
+declare -A psel_cov      # "tr proto" -> "START END" rows (data path), ';'-joined
+declare -A psel_note     # "tr proto" -> why it is not timed
+declare -A ucx_cov       # "tr cfg" -> 1 when its tables are its own
+declare -A ucx_note      # "tr cfg" -> why it is not timed
+declare -A tr_sizes      # tr -> sizes
+declare -A tr_bounds     # tr -> "b b ..." boundaries (psel_info + data path)
+declare -A psel_protos   # tr -> protocols from psel_info, in order
+declare -A pi_lo pi_hi   # "tr proto" -> psel_info's sizes for it
+
+covers() {  # "S E;S E;..." SIZE -> 0 when SIZE is in a range
+    local r a b IFS=';'
+    for r in $1; do
+        a=${r%% *} b=${r##* }
+        [ -n "$a" ] && [ "$2" -ge "$a" ] && { [ "$b" = inf ] || [ "$2" -le "$b" ]; } && return 0
+    done
+    return 1
+}
+
+# A size inside START..END to probe a protocol with.
+probe_size() {  # START END
+    local s=8
+    [ "$s" -lt "$1" ] && s=$1
+    [ "$2" != inf ] && [ "$s" -gt "$2" ] && s=$2
+    [ "$s" -lt 1 ] && s=1
+    echo "$s"
+}
+
+discover_psel() {  # TRANSPORT
+    local tr=$1 facts tag name applies lo hi status f ok q cand=() bounds=""
+    local try cov
+    facts=$(psel_info_facts "$tr") || {
+        echo "$me: psel_info -e -j failed for $tr: $(head -c 300 "$out/disc/$tr.psel_info.err")" >&2
+        return 1; }
+    printf '%s\n' "$facts" >"$out/disc/$tr.psel_info.facts"
+    bounds=$(printf '%s\n' "$facts" | awk '$1 == "B" { print $2 }')
+    while read -r tag name applies lo hi status; do
+        [ "$tag" = C ] || continue
+        psel_protos[$tr]="${psel_protos[$tr]:-} $name"
+        if [ "$applies" = 1 ]; then cand+=("$name"); else psel_note["$tr $name"]="$status"; fi
+        pi_lo["$tr $name"]=$lo pi_hi["$tr $name"]=$hi
+    done <<<"$facts"
+
+    # the data path's own table (runnable protocols only)
+    f=$out/disc/$tr.psel.auto
+    if run_cfg psel "$tr" auto tag_lat 8 "$f" 20 2; then
+        bounds="$bounds $(psel_rows "$f" | awk '$1 > 0 { print $1 }')"
+    else
+        echo "$me: psel_perftest does not run on $tr: $(last_error "$f" "$f.server")" >&2
+        return 1
+    fi
+    tr_bounds[$tr]=$(printf '%s\n' $bounds | sort -nu | tr '\n' ' ')
+
+    # each protocol forced: alone, or with a second protocol that covers the
+    # sizes it does not (an endpoint must cover every size)
+    for name in "${cand[@]}"; do
+        lo=${pi_lo["$tr $name"]} hi=${pi_hi["$tr $name"]}
+        ok=0
+        for q in "" "${cand[@]}"; do
+            [ "$q" = "$name" ] && continue
+            try=$name${q:+,$q}
+            f=$out/disc/$tr.psel.${try//\//_}
+            if run_cfg psel "$tr" "$try" tag_lat "$(probe_size "$lo" "$hi")" "$f" 20 2; then
+                cov=$(psel_rows "$f" | awk -v p="$name" '$3 == p { printf "%s%s %s", (n++ ? ";" : ""), $1, $2 }')
+                if [ -n "$cov" ]; then
+                    psel_cfg["$tr $name"]=$try psel_cov["$tr $name"]=$cov ok=1
+                    break
+                fi
+            elif ! grep -q 'no protocol for' "$f" "$f.server" 2>/dev/null; then
+                psel_note["$tr $name"]="applies (psel_info: sizes $lo..$hi) but does not run in the data path: $(last_error "$f" "$f.server")"
+                ok=2
+                break
+            fi
+        done
+        [ $ok = 0 ] && psel_note["$tr $name"]="applies (psel_info: sizes $lo..$hi) but no UCX_PSEL_PROTOS setting made the data path use it"
+    done
+    return 0
+}
+
+# UCX: one tag_bw run per setting at 1 MiB, where every setting that can goes
+# rendezvous: it prints the single and multi-send tables and the receiver's.
+# discover_ucx TRANSPORT [EXTRA...]: EXTRA configurations (ucx_extra_env)
+# are discovered like auto: they run, whatever their tables.
+declare -A ucx_key ucx_file
+discover_ucx() {  # TRANSPORT [EXTRA...]
+    local tr=$1 cfg f key c seen
+    shift
+    for cfg in auto "$@" $ucx_cfgs; do
+        f=$out/disc/$tr.ucx.$cfg
+        if ! run_cfg ucx "$tr" "$cfg" tag_bw 1048576 "$f" 4 1; then
+            ucx_note["$tr $cfg"]="does not run: $(last_error "$f" "$f.server")"
+            continue
+        fi
+        ucx_file["$tr $cfg"]=$f
+        key=$(ucx_tables_key "$f" "$f.server")
+        seen=""
+        case " $ucx_cfgs " in *" $cfg "*) ;; *) ucx_cov["$tr $cfg"]=1; continue ;; esac
+        for c in $ucx_cfgs; do
+            [ "$c" = "$cfg" ] && break
+            [ "${ucx_key["$tr $c"]:-}" = "$key" ] && [ -n "${ucx_cov["$tr $c"]:-}" ] && { seen=$c; break; }
+        done
+        ucx_key["$tr $cfg"]=$key
+        if [ "$cfg" != auto ] && [ -n "$seen" ]; then
+            ucx_note["$tr $cfg"]="same tables as $seen"
+            continue
+        fi
+        ucx_cov["$tr $cfg"]=1
+    done
+}
+
+# ucx_forced TR TEST SIZE CFG: the protocol UCX setting CFG runs at SIZE by
+# its discovery tables (ucx_map), or nothing when that is not what CFG aims at.
+declare -A ucx_map   # "tr test cfg size" -> protocol
+ucx_forced() {
+    local aim p
+    [ -n "${ucx_cov["$1 $4"]:-}" ] || return 1
+    aim=$(ucx_cfg_aim "$4")
+    p=${ucx_map["$1 $2 $4 $3"]:-?}
+    case $aim in
+    any)  ;;
+    rndv) [ "${p%%/*}" = rndv ] || return 1 ;;
+    *)    [ "${p%% *}" = "$aim" ] || return 1 ;;
+    esac
+    echo "$p"
+}
+
+# --------------------------------------------------------------------------
+# Plans: a plan is lines "tr test size tool cfg label"; the timing loop runs
+# the configurations of each point in turn (A B C ... A B C ...), RUNS times.
+
+# sweep_sizes "SIZES" MAX "BOUNDARIES": SIZES if given, else the powers of
+# two up to MAX and both sides of every boundary up to MAX.
+sweep_sizes() {
+    local s b
+    if [ -n "$1" ]; then
+        printf '%s\n' $1 | sort -nu | tr '\n' ' '
+        return 0
+    fi
+    { s=1; while [ "$s" -le "$2" ]; do echo $s; s=$((s * 2)); done
+      for b in $3; do
+          [ "$b" -ge 2 ] && [ "$b" -le "$2" ] && { echo $((b - 1)); echo "$b"; }
+      done; } | sort -nu | tr '\n' ' '
+}
+
+# ucx_plan_point TR TEST SIZE PLAN DUPS [EXTRA...]: UCX's configurations at
+# one point: auto, the EXTRA ones, and one forced setting per protocol (the
+# rendezvous settings often run the same one whatever UCX_RNDV_SCHEME says;
+# the others go to DUPS as "tr test size cfg protocol").
+ucx_plan_point() {
+    local tr=$1 test=$2 size=$3 plan=$4 dups=$5 cfg p ran=()
+    shift 5
+    for cfg in auto "$@"; do
+        [ -n "${ucx_cov["$tr $cfg"]:-}" ] &&
+            printf '%s\t%s\t%s\tucx\t%s\t%s\n' "$tr" "$test" "$size" "$cfg" "$cfg" >>"$plan"
+    done
+    for cfg in $ucx_cfgs; do
+        p=$(ucx_forced "$tr" "$test" "$size" "$cfg") || continue
+        if [ ${#ran[@]} -gt 0 ] && printf '%s\n' "${ran[@]}" | grep -qxF -- "$p"; then
+            printf '%s\t%s\t%s\t%s\t%s\n' "$tr" "$test" "$size" "$cfg" "$p" >>"$dups"
+            continue
+        fi
+        ran+=("$p")
+        printf '%s\t%s\t%s\tucx\t%s\t%s\n' "$tr" "$test" "$size" "$cfg" "$cfg" >>"$plan"
+    done
+}
+
+# ucx_map_sizes TR "SIZES" [EXTRA...]: after discover_ucx, which protocol
+# each forced setting runs at each size and test (ucx_map, for ucx_forced).
+ucx_map_sizes() {
+    local tr=$1 sizes=$2 test cfg f size p
+    for test in $tests; do
+        for cfg in $ucx_cfgs; do
+            [ -n "${ucx_cov["$tr $cfg"]:-}" ] || continue
+            f=${ucx_file["$tr $cfg"]}
+            while IFS=$'\t' read -r size p; do
+                ucx_map["$tr $test $cfg $size"]=$p
+            done < <(ucx_proto_chain_sizes "$test" "$sizes" "$f" "$f.server")
+        done
+    done
+}
+
+# run_plan PLAN RESULTS RUNS: time every point of PLAN, RUNS rounds, and
+# write "tr test size tool label run p50 overall bw proto rate" lines
+# (p50 and overall latency in usec, overall bandwidth in MB/s, overall
+# message rate in msg/s; "- - - failed -" for a run that failed).
+run_plan() {
+    local plan=$1 results=$2 runs=$3 point=0 tstart=$SECONDS npoints pt tr test size
+    local r c tool cfg label f p50 overall bw rate proto cfgs=() points=()
+    : >"$results"
+    mapfile -t points < <(cut -f1-3 "$plan" | awk '!seen[$0]++')
+    npoints=${#points[@]}
+    for pt in "${points[@]}"; do
+        IFS=$'\t' read -r tr test size <<<"$pt"
+        point=$((point + 1))
+        mapfile -t cfgs < <(awk -F'\t' -v a="$tr" -v b="$test" -v c="$size" \
+            '$1 == a && $2 == b && $3 == c { print $4 "\t" $5 "\t" $6 }' "$plan")
+        printf '  [%3d/%d] %s %s %s: %d configurations (%d s)\n' $point "$npoints" "$tr" "$test" \
+            "$(human "$size")" ${#cfgs[@]} $((SECONDS - tstart)) >&2
+        for r in $(seq 1 "$runs"); do
+            for c in "${cfgs[@]}"; do
+                IFS=$'\t' read -r tool cfg label <<<"$c"
+                f=$out/$tr.$test.$size.$tool.${label//\//_}.$r
+                if run_cfg "$tool" "$tr" "$cfg" "$test" "$size" "$f"; then
+                    read -r _ p50 _ overall _ bw _ rate <<<"$(final_line "$f")"
+                    if [ "$tool" = psel ]; then proto=$(psel_proto "$f")
+                    else proto=$(ucx_proto_chain "$test" "$size" "$f" "$f.server"); fi
+                    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tr" "$test" "$size" \
+                        "$tool" "$label" "$r" "$p50" "$overall" "$bw" "$proto" "$rate" >>"$results"
+                else
+                    echo "    $tool $label run $r failed: $(last_error "$f" "$f.server")" >&2
+                    printf '%s\t%s\t%s\t%s\t%s\t%s\t-\t-\t-\tfailed\t-\n' "$tr" "$test" "$size" \
+                        "$tool" "$label" "$r" >>"$results"
+                fi
+            done
+        done
+    done
+}
+
+# regret_summary RESULTS SUMMARY SPREAD [CANDIDATE...]: per point and tool,
+# each CANDIDATE configuration (default: auto) against the best of the
+# others (the forced ones). SUMMARY lines: "tr test size tool cand_t
+# cand_proto best_t best_label best_proto regret same candidate"; SPREAD:
+# "tr test tool median-of-(max/min of a configuration's runs)".
+# time: tag_lat p50 latency (us); tag_bw us per message from the overall
+# bandwidth (MB/s of 2^20 B, as both tools print).
+regret_summary() {
+    local res=$1 sum=$2 spr=$3
+    shift 3
+    python3 - "$res" "$sum" "$spr" "${@:-auto}" <<'PYEOF'
+import sys, statistics, collections
+res, outp, spr = sys.argv[1], sys.argv[2], sys.argv[3]
+cands = sys.argv[4:]
+times = collections.defaultdict(list)
+byrun = collections.defaultdict(dict)
+protos = collections.defaultdict(collections.Counter)
+for line in open(res):
+    tr, test, size, tool, label, run, p50, overall, bw, proto = line.rstrip("\n").split("\t")[:10]
+    if proto == "failed":
+        continue
+    size = int(size)
+    if test == "tag_lat":
+        t = float(p50)
+    else:
+        b = float(bw)
+        if b <= 0:
+            continue
+        t = size / (b * 1048576.0) * 1e6
+    k = (tr, test, size, tool, label)
+    times[k].append(t)
+    byrun[k][run] = t
+    protos[k][proto] += 1
+def fmt(t):
+    return "%.0f" % t if t >= 1000 else "%.1f" % t if t >= 100 else \
+           "%.2f" % t if t >= 10 else "%.3f" % t
+points = sorted({k[:4] for k in times}, key=lambda k: (k[0], k[1], k[3], k[2]))
+with open(outp, "w") as o:
+    for p in points:
+        tr, test, size, tool = p
+        forced = {k[4]: statistics.median(v) for k, v in times.items()
+                  if k[:4] == p and k[4] not in cands}
+        if not forced:
+            continue
+        bl = min(forced, key=forced.get)
+        b = forced[bl]
+        bp = protos[p + (bl,)].most_common(1)[0][0]
+        for cand in cands:
+            auto = times.get(p + (cand,))
+            if not auto:
+                continue
+            a = statistics.median(auto)
+            ap = protos[p + (cand,)].most_common(1)[0][0]
+            # regret: the median over the rounds of auto / best, both from the
+            # same round (run back to back, so a change of the machine's state
+            # between rounds does not enter a ratio)
+            ra, rb = byrun[p + (cand,)], byrun[p + (bl,)]
+            pairs = [ra[r] / rb[r] for r in ra if r in rb and rb[r] > 0]
+            reg = statistics.median(pairs) if pairs else a / b
+            # did the candidate run the protocol of the fastest forced one?
+            same = "yes" if ap.split(" ")[0] == bp.split(" ")[0] else "no"
+            o.write("\t".join(map(str, (tr, test, size, tool, fmt(a), ap,
+                                         fmt(b), bl, bp, "%.3f" % reg, same,
+                                         cand))) + "\n")
+sp = collections.defaultdict(list)
+for k, v in times.items():
+    if len(v) > 1 and min(v) > 0:
+        sp[(k[0], k[1], k[3])].append(max(v) / min(v))
+with open(spr, "w") as o:
+    for k, v in sp.items():
+        o.write("\t".join(k) + "\t%.2f\n" % statistics.median(v))
+PYEOF
+}
+
+# --------------------------------------------------------------------------
+# Calibration
+
+# psel_calibration FILE QUICK MAX-SIZE "TRANSPORTS" TIMEOUT: run
+# psel_calibrate (next to psel_info) into FILE for the transports asked
+# (shm, tcp or both), under TIMEOUT seconds; its output goes to FILE.log.
+psel_calibration() {
+    local file=$1 quick=$2 max=$3 trs=$4 tmo=$5 cal args=() rc
+    cal=$(dirname "$psel_info")/psel_calibrate
+    [ -x "$cal" ] || { echo "$me: no $cal (run ./dev.sh build)" >&2; return 1; }
+    [ "$quick" = 1 ] && args+=(--quick)
+    case $(echo $trs) in shm|tcp) args+=(-t "$(echo $trs)") ;; esac
+    args+=(-m "$max" -o "$file")
+    echo "$me: calibrating: psel_calibrate ${args[*]} (at most $tmo s)" >&2
+    timeout -k 5 "$tmo" "$cal" "${args[@]}" >"$file.log" 2>&1 &
+    pids+=("$!")
+    wait "$!"; rc=$?
+    if [ $rc != 0 ] || [ ! -s "$file" ]; then
+        echo "$me: psel_calibrate failed (exit $rc$([ $rc = 124 ] && echo ": timed out after $tmo s")):" \
+             "$(grep -v '^#' "$file.log" | tail -n 3 | tr '\n' ' ' | cut -c1-300)" >&2
+        echo "$me: see $file.log; or pass a calibration file with --calibration FILE" >&2
+        return 1
+    fi
+    return 0
 }

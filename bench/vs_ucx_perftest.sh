@@ -128,15 +128,10 @@ iters() {  # TEST SIZE
     echo $n
 }
 
+psel_env_extra=()
 tool_env() {  # TOOL TRANSPORT ROLE -> prints VAR=VAL, one a line
-    case $1/$2 in
-    psel/shm) printf '%s\n' UCX_PSEL_TLS=posix,sysv,cma ;;
-    psel/tcp) printf '%s\n' UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo ;;
-    ucx/shm)  printf '%s\n' UCX_TLS=posix,sysv,cma ;;
-    ucx/tcp)  printf '%s\n' UCX_TLS=tcp UCX_NET_DEVICES=lo ;;
-    esac
+    tr_env "$1" "$2"   # the setups (lib_perftest.sh)
     if [ "$1" = ucx ]; then
-        printf '%s\n' UCX_PROTO_ENABLE=y UCX_WARN_UNUSED_ENV_VARS=n
         [ "$3" = client ] && echo UCX_PROTO_INFO=y
         [ ${#ucx_extra[@]} -gt 0 ] && printf '%s\n' "${ucx_extra[@]}"
     else
