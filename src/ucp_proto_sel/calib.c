@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,6 +36,28 @@
 #define PSEL_CALIB_FIT_SIGMAS   3.5
 #define PSEL_CALIB_FIT_FLOOR    1e-3
 #define PSEL_CALIB_FIT_ITERS    20
+
+
+/* Numbers are written and read in the C locale, whatever LC_NUMERIC the
+ * application chose (a decimal comma would make files unreadable) */
+typedef struct {
+    locale_t c;
+    locale_t saved;
+} psel_calib_locale_t;
+
+static void psel_calib_locale_enter(psel_calib_locale_t *loc)
+{
+    loc->c     = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    loc->saved = (loc->c != (locale_t)0) ? uselocale(loc->c) : (locale_t)0;
+}
+
+static void psel_calib_locale_leave(psel_calib_locale_t *loc)
+{
+    if (loc->c != (locale_t)0) {
+        uselocale(loc->saved);
+        freelocale(loc->c);
+    }
+}
 
 
 /* Names and identity */
@@ -470,7 +493,7 @@ static int psel_calib_point_usable(const psel_calib_point_t *point)
            psel_calib_y_usable(point->time[PSEL_PERF_MULTI]);
 }
 
-/* Usable points with lo < size <= hi (lo == SIZE_MAX: no lower bound) */
+/* Usable points with lo < size <= hi (no lower bound unless @a has_lo) */
 static unsigned psel_calib_count_usable(const psel_calib_line_t *line,
                                         size_t lo, int has_lo, size_t hi)
 {
@@ -758,6 +781,7 @@ static ucs_status_t psel_calib_check_header(const psel_calib_t *calib)
 
 ucs_status_t psel_calib_write(const psel_calib_t *calib, FILE *stream)
 {
+    psel_calib_locale_t loc;
     ucs_string_buffer_t strb;
     ucs_status_t status;
     size_t length;
@@ -768,6 +792,7 @@ ucs_status_t psel_calib_write(const psel_calib_t *calib, FILE *stream)
         return status;
     }
 
+    psel_calib_locale_enter(&loc);
     ucs_string_buffer_init(&strb);
     ucs_string_buffer_appendf(&strb,
             "# protosel calibration: measured cost lines (comments and blank "
@@ -804,6 +829,7 @@ ucs_status_t psel_calib_write(const psel_calib_t *calib, FILE *stream)
 
 out:
     ucs_string_buffer_cleanup(&strb);
+    psel_calib_locale_leave(&loc);
     return status;
 }
 
@@ -1358,6 +1384,7 @@ ucs_status_t psel_calib_parse(const char *text, size_t length,
                               const char *name, psel_calib_t *calib)
 {
     char buf[PSEL_CALIB_MAX_TEXT_LINE + 1];
+    psel_calib_locale_t loc;
     psel_calib_parser_t *p;
     const char *pos, *end = text + length, *nl;
     ucs_status_t status = UCS_OK;
@@ -1369,6 +1396,7 @@ ucs_status_t psel_calib_parse(const char *text, size_t length,
     }
     p->name = name;
 
+    psel_calib_locale_enter(&loc);
     for (pos = text; (pos < end) && (status == UCS_OK); pos = nl + 1) {
         ++p->line_no;
         nl = memchr(pos, '\n', end - pos);
@@ -1396,6 +1424,7 @@ ucs_status_t psel_calib_parse(const char *text, size_t length,
         }
         status = psel_calib_parse_finish(p);
     }
+    psel_calib_locale_leave(&loc);
 
     if (status == UCS_OK) {
         *calib = p->calib;

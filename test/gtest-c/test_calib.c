@@ -661,12 +661,12 @@ static void test_save_and_load_file(void **state)
     psel_calib_cleanup(&calib);
 }
 
-static void test_write_rejects_unreadable_content(void **state)
+static void test_write_rejects_unreadable_content_and_io_errors(void **state)
 {
     psel_calib_t calib;
     char *text = NULL;
     size_t len = 0;
-    FILE *stream;
+    FILE *stream, *full;
 
     stream = open_memstream(&text, &len);
     assert_non_null(stream);
@@ -686,6 +686,16 @@ static void test_write_rejects_unreadable_content(void **state)
     assert_int_equal(psel_calib_write(&calib, stream), UCS_ERR_INVALID_PARAM);
     psel_test_log_capture_stop();
     psel_assert_log_contains("egr/short posix/memory host: range 0 has cost");
+    calib.lines[2].ranges[0].perf[PSEL_PERF_MULTI].c = 0;
+
+    /* a full disk */
+    full = fopen("/dev/full", "w");
+    assert_non_null(full);
+    psel_test_log_capture_start();
+    assert_int_equal(psel_calib_write(&calib, full), UCS_ERR_IO_ERROR);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("failed to write calibration: No space left");
+    fclose(full);
 
     fclose(stream);
     free(text);
@@ -1121,7 +1131,7 @@ int main(void)
         cmocka_unit_test(test_piecewise_missing_flavour_takes_the_other),
         cmocka_unit_test(test_round_trip_write_parse),
         cmocka_unit_test(test_save_and_load_file),
-        cmocka_unit_test(test_write_rejects_unreadable_content),
+        cmocka_unit_test(test_write_rejects_unreadable_content_and_io_errors),
         cmocka_unit_test(test_malformed_files_name_line_and_field),
         cmocka_unit_test(test_malformed_long_line_and_nul),
         cmocka_unit_test(test_accepted_variants),
