@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #define PSEL_CALIB_MACHINE_ID   "/etc/machine-id"
 #define PSEL_CALIB_NS           1e9      /* ns per second */
 #define PSEL_CALIB_KB           1024.0   /* bytes per KB in slopes */
+#define PSEL_CALIB_VALUE_MIN    1e-30    /* smallest nonzero number in a file */
 #define PSEL_CALIB_VALUE_MAX    1e18     /* largest number in a file [ns] */
 #define PSEL_CALIB_MAX_FILE     (256ul << 20)
 #define PSEL_CALIB_MAX_TOKENS   12
@@ -34,6 +36,28 @@
 #define PSEL_CALIB_FIT_SIGMAS   3.5
 #define PSEL_CALIB_FIT_FLOOR    1e-3
 #define PSEL_CALIB_FIT_ITERS    20
+
+
+/* Numbers are written and read in the C locale, whatever LC_NUMERIC the
+ * application chose (a decimal comma would make files unreadable) */
+typedef struct {
+    locale_t c;
+    locale_t saved;
+} psel_calib_locale_t;
+
+static void psel_calib_locale_enter(psel_calib_locale_t *loc)
+{
+    loc->c     = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    loc->saved = (loc->c != (locale_t)0) ? uselocale(loc->c) : (locale_t)0;
+}
+
+static void psel_calib_locale_leave(psel_calib_locale_t *loc)
+{
+    if (loc->c != (locale_t)0) {
+        uselocale(loc->saved);
+        freelocale(loc->c);
+    }
+}
 
 
 /* Names and identity */
@@ -469,7 +493,7 @@ static int psel_calib_point_usable(const psel_calib_point_t *point)
            psel_calib_y_usable(point->time[PSEL_PERF_MULTI]);
 }
 
-/* Usable points with lo < size <= hi (lo == SIZE_MAX: no lower bound) */
+/* Usable points with lo < size <= hi (no lower bound unless @a has_lo) */
 static unsigned psel_calib_count_usable(const psel_calib_line_t *line,
                                         size_t lo, int has_lo, size_t hi)
 {
@@ -613,20 +637,37 @@ double psel_calib_line_fit_error(const psel_calib_line_t *line,
 
 /* Writing */
 
-/* Seconds to ns, and s/B to ns/KB; + 0.0 turns -0 into 0 */
-static double psel_calib_to_ns(double seconds)
-{
-    return seconds * PSEL_CALIB_NS + 0.0;
-}
-
-static double psel_calib_to_ns_per_kb(double seconds_per_byte)
-{
-    return seconds_per_byte * PSEL_CALIB_NS * PSEL_CALIB_KB + 0.0;
-}
-
+/* What the parser takes: 0, or PSEL_CALIB_VALUE_MIN..PSEL_CALIB_VALUE_MAX.
+ * The lower bound keeps seconds clear of denormals, so text round trips. */
 static int psel_calib_value_ok(double value)
 {
-    return isfinite(value) && (value >= 0) && (value <= PSEL_CALIB_VALUE_MAX);
+    return (value == 0) || ((value >= PSEL_CALIB_VALUE_MIN) &&
+                            (value <= PSEL_CALIB_VALUE_MAX));
+}
+
+/*
+ * Append " <value>" with 10 significant digits (1e-10 relative, and a value
+ * read back prints the same). What would read back below the smallest number
+ * is written as 0; what would read back above the largest (or negative,
+ * non-finite) is an error.
+ */
+static int psel_calib_append_value(ucs_string_buffer_t *strb, double value)
+{
+    char buf[32];
+    double printed;
+
+    if (!isfinite(value) || (value < 0)) {
+        return 0;
+    }
+    snprintf(buf, sizeof(buf), "%.10g", value + 0.0); /* + 0.0: no "-0" */
+    printed = strtod(buf, NULL);
+    if (printed < PSEL_CALIB_VALUE_MIN) {
+        ucs_strncpy_zero(buf, "0", sizeof(buf));
+    } else if (printed > PSEL_CALIB_VALUE_MAX) {
+        return 0;
+    }
+    ucs_string_buffer_appendf(strb, " %s", buf);
+    return 1;
 }
 
 static void psel_calib_append_size(ucs_string_buffer_t *strb, size_t size)
@@ -673,16 +714,15 @@ static ucs_status_t psel_calib_write_line(const psel_calib_line_t *line,
                                   line->lanes, mem_name);
         psel_calib_append_size(strb, range->max_length);
         for (t = 0; t < PSEL_PERF_LAST; ++t) {
-            if (!psel_calib_value_ok(psel_calib_to_ns(range->perf[t].c)) ||
-                !psel_calib_value_ok(psel_calib_to_ns_per_kb(range->perf[t].m))) {
+            if (!psel_calib_append_value(strb, range->perf[t].c *
+                                               PSEL_CALIB_NS) ||
+                !psel_calib_append_value(strb, range->perf[t].m *
+                                               PSEL_CALIB_NS * PSEL_CALIB_KB)) {
                 ucs_error("calibration line %s %s %s: range %u has cost "
                           "%g + %g*x", line->proto, line->lanes, mem_name, r,
                           range->perf[t].c, range->perf[t].m);
                 return UCS_ERR_INVALID_PARAM;
             }
-            ucs_string_buffer_appendf(strb, " %.10g %.10g",
-                                      psel_calib_to_ns(range->perf[t].c),
-                                      psel_calib_to_ns_per_kb(range->perf[t].m));
         }
         ucs_string_buffer_appendf(strb, "\n");
     }
@@ -697,12 +737,10 @@ static ucs_status_t psel_calib_write_line(const psel_calib_line_t *line,
         ucs_string_buffer_appendf(strb, "point %s %s %s %zu", line->proto,
                                   line->lanes, mem_name, line->points[i].size);
         for (t = 0; t < PSEL_PERF_LAST; ++t) {
-            value = psel_calib_to_ns(line->points[i].time[t]);
+            value = line->points[i].time[t];
             if (isnan(value)) {
                 ucs_string_buffer_appendf(strb, " -");
-            } else if (psel_calib_value_ok(value)) {
-                ucs_string_buffer_appendf(strb, " %.10g", value);
-            } else {
+            } else if (!psel_calib_append_value(strb, value * PSEL_CALIB_NS)) {
                 ucs_error("calibration line %s %s %s: point %zu has time %g",
                           line->proto, line->lanes, mem_name,
                           line->points[i].size, line->points[i].time[t]);
@@ -728,7 +766,8 @@ static ucs_status_t psel_calib_check_header(const psel_calib_t *calib)
         what = "ucx version";
     } else if (!psel_calib_date_ok(calib->created)) {
         what = "created (YYYY-MM-DDTHH:MM:SSZ)";
-    } else if (!psel_calib_value_ok(calib->duration)) {
+    } else if (!isfinite(calib->duration) || (calib->duration < 0) ||
+               (calib->duration > PSEL_CALIB_VALUE_MAX)) {
         what = "duration";
     } else if (strcmp(calib->mode, "quick") && strcmp(calib->mode, "full")) {
         what = "mode (quick or full)";
@@ -742,6 +781,7 @@ static ucs_status_t psel_calib_check_header(const psel_calib_t *calib)
 
 ucs_status_t psel_calib_write(const psel_calib_t *calib, FILE *stream)
 {
+    psel_calib_locale_t loc;
     ucs_string_buffer_t strb;
     ucs_status_t status;
     size_t length;
@@ -752,6 +792,7 @@ ucs_status_t psel_calib_write(const psel_calib_t *calib, FILE *stream)
         return status;
     }
 
+    psel_calib_locale_enter(&loc);
     ucs_string_buffer_init(&strb);
     ucs_string_buffer_appendf(&strb,
             "# protosel calibration: measured cost lines (comments and blank "
@@ -760,16 +801,17 @@ ucs_status_t psel_calib_write(const psel_calib_t *calib, FILE *stream)
             "host %s %s\n"
             "ucx %s\n"
             "created %s\n"
-            "duration %.10g\n"
-            "mode %s\n"
+            "duration",
+            PSEL_CALIB_FORMAT_VERSION, calib->hostname, calib->machine_id,
+            calib->ucx_version, calib->created);
+    psel_calib_append_value(&strb, calib->duration);
+    ucs_string_buffer_appendf(&strb,
+            "\nmode %s\n"
             "# range <proto> <lanes> <memtype> <max_length|inf> "
             "<single c [ns]> <single m [ns/KB]> <multi c [ns]> "
             "<multi m [ns/KB]>\n"
             "# point <proto> <lanes> <memtype> <size> <single [ns]|-> "
-            "<multi [ns]|->\n",
-            PSEL_CALIB_FORMAT_VERSION, calib->hostname, calib->machine_id,
-            calib->ucx_version, calib->created, calib->duration + 0.0,
-            calib->mode);
+            "<multi [ns]|->\n", calib->mode);
 
     for (i = 0; i < calib->num_lines; ++i) {
         status = psel_calib_write_line(&calib->lines[i], &strb);
@@ -787,6 +829,7 @@ ucs_status_t psel_calib_write(const psel_calib_t *calib, FILE *stream)
 
 out:
     ucs_string_buffer_cleanup(&strb);
+    psel_calib_locale_leave(&loc);
     return status;
 }
 
@@ -989,8 +1032,9 @@ static ucs_status_t psel_calib_parse_value(psel_calib_parser_t *p,
         return UCS_ERR_INVALID_PARAM;
     }
     if ((errno == ERANGE) || !psel_calib_value_ok(v)) {
-        psel_calib_parse_error(p, "%s '%s': out of range (0..%g)", field,
-                               token, PSEL_CALIB_VALUE_MAX);
+        psel_calib_parse_error(p, "%s '%s': out of range (0, or %g..%g)",
+                               field, token, PSEL_CALIB_VALUE_MIN,
+                               PSEL_CALIB_VALUE_MAX);
         return UCS_ERR_INVALID_PARAM;
     }
     *value = v;
@@ -1340,6 +1384,7 @@ ucs_status_t psel_calib_parse(const char *text, size_t length,
                               const char *name, psel_calib_t *calib)
 {
     char buf[PSEL_CALIB_MAX_TEXT_LINE + 1];
+    psel_calib_locale_t loc;
     psel_calib_parser_t *p;
     const char *pos, *end = text + length, *nl;
     ucs_status_t status = UCS_OK;
@@ -1351,6 +1396,7 @@ ucs_status_t psel_calib_parse(const char *text, size_t length,
     }
     p->name = name;
 
+    psel_calib_locale_enter(&loc);
     for (pos = text; (pos < end) && (status == UCS_OK); pos = nl + 1) {
         ++p->line_no;
         nl = memchr(pos, '\n', end - pos);
@@ -1378,6 +1424,7 @@ ucs_status_t psel_calib_parse(const char *text, size_t length,
         }
         status = psel_calib_parse_finish(p);
     }
+    psel_calib_locale_leave(&loc);
 
     if (status == UCS_OK) {
         *calib = p->calib;

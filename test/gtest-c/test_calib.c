@@ -1,0 +1,1145 @@
+/*
+ * test_calib: the calibration data module. Robust fit on noisy points with
+ * outliers, piecewise fit at breaks, write/parse round trips, a table of
+ * malformed files (each rejected with "<name>:<line>: <field>" and the output
+ * untouched), the host check, application to protocol caps and the default
+ * file path.
+ */
+#include "test_util.h"
+
+#include <ucp_proto_sel/calib.h>
+#include <ucs/sys/string.h>
+#include <uct/api/version.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#define US 1e-6
+#define NS 1e-9
+#define KIB 1024ul
+#define MIB (1024ul * 1024ul)
+
+#define MAX_SIZES 256
+
+/* |a - b| <= tol·|b| */
+#define assert_rel_close(_a, _b, _tol) \
+    assert_rel_close_at(_a, _b, _tol, #_a, __FILE__, __LINE__)
+
+static void assert_rel_close_at(double a, double b, double tol,
+                                const char *what, const char *file, int line)
+{
+    if (!(fabs(a - b) <= tol * fabs(b))) {
+        print_error("%s:%d: %s = %.9g, expected %.9g within %g relative\n",
+                    file, line, what, a, b, tol);
+        fail();
+    }
+}
+
+/* xorshift64*: a fixed-seed generator, so noise is the same on every run */
+static uint64_t rng_state;
+
+static double rng_uniform(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return (double)((rng_state * 2685821657736338717ull) >> 11) /
+           (double)(1ull << 53);
+}
+
+/* Log-spaced sizes from @a lo to @a hi, @a per_octave per doubling, unique */
+static unsigned log_sizes(size_t lo, size_t hi, unsigned per_octave,
+                          size_t *sizes)
+{
+    unsigned n = 0, k;
+    size_t size;
+
+    for (k = 0; ; ++k) {
+        size = (size_t)llround(lo * pow(2.0, (double)k / per_octave));
+        if (size > hi) {
+            break;
+        }
+        if ((n == 0) || (size != sizes[n - 1])) {
+            assert_true(n < MAX_SIZES);
+            sizes[n++] = size;
+        }
+    }
+    return n;
+}
+
+/*
+ * Fill y = (c + m·x)·(1 ± noise), and multiply a fraction @a outliers of the
+ * points by 3 (a measurement disturbed by another process).
+ */
+static void synth_points(const size_t *x, double *y, unsigned n, double c,
+                         double m, double noise, double outliers)
+{
+    unsigned i;
+
+    for (i = 0; i < n; ++i) {
+        y[i] = (c + m * x[i]) * (1 + noise * (2 * rng_uniform() - 1));
+        if (rng_uniform() < outliers) {
+            y[i] *= 3;
+        }
+    }
+}
+
+
+/* Fit */
+
+static void test_fit_noisy_with_outliers_recovers_c_and_m(void **state)
+{
+    const double c = 5 * US, m = 0.2 * NS;
+    size_t x[MAX_SIZES];
+    double y[MAX_SIZES], err_c, err_m, worst_c = 0, worst_m = 0;
+    ucs_linear_func_t func;
+    unsigned n, seed;
+
+    /* 1 B .. 16 MiB, 4 sizes per octave; 20 noise patterns */
+    n = log_sizes(1, 16 * MIB, 4, x);
+    for (seed = 1; seed <= 20; ++seed) {
+        rng_state = 0x9e3779b97f4a7c15ull * seed;
+        synth_points(x, y, n, c, m, 0.05, 0.10);
+        assert_int_equal(psel_calib_fit_linear(x, y, n, &func), UCS_OK);
+        err_c   = fabs(func.c - c) / c;
+        err_m   = fabs(func.m - m) / m;
+        worst_c = fmax(worst_c, err_c);
+        worst_m = fmax(worst_m, err_m);
+        assert_rel_close(func.c, c, 0.10);
+        assert_rel_close(func.m, m, 0.10);
+    }
+    print_message("fit over %u sizes, +-5%% noise, 10%% outliers x3, 20 "
+                  "seeds: worst error c %.2f%%, m %.2f%%\n", n,
+                  100 * worst_c, 100 * worst_m);
+    /* tighter than asked: the 1/y² weights alone give 4.6% and 3.6% here,
+     * rejecting the outliers gives under 1.5% */
+    assert_true(worst_c < 0.03);
+    assert_true(worst_m < 0.03);
+}
+
+/* Ordinary least squares would be pulled far off by the same outliers: the
+ * robust fit is what makes the previous test pass */
+static void test_fit_outliers_do_not_pull_the_line(void **state)
+{
+    size_t x[MAX_SIZES];
+    double y[MAX_SIZES];
+    ucs_linear_func_t func;
+    unsigned n, i;
+
+    n = log_sizes(1, 16 * MIB, 4, x);
+    for (i = 0; i < n; ++i) {
+        y[i] = 5 * US + 0.2 * NS * x[i];
+    }
+    /* the three largest sizes (which decide m in plain least squares) x3 */
+    y[n - 1] *= 3;
+    y[n - 2] *= 3;
+    y[n - 3] *= 3;
+    assert_int_equal(psel_calib_fit_linear(x, y, n, &func), UCS_OK);
+    assert_rel_close(func.c, 5 * US, 1e-6);
+    assert_rel_close(func.m, 0.2 * NS, 1e-6);
+}
+
+static void test_fit_pure_line_is_exact(void **state)
+{
+    size_t x[MAX_SIZES];
+    double y[MAX_SIZES];
+    ucs_linear_func_t func;
+    unsigned n, i;
+
+    n = log_sizes(1, 16 * MIB, 2, x);
+    for (i = 0; i < n; ++i) {
+        y[i] = 1.5 * US + 0.08 * NS * x[i];
+    }
+    assert_int_equal(psel_calib_fit_linear(x, y, n, &func), UCS_OK);
+    assert_rel_close(func.c, 1.5 * US, 1e-9);
+    assert_rel_close(func.m, 0.08 * NS, 1e-9);
+
+    /* two points: the line through them */
+    x[0] = 100;  y[0] = 2 * US;
+    x[1] = 1100; y[1] = 3 * US;
+    assert_int_equal(psel_calib_fit_linear(x, y, 2, &func), UCS_OK);
+    assert_rel_close(func.c, 1.9 * US, 1e-9);
+    assert_rel_close(func.m, 1 * NS, 1e-9);
+}
+
+static void test_fit_single_point(void **state)
+{
+    size_t x = 4096;
+    double y = 7 * US;
+    ucs_linear_func_t func;
+
+    assert_int_equal(psel_calib_fit_linear(&x, &y, 1, &func), UCS_OK);
+    assert_rel_close(func.c, 7 * US, 1e-12);
+    assert_true(func.m == 0);
+}
+
+static void test_fit_ignores_invalid_and_rejects_all_invalid(void **state)
+{
+    size_t x[]   = {1, 10, 100, 1000, 10000, 100000};
+    double y[6], bad[] = {NAN, INFINITY, 0, -1 * US, -INFINITY, NAN};
+    ucs_linear_func_t func = {.c = 42, .m = 43};
+    unsigned i;
+
+    /* valid points on a line, the rest garbage: the garbage is ignored */
+    for (i = 0; i < 6; ++i) {
+        y[i] = (i % 2) ? (2 * US + 0.5 * NS * x[i]) : bad[i];
+    }
+    assert_int_equal(psel_calib_fit_linear(x, y, 6, &func), UCS_OK);
+    assert_rel_close(func.c, 2 * US, 1e-9);
+    assert_rel_close(func.m, 0.5 * NS, 1e-9);
+
+    func.c = 42;
+    func.m = 43;
+    assert_int_equal(psel_calib_fit_linear(x, bad, 6, &func),
+                     UCS_ERR_INVALID_PARAM);
+    assert_int_equal(psel_calib_fit_linear(x, y, 0, &func),
+                     UCS_ERR_INVALID_PARAM);
+    assert_true((func.c == 42) && (func.m == 43)); /* untouched */
+}
+
+static void test_fit_clamps_to_non_negative(void **state)
+{
+    size_t x[] = {1000, 2000, 4000, 8000, 16000};
+    double y[5];
+    ucs_linear_func_t func;
+    unsigned i;
+
+    /* times falling with size: m would be negative, so m = 0 */
+    for (i = 0; i < 5; ++i) {
+        y[i] = 10 * US - 0.1 * NS * x[i];
+    }
+    assert_int_equal(psel_calib_fit_linear(x, y, 5, &func), UCS_OK);
+    assert_true(func.m == 0);
+    assert_true((func.c > y[4]) && (func.c < y[0]));
+
+    /* steep line crossing zero before x = 0: c would be negative, so c = 0
+     * and the slope goes through the origin */
+    for (i = 0; i < 5; ++i) {
+        y[i] = 1 * NS * x[i] - 0.5 * US;
+    }
+    assert_int_equal(psel_calib_fit_linear(x, y, 5, &func), UCS_OK);
+    assert_true(func.c == 0);
+    assert_true((func.m > 0.5 * NS) && (func.m < 1 * NS));
+}
+
+
+/* Lines and points */
+
+static void test_line_get_names_and_stable_pointers(void **state)
+{
+    char long_proto[PSEL_CALIB_PROTO_MAX + 1], name[32];
+    psel_calib_line_t *line, *again;
+    psel_calib_t calib;
+    unsigned i;
+
+    psel_calib_init(&calib);
+    line = psel_calib_line_get(&calib, "egr/bcopy", "tcp/lo",
+                               UCS_MEMORY_TYPE_HOST);
+    assert_non_null(line);
+    assert_string_equal(line->proto, "egr/bcopy");
+    assert_string_equal(line->lanes, "tcp/lo");
+    assert_int_equal(line->num_ranges, 0);
+
+    /* another memory type is another line; the same key is the same line */
+    assert_ptr_not_equal(psel_calib_line_get(&calib, "egr/bcopy", "tcp/lo",
+                                             UCS_MEMORY_TYPE_CUDA), line);
+    assert_ptr_equal(psel_calib_line_get(&calib, "egr/bcopy", "tcp/lo",
+                                         UCS_MEMORY_TYPE_HOST), line);
+    assert_ptr_equal(psel_calib_find(&calib, "egr/bcopy", "tcp/lo",
+                                     UCS_MEMORY_TYPE_HOST), line);
+    assert_null(psel_calib_find(&calib, "egr/zcopy", "tcp/lo",
+                                UCS_MEMORY_TYPE_HOST));
+
+    /* bad names */
+    memset(long_proto, 'p', PSEL_CALIB_PROTO_MAX);
+    long_proto[PSEL_CALIB_PROTO_MAX] = '\0';
+    psel_test_log_capture_start();
+    assert_null(psel_calib_line_get(&calib, "", "tcp/lo",
+                                    UCS_MEMORY_TYPE_HOST));
+    assert_null(psel_calib_line_get(&calib, "egr/bcopy", "tcp lo",
+                                    UCS_MEMORY_TYPE_HOST));
+    assert_null(psel_calib_line_get(&calib, "egr#1", "tcp/lo",
+                                    UCS_MEMORY_TYPE_HOST));
+    assert_null(psel_calib_line_get(&calib, long_proto, "tcp/lo",
+                                    UCS_MEMORY_TYPE_HOST));
+    assert_null(psel_calib_line_get(&calib, "egr/bcopy", "tcp/lo",
+                                    UCS_MEMORY_TYPE_LAST));
+    psel_test_log_capture_stop();
+    assert_int_equal(psel_test_log_count(), 5);
+    assert_int_equal(calib.num_lines, 2);
+
+    /* a line pointer survives adding lines up to the limit */
+    for (i = 2; i < PSEL_CALIB_MAX_LINES; ++i) {
+        snprintf(name, sizeof(name), "p%u", i);
+        assert_non_null(psel_calib_line_get(&calib, name, "tcp/lo",
+                                            UCS_MEMORY_TYPE_HOST));
+    }
+    again = psel_calib_line_get(&calib, "egr/bcopy", "tcp/lo",
+                                UCS_MEMORY_TYPE_HOST);
+    assert_ptr_equal(again, line);
+    psel_test_log_capture_start();
+    assert_null(psel_calib_line_get(&calib, "one-more", "tcp/lo",
+                                    UCS_MEMORY_TYPE_HOST));
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("no room");
+
+    psel_calib_cleanup(&calib);
+    assert_int_equal(calib.num_lines, 0);
+}
+
+static void test_line_points_sorted_and_replaced(void **state)
+{
+    static const size_t order[] = {4096, 1, 65536, 64, 4096, 0};
+    psel_calib_line_t *line;
+    psel_calib_t calib;
+    unsigned i;
+
+    psel_calib_init(&calib);
+    line = psel_calib_line_get(&calib, "egr/zcopy", "posix/memory",
+                               UCS_MEMORY_TYPE_HOST);
+    for (i = 0; i < 6; ++i) {
+        assert_int_equal(psel_calib_line_add_point(line, order[i], (i + 1) * US,
+                                                   (i + 1) * NS), UCS_OK);
+    }
+    /* 0, 1, 64, 4096 (the second one), 65536 */
+    assert_int_equal(line->num_points, 5);
+    assert_int_equal(line->points[0].size, 0);
+    assert_int_equal(line->points[1].size, 1);
+    assert_int_equal(line->points[2].size, 64);
+    assert_int_equal(line->points[3].size, 4096);
+    assert_int_equal(line->points[4].size, 65536);
+    assert_rel_close(line->points[3].time[PSEL_PERF_SINGLE], 5 * US, 1e-12);
+    assert_rel_close(line->points[3].time[PSEL_PERF_MULTI], 5 * NS, 1e-12);
+
+    /* not measured is fine, negative or infinite is not */
+    assert_int_equal(psel_calib_line_add_point(line, 8, NAN, 1 * US), UCS_OK);
+    assert_true(isnan(line->points[2].time[PSEL_PERF_SINGLE]));
+    assert_int_equal(psel_calib_line_add_point(line, 9, -1 * US, 1 * US),
+                     UCS_ERR_INVALID_PARAM);
+    assert_int_equal(psel_calib_line_add_point(line, 9, 1 * US, INFINITY),
+                     UCS_ERR_INVALID_PARAM);
+    assert_int_equal(line->num_points, 6);
+    psel_calib_cleanup(&calib);
+}
+
+
+/* Piecewise fit */
+
+/* Points of a bcopy-like protocol: one line up to @a frag, a steeper one
+ * (per-fragment overhead) above; multi is 60% of single */
+static void add_two_segment_points(psel_calib_line_t *line, size_t frag,
+                                   double noise)
+{
+    size_t x[MAX_SIZES];
+    double t;
+    unsigned n, i;
+
+    n = log_sizes(1, 4 * MIB, 4, x);
+    for (i = 0; i < n; ++i) {
+        t = (x[i] <= frag) ? (2 * US + 0.1 * NS * x[i]) :
+                             (10 * US + 0.3 * NS * x[i]);
+        t *= 1 + noise * (2 * rng_uniform() - 1);
+        assert_int_equal(psel_calib_line_add_point(line, x[i], t, 0.6 * t),
+                         UCS_OK);
+    }
+}
+
+static void test_piecewise_fit_two_segments(void **state)
+{
+    static const size_t breaks[] = {8192};
+    psel_calib_line_t *line;
+    psel_calib_t calib;
+    double err_single, err_multi;
+
+    rng_state = 0x2545f4914f6cdd1dull;
+    psel_calib_init(&calib);
+    line = psel_calib_line_get(&calib, "egr/bcopy", "tcp/lo",
+                               UCS_MEMORY_TYPE_HOST);
+    add_two_segment_points(line, 8192, 0.03);
+    assert_int_equal(psel_calib_line_fit(line, breaks, 1), UCS_OK);
+
+    assert_int_equal(line->num_ranges, 2);
+    assert_int_equal(line->ranges[0].max_length, 8192);
+    assert_int_equal(line->ranges[1].max_length, SIZE_MAX);
+    assert_rel_close(line->ranges[0].perf[PSEL_PERF_SINGLE].c, 2 * US, 0.05);
+    assert_rel_close(line->ranges[0].perf[PSEL_PERF_SINGLE].m, 0.1 * NS, 0.10);
+    assert_rel_close(line->ranges[1].perf[PSEL_PERF_SINGLE].c, 10 * US, 0.10);
+    assert_rel_close(line->ranges[1].perf[PSEL_PERF_SINGLE].m, 0.3 * NS, 0.05);
+    assert_rel_close(line->ranges[0].perf[PSEL_PERF_MULTI].c, 1.2 * US, 0.05);
+    assert_rel_close(line->ranges[1].perf[PSEL_PERF_MULTI].m, 0.18 * NS, 0.05);
+
+    /* the model follows the points: median error about the noise level */
+    err_single = psel_calib_line_fit_error(line, PSEL_PERF_SINGLE);
+    err_multi  = psel_calib_line_fit_error(line, PSEL_PERF_MULTI);
+    print_message("two segments, +-3%% noise: median relative error single "
+                  "%.2f%%, multi %.2f%%\n", 100 * err_single,
+                  100 * err_multi);
+    assert_true(err_single < 0.03);
+    assert_true(err_multi < 0.03);
+
+    /* without the break one line cannot follow both segments */
+    assert_int_equal(psel_calib_line_fit(line, NULL, 0), UCS_OK);
+    assert_int_equal(line->num_ranges, 1);
+    print_message("one range over both: median relative error %.2f%%\n",
+                  100 * psel_calib_line_fit_error(line, PSEL_PERF_SINGLE));
+    assert_true(psel_calib_line_fit_error(line, PSEL_PERF_SINGLE) >
+                2 * err_single);
+    psel_calib_cleanup(&calib);
+}
+
+static void test_piecewise_breaks_merged_or_dropped(void **state)
+{
+    /* 1: one point below (merged); 8192 kept; 4 MiB - 1: one point above
+     * (4 MiB) (dropped); 1 GiB: outside the measured sizes (dropped) */
+    static const size_t breaks[] = {1, 8192, 4 * MIB - 1, 1024 * MIB};
+    static const size_t unsorted[] = {8192, 4096};
+    static const size_t many[] = {16, 256, 4096, 65536, 1 * MIB};
+    psel_calib_line_t *line, *empty;
+    psel_calib_t calib;
+
+    psel_calib_init(&calib);
+    line = psel_calib_line_get(&calib, "egr/bcopy", "tcp/lo",
+                               UCS_MEMORY_TYPE_HOST);
+    add_two_segment_points(line, 8192, 0);
+    assert_int_equal(psel_calib_line_fit(line, breaks, 4), UCS_OK);
+    assert_int_equal(line->num_ranges, 2);
+    assert_int_equal(line->ranges[0].max_length, 8192);
+    assert_int_equal(line->ranges[1].max_length, SIZE_MAX);
+    /* noise-free: each range exact, the first one including size 1 */
+    assert_rel_close(line->ranges[0].perf[PSEL_PERF_SINGLE].c, 2 * US, 1e-9);
+    assert_rel_close(line->ranges[1].perf[PSEL_PERF_SINGLE].m, 0.3 * NS, 1e-9);
+
+    /* at most PSEL_PROTO_MAX_RANGES - 1 breaks: the first ones */
+    assert_int_equal(psel_calib_line_fit(line, many, 5), UCS_OK);
+    assert_int_equal(line->num_ranges, PSEL_PROTO_MAX_RANGES);
+    assert_int_equal(line->ranges[2].max_length, 4096);
+    assert_int_equal(line->ranges[3].max_length, SIZE_MAX);
+
+    /* breaks must ascend; a failed fit leaves the ranges as they were */
+    assert_int_equal(psel_calib_line_fit(line, unsorted, 2),
+                     UCS_ERR_INVALID_PARAM);
+    assert_int_equal(line->num_ranges, PSEL_PROTO_MAX_RANGES);
+
+    /* nothing usable to fit */
+    empty = psel_calib_line_get(&calib, "egr/bcopy", "tcp/eth0",
+                                UCS_MEMORY_TYPE_HOST);
+    assert_int_equal(psel_calib_line_fit(empty, NULL, 0), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(psel_calib_line_add_point(empty, 10, NAN, NAN), UCS_OK);
+    assert_int_equal(psel_calib_line_fit(empty, NULL, 0), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(empty->num_ranges, 0);
+    psel_calib_cleanup(&calib);
+}
+
+static void test_piecewise_missing_flavour_takes_the_other(void **state)
+{
+    psel_calib_line_t *line;
+    psel_calib_t calib;
+    size_t size;
+
+    psel_calib_init(&calib);
+    line = psel_calib_line_get(&calib, "rndv/get", "cma/memory",
+                               UCS_MEMORY_TYPE_HOST);
+    for (size = 1024; size <= MIB; size *= 2) {
+        assert_int_equal(psel_calib_line_add_point(line, size,
+                                                   3 * US + 0.1 * NS * size,
+                                                   NAN), UCS_OK);
+    }
+    assert_int_equal(psel_calib_line_fit(line, NULL, 0), UCS_OK);
+    assert_int_equal(line->num_ranges, 1);
+    assert_rel_close(line->ranges[0].perf[PSEL_PERF_MULTI].c, 3 * US, 1e-9);
+    assert_rel_close(line->ranges[0].perf[PSEL_PERF_MULTI].m, 0.1 * NS, 1e-9);
+    assert_true(isnan(psel_calib_line_fit_error(line, PSEL_PERF_MULTI)));
+    psel_calib_cleanup(&calib);
+}
+
+
+/* File format */
+
+/* Write to a string; the caller frees it */
+static char *write_to_string(const psel_calib_t *calib)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *stream;
+
+    stream = open_memstream(&text, &len);
+    assert_non_null(stream);
+    assert_int_equal(psel_calib_write(calib, stream), UCS_OK);
+    fclose(stream);
+    return text;
+}
+
+static void assert_calib_equal(const psel_calib_t *a, const psel_calib_t *b)
+{
+    const psel_calib_line_t *la, *lb;
+    unsigned i, r, t;
+
+    assert_string_equal(a->hostname, b->hostname);
+    assert_string_equal(a->machine_id, b->machine_id);
+    assert_string_equal(a->ucx_version, b->ucx_version);
+    assert_string_equal(a->created, b->created);
+    assert_string_equal(a->mode, b->mode);
+    assert_rel_close(a->duration, b->duration, 1e-6);
+    assert_int_equal(a->num_lines, b->num_lines);
+    for (i = 0; i < a->num_lines; ++i) {
+        la = &a->lines[i];
+        lb = &b->lines[i];
+        assert_string_equal(la->proto, lb->proto);
+        assert_string_equal(la->lanes, lb->lanes);
+        assert_int_equal(la->mem_type, lb->mem_type);
+        assert_int_equal(la->num_ranges, lb->num_ranges);
+        for (r = 0; r < la->num_ranges; ++r) {
+            assert_int_equal(la->ranges[r].max_length, lb->ranges[r].max_length);
+            for (t = 0; t < PSEL_PERF_LAST; ++t) {
+                assert_rel_close(la->ranges[r].perf[t].c,
+                                 lb->ranges[r].perf[t].c, 1e-6);
+                assert_rel_close(la->ranges[r].perf[t].m,
+                                 lb->ranges[r].perf[t].m, 1e-6);
+            }
+        }
+        assert_int_equal(la->num_points, lb->num_points);
+        for (r = 0; r < la->num_points; ++r) {
+            assert_int_equal(la->points[r].size, lb->points[r].size);
+            for (t = 0; t < PSEL_PERF_LAST; ++t) {
+                if (isnan(la->points[r].time[t])) {
+                    assert_true(isnan(lb->points[r].time[t]));
+                } else {
+                    assert_rel_close(la->points[r].time[t],
+                                     lb->points[r].time[t], 1e-6);
+                }
+            }
+        }
+    }
+}
+
+/* A calibration with fitted and unfitted lines, awkward values included */
+static void make_sample(psel_calib_t *calib)
+{
+    static const size_t breaks[] = {8192};
+    psel_calib_line_t *line;
+
+    psel_calib_init(calib);
+    calib->duration = 123.456789;
+    ucs_strncpy_zero(calib->mode, "quick", sizeof(calib->mode));
+
+    rng_state = 12345;
+    line = psel_calib_line_get(calib, "egr/bcopy", "tcp/lo",
+                               UCS_MEMORY_TYPE_HOST);
+    add_two_segment_points(line, 8192, 0.05);
+    assert_int_equal(psel_calib_line_fit(line, breaks, 1), UCS_OK);
+
+    /* points only, one flavour missing, size 0 and a huge size */
+    line = psel_calib_line_get(calib, "rndv/put", "tcp/veth0+tcp/veth1",
+                               UCS_MEMORY_TYPE_CUDA);
+    assert_int_equal(psel_calib_line_add_point(line, 0, 1.0 / 3 * US, NAN),
+                     UCS_OK);
+    assert_int_equal(psel_calib_line_add_point(line, SIZE_MAX - 1, 1e3, 0),
+                     UCS_OK);
+
+    /* ranges only, with a zero slope */
+    line = psel_calib_line_get(calib, "egr/short", "posix/memory",
+                               UCS_MEMORY_TYPE_HOST);
+    line->num_ranges = 1;
+    line->ranges[0].max_length             = SIZE_MAX;
+    line->ranges[0].perf[PSEL_PERF_SINGLE] = ucs_linear_func_make(0.7 * US, 0);
+    line->ranges[0].perf[PSEL_PERF_MULTI]  = ucs_linear_func_make(0.2 * US,
+                                                                  1e-12);
+}
+
+static void test_round_trip_write_parse(void **state)
+{
+    psel_calib_t calib, parsed;
+    char *text, *text2;
+
+    make_sample(&calib);
+    text = write_to_string(&calib);
+    if (psel_calib_parse(text, strlen(text), "test", &parsed) != UCS_OK) {
+        print_error("failed to parse:\n%s\n", text);
+        fail();
+    }
+    assert_calib_equal(&calib, &parsed);
+
+    /* human- and awk-readable: keyword, names, then numbers in ns */
+    assert_non_null(strstr(text, "\nprotosel-calibration 1\n"));
+    assert_non_null(strstr(text, "\nmode quick\n"));
+    assert_non_null(strstr(text, "\nrange egr/bcopy tcp/lo host 8192 "));
+    assert_non_null(strstr(text, "\nrange egr/short posix/memory host inf 700 "
+                                 "0 200 1.024\n"));
+    assert_non_null(strstr(text, "\npoint rndv/put tcp/veth0+tcp/veth1 cuda 0 "
+                                 "333.3333333 -\n"));
+
+    /* writing what was read gives the same text */
+    text2 = write_to_string(&parsed);
+    assert_string_equal(text, text2);
+
+    free(text2);
+    free(text);
+    psel_calib_cleanup(&parsed);
+    psel_calib_cleanup(&calib);
+}
+
+static unsigned count_dir_entries(const char *path)
+{
+    DIR *dir = opendir(path);
+    struct dirent *entry;
+    unsigned count = 0;
+
+    assert_non_null(dir);
+    while ((entry = readdir(dir)) != NULL) {
+        count += (entry->d_name[0] != '.');
+    }
+    closedir(dir);
+    return count;
+}
+
+static void test_save_and_load_file(void **state)
+{
+    char dir[] = "/tmp/test_calib.XXXXXX", path[PATH_MAX], cmd[PATH_MAX + 64];
+    psel_calib_t calib, loaded, untouched;
+    struct stat st;
+    FILE *f;
+
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/a/b/calibration.txt", dir);
+    make_sample(&calib);
+
+    memset(&loaded, 0x5a, sizeof(loaded));
+    memset(&untouched, 0x5a, sizeof(untouched));
+    psel_test_log_capture_start();
+    assert_int_equal(psel_calib_load(path, &loaded), UCS_ERR_NO_ELEM);
+    psel_test_log_capture_stop();
+    assert_int_equal(psel_test_log_count(), 0); /* missing is not an error */
+    assert_memory_equal(&loaded, &untouched, sizeof(loaded));
+
+    /* save creates the directories, and replaces an existing file */
+    assert_int_equal(psel_calib_save(&calib, path), UCS_OK);
+    calib.duration = 7;
+    assert_int_equal(psel_calib_save(&calib, path), UCS_OK);
+    assert_int_equal(psel_calib_load(path, &loaded), UCS_OK);
+    assert_calib_equal(&calib, &loaded);
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(st.st_mode & S_IRGRP);
+    psel_calib_cleanup(&loaded);
+
+    /* no temporary file left next to it */
+    snprintf(cmd, sizeof(cmd), "%s/a/b", dir);
+    assert_int_equal(count_dir_entries(cmd), 1);
+
+    /* a parent that is a file: an error naming the path */
+    snprintf(path, sizeof(path), "%s/a/b/calibration.txt/x/c.txt", dir);
+    psel_test_log_capture_start();
+    assert_int_equal(psel_calib_save(&calib, path), UCS_ERR_IO_ERROR);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains(path);
+
+    /* the errors of a file name the path and line */
+    snprintf(path, sizeof(path), "%s/bad.txt", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("protosel-calibration 1\nhost a b\nucx 1\nbogus\n", f);
+    fclose(f);
+    psel_test_log_capture_start();
+    assert_int_equal(psel_calib_load(path, &loaded), UCS_ERR_INVALID_PARAM);
+    psel_test_log_capture_stop();
+    snprintf(cmd, sizeof(cmd), "%s:4: unknown keyword 'bogus'", path);
+    psel_assert_log_contains(cmd);
+
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    psel_calib_cleanup(&calib);
+}
+
+static void test_write_rejects_unreadable_content_and_io_errors(void **state)
+{
+    psel_calib_t calib;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *stream, *full;
+
+    stream = open_memstream(&text, &len);
+    assert_non_null(stream);
+
+    make_sample(&calib);
+    ucs_strncpy_zero(calib.mode, "slow", sizeof(calib.mode));
+    psel_test_log_capture_start();
+    assert_int_equal(psel_calib_write(&calib, stream), UCS_ERR_INVALID_PARAM);
+    psel_assert_log_contains("mode");
+    ucs_strncpy_zero(calib.mode, "full", sizeof(calib.mode));
+
+    calib.lines[2].ranges[0].max_length = 100; /* last range not at SIZE_MAX */
+    assert_int_equal(psel_calib_write(&calib, stream), UCS_ERR_INVALID_PARAM);
+    calib.lines[2].ranges[0].max_length = SIZE_MAX;
+
+    calib.lines[2].ranges[0].perf[PSEL_PERF_MULTI].c = -1;
+    assert_int_equal(psel_calib_write(&calib, stream), UCS_ERR_INVALID_PARAM);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("egr/short posix/memory host: range 0 has cost");
+    calib.lines[2].ranges[0].perf[PSEL_PERF_MULTI].c = 0;
+
+    /* a full disk */
+    full = fopen("/dev/full", "w");
+    assert_non_null(full);
+    psel_test_log_capture_start();
+    assert_int_equal(psel_calib_write(&calib, full), UCS_ERR_IO_ERROR);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("failed to write calibration: No space left");
+    fclose(full);
+
+    fclose(stream);
+    free(text);
+    psel_calib_cleanup(&calib);
+}
+
+
+/* Malformed files */
+
+#define HDR_MAGIC    "protosel-calibration 1\n"
+#define HDR_HOST     "host node01 0123456789abcdef\n"
+#define HDR_UCX      "ucx 1.13.1\n"
+#define HDR_CREATED  "created 2026-11-22T10:11:12Z\n"
+#define HDR_DURATION "duration 12.5\n"
+#define HDR_MODE     "mode full\n"
+/* Lines 1..6 */
+#define HDR HDR_MAGIC HDR_HOST HDR_UCX HDR_CREATED HDR_DURATION HDR_MODE
+#define RANGE(_max)  "range egr/bcopy tcp/lo host " _max " 7600 250 3000 200\n"
+#define POINT(_size) "point egr/bcopy tcp/lo host " _size " 7850.5 3200.2\n"
+
+typedef struct {
+    const char *text;
+    unsigned    line;     /* line the error must name */
+    const char  *needle;  /* and what it must say */
+} bad_file_t;
+
+static const bad_file_t bad_files[] = {
+    {"", 1, "missing 'protosel-calibration 1' line"},
+    {"# only a comment\n\n", 2, "missing 'protosel-calibration 1' line"},
+    {"hello 1\n", 1, "expected 'protosel-calibration 1' as the first line"},
+    {HDR_HOST HDR_MAGIC, 1, "as the first line, got 'host'"},
+    {"protosel-calibration x\n", 1, "format version 'x'"},
+    {"protosel-calibration 1 2\n", 1, "first line"},
+    {HDR_MAGIC HDR_MAGIC, 2, "protosel-calibration: duplicate"},
+    {HDR_MAGIC "host a\n", 2, "host: expected 2 field(s), got 1"},
+    {HDR_MAGIC "host a b c\n", 2, "host: expected 2 field(s), got 3"},
+    {HDR_MAGIC HDR_HOST HDR_UCX HDR_CREATED HDR_DURATION, 5,
+     "missing 'mode' line"},
+    {HDR_MAGIC HDR_HOST HDR_CREATED HDR_DURATION HDR_MODE POINT("1"), 6,
+     "missing 'ucx' line before the first range/point"},
+    {HDR "host b c\n", 7, "host: duplicate (first on line 2)"},
+    {HDR POINT("1") HDR_UCX, 8, "ucx: header line after range/point lines"},
+    {HDR "frob 1\n", 7, "unknown keyword 'frob'"},
+    {HDR "Range egr/bcopy tcp/lo host inf 1 1 1 1\n", 7,
+     "unknown keyword 'Range'"},
+    {HDR_MAGIC "host node\x01 x\n", 2, "hostname 'node\x01'"},
+    {HDR_MAGIC "ucx 1.13.1-with-a-version-string-that-is-too-long\n", 2,
+     "ucx version"},
+    {HDR_MAGIC HDR_HOST HDR_UCX "created 2026-13-01T00:00:00Z\n", 4,
+     "created '2026-13-01T00:00:00Z'"},
+    {HDR_MAGIC HDR_HOST HDR_UCX "created 2026-11-22 10:11:12\n", 4,
+     "created: expected 1 field(s), got 2"},
+    {HDR_MAGIC HDR_HOST HDR_UCX HDR_CREATED "duration -1\n", 5,
+     "duration '-1': negative"},
+    {HDR_MAGIC HDR_HOST HDR_UCX HDR_CREATED "duration nan\n", 5,
+     "duration 'nan': expected a number"},
+    {HDR_MAGIC HDR_HOST HDR_UCX HDR_CREATED "duration 1e999\n", 5,
+     "duration '1e999': out of range"},
+    {HDR_MAGIC HDR_HOST HDR_UCX HDR_CREATED "duration 12abc\n", 5,
+     "duration '12abc': expected a number"},
+    {HDR_MAGIC HDR_HOST HDR_UCX HDR_CREATED "duration 0x10\n", 5,
+     "duration '0x10': expected a number"},
+    {HDR_MAGIC HDR_HOST HDR_UCX HDR_CREATED "duration 1e-40\n", 5,
+     "duration '1e-40': out of range"},
+    {HDR_MAGIC HDR_HOST HDR_UCX HDR_CREATED HDR_DURATION "mode slow\n", 6,
+     "mode 'slow': expected quick or full"},
+    {HDR "range egr/bcopy tcp/lo host inf 1 1 1\n", 7,
+     "range: expected 8 fields"},
+    {HDR "range egr/bcopy tcp/lo host inf 1 1 1 1 1\n", 7,
+     "range: expected 8 fields"},
+    {HDR "range egr/bcopy tcp/lo gpu inf 1 1 1 1\n", 7,
+     "memtype 'gpu': unknown memory type"},
+    {HDR "range egr/bcopy tcp/lo host 8k 1 1 1 1\n", 7,
+     "max_length '8k': expected a size in bytes or 'inf'"},
+    {HDR "range egr/bcopy tcp/lo host inf -5 1 1 1\n", 7,
+     "single c '-5': negative"},
+    {HDR "range egr/bcopy tcp/lo host inf 5 1x 1 1\n", 7,
+     "single m '1x': expected a number"},
+    {HDR "range egr/bcopy tcp/lo host inf 5 1 inf 1\n", 7,
+     "multi c 'inf': expected a number"},
+    {HDR "range egr/bcopy tcp/lo host inf 5 1 1 1e19\n", 7,
+     "multi m '1e19': out of range"},
+    {HDR RANGE("8192") RANGE("4096") RANGE("inf"), 8,
+     "max_length 4096: not above the previous range's (line 7)"},
+    {HDR RANGE("inf") RANGE("inf"), 8, "max_length inf: not above"},
+    {HDR RANGE("1") RANGE("2") RANGE("3") RANGE("4") RANGE("inf"), 11,
+     "range: more than 4 ranges for egr/bcopy tcp/lo host"},
+    {HDR RANGE("8192") POINT("1") POINT("2"), 7,
+     "max_length 8192: the last range of egr/bcopy tcp/lo host must end at "
+     "inf"},
+    {HDR RANGE("18446744073709551616"), 7,
+     "max_length '18446744073709551616': out of range"},
+    {HDR "range egr/bcopy/with-a-very-long-name-indeed tcp/lo host inf 1 1 1 "
+     "1\n", 7, "proto 'egr/bcopy/with-a-very-long-name-indeed'"},
+    {HDR "point egr/bcopy tcp#lo host 1 1 1\n", 7, "lanes 'tcp#lo'"},
+    {HDR "point egr/\x7f tcp/lo host 1 1 1\n", 7, "proto 'egr/\x7f'"},
+    {HDR POINT("1024") POINT("1024"), 8, "size 1024: duplicate point"},
+    {HDR POINT("-1"), 7, "size '-1': expected a size in bytes"},
+    {HDR POINT("+1"), 7, "size '+1': expected a size in bytes"},
+    {HDR POINT("inf"), 7, "size 'inf': expected a size in bytes"},
+    {HDR POINT("99999999999999999999"), 7,
+     "size '99999999999999999999': out of range"},
+    {HDR "point egr/bcopy tcp/lo host 1 abc 1\n", 7,
+     "single 'abc': expected a number or '-'"},
+    {HDR "point egr/bcopy tcp/lo host 1 1 --\n", 7, "multi '--': negative"},
+    {HDR "point egr/bcopy tcp/lo host 1 1\n", 7, "point: expected 6 fields"},
+    {HDR "point egr/bcopy tcp/lo host 1 1 2 # why not\n", 7,
+     "'#' inside a line"},
+    {HDR "point egr/bcopy tcp/lo host 1 1 2 3 4 5 6 7 8 9 10\n", 7,
+     "point: too many fields"},
+};
+
+static void test_malformed_files_name_line_and_field(void **state)
+{
+    psel_calib_t calib, untouched;
+    char needle[256];
+    ucs_status_t status;
+    unsigned i;
+
+    memset(&untouched, 0xa5, sizeof(untouched));
+    for (i = 0; i < sizeof(bad_files) / sizeof(bad_files[0]); ++i) {
+        memset(&calib, 0xa5, sizeof(calib));
+        psel_test_log_capture_start();
+        status = psel_calib_parse(bad_files[i].text, strlen(bad_files[i].text),
+                                  "test", &calib);
+        psel_test_log_capture_stop();
+        if (status != UCS_ERR_INVALID_PARAM) {
+            print_error("bad file %u accepted (%s):\n%s\n", i,
+                        ucs_status_string(status), bad_files[i].text);
+            fail();
+        }
+        snprintf(needle, sizeof(needle), "test:%u: ", bad_files[i].line);
+        if (!strstr(psel_test_log_captured(), needle) ||
+            !strstr(psel_test_log_captured(), bad_files[i].needle)) {
+            print_error("bad file %u: expected '%s%s', got '%s'\n", i, needle,
+                        bad_files[i].needle, psel_test_log_captured());
+            fail();
+        }
+        assert_int_equal(psel_test_log_count(), 1);
+        assert_memory_equal(&calib, &untouched, sizeof(calib));
+    }
+}
+
+static void test_malformed_long_line_and_nul(void **state)
+{
+    static const char nul_text[] = HDR "point egr/bcopy tcp/lo\0 host 1 1 1\n";
+    char *text = malloc(sizeof(HDR) + PSEL_CALIB_MAX_TEXT_LINE + 2);
+    psel_calib_t calib;
+
+    /* the longest line is fine (a comment), one more byte is not */
+    strcpy(text, HDR "#");
+    memset(text + strlen(text), 'x', PSEL_CALIB_MAX_TEXT_LINE - 1);
+    text[sizeof(HDR) - 1 + PSEL_CALIB_MAX_TEXT_LINE] = '\0';
+    assert_int_equal(psel_calib_parse(text, strlen(text), "test", &calib),
+                     UCS_OK);
+    psel_calib_cleanup(&calib);
+
+    strcat(text, "x");
+    psel_test_log_capture_start();
+    assert_int_equal(psel_calib_parse(text, strlen(text), "test", &calib),
+                     UCS_ERR_INVALID_PARAM);
+    psel_assert_log_contains("test:7: line too long (1025 bytes, at most "
+                             "1024)");
+
+    assert_int_equal(psel_calib_parse(nul_text, sizeof(nul_text) - 1, "test",
+                                      &calib), UCS_ERR_INVALID_PARAM);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("test:7: unexpected NUL character");
+    free(text);
+}
+
+static void test_accepted_variants(void **state)
+{
+    /* header lines in any order after the first, comments, blank lines,
+     * CRLF, tabs, no final newline, '-' for both times, interleaved lines */
+    static const char text[] =
+        "# comment\n\n" HDR_MAGIC HDR_MODE HDR_CREATED "ucx\t1.13.1\r\n"
+        HDR_DURATION HDR_HOST "   # indented comment\n"
+        POINT("4096") "range egr/zcopy tcp/lo rocm inf 1 2 3 4\n"
+        "point egr/bcopy tcp/lo host 1 - -\n" RANGE("65536") RANGE("inf");
+    const psel_calib_line_t *line;
+    psel_calib_t calib;
+
+    assert_int_equal(psel_calib_parse(text, sizeof(text) - 1, "test", &calib),
+                     UCS_OK);
+    assert_string_equal(calib.hostname, "node01");
+    assert_string_equal(calib.machine_id, "0123456789abcdef");
+    assert_string_equal(calib.ucx_version, "1.13.1");
+    assert_string_equal(calib.mode, "full");
+    assert_rel_close(calib.duration, 12.5, 1e-12);
+    assert_int_equal(calib.num_lines, 2);
+
+    line = psel_calib_find(&calib, "egr/bcopy", "tcp/lo", UCS_MEMORY_TYPE_HOST);
+    assert_non_null(line);
+    assert_int_equal(line->num_points, 2);
+    assert_int_equal(line->points[0].size, 1);
+    assert_true(isnan(line->points[0].time[PSEL_PERF_MULTI]));
+    assert_rel_close(line->points[1].time[PSEL_PERF_SINGLE], 7850.5 * NS, 1e-12);
+    assert_int_equal(line->num_ranges, 2);
+    assert_int_equal(line->ranges[0].max_length, 65536);
+    /* units: ns and ns/KB */
+    assert_rel_close(line->ranges[1].perf[PSEL_PERF_SINGLE].c, 7600 * NS,
+                     1e-12);
+    assert_rel_close(line->ranges[1].perf[PSEL_PERF_SINGLE].m,
+                     250 * NS / 1024, 1e-12);
+    assert_rel_close(line->ranges[1].perf[PSEL_PERF_MULTI].m, 200 * NS / 1024,
+                     1e-12);
+
+    assert_non_null(psel_calib_find(&calib, "egr/zcopy", "tcp/lo",
+                                    UCS_MEMORY_TYPE_ROCM));
+    psel_calib_cleanup(&calib);
+}
+
+static void test_other_format_version_unsupported(void **state)
+{
+    static const char text[] = "protosel-calibration 2\nwhatever new\n";
+    psel_calib_t calib;
+
+    psel_test_log_capture_start();
+    assert_int_equal(psel_calib_parse(text, sizeof(text) - 1, "test", &calib),
+                     UCS_ERR_UNSUPPORTED);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("test:1: format version 2, this build reads 1");
+}
+
+
+/* Host check */
+
+static void test_check_host_and_ucx(void **state)
+{
+    psel_calib_t calib;
+    char why[256];
+
+    psel_calib_init(&calib);
+    assert_string_equal(calib.ucx_version, UCT_VERNO_STRING);
+    assert_int_equal(strlen(calib.created), 20);
+    assert_int_equal(psel_calib_check(&calib, why, sizeof(why)),
+                     PSEL_CALIB_MATCH);
+    assert_non_null(strstr(why, "this host"));
+    assert_int_equal(psel_calib_check(&calib, NULL, 0), PSEL_CALIB_MATCH);
+
+    ucs_strncpy_zero(calib.ucx_version, "1.19.0", sizeof(calib.ucx_version));
+    assert_int_equal(psel_calib_check(&calib, why, sizeof(why)),
+                     PSEL_CALIB_STALE);
+    assert_non_null(strstr(why, "UCX 1.19.0"));
+    assert_non_null(strstr(why, UCT_VERNO_STRING));
+    assert_null(strchr(why, '\n'));
+
+    /* another host wins over another UCX version */
+    ucs_strncpy_zero(calib.hostname, "elsewhere", sizeof(calib.hostname));
+    assert_int_equal(psel_calib_check(&calib, why, sizeof(why)),
+                     PSEL_CALIB_MISMATCHED);
+    assert_non_null(strstr(why, "elsewhere"));
+
+    /* same hostname, another machine (a clone of the image) */
+    psel_calib_init(&calib);
+    if (strcmp(calib.machine_id, "-")) {
+        ucs_strncpy_zero(calib.machine_id, "ffffffffffffffff",
+                         sizeof(calib.machine_id));
+        assert_int_equal(psel_calib_check(&calib, why, sizeof(why)),
+                         PSEL_CALIB_MISMATCHED);
+        assert_non_null(strstr(why, "machine id ffffffffffffffff"));
+    }
+    /* an unknown machine id is not held against the file */
+    ucs_strncpy_zero(calib.machine_id, "-", sizeof(calib.machine_id));
+    assert_int_equal(psel_calib_check(&calib, why, sizeof(why)),
+                     PSEL_CALIB_MATCH);
+
+    /* a tiny buffer gets a truncated, terminated text */
+    assert_int_equal(psel_calib_check(&calib, why, 5), PSEL_CALIB_MATCH);
+    assert_int_equal(strlen(why), 4);
+    psel_calib_cleanup(&calib);
+}
+
+
+/* Apply */
+
+static void make_caps(psel_proto_caps_t *caps, size_t min_length,
+                      size_t largest)
+{
+    memset(caps, 0, sizeof(*caps));
+    caps->min_length = min_length;
+    caps->num_ranges = 2;
+    caps->ranges[0].max_length = 8 * KIB;
+    caps->ranges[0].perf[PSEL_PERF_SINGLE] = ucs_linear_func_make(1 * US, 0);
+    caps->ranges[0].perf[PSEL_PERF_MULTI]  = ucs_linear_func_make(1 * US, 0);
+    caps->ranges[1].max_length = largest;
+    caps->ranges[1].perf[PSEL_PERF_SINGLE] = ucs_linear_func_make(9 * US, 0);
+    caps->ranges[1].perf[PSEL_PERF_MULTI]  = ucs_linear_func_make(9 * US, 0);
+    caps->cfg_thresh = PSEL_THRESH_AUTO;
+    ucs_strncpy_zero(caps->desc, "tcp/lo", sizeof(caps->desc));
+}
+
+static void test_apply_replaces_ranges(void **state)
+{
+    psel_proto_caps_t caps, before;
+    psel_calib_line_t *line;
+    psel_calib_t calib;
+    unsigned r;
+
+    psel_calib_init(&calib);
+    line = psel_calib_line_get(&calib, "egr/bcopy", "tcp/lo",
+                               UCS_MEMORY_TYPE_HOST);
+    line->num_ranges = 3;
+    line->ranges[0].max_length = 4 * KIB;
+    line->ranges[1].max_length = 64 * KIB;
+    line->ranges[2].max_length = SIZE_MAX;
+    for (r = 0; r < 3; ++r) {
+        line->ranges[r].perf[PSEL_PERF_SINGLE] =
+                ucs_linear_func_make((r + 1) * US, (r + 1) * NS);
+        line->ranges[r].perf[PSEL_PERF_MULTI]  =
+                ucs_linear_func_make((r + 1) * 0.5 * US, (r + 1) * 0.5 * NS);
+    }
+
+    /* caps up to inf: every calibrated range */
+    make_caps(&caps, 0, SIZE_MAX);
+    assert_int_equal(psel_calib_apply(&calib, "egr/bcopy", "tcp/lo",
+                                      UCS_MEMORY_TYPE_HOST, &caps), 1);
+    assert_int_equal(caps.num_ranges, 3);
+    assert_int_equal(caps.min_length, 0);
+    for (r = 0; r < 3; ++r) {
+        assert_int_equal(caps.ranges[r].max_length, line->ranges[r].max_length);
+        assert_memory_equal(caps.ranges[r].perf, line->ranges[r].perf,
+                            sizeof(caps.ranges[r].perf));
+    }
+    assert_string_equal(caps.desc, "tcp/lo"); /* the rest stays */
+    assert_int_equal(caps.cfg_thresh, PSEL_THRESH_AUTO);
+
+    /* caps up to 16 KiB (a protocol's largest size): cut there */
+    make_caps(&caps, 1, 16 * KIB);
+    assert_int_equal(psel_calib_apply(&calib, "egr/bcopy", "tcp/lo",
+                                      UCS_MEMORY_TYPE_HOST, &caps), 1);
+    assert_int_equal(caps.num_ranges, 2);
+    assert_int_equal(caps.min_length, 1);
+    assert_int_equal(caps.ranges[0].max_length, 4 * KIB);
+    assert_int_equal(caps.ranges[1].max_length, 16 * KIB);
+    assert_rel_close(caps.ranges[1].perf[PSEL_PERF_SINGLE].c, 2 * US, 1e-12);
+
+    /* a largest size equal to a range end: no empty tail */
+    make_caps(&caps, 0, 64 * KIB);
+    psel_calib_apply(&calib, "egr/bcopy", "tcp/lo", UCS_MEMORY_TYPE_HOST,
+                     &caps);
+    assert_int_equal(caps.num_ranges, 2);
+    assert_int_equal(caps.ranges[1].max_length, 64 * KIB);
+
+    /* min_length above the first calibrated range: it is dropped */
+    make_caps(&caps, 5 * KIB, SIZE_MAX);
+    assert_int_equal(psel_calib_apply(&calib, "egr/bcopy", "tcp/lo",
+                                      UCS_MEMORY_TYPE_HOST, &caps), 1);
+    assert_int_equal(caps.num_ranges, 2);
+    assert_int_equal(caps.min_length, 5 * KIB);
+    assert_int_equal(caps.ranges[0].max_length, 64 * KIB);
+    assert_rel_close(caps.ranges[0].perf[PSEL_PERF_MULTI].c, 1 * US, 1e-12);
+
+    /* no line (other lanes, other memory type), or not fitted: untouched */
+    make_caps(&caps, 0, SIZE_MAX);
+    before = caps;
+    assert_int_equal(psel_calib_apply(&calib, "egr/bcopy", "tcp/eth0",
+                                      UCS_MEMORY_TYPE_HOST, &caps), 0);
+    assert_int_equal(psel_calib_apply(&calib, "egr/bcopy", "tcp/lo",
+                                      UCS_MEMORY_TYPE_CUDA, &caps), 0);
+    psel_calib_line_get(&calib, "egr/zcopy", "tcp/lo", UCS_MEMORY_TYPE_HOST);
+    assert_int_equal(psel_calib_apply(&calib, "egr/zcopy", "tcp/lo",
+                                      UCS_MEMORY_TYPE_HOST, &caps), 0);
+    assert_memory_equal(&caps, &before, sizeof(caps));
+    psel_calib_cleanup(&calib);
+}
+
+
+/* Default path */
+
+static void restore_env(const char *name, const char *saved)
+{
+    if (saved != NULL) {
+        setenv(name, saved, 1);
+    } else {
+        unsetenv(name);
+    }
+}
+
+static void test_default_path(void **state)
+{
+    char *saved_xdg  = getenv("XDG_CACHE_HOME") ?
+                       strdup(getenv("XDG_CACHE_HOME")) : NULL;
+    char *saved_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    char host[256], path[PATH_MAX], expected[PATH_MAX + 300];
+
+    assert_int_equal(gethostname(host, sizeof(host)), 0);
+
+    setenv("XDG_CACHE_HOME", "/x/cache", 1);
+    setenv("HOME", "/home/u", 1);
+    assert_int_equal(psel_calib_default_path(path, sizeof(path)), UCS_OK);
+    snprintf(expected, sizeof(expected),
+             "/x/cache/protosel/calibration-%s.txt", host);
+    assert_string_equal(path, expected);
+
+    /* unset or empty XDG_CACHE_HOME: $HOME/.cache */
+    setenv("XDG_CACHE_HOME", "", 1);
+    assert_int_equal(psel_calib_default_path(path, sizeof(path)), UCS_OK);
+    snprintf(expected, sizeof(expected),
+             "/home/u/.cache/protosel/calibration-%s.txt", host);
+    assert_string_equal(path, expected);
+    unsetenv("XDG_CACHE_HOME");
+    assert_int_equal(psel_calib_default_path(path, sizeof(path)), UCS_OK);
+    assert_string_equal(path, expected);
+
+    assert_int_equal(psel_calib_default_path(path, 10),
+                     UCS_ERR_BUFFER_TOO_SMALL);
+
+    unsetenv("HOME");
+    assert_int_equal(psel_calib_default_path(path, sizeof(path)),
+                     UCS_ERR_NO_ELEM);
+
+    restore_env("XDG_CACHE_HOME", saved_xdg);
+    restore_env("HOME", saved_home);
+    free(saved_xdg);
+    free(saved_home);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fit_noisy_with_outliers_recovers_c_and_m),
+        cmocka_unit_test(test_fit_outliers_do_not_pull_the_line),
+        cmocka_unit_test(test_fit_pure_line_is_exact),
+        cmocka_unit_test(test_fit_single_point),
+        cmocka_unit_test(test_fit_ignores_invalid_and_rejects_all_invalid),
+        cmocka_unit_test(test_fit_clamps_to_non_negative),
+        cmocka_unit_test(test_line_get_names_and_stable_pointers),
+        cmocka_unit_test(test_line_points_sorted_and_replaced),
+        cmocka_unit_test(test_piecewise_fit_two_segments),
+        cmocka_unit_test(test_piecewise_breaks_merged_or_dropped),
+        cmocka_unit_test(test_piecewise_missing_flavour_takes_the_other),
+        cmocka_unit_test(test_round_trip_write_parse),
+        cmocka_unit_test(test_save_and_load_file),
+        cmocka_unit_test(test_write_rejects_unreadable_content_and_io_errors),
+        cmocka_unit_test(test_malformed_files_name_line_and_field),
+        cmocka_unit_test(test_malformed_long_line_and_nul),
+        cmocka_unit_test(test_accepted_variants),
+        cmocka_unit_test(test_other_format_version_unsupported),
+        cmocka_unit_test(test_check_host_and_ucx),
+        cmocka_unit_test(test_apply_replaces_ranges),
+        cmocka_unit_test(test_default_path),
+    };
+
+    return cmocka_run_group_tests_name("calib", tests, NULL, NULL);
+}
