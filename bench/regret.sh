@@ -38,6 +38,8 @@ Usage: bench/regret.sh [options]
   --transports "T ..." among shm tcp (both)
   --tests "T ..."      among tag_lat tag_bw (both)
   --no-ucx             time protosel only
+  --calibration FILE   protosel selects on these measured cost lines
+                       (psel_calibrate); default: the advertised attributes
   --plot FILE.svg      also draw regret vs size with gnuplot (if installed)
   --psel-perftest P    psel_perftest binary (build/src/tools/psel_perftest)
   --psel-info P        psel_info binary (next to psel_perftest)
@@ -57,7 +59,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # ucx_plan_point, run_plan, regret_summary, human ...
 . "$top/bench/lib_perftest.sh" || exit 1
 me=regret
-psel_env_extra=()
+psel_env_extra=(UCX_PSEL_CALIBRATION=none)
 
 psel_bin=$top/build/src/tools/psel_perftest
 psel_info=""
@@ -83,6 +85,8 @@ while [ $# -gt 0 ]; do
     --transports)     transports=${2:?}; shift ;;
     --tests)          tests=${2:?}; shift ;;
     --no-ucx)         with_ucx=0 ;;
+    --calibration)    [ -r "${2:?}" ] || { echo "regret: cannot read calibration file '$2' (psel_calibrate -o FILE writes one)" >&2; exit 2; }
+                      psel_env_extra=("UCX_PSEL_CALIBRATION=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift ;;
     --plot)           plot=${2:?}; shift ;;
     --psel-perftest)  psel_bin=${2:?}; shift ;;
     --psel-info)      psel_info=${2:?}; shift ;;
@@ -219,6 +223,7 @@ echo
 echo "Selection regret: auto / best forced protocol, medians of $runs run(s) each, alternating;" \
      "$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "protosel: psel_perftest, forced by UCX_PSEL_PROTOS; UCX $ucx_ver: ucx_perftest, UCX_PROTO_ENABLE=y, forced by its knobs."
+echo "protosel selects on: ${psel_env_extra[*]} (none: the advertised attributes)"
 echo "shm: UCX_PSEL_TLS=posix,sysv,cma / UCX_TLS=posix,sysv,cma;" \
      "tcp: UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo / UCX_TLS=tcp UCX_NET_DEVICES=lo"
 echo "time: tag_lat 50th percentile latency, tag_bw time per message (size / overall bandwidth), in usec."
