@@ -379,6 +379,12 @@ ucs_status_t psel_config_calibration_load(const psel_config_t *config,
         }
         free(calib);
         return UCS_OK;
+    } else if (status == UCS_ERR_UNSUPPORTED) {
+        ucs_warn("UCX_PSEL_CALIBRATION: ignoring %s: another version of the "
+                 "file format; selecting on the transports' advertised "
+                 "attributes (run psel_calibrate again)", path);
+        free(calib);
+        return UCS_OK;
     } else if (status != UCS_OK) {
         ucs_error("UCX_PSEL_CALIBRATION: %s is not a valid calibration file "
                   "(see above); fix it, run psel_calibrate again, or set "
