@@ -100,23 +100,21 @@ static int data_close(FILE *f, const char *path)
     return 0;
 }
 
-/* Sizes to sample a line at in [start, end]: both ends and a log grid */
+/* A line on [start, end]: both ends and the sizes of a log grid between */
 static void sample_line(FILE *f, const psel_proto_caps_t *caps,
                         psel_perf_type_t type, size_t start, size_t end)
 {
     double step = pow(10.0, 1.0 / PSEL_PLOT_PER_DECADE);
-    double x;
+    double grid;
+    size_t x;
 
     start = ucs_max(start, PSEL_PLOT_MIN_SIZE);
     fprintf(f, "%zu %.6g\n", start, caps_cost(caps, type, start) * 1e6);
-    for (x = PSEL_PLOT_MIN_SIZE; x < (double)end; x *= step) {
-        if (x > (double)start) {
-            fprintf(f, "%.0f %.6g\n", x,
-                    caps_cost(caps, type, (size_t)x) * 1e6);
+    for (grid = PSEL_PLOT_MIN_SIZE, x = start; x < end; grid *= step) {
+        if ((size_t)grid > x) {
+            x = ucs_min((size_t)grid, end);
+            fprintf(f, "%zu %.6g\n", x, caps_cost(caps, type, x) * 1e6);
         }
-    }
-    if (end > start) {
-        fprintf(f, "%zu %.6g\n", end, caps_cost(caps, type, end) * 1e6);
     }
 }
 
