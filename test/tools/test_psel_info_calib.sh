@@ -123,14 +123,16 @@ ucx_env_checks() { # ucx_env_checks WHAT ENV...
     check "... prints only UCX_NAME=VALUE lines" bash -c "! grep -vqE '^UCX_[A-Z_]+=[^ ]+\$' '$tmp/env'"
     expect "... with the rendezvous threshold" "^UCX_RNDV_THRESH=" "$tmp/env"
     expect "... and the transports" "^UCX_TLS=.*self" "$tmp/env"
-    check "... which ucx_info -c reads" env $(cat "$tmp/env") ucx_info -c
+    # a clean environment: make check's own UCX_PSEL_* would be "unused"
+    check "... which ucx_info -c reads" env -i PATH="$PATH" $(cat "$tmp/env") ucx_info -c
     local line missing=0
     while read -r line; do
         grep -qxF -- "$line" "$tmp/out" || { echo "# not shown: $line"; missing=1; }
     done <"$tmp/env"
     result "... showing every printed value" $missing
     absent "... without a warning" "UCX  *\(WARN\|ERROR\) " "$tmp/all"
-    check "... and a UCP context takes without a warning" env $(cat "$tmp/env") ucx_info -u t -e
+    check "... and a UCP context takes without a warning" \
+        env -i PATH="$PATH" $(cat "$tmp/env") ucx_info -u t -e
     absent "... (no unused or invalid variable)" "UCX  *\(WARN\|ERROR\) " "$tmp/all"
 }
 ucx_env_checks "shared memory" "${none[@]}" UCX_PSEL_TLS=shm
