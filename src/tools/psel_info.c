@@ -206,17 +206,6 @@ static void print_tables(const psel_info_table_t *tables, unsigned count,
     }
 }
 
-static void print_calibration_json(const psel_calib_t *calib)
-{
-    if (calib == NULL) {
-        printf("\"calibration\": null");
-    } else {
-        printf("\"calibration\": {\"host\": \"%s\", \"created\": \"%s\", "
-               "\"mode\": \"%s\"}", calib->hostname, calib->created,
-               calib->mode);
-    }
-}
-
 static int show_endpoint(const psel_resource_table_t *local,
                          const psel_resource_table_t *peer,
                          const psel_config_t *config,
@@ -273,7 +262,7 @@ static int show_endpoint(const psel_resource_table_t *local,
         printf("{\"local\": \"%s\", \"peer\": \"%s\", \"peer_on\": "
                "\"%s\", ", local->origin, peer->origin,
                locality_name(opts->locality));
-        print_calibration_json(calib);
+        psel_select_dump_json_calib(stdout, &ep->select);
         printf(", \"tables\": [\n");
         print_tables(tables, ucs_min(count, num_print), opts);
         printf("]}\n");

@@ -629,6 +629,22 @@ static void psel_json_candidate(FILE *stream, const psel_select_t *select,
     fputs("}", stream);
 }
 
+void psel_select_dump_json_calib(FILE *stream, const psel_select_t *select)
+{
+    fputs("\"calibration\": ", stream);
+    if (select->calib == NULL) {
+        fputs("null", stream);
+        return;
+    }
+    fputs("{\"host\": ", stream);
+    psel_json_string(stream, select->calib->hostname);
+    fputs(", \"created\": ", stream);
+    psel_json_string(stream, select->calib->created);
+    fputs(", \"mode\": ", stream);
+    psel_json_string(stream, select->calib->mode);
+    fputs("}", stream);
+}
+
 void psel_select_dump_json(FILE *stream, const psel_select_t *select,
                            const psel_select_table_t *table, const char *title)
 {

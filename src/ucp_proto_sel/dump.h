@@ -58,6 +58,10 @@ void psel_select_dump_protos(FILE *stream, const psel_select_t *select,
 void psel_select_dump_json(FILE *stream, const psel_select_t *select,
                            const psel_select_table_t *table, const char *title);
 
+/** Print the JSON member "calibration": the origin of the measured cost
+ *  lines the selection uses ({"host", "created", "mode"}), or null. */
+void psel_select_dump_json_calib(FILE *stream, const psel_select_t *select);
+
 /** Print a table to the UCX log stream (UCX_PSEL_PROTO_INFO=y). */
 void psel_select_dump_log(const psel_select_t *select,
                           const psel_select_table_t *table);
