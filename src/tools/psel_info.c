@@ -17,6 +17,8 @@
 #include <ucp_proto_sel/ep_config.h>
 #include <ucp_proto_sel/select.h>
 
+#include "psel_info.h"
+
 #include <ucs/sys/math.h>
 
 #include <getopt.h>
@@ -30,12 +32,17 @@ enum {
     OPT_SAVE,
     OPT_SAME_HOST,
     OPT_SAME_PROCESS,
-    OPT_REMOTE_HOST
+    OPT_REMOTE_HOST,
+    OPT_PLOT,
+    OPT_PLOT_KEEP,
+    OPT_UCX_ENV
 };
 
 typedef struct {
     int         devices, endpoint, explain, json, config, all_types;
+    int         ucx_env, quiet;
     const char *local_path, *peer_path, *save_path;
+    const char *plot_path, *plot_keep;
     int         locality; /* -1: default */
 } psel_info_opts_t;
 
@@ -58,6 +65,13 @@ static void usage(FILE *stream)
             "                another host of the same kind (default with --local/--peer),\n"
             "                or in this very process, as `ucx_info -e` (self applies)\n"
             "  --save FILE   save the local resources as a snapshot\n"
+            "  --plot FILE   draw every protocol's cost lines, the measured points and\n"
+            "                the selected envelope with gnuplot (FILE.svg or FILE.png);\n"
+            "                -a draws all buffer types\n"
+            "  --plot-keep DIR  keep the plot's data files and gnuplot script in DIR\n"
+            "  --ucx-env     print the UCX_* settings that bring stock UCP closest to\n"
+            "                this selection: env $(psel_info --ucx-env) ucx_perftest ...\n"
+            "  -q            with --ucx-env: no comments on stderr\n"
             "  -h            this help\n"
             "With no option: -d -e on this machine.\n");
 }
@@ -109,39 +123,6 @@ static ucs_status_t get_resources(const char *path,
     return psel_resource_filter(table, &config->tls, &config->net_devices);
 }
 
-static void print_buffer_type_tables(psel_select_t *select,
-                                     const psel_info_opts_t *opts, int *first)
-{
-    const psel_buffer_type_t types[] = {
-        psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_CONTIG,
-                         UCS_MEMORY_TYPE_HOST, 1),
-        psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_IOV, UCS_MEMORY_TYPE_HOST, 4),
-        psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_GENERIC,
-                         UCS_MEMORY_TYPE_HOST, 1),
-    };
-    unsigned i, count = opts->all_types ? 3 : 1;
-    const psel_select_table_t *table;
-
-    for (i = 0; i < count; ++i) {
-        if (psel_select_build(select, types[i], &table) != UCS_OK) {
-            fprintf(stderr, "psel_info: no selection table (see the error "
-                    "above); check UCX_PSEL_PROTOS, UCX_PSEL_TLS and the "
-                    "thresholds\n");
-            continue;
-        }
-        if (opts->json) {
-            fputs(*first ? "" : ",\n", stdout);
-            psel_select_dump_json(stdout, select, table, "ep");
-        } else {
-            psel_select_dump_protos(stdout, select, table);
-            psel_select_dump(stdout, select, table, "ep",
-                             opts->explain ? PSEL_DUMP_EXPLAIN : 0);
-            fputs("\n", stdout);
-        }
-        *first = 0;
-    }
-}
-
 static const char *locality_name(int locality)
 {
     switch (locality) {
@@ -167,6 +148,64 @@ static const char *table_name(const psel_resource_table_t *table)
     return name;
 }
 
+/* Build the tables of the buffer types asked for (contig first). With a
+ * calibration, also the tables the transports' attributes alone give. */
+static unsigned build_tables(psel_select_t *select, psel_select_t *attrs,
+                             unsigned count, psel_info_table_t *tables)
+{
+    const psel_buffer_type_t types[] = {
+        psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_CONTIG,
+                         UCS_MEMORY_TYPE_HOST, 1),
+        psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_IOV, UCS_MEMORY_TYPE_HOST, 4),
+        psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_GENERIC,
+                         UCS_MEMORY_TYPE_HOST, 1),
+    };
+    psel_info_table_t *t;
+    unsigned i, built = 0;
+
+    for (i = 0; i < ucs_min(count, ucs_static_array_size(types)); ++i) {
+        t         = &tables[built];
+        t->select = select;
+        if ((psel_select_build(select, types[i], &t->table) != UCS_OK) ||
+            ((attrs != NULL) &&
+             (psel_select_build(attrs, types[i], &t->attrs) != UCS_OK))) {
+            fprintf(stderr, "psel_info: no selection table (see the error "
+                    "above); check UCX_PSEL_PROTOS, UCX_PSEL_TLS and the "
+                    "thresholds\n");
+            continue;
+        }
+        if (attrs == NULL) {
+            t->attrs = t->table;
+        }
+        ++built;
+    }
+    return built;
+}
+
+static void print_tables(const psel_info_table_t *tables, unsigned count,
+                         const psel_info_opts_t *opts)
+{
+    const psel_info_table_t *t;
+    unsigned i;
+
+    for (i = 0; i < count; ++i) {
+        t = &tables[i];
+        if (opts->json) {
+            fputs((i == 0) ? "" : ",\n", stdout);
+            psel_select_dump_json(stdout, t->select, t->table, "ep");
+            continue;
+        }
+        psel_select_dump_cost_source(stdout, t->select, t->table);
+        psel_select_dump_protos(stdout, t->select, t->table);
+        psel_select_dump(stdout, t->select, t->table, "ep",
+                         opts->explain ? PSEL_DUMP_EXPLAIN : 0);
+        if (opts->explain && (t->select->calib != NULL)) {
+            psel_select_dump_compare(stdout, t->select, t->table, t->attrs);
+        }
+        fputs("\n", stdout);
+    }
+}
+
 static int show_endpoint(const psel_resource_table_t *local,
                          const psel_resource_table_t *peer,
                          const psel_config_t *config,
@@ -181,8 +220,12 @@ static int show_endpoint(const psel_resource_table_t *local,
         .config   = config,
         .calib    = calib
     };
+    unsigned num_print = opts->all_types ? 3 : 1;
+    psel_info_table_t tables[3];
+    psel_select_t *attrs = NULL;
     psel_ep_config_t *ep;
-    int first = 1;
+    unsigned count;
+    int ret = 1;
 
     ep = malloc(sizeof(*ep));
     if (ep == NULL) {
@@ -193,28 +236,65 @@ static int show_endpoint(const psel_resource_table_t *local,
         fprintf(stderr, "psel_info: no endpoint from %s to %s (see above); "
                 "check UCX_PSEL_TLS, UCX_PSEL_NET_DEVICES and "
                 "UCX_PSEL_PROTOS\n", table_name(local), table_name(peer));
-        free(ep);
-        return 1;
+        goto out_free;
     }
 
-    if (opts->json) {
+    /* the same protocols over the same lanes, costed on attributes only */
+    if (calib != NULL) {
+        attrs = malloc(sizeof(*attrs));
+        if ((attrs == NULL) ||
+            (psel_select_init(attrs, ep->protos, ep->num_protos,
+                              &ep->lanes.sets, config) != UCS_OK)) {
+            fprintf(stderr, "psel_info: out of memory\n");
+            free(attrs);
+            goto out_ep;
+        }
+    }
+
+    /* --ucx-env weighs every buffer type UCP may send */
+    count = build_tables(&ep->select, attrs, opts->ucx_env ? 3 : num_print,
+                         tables);
+    if (count == 0) {
+        goto out_attrs;
+    }
+
+    if (opts->endpoint && opts->json) {
         printf("{\"local\": \"%s\", \"peer\": \"%s\", \"peer_on\": "
-               "\"%s\", \"tables\": [\n", local->origin, peer->origin,
+               "\"%s\", ", local->origin, peer->origin,
                locality_name(opts->locality));
-    } else {
+        psel_select_dump_json_calib(stdout, &ep->select);
+        printf(", \"tables\": [\n");
+        print_tables(tables, ucs_min(count, num_print), opts);
+        printf("]}\n");
+    } else if (opts->endpoint) {
         printf("#\n# endpoint from %s to %s (peer on %s)\n",
                table_name(local), table_name(peer),
                locality_name(opts->locality));
         psel_ep_lanes_print(stdout, &ep->lanes);
+        print_tables(tables, ucs_min(count, num_print), opts);
     }
 
-    print_buffer_type_tables(&ep->select, opts, &first);
-    if (opts->json) {
-        printf("]}\n");
+    ret = 0;
+    if ((opts->plot_path != NULL) &&
+        (psel_info_plot(opts->plot_path, opts->plot_keep, tables,
+                        ucs_min(count, num_print), calib) != 0)) {
+        ret = 1;
     }
+    if (opts->ucx_env && (psel_info_ucx_env(local, &ep->lanes, tables, count,
+                                            opts->quiet) != 0)) {
+        ret = 1;
+    }
+
+out_attrs:
+    if (attrs != NULL) {
+        psel_select_cleanup(attrs);
+        free(attrs);
+    }
+out_ep:
     psel_ep_config_cleanup(ep);
+out_free:
     free(ep);
-    return first; /* nonzero if no table could be built */
+    return ret;
 }
 
 static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
@@ -226,6 +306,9 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         {"same-host", no_argument, NULL, OPT_SAME_HOST},
         {"same-process", no_argument, NULL, OPT_SAME_PROCESS},
         {"remote-host", no_argument, NULL, OPT_REMOTE_HOST},
+        {"plot", required_argument, NULL, OPT_PLOT},
+        {"plot-keep", required_argument, NULL, OPT_PLOT_KEEP},
+        {"ucx-env", no_argument, NULL, OPT_UCX_ENV},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}
     };
@@ -233,7 +316,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
 
     memset(opts, 0, sizeof(*opts));
     opts->locality = -1;
-    while ((c = getopt_long(argc, argv, "dexajch", long_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "dexajcqh", long_opts, NULL)) != -1) {
         switch (c) {
         case 'd': opts->devices   = 1; break;
         case 'e': opts->endpoint  = 1; break;
@@ -241,12 +324,16 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         case 'a': opts->all_types = 1; opts->endpoint = 1; break;
         case 'j': opts->json      = 1; opts->endpoint = 1; break;
         case 'c': opts->config    = 1; break;
+        case 'q': opts->quiet     = 1; break;
         case OPT_LOCAL: opts->local_path = optarg; break;
         case OPT_PEER:  opts->peer_path  = optarg; break;
         case OPT_SAVE:  opts->save_path  = optarg; break;
         case OPT_SAME_HOST:   opts->locality = PSEL_PEER_SAME_HOST; break;
         case OPT_SAME_PROCESS: opts->locality = PSEL_PEER_SAME_PROCESS; break;
         case OPT_REMOTE_HOST: opts->locality = PSEL_PEER_REMOTE_HOST; break;
+        case OPT_PLOT:      opts->plot_path = optarg; break;
+        case OPT_PLOT_KEEP: opts->plot_keep = optarg; break;
+        case OPT_UCX_ENV:   opts->ucx_env   = 1; break;
         case 'h': usage(stdout); exit(0);
         default:  usage(stderr); return -1;
         }
@@ -256,8 +343,18 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         usage(stderr);
         return -1;
     }
+    if ((opts->plot_keep != NULL) && (opts->plot_path == NULL)) {
+        fprintf(stderr, "psel_info: --plot-keep needs --plot FILE\n");
+        return -1;
+    }
+    if (opts->ucx_env && (opts->devices || opts->endpoint || opts->config)) {
+        fprintf(stderr, "psel_info: --ucx-env prints only settings; run it "
+                "without -d, -e, -x, -a, -j and -c\n");
+        return -1;
+    }
     if (!opts->devices && !opts->endpoint && !opts->config &&
-        (opts->save_path == NULL)) {
+        (opts->save_path == NULL) && (opts->plot_path == NULL) &&
+        !opts->ucx_env) {
         opts->devices = opts->endpoint = 1;
     }
     if (opts->locality < 0) {
@@ -274,7 +371,7 @@ int main(int argc, char **argv)
     psel_calib_t *calib = NULL;
     psel_info_opts_t opts;
     psel_config_t config;
-    int ret = 1;
+    int ret = 1, need_ep;
 
     if (parse_args(argc, argv, &opts) != 0) {
         return 2;
@@ -287,14 +384,15 @@ int main(int argc, char **argv)
 
     if (opts.config) {
         psel_config_print(stdout, &config);
-        if (!opts.devices && !opts.endpoint && (opts.save_path == NULL)) {
+        if (!opts.devices && !opts.endpoint && (opts.save_path == NULL) &&
+            (opts.plot_path == NULL)) {
             ret = 0;
             goto out_config;
         }
     }
 
-    if (opts.endpoint &&
-        (psel_config_calibration_load(&config, &calib) != UCS_OK)) {
+    need_ep = opts.endpoint || (opts.plot_path != NULL) || opts.ucx_env;
+    if (need_ep && (psel_config_calibration_load(&config, &calib) != UCS_OK)) {
         goto out_config;
     }
     if (get_resources(opts.local_path, &config, &local) != UCS_OK) {
@@ -312,7 +410,7 @@ int main(int argc, char **argv)
     }
 
     ret = 0;
-    if (opts.endpoint) {
+    if (need_ep) {
         if (opts.peer_path != NULL) {
             if (get_resources(opts.peer_path, &config, &peer) != UCS_OK) {
                 ret = 1;

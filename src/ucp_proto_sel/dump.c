@@ -6,7 +6,9 @@
 #endif
 
 #include "dump.h"
+#include "calib.h"
 
+#include <assert.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
 #include <math.h>
@@ -22,6 +24,12 @@ static const char *psel_boundary_reason_names[] = {
     [PSEL_BOUNDARY_CROSSOVER]  = "crossover",
     [PSEL_BOUNDARY_BIAS_BOUND] = "bias bound"
 };
+
+static const char *psel_perf_type_name(const psel_select_t *select)
+{
+    return (select->config->select_perf == PSEL_PERF_MULTI) ? "multi" :
+                                                              "single";
+}
 
 static size_t psel_row_start(const psel_select_table_t *table, unsigned row)
 {
@@ -336,8 +344,7 @@ static void psel_select_dump_strb(const psel_select_t *select,
     if (flags & PSEL_DUMP_EXPLAIN) {
         ucs_string_buffer_appendf(strb, "cost per message (%s), '*' = selected, "
                                   "%% = extra time over the selected protocol:\n",
-                                  (select->config->select_perf == PSEL_PERF_MULTI) ?
-                                  "multi" : "single");
+                                  psel_perf_type_name(select));
         for (row = 0; row < table->count; ++row) {
             psel_explain_row(select, table, row, strb);
         }
@@ -389,6 +396,151 @@ void psel_select_dump_log(const psel_select_t *select,
          line != NULL; line = strtok_r(NULL, "\n", &saveptr)) {
         ucs_log_print_compact(line);
     }
+    ucs_string_buffer_cleanup(&strb);
+}
+
+static void psel_calib_origin_str(const psel_calib_t *calib,
+                                  ucs_string_buffer_t *strb)
+{
+    ucs_string_buffer_appendf(strb, "measured on %s %s (%s)", calib->hostname,
+                              calib->created, calib->mode);
+}
+
+void psel_select_dump_cost_source(FILE *stream, const psel_select_t *select,
+                                  const psel_select_table_t *table)
+{
+    UCS_STRING_BUFFER_ONSTACK(strb, 512);
+    unsigned i, measured = 0, applicable = 0;
+
+    if (select->calib == NULL) {
+        return;
+    }
+    ucs_string_buffer_appendf(&strb, "# cost lines: ");
+    psel_calib_origin_str(select->calib, &strb);
+    for (i = 0; i < table->num_protos; ++i) {
+        if (table->status[i] != UCS_OK) {
+            continue;
+        }
+        ++applicable;
+        if (table->caps[i].flags & PSEL_PROTO_CAP_CALIBRATED) {
+            ucs_string_buffer_appendf(&strb, "%s %s",
+                                      (measured == 0) ? " for" : "",
+                                      select->protos[i]->name);
+            ++measured;
+        }
+    }
+    if (measured == 0) {
+        ucs_string_buffer_appendf(&strb, ", none for these lanes; advertised "
+                                  "attributes for all protocols");
+    } else if (measured < applicable) {
+        ucs_string_buffer_appendf(&strb, "; advertised attributes for the "
+                                  "rest");
+    }
+    fprintf(stream, "%s\n", ucs_string_buffer_cstr(&strb));
+}
+
+void psel_select_rows_str(const psel_select_table_t *table,
+                          ucs_string_buffer_t *strb)
+{
+    unsigned row;
+
+    for (row = 0; row < table->count; ++row) {
+        ucs_string_buffer_appendf(strb, "%s", (row > 0) ? ", " : "");
+        psel_range_str(psel_row_start(table, row), table->elems[row].max_length,
+                       strb);
+        ucs_string_buffer_appendf(strb, " %s", table->elems[row].proto->name);
+    }
+}
+
+/* End of the range of @a caps that holds @a x */
+static size_t psel_caps_range_end(const psel_proto_caps_t *caps, size_t x)
+{
+    return psel_proto_caps_range(caps, x)->max_length;
+}
+
+/* One candidate: its size pieces where neither line changes, each with the
+ * attribute line and the measured one. */
+static void psel_compare_proto(const psel_select_t *measured,
+                               const psel_select_table_t *mtable,
+                               const psel_select_table_t *atable, unsigned i,
+                               ucs_string_buffer_t *strb)
+{
+    const psel_proto_caps_t *mcaps = &mtable->caps[i];
+    const psel_proto_caps_t *acaps = &atable->caps[i];
+    psel_perf_type_t type          = measured->config->select_perf;
+    int calibrated = !!(mcaps->flags & PSEL_PROTO_CAP_CALIBRATED);
+    UCS_STRING_BUFFER_ONSTACK(cell, 128);
+    size_t start, end, max;
+
+    if ((atable->status[i] != UCS_OK) || (mtable->status[i] != UCS_OK)) {
+        ucs_string_buffer_appendf(strb, "  %-10s ",
+                                  measured->protos[i]->name);
+        psel_select_proto_status_str(atable, i, strb);
+        ucs_string_buffer_appendf(strb, "\n");
+        return;
+    }
+
+    max = psel_proto_caps_max_length(acaps);
+    for (start = acaps->min_length;; start = end + 1) {
+        end = psel_caps_range_end(acaps, start);
+        if (calibrated) {
+            end = ucs_min(end, psel_caps_range_end(mcaps, start));
+        }
+        ucs_string_buffer_reset(&cell);
+        psel_range_str(start, end, &cell);
+        ucs_string_buffer_appendf(strb, "  %-10s %-16s %-14s ",
+                                  (start == acaps->min_length) ?
+                                  measured->protos[i]->name : "",
+                                  (start == acaps->min_length) ?
+                                  acaps->lanes : "",
+                                  ucs_string_buffer_cstr(&cell));
+        ucs_string_buffer_reset(&cell);
+        psel_perf_func_str(psel_proto_caps_range(acaps, start)->perf[type],
+                           &cell);
+        ucs_string_buffer_appendf(strb, "%-28s  ",
+                                  ucs_string_buffer_cstr(&cell));
+        if (calibrated) {
+            psel_perf_func_str(psel_proto_caps_range(mcaps, start)->perf[type],
+                               strb);
+        } else if (start == acaps->min_length) {
+            ucs_string_buffer_appendf(strb, "no line for %s in the file",
+                                      acaps->lanes);
+        } else {
+            ucs_string_buffer_appendf(strb, "-");
+        }
+        ucs_string_buffer_appendf(strb, "\n");
+        if (end >= max) {
+            break;
+        }
+    }
+}
+
+void psel_select_dump_compare(FILE *stream, const psel_select_t *measured,
+                              const psel_select_table_t *mtable,
+                              const psel_select_table_t *atable)
+{
+    ucs_string_buffer_t strb;
+    unsigned i;
+
+    assert(measured->calib != NULL);
+    assert(mtable->num_protos == atable->num_protos);
+
+    ucs_string_buffer_init(&strb);
+    ucs_string_buffer_appendf(&strb, "cost lines (%s) from the transports' "
+                              "attributes and ", psel_perf_type_name(measured));
+    psel_calib_origin_str(measured->calib, &strb);
+    ucs_string_buffer_appendf(&strb, ":\n  %-10s %-16s %-14s %-28s  %s\n",
+                              "protocol", "lanes", "sizes", "attributes",
+                              "measured");
+    for (i = 0; i < mtable->num_protos; ++i) {
+        psel_compare_proto(measured, mtable, atable, i, &strb);
+    }
+    ucs_string_buffer_appendf(&strb, "thresholds:\n  attributes: ");
+    psel_select_rows_str(atable, &strb);
+    ucs_string_buffer_appendf(&strb, "\n  measured:   ");
+    psel_select_rows_str(mtable, &strb);
+    ucs_string_buffer_appendf(&strb, "\n");
+    fputs(ucs_string_buffer_cstr(&strb), stream);
     ucs_string_buffer_cleanup(&strb);
 }
 
@@ -459,8 +611,10 @@ static void psel_json_candidate(FILE *stream, const psel_select_t *select,
         } else {
             psel_json_size(stream, caps->cfg_thresh);
         }
-        fprintf(stream, ", \"rndv_bias\": %s, \"ranges\": [",
-                (caps->flags & PSEL_PROTO_CAP_RNDV_BIAS) ? "true" : "false");
+        fprintf(stream, ", \"rndv_bias\": %s, \"calibrated\": %s, "
+                "\"ranges\": [",
+                (caps->flags & PSEL_PROTO_CAP_RNDV_BIAS) ? "true" : "false",
+                (caps->flags & PSEL_PROTO_CAP_CALIBRATED) ? "true" : "false");
         for (r = 0; r < caps->num_ranges; ++r) {
             fputs((r > 0) ? ", {\"max_length\": " : "{\"max_length\": ", stream);
             psel_json_size(stream, caps->ranges[r].max_length);
@@ -472,6 +626,22 @@ static void psel_json_candidate(FILE *stream, const psel_select_t *select,
         }
         fputs("]", stream);
     }
+    fputs("}", stream);
+}
+
+void psel_select_dump_json_calib(FILE *stream, const psel_select_t *select)
+{
+    fputs("\"calibration\": ", stream);
+    if (select->calib == NULL) {
+        fputs("null", stream);
+        return;
+    }
+    fputs("{\"host\": ", stream);
+    psel_json_string(stream, select->calib->hostname);
+    fputs(", \"created\": ", stream);
+    psel_json_string(stream, select->calib->created);
+    fputs(", \"mode\": ", stream);
+    psel_json_string(stream, select->calib->mode);
     fputs("}", stream);
 }
 
@@ -492,8 +662,7 @@ void psel_select_dump_json(FILE *stream, const psel_select_t *select,
     psel_json_string(stream, ucs_memory_type_names[table->buf_type.mem_type]);
     fprintf(stream, ", \"sg_count\": %u, \"select_perf\": \"%s\", "
             "\"rndv_bias\": ", table->buf_type.sg_count,
-            (select->config->select_perf == PSEL_PERF_MULTI) ? "multi" :
-                                                               "single");
+            psel_perf_type_name(select));
     psel_json_number(stream, psel_config_rndv_bias(select->config));
     fputs(",\n  \"rows\": [\n", stream);
     for (row = 0; row < table->count; ++row) {

@@ -58,9 +58,46 @@ void psel_select_dump_protos(FILE *stream, const psel_select_t *select,
 void psel_select_dump_json(FILE *stream, const psel_select_t *select,
                            const psel_select_table_t *table, const char *title);
 
+/** Print the JSON member "calibration": the origin of the measured cost
+ *  lines the selection uses ({"host", "created", "mode"}), or null. */
+void psel_select_dump_json_calib(FILE *stream, const psel_select_t *select);
+
 /** Print a table to the UCX log stream (UCX_PSEL_PROTO_INFO=y). */
 void psel_select_dump_log(const psel_select_t *select,
                           const psel_select_table_t *table);
+
+/**
+ * Print which cost lines a table was selected on, when the selection has a
+ * calibration (UCX_PSEL_CALIBRATION): "# cost lines: measured on <host>
+ * <created> (<mode>) for egr/short ...; advertised attributes for the rest".
+ * Prints nothing without a calibration.
+ *
+ * @param [in] stream  Output.
+ * @param [in] select  Selection that owns @a table.
+ * @param [in] table   Table to describe.
+ */
+void psel_select_dump_cost_source(FILE *stream, const psel_select_t *select,
+                                  const psel_select_table_t *table);
+
+/**
+ * Print, side by side, each candidate's cost lines from the transports'
+ * attributes and from the calibration, per size range (in the selection's
+ * perf flavour), then the rows each would select.
+ *
+ * @param [in] stream    Output.
+ * @param [in] measured  Selection with a calibration.
+ * @param [in] mtable    Its table.
+ * @param [in] atable    Table of the same buffer type from a selection of
+ *                       the same protocols, lanes and config without a
+ *                       calibration.
+ */
+void psel_select_dump_compare(FILE *stream, const psel_select_t *measured,
+                              const psel_select_table_t *mtable,
+                              const psel_select_table_t *atable);
+
+/** Append a table's rows in one line: "0..304 egr/short, 305..inf egr/zcopy". */
+void psel_select_rows_str(const psel_select_table_t *table,
+                          ucs_string_buffer_t *strb);
 
 /** Explain the boundary after row @a row (row < table->count - 1). */
 void psel_select_boundary(const psel_select_t *select,

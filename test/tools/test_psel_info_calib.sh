@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Integration test of psel_info with calibration files (hand-made, in the
+# documented format, for this host), of --plot and of --ucx-env. TAP output;
+# fails if any check fails. No speed is asserted.
+set -u
+info=${PSEL_INFO:-./src/tools/psel_info}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0 failed=0
+
+result() { # result DESCRIPTION STATUS
+    n=$((n + 1))
+    if [ "$2" -eq 0 ]; then
+        echo "ok $n - $1"
+    else
+        echo "not ok $n - $1"; sed 's/^/#   /' "$tmp/out" "$tmp/err" | tail -20
+        failed=$((failed + 1))
+    fi
+}
+
+# check DESCRIPTION COMMAND...: run it (at most 60 s), keeping out/err
+check() {
+    local desc=$1; shift
+    timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
+    local status=$?
+    cat "$tmp/out" "$tmp/err" >"$tmp/all"
+    result "$desc" $status
+}
+fails() { # fails DESCRIPTION COMMAND...: it must exit nonzero (not time out)
+    local desc=$1; shift
+    timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
+    local status=$?
+    cat "$tmp/out" "$tmp/err" >"$tmp/all"
+    result "$desc" $(( (status == 0) || (status == 124) ))
+}
+expect() { grep -q -- "$2" "${3:-$tmp/out}"; result "$1" $?; }
+absent() { ! grep -q -- "$2" "${3:-$tmp/out}"; result "$1" $?; }
+
+# a calibration of this host in the format psel_calibrate writes (c in ns,
+# m in ns/KB): flat egr/short and egr/zcopy lines, nothing for rndv/*
+host=$(hostname | tr ' \t' '__')
+machine_id=$(awk 'NR == 1 {print $1}' /etc/machine-id 2>/dev/null)
+ucx_version=$(ucx_info -v | sed -n 's/^# Version //p')
+cat >"$tmp/cal.txt" <<EOF
+# protosel calibration: hand-made for test_psel_info_calib.sh
+protosel-calibration 1
+host $host ${machine_id:--}
+ucx $ucx_version
+created $(date -u +%Y-%m-%dT%H:%M:%SZ)
+duration 1
+mode quick
+
+range egr/short tcp/lo host inf 1000 0 500 0
+point egr/short tcp/lo host 8 1000 500
+point egr/short tcp/lo host 64 1000 500
+
+range egr/zcopy tcp/lo host inf 3000 100 1500 100
+point egr/zcopy tcp/lo host 1024 3100 1600
+point egr/zcopy tcp/lo host 65536 9400 7900
+EOF
+tcp=(env UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo)
+cal=(env UCX_PSEL_CALIBRATION="$tmp/cal.txt")
+none=(env UCX_PSEL_CALIBRATION=none)
+
+# -e and -x: the cost lines in use, side by side with the attributes
+check "psel_info -e -x without calibration" "${none[@]}" "${tcp[@]}" "$info" -e -x
+absent "... says nothing about cost lines" "cost lines:"
+absent "... and has no side-by-side section" "^thresholds:"
+check "psel_info -e -x with a calibration" "${cal[@]}" "${tcp[@]}" "$info" -e -x
+expect "... says which lines are measured" \
+    "^# cost lines: measured on $host .* (quick) for egr/short egr/zcopy; advertised attributes for the rest"
+expect "... puts attribute and measured lines side by side" \
+    "^  egr/short  tcp/lo  *0\.\.[0-9]*  *[0-9.]* us + [0-9.]* ns/B  *1\.000 us + 0\.0000 ns/B"
+expect "... says where the file has no line" "rndv/put  *tcp/lo .*no line for tcp/lo in the file"
+expect "... with the thresholds of the attributes" "^  attributes: 0\.\."
+expect "... and of the measured lines" "^  measured:   0\.\..* egr/short, "
+check "psel_info -j with a calibration" "${cal[@]}" "${tcp[@]}" "$info" -j
+cp "$tmp/out" "$tmp/json"
+check "... marks calibrated candidates" python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["calibration"]["mode"] == "quick"
+cands = {c["protocol"]: c for c in doc["tables"][0]["candidates"]}
+assert cands["egr/short"]["calibrated"] is True
+assert cands["egr/zcopy"]["calibrated"] is True
+assert cands["rndv/put"]["calibrated"] is False
+' "$tmp/json"
+
+# bad and foreign files
+{ head -8 "$tmp/cal.txt"; echo "range egr/short tcp/lo host inf 1000 zero 500 0"; } >"$tmp/bad.txt"
+fails "a malformed calibration file stops psel_info -e" \
+    env UCX_PSEL_CALIBRATION="$tmp/bad.txt" "${tcp[@]}" "$info" -e
+expect "... naming the file and line" "bad.txt:9: " "$tmp/all"
+sed "s/^host .*/host another-host -/" "$tmp/cal.txt" >"$tmp/other.txt"
+check "a calibration of another host is ignored" \
+    env UCX_PSEL_CALIBRATION="$tmp/other.txt" "${tcp[@]}" "$info" -e
+expect "... with a warning" "ignoring .*other.txt" "$tmp/all"
+absent "... and attribute lines" "^# cost lines:"
+
+# --plot
+check "--plot draws an SVG with a calibration" "${cal[@]}" "${tcp[@]}" "$info" --plot "$tmp/p.svg"
+check "... that is SVG" bash -c "head -c 200 '$tmp/p.svg' | grep -qE '<\\?xml|<svg'"
+for p in egr/short egr/zcopy rndv/put selected measured attributes; do
+    expect "... and names $p" "$p" "$tmp/p.svg"
+done
+check "--plot without calibration, all buffer types" "${none[@]}" "$info" -a --plot "$tmp/q.svg" --plot-keep "$tmp/keep"
+expect "... draws the shared-memory protocols" "rndv/get" "$tmp/q.svg"
+check "... and keeps the data and the script" test -s "$tmp/keep/plot.gp"
+fails "--plot to a directory that does not exist fails" "${none[@]}" "$info" --plot "$tmp/no/such/dir/p.svg"
+expect "... saying so" "cannot write $tmp/no/such/dir/p.svg" "$tmp/all"
+fails "--plot to an unknown format fails" "${none[@]}" "$info" --plot "$tmp/p.pdf"
+expect "... naming the formats" "must end in .svg or .png" "$tmp/all"
+if gnuplot -e 'set terminal pngcairo' 2>/dev/null; then
+    check "--plot draws a PNG" "${none[@]}" "$info" --plot "$tmp/p.png"
+    check "... that is PNG" bash -c "head -c 8 '$tmp/p.png' | grep -q PNG"
+fi
+
+# --ucx-env: only NAME=VALUE on stdout, each accepted by UCP as printed
+ucx_env_checks() { # ucx_env_checks WHAT ENV...
+    local what=$1; shift
+    check "--ucx-env, $what" "$@" "$info" --ucx-env
+    cp "$tmp/out" "$tmp/env"
+    check "... prints only UCX_NAME=VALUE lines" bash -c "! grep -vqE '^UCX_[A-Z_]+=[^ ]+\$' '$tmp/env'"
+    expect "... with the rendezvous threshold" "^UCX_RNDV_THRESH=" "$tmp/env"
+    expect "... and the transports" "^UCX_TLS=.*self" "$tmp/env"
+    # a clean environment: make check's own UCX_PSEL_* would be "unused"
+    check "... which ucx_info -c reads" env -i PATH="$PATH" $(cat "$tmp/env") ucx_info -c
+    local line missing=0
+    while read -r line; do
+        grep -qxF -- "$line" "$tmp/out" || { echo "# not shown: $line"; missing=1; }
+    done <"$tmp/env"
+    result "... showing every printed value" $missing
+    absent "... without a warning" "UCX  *\(WARN\|ERROR\) " "$tmp/all"
+    check "... and a UCP context takes without a warning" \
+        env -i PATH="$PATH" $(cat "$tmp/env") ucx_info -u t -e
+    absent "... (no unused or invalid variable)" "UCX  *\(WARN\|ERROR\) " "$tmp/all"
+}
+ucx_env_checks "shared memory" "${none[@]}" UCX_PSEL_TLS=shm
+ucx_env_checks "tcp" "${none[@]}" UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo
+expect "... names the network device" "^UCX_NET_DEVICES=lo$" "$tmp/env"
+ucx_env_checks "tcp, calibrated" "${cal[@]}" "${tcp[@]}"
+check "--ucx-env -q writes nothing on stderr" "${none[@]}" "$info" --ucx-env -q
+check "... indeed" test ! -s "$tmp/err"
+fails "--ucx-env with -e is a usage error" "$info" --ucx-env -e
+
+echo "1..$n"
+echo "psel_info with calibration: $((n - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]
