@@ -587,7 +587,10 @@ psel_select_table_create(const psel_select_t *select,
             table->status[i] = UCS_ERR_NO_ELEM;
         } else {
             table->status[i] = proto->init(&params, &table->caps[i]);
+            /* calibration measures contiguous buffers only */
             if ((table->status[i] == UCS_OK) && (select->calib != NULL) &&
+                (buf_type.dt_class == PSEL_DT_CONTIG) &&
+                (buf_type.sg_count == 1) &&
                 psel_calib_apply(select->calib, proto->name,
                                  table->caps[i].lanes, buf_type.mem_type,
                                  &table->caps[i])) {

@@ -86,7 +86,9 @@ typedef struct psel_select {
  * lookup of a buffer type. @a protos, @a lanes and @a config must outlive it.
  * To select on measured cost lines, set select->calib before the first
  * build: a protocol whose (name, lanes, memory type) the calibration has
- * gets the measured ranges in place of its own (psel_calib_apply()).
+ * gets the measured ranges in place of its own (psel_calib_apply()), for
+ * contiguous buffers only (what psel_calibrate measures); iov and generic
+ * datatypes keep the attribute lines.
  *
  * @param [out] select      Selection to initialize.
  * @param [in]  protos      Candidate protocols, in tie-break order.
