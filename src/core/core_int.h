@@ -170,6 +170,20 @@ static inline int psel_ep_is_ready(psel_ep_h ep)
  *  cannot connect to an iface, or UCX_PSEL_WIREUP_P2P_TLS names it)? */
 int psel_worker_iface_is_p2p(psel_worker_h worker, unsigned iface_index);
 
+/**
+ * Live reachability, the lane engine's callback: the same transport, UCT
+ * says our iface @a local reaches the peer's entry @a remote, and for tcp
+ * the kernel's route to the entry's address leaves from our device (route.h;
+ * where the route cannot be looked up, UCT's answer stands).
+ *
+ * @param [in] arg     The endpoint (@a worker and @a address are used).
+ * @param [in] local   Index of our iface (and of its resource).
+ * @param [in] remote  Index of the peer's address entry.
+ *
+ * @return Nonzero if the pair can be a lane.
+ */
+int psel_ep_is_reachable(void *arg, unsigned local, unsigned remote);
+
 /** A UCT endpoint on our iface @a local, for wireup to connect ep to ep. */
 ucs_status_t psel_ep_create_unconnected(psel_ep_h ep, unsigned local,
                                         uct_ep_h *uct_ep_p);

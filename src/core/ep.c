@@ -6,26 +6,88 @@
 #endif
 
 #include "core_int.h"
+#include "route.h"
 
 #include <lane_select/reachability.h>
 #include <ucs/debug/log_def.h>
+#include <ucs/sys/sock.h>
 #include <ucs/sys/string.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Live reachability: same transport, and UCT says the iface reaches the
- * peer's device and iface addresses. */
-static int psel_ep_is_reachable(void *arg, unsigned local, unsigned remote)
+/* The IP address of @a addr as text, for logs */
+static const char *psel_ep_ip_str(const struct sockaddr_storage *addr,
+                                  char *buf, size_t max)
+{
+    if ((addr->ss_family == AF_UNSPEC) ||
+        (ucs_sockaddr_get_ipstr((const struct sockaddr*)addr, buf, max) !=
+         UCS_OK)) {
+        ucs_strncpy_zero(buf, "?", max);
+    }
+    return buf;
+}
+
+/* A tcp pair passes only if the kernel's route to the peer's address
+ * leaves from the local device: UCT tcp 1.13 says every address is
+ * reachable, and a connection goes out wherever the route for its
+ * destination points, so a lane between devices of different subnets would
+ * run over another lane's wire. Only prunes: where the route cannot be
+ * looked up, UCT's answer stands. */
+static int psel_ep_tcp_route_ok(psel_ep_h ep, unsigned local, unsigned remote)
+{
+    const char *dev_name = ep->worker->local.resources[local].dev_name;
+    const psel_address_entry_t *entry = &ep->address.entries[remote];
+    struct sockaddr_storage dest, source;
+    char dest_str[UCS_SOCKADDR_STRING_LEN], src_str[UCS_SOCKADDR_STRING_LEN];
+    ucs_status_t status;
+    int via_dev;
+
+    status = psel_route_tcp_dev_addr(entry->dev_addr, entry->dev_addr_len,
+                                     &dest);
+    if (status != UCS_OK) {
+        /* loopback (UCT compared network namespaces), or a layout not
+         * known here */
+        return 1;
+    }
+    status = psel_route_is_via_device(dev_name, (struct sockaddr*)&dest,
+                                      &via_dev, &source);
+    if (status != UCS_OK) {
+        ucs_debug("endpoint %lx: tcp/%s -> peer tcp/%s: cannot look up the "
+                  "route to %s (%s), keeping the pair", ep->id, dev_name,
+                  entry->dev_name,
+                  psel_ep_ip_str(&dest, dest_str, sizeof(dest_str)),
+                  ucs_status_string(status));
+        return 1;
+    }
+    if (!via_dev && (source.ss_family == AF_UNSPEC)) {
+        ucs_debug("endpoint %lx: tcp/%s -> peer tcp/%s pruned: no route to "
+                  "%s", ep->id, dev_name, entry->dev_name,
+                  psel_ep_ip_str(&dest, dest_str, sizeof(dest_str)));
+    } else if (!via_dev) {
+        ucs_debug("endpoint %lx: tcp/%s -> peer tcp/%s pruned: the kernel "
+                  "sends to %s from %s, not from an address of %s", ep->id,
+                  dev_name, entry->dev_name,
+                  psel_ep_ip_str(&dest, dest_str, sizeof(dest_str)),
+                  psel_ep_ip_str(&source, src_str, sizeof(src_str)),
+                  dev_name);
+    }
+    return via_dev;
+}
+
+int psel_ep_is_reachable(void *arg, unsigned local, unsigned remote)
 {
     psel_ep_h ep                      = arg;
     const psel_worker_iface_t *wif    = &ep->worker->ifaces[local];
     const psel_address_entry_t *entry = &ep->address.entries[remote];
+    const char *tl_name = ep->worker->local.resources[local].tl_name;
 
-    return !strcmp(ep->worker->local.resources[local].tl_name,
-                   entry->tl_name) &&
-           uct_iface_is_reachable(wif->iface,
-                                  (const uct_device_addr_t*)entry->dev_addr,
-                                  (const uct_iface_addr_t*)entry->iface_addr);
+    if (strcmp(tl_name, entry->tl_name) ||
+        !uct_iface_is_reachable(wif->iface,
+                                (const uct_device_addr_t*)entry->dev_addr,
+                                (const uct_iface_addr_t*)entry->iface_addr)) {
+        return 0;
+    }
+    return strcmp(tl_name, "tcp") || psel_ep_tcp_route_ok(ep, local, remote);
 }
 
 /* Connect to the peer's iface @a remote from our iface @a local. */

@@ -21,15 +21,17 @@
 #  - with one veth pair left (the other deleted), the lane set is one lane
 #    (psel_info -e and the client's UCX_PSEL_PROTO_INFO=y table name one
 #    device, no shares) and that veth carries the payload.
-# Known bug, reported as TAP TODO (not counted as a failure): live
-# reachability (UCT tcp 1.13 says every address is reachable) lets the lane
-# engine pair a local device with the peer's device on the OTHER subnet;
-# only its tie-break (a peer device of the same name) keeps the pairs
-# straight. With B's names swapped (pm1 on subnet 2), each lane connects
-# across; the kernel routes each connection by its destination, UCX keeps
-# one of the two sides' connections of each pair, and both kept ones run on
-# the same veth: the split moves all bytes over one wire. (Unrelated names,
-# e.g. pva/pvb, pair straight or across depending on discovery order.)
+#  - with B's names swapped (pm1 on subnet 2), so that a same-name pairing
+#    would cross subnets: rndv/put still splits the bytes over both veths
+#    (each >= 25%) and ss sees a data connection on each subnet. UCT tcp
+#    1.13 calls every address reachable; the live reachability callback
+#    also asks the kernel's route (src/core/route.c) and drops a pair whose
+#    route to the peer's address leaves from another device (both sides'
+#    debug logs name the dropped pairs). Without that,
+#    each lane connected across, the kernel routed each connection by its
+#    destination and both kept connections ran on one veth. (Unrelated
+#    names, e.g. pva/pvb, paired straight or across depending on discovery
+#    order.)
 # Skips (exit 77, "SKIP: reason") where namespaces cannot be created.
 # Everything is bounded by timeout; namespaces and veths are always removed.
 # No speed is checked (figures are reported). TAP output.
@@ -124,14 +126,6 @@ result() { # result DESCRIPTION STATUS [FILE...]: FILEs are shown on failure
             [ -f "$f" ] && sed "s|^|#   $(basename "$f"): |" "$f" | tail -20
         done
         failed=$((failed + 1))
-    fi
-}
-todo() { # todo DESCRIPTION STATUS REASON: a known bug, never a failure
-    n=$((n + 1))
-    if [ "$2" -eq 0 ]; then
-        echo "ok $n - $1 # TODO $3 (passes now: is it fixed?)"
-    else
-        echo "not ok $n - $1 # TODO $3"
     fi
 }
 
@@ -343,10 +337,11 @@ for proto in put am; do
         print "#   data connection " $1 " <-> " $2 ": " $3 " B" }'
 done
 
-# --- the known bug: device names that do not match the wiring ---------------
-# swap the names of B's ends (addresses stay with the ends): the tie-break
-# that prefers a peer device of the same name now pairs each device with the
-# peer's device on the OTHER subnet
+# --- device names that do not match the wiring ------------------------------
+# swap the names of B's ends (addresses stay with the ends): a pairing by
+# device name would now put each lane across subnets; the route check
+# (the peer's address must be routed out of the local device) pairs each
+# device with the peer's device on its own subnet
 swap() {
     ip -n "$ns_b" link set "$dev1" down && ip -n "$ns_b" link set "$dev2" down &&
     ip -n "$ns_b" link set "$dev1" name "pmx_$id" &&
@@ -365,12 +360,28 @@ result "$desc: >= $iters messages of $size B sent by rndv/put" $? "$tmp/swapped.
 total=$((moved1 + moved2))
 [ $((total * 10)) -ge $((9 * iters * size)) ]
 result "$desc: >= 0.9 x $iters x $size B moved ($moved1 + $moved2)" $?
-why="bug: live tcp reachability ignores routes, lanes may pair devices on different subnets"
 split_ok $iters 25
-todo "$desc: each veth >= 25%" $? "$why"
+result "$desc: each veth >= 25% ($moved1 + $moved2)" $?
 conns_on_both "$tmp/swapped.conns"
-todo "$desc: a data connection on each subnet" $? "$why"
+result "$desc: ss in $ns_b sees a data connection on each subnet" $? "$tmp/swapped.conns"
 conn_bytes "$tmp/swapped.conns" | sed 's/^\(.*\) \(.*\) \(.*\)$/#   seen: \1 <-> \2, moved \3 B/'
+
+# why: both sides log (debug) the same-name pairs the route check dropped;
+# B's dev1 now holds $b2, A's dev1 $a1 (and the other way round for dev2)
+desc="rndv/put, names swapped, debug log"
+dbg="$penv UCX_LOG_LEVEL=debug"
+run swapped_dbg "$desc" 2 "$dbg" "$dbg"
+pruned() { # pruned FILE DEV DEST SOURCE
+    grep -qF "tcp/$2 -> peer tcp/$2 pruned: the kernel sends to $3 from $4, not from an address of $2" "$1"
+}
+pruned "$tmp/swapped_dbg.client" "$dev1" "$a1" "$b1" &&
+    pruned "$tmp/swapped_dbg.client" "$dev2" "$a2" "$b2"
+result "$desc: $ns_b dropped tcp/$dev1 -> $a1 (sent from $b1) and tcp/$dev2 -> $a2 (from $b2)" \
+    $? "$tmp/swapped_dbg.client"
+pruned "$tmp/swapped_dbg.server" "$dev1" "$b2" "$a2" &&
+    pruned "$tmp/swapped_dbg.server" "$dev2" "$b1" "$a1"
+result "$desc: $ns_a dropped tcp/$dev1 -> $b2 (sent from $a2) and tcp/$dev2 -> $b1 (from $a1)" \
+    $? "$tmp/swapped_dbg.server"
 
 # --- one wire: the lane set is one lane ------------------------------------------
 # (B's end of the pair left, on $net1.0/30, is named $dev2 since the swap)
