@@ -134,27 +134,7 @@ clear_ucx_env
 # a forced setting runs does not depend on the calibration judged.
 psel_env_extra=(UCX_PSEL_CALIBRATION=none)
 
-if [ -n "$keep" ]; then
-    mkdir -p "$keep" && out=$keep
-else
-    out=$(mktemp -d /tmp/fidelity.XXXXXX)
-fi
-out=$(cd "$out" && pwd)
-mkdir -p "$out/disc"
-
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-    [ -n "$keep" ] || rm -rf "$out"
-}
-trap cleanup EXIT
-trap 'echo "fidelity: interrupted" >&2; exit 130' INT TERM
-
-srv_pin=() cli_pin=()
-if [ $pin = 1 ] && [ "$(nproc)" -ge 2 ]; then
-    srv_pin=(-c 0) cli_pin=(-c 1)
-fi
+bench_workdir
 
 start=$SECONDS
 

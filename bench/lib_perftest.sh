@@ -671,6 +671,33 @@ PYEOF
 # --------------------------------------------------------------------------
 # Calibration
 
+# bench_workdir: the working directory and process bookkeeping of a driver.
+# Sets $out ($keep, or a temporary directory removed at exit) with out/disc,
+# $pids (every process started, killed at exit), the interrupt message, and
+# srv_pin / cli_pin (-c 0 / -c 1 when $pin = 1 and there are 2 CPUs).
+bench_workdir() {
+    if [ -n "$keep" ]; then
+        mkdir -p "$keep" && out=$keep
+    else
+        out=$(mktemp -d "/tmp/$me.XXXXXX")
+    fi
+    out=$(cd "$out" && pwd)
+    mkdir -p "$out/disc"
+    pids=()
+    trap bench_cleanup EXIT
+    trap 'echo "$me: interrupted" >&2; exit 130' INT TERM
+    srv_pin=() cli_pin=()
+    if [ "$pin" = 1 ] && [ "$(nproc)" -ge 2 ]; then
+        srv_pin=(-c 0) cli_pin=(-c 1)
+    fi
+}
+
+bench_cleanup() {
+    local p
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+    [ -n "$keep" ] || rm -rf "$out"
+}
+
 # psel_calibration FILE QUICK MAX-SIZE "TRANSPORTS" TIMEOUT: run
 # psel_calibrate (next to psel_info) into FILE for the transports asked
 # (shm, tcp or both), under TIMEOUT seconds; its output goes to FILE.log.

@@ -125,27 +125,7 @@ command -v python3 >/dev/null || { echo "ucx_tuned: needs python3 (psel_info -j)
 
 clear_ucx_env
 
-if [ -n "$keep" ]; then
-    mkdir -p "$keep" && out=$keep
-else
-    out=$(mktemp -d /tmp/ucx_tuned.XXXXXX)
-fi
-out=$(cd "$out" && pwd)
-mkdir -p "$out/disc"
-
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-    [ -n "$keep" ] || rm -rf "$out"
-}
-trap cleanup EXIT
-trap 'echo "ucx_tuned: interrupted" >&2; exit 130' INT TERM
-
-srv_pin=() cli_pin=()
-if [ $pin = 1 ] && [ "$(nproc)" -ge 2 ]; then
-    srv_pin=(-c 0) cli_pin=(-c 1)
-fi
+bench_workdir
 
 start=$SECONDS
 

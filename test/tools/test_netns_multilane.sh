@@ -113,21 +113,7 @@ echo "# hosts: $ns_a ($dev1 $a1, $dev2 $a2) <-> $ns_b ($dev1 $b1, $dev2 $b2)"
 in_a() { ip netns exec "$ns_a" "$@"; }
 in_b() { ip netns exec "$ns_b" "$@"; }
 
-n=0 failed=0
-result() { # result DESCRIPTION STATUS [FILE...]: FILEs are shown on failure
-    local desc=$1 status=$2 f
-    shift 2
-    n=$((n + 1))
-    if [ "$status" -eq 0 ]; then
-        echo "ok $n - $desc"
-    else
-        echo "not ok $n - $desc"
-        for f in "$@"; do
-            [ -f "$f" ] && sed "s|^|#   $(basename "$f"): |" "$f" | tail -20
-        done
-        failed=$((failed + 1))
-    fi
-}
+. "$(dirname "$0")/tap.sh"
 
 export UCX_PSEL_TLS=tcp
 
@@ -412,5 +398,4 @@ result "$desc: the client's table names one lane, tcp/$dev2, no shares" $? "$tmp
 [ $((moved1 * 10)) -ge $((9 * 50 * size)) ]
 result "$desc: $dev1 moved >= 0.9 x 50 x $size B ($moved1)" $?
 
-echo "1..$n"
-[ $failed -eq 0 ]
+tap_done

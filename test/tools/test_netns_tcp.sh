@@ -72,21 +72,7 @@ echo "# hosts: $ns_a ($veth_a $addr_a) <-> $ns_b ($veth_b $addr_b)"
 in_a() { ip netns exec "$ns_a" "$@"; }
 in_b() { ip netns exec "$ns_b" "$@"; }
 
-n=0 failed=0
-result() { # result DESCRIPTION STATUS [FILE...]: FILEs are shown on failure
-    local desc=$1 status=$2 f
-    shift 2
-    n=$((n + 1))
-    if [ "$status" -eq 0 ]; then
-        echo "ok $n - $desc"
-    else
-        echo "not ok $n - $desc"
-        for f in "$@"; do
-            [ -f "$f" ] && sed "s|^|#   $(basename "$f"): |" "$f" | tail -20
-        done
-        failed=$((failed + 1))
-    fi
-}
+. "$(dirname "$0")/tap.sh"
 
 # --- psel_perftest between the hosts ---------------------------------------
 port=13337 # a fresh namespace: every port is free; a new one per run
@@ -256,5 +242,4 @@ else
     echo "# note: with --same-host tcp/lo was not chosen either; the lo checks are weaker"
 fi
 
-echo "1..$n"
-[ $failed -eq 0 ]
+tap_done

@@ -25,23 +25,8 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-n=0 failed=0
 cal=$tmp/cal.txt
-
-result() { # result DESCRIPTION STATUS [FILE...]
-    local desc=$1 st=$2 f
-    shift 2
-    n=$((n + 1))
-    if [ "$st" -eq 0 ]; then
-        echo "ok $n - $desc"
-    else
-        echo "not ok $n - $desc"
-        for f in "$@"; do
-            [ -f "$f" ] && sed "s|^|#   $(basename "$f"): |" "$f" | tail -20
-        done
-        failed=$((failed + 1))
-    fi
-}
+. "$(dirname "$0")/tap.sh"
 
 shm_env=(UCX_PSEL_TLS=posix,sysv,cma)
 tcp_env=(UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo)
@@ -210,5 +195,4 @@ grep -q "bad.txt:[0-9]" "$tmp/bad_file.out"
 result "a malformed file is an error naming file and line (exit $st)" \
     $(( st == 0 || $? != 0 )) "$tmp/bad_file.out"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_done
