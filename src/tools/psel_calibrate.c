@@ -415,7 +415,7 @@ static ucs_status_t cal_protocol(pt_run_t *run, const cal_opts_t *opts,
     for (i = 0; i + 1 < p->caps.num_ranges; ++i) {
         breaks[num_breaks++] = p->caps.ranges[i].max_length;
     }
-    status = (measured > 0) ? psel_calib_line_fit(line, breaks, num_breaks) :
+    status = (measured > 0) ? psel_calib_line_fit_knee(line, breaks, num_breaks) :
                               UCS_ERR_NO_ELEM;
     if (status != UCS_OK) {
         fprintf(stderr, "psel_calibrate: %s over %s: no line fitted (%u "

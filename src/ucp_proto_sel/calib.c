@@ -36,6 +36,9 @@
 #define PSEL_CALIB_FIT_SIGMAS   3.5
 #define PSEL_CALIB_FIT_FLOOR    1e-3
 #define PSEL_CALIB_FIT_ITERS    20
+/* A knee (an extra break) is kept if it cuts the mean relative error by
+ * this factor at least */
+#define PSEL_CALIB_KNEE_GAIN    0.8
 
 
 /* Numbers are written and read in the C locale, whatever LC_NUMERIC the
@@ -602,6 +605,76 @@ psel_calib_range_of(const psel_calib_line_t *line, size_t size)
         }
     }
     return NULL;
+}
+
+/* Mean relative error of the fitted ranges over both flavours' points */
+static double psel_calib_line_mean_error(const psel_calib_line_t *line)
+{
+    const psel_perf_range_t *range;
+    double sum = 0, y;
+    unsigned i, t, n = 0;
+
+    for (i = 0; i < line->num_points; ++i) {
+        range = psel_calib_range_of(line, line->points[i].size);
+        for (t = 0; (range != NULL) && (t < PSEL_PERF_LAST); ++t) {
+            y = line->points[i].time[t];
+            if (psel_calib_y_usable(y)) {
+                sum += fabs(ucs_linear_func_apply(range->perf[t],
+                                                  line->points[i].size) - y) / y;
+                ++n;
+            }
+        }
+    }
+    return (n > 0) ? (sum / n) : INFINITY;
+}
+
+ucs_status_t psel_calib_line_fit_knee(psel_calib_line_t *line,
+                                      const size_t *breaks,
+                                      unsigned num_breaks)
+{
+    psel_perf_range_t best_ranges[PSEL_PROTO_MAX_RANGES];
+    size_t trial[PSEL_PROTO_MAX_RANGES], knee;
+    unsigned base_num, best_num, i, k, n;
+    double best_err, err;
+    ucs_status_t status;
+
+    status = psel_calib_line_fit(line, breaks, num_breaks);
+    if ((status != UCS_OK) || (num_breaks + 2 > PSEL_PROTO_MAX_RANGES)) {
+        return status;
+    }
+
+    base_num = best_num = line->num_ranges;
+    best_err = psel_calib_line_mean_error(line);
+    memcpy(best_ranges, line->ranges, sizeof(best_ranges));
+    for (i = 0; i < line->num_points; ++i) {
+        /* the breaks, with this size inserted in order */
+        knee = line->points[i].size;
+        for (k = 0, n = 0; (k < num_breaks) && (breaks[k] < knee); ++k) {
+            trial[n++] = breaks[k];
+        }
+        if ((k < num_breaks) && (breaks[k] == knee)) {
+            continue;
+        }
+        trial[n++] = knee;
+        for (; k < num_breaks; ++k) {
+            trial[n++] = breaks[k];
+        }
+        /* a knee with too few points on a side is merged away: skip it */
+        if ((psel_calib_line_fit(line, trial, n) != UCS_OK) ||
+            (line->num_ranges != base_num + 1)) {
+            continue;
+        }
+        err = psel_calib_line_mean_error(line);
+        if (err < PSEL_CALIB_KNEE_GAIN * best_err) {
+            best_err = err;
+            best_num = line->num_ranges;
+            memcpy(best_ranges, line->ranges, sizeof(best_ranges));
+        }
+    }
+
+    line->num_ranges = best_num;
+    memcpy(line->ranges, best_ranges, sizeof(best_ranges));
+    return UCS_OK;
 }
 
 double psel_calib_line_fit_error(const psel_calib_line_t *line,

@@ -176,6 +176,20 @@ ucs_status_t psel_calib_line_fit(psel_calib_line_t *line, const size_t *breaks,
 
 
 /**
+ * psel_calib_line_fit(), then one more break where the cost bends (a
+ * "knee": e.g. a copy that stays flat up to a cache or packet size and then
+ * grows): every measured size is tried as an extra break, and the best is
+ * kept if it cuts the mean relative error of both flavours by 20% or more.
+ * Needs room for one more range (num_breaks + 2 <= PSEL_PROTO_MAX_RANGES).
+ *
+ * @return As psel_calib_line_fit().
+ */
+ucs_status_t psel_calib_line_fit_knee(psel_calib_line_t *line,
+                                      const size_t *breaks,
+                                      unsigned num_breaks);
+
+
+/**
  * Median relative error of the fitted ranges against the measured points,
  * |predicted - measured| / measured, for one flavour.
  *

@@ -558,6 +558,54 @@ static void make_sample(psel_calib_t *calib)
                                                                   1e-12);
 }
 
+/* A cost that stays flat up to 1 KiB and then grows (a copy that fits a
+ * cache line burst, then streams): one line fits it badly; the knee search
+ * finds a break near 1 KiB and both pieces fit within 5% */
+static void test_fit_knee_finds_the_bend(void **state)
+{
+    psel_calib_line_t *line;
+    psel_calib_t calib;
+    double t, err_plain;
+    size_t x, knee;
+    unsigned i;
+
+    psel_calib_init(&calib);
+    line = psel_calib_line_get(&calib, "egr/bcopy", "sysv/memory",
+                               UCS_MEMORY_TYPE_HOST);
+    for (x = 1; x <= 65536; x *= 2) {
+        t = (x <= 1024) ? 0.7 * US : 0.7 * US + (x - 1024) * 0.1 * NS;
+        assert_int_equal(psel_calib_line_add_point(line, x, t, t / 2), UCS_OK);
+    }
+
+    assert_int_equal(psel_calib_line_fit(line, NULL, 0), UCS_OK);
+    assert_int_equal(line->num_ranges, 1);
+    err_plain = psel_calib_line_fit_error(line, PSEL_PERF_SINGLE);
+
+    assert_int_equal(psel_calib_line_fit_knee(line, NULL, 0), UCS_OK);
+    assert_int_equal(line->num_ranges, 2);
+    knee = line->ranges[0].max_length;
+    assert_true((knee >= 512) && (knee <= 4096));
+    for (i = 0; i < line->num_points; ++i) {
+        x = line->points[i].size;
+        t = ucs_linear_func_apply(line->ranges[(x <= knee) ? 0 : 1]
+                                          .perf[PSEL_PERF_SINGLE], x);
+        assert_rel_close(t, line->points[i].time[PSEL_PERF_SINGLE], 0.05);
+    }
+    assert_true(psel_calib_line_fit_error(line, PSEL_PERF_SINGLE) <
+                err_plain);
+
+    /* no room for another range: the breaks given are kept as they are */
+    {
+        size_t breaks[PSEL_PROTO_MAX_RANGES - 1] = {64, 256, 4096};
+        assert_int_equal(psel_calib_line_fit_knee(line, breaks,
+                                                  PSEL_PROTO_MAX_RANGES - 1),
+                         UCS_OK);
+        assert_int_equal(line->num_ranges, PSEL_PROTO_MAX_RANGES);
+        assert_int_equal(line->ranges[2].max_length, 4096);
+    }
+    psel_calib_cleanup(&calib);
+}
+
 static void test_round_trip_write_parse(void **state)
 {
     psel_calib_t calib, parsed;
@@ -1129,6 +1177,7 @@ int main(void)
         cmocka_unit_test(test_piecewise_fit_two_segments),
         cmocka_unit_test(test_piecewise_breaks_merged_or_dropped),
         cmocka_unit_test(test_piecewise_missing_flavour_takes_the_other),
+        cmocka_unit_test(test_fit_knee_finds_the_bend),
         cmocka_unit_test(test_round_trip_write_parse),
         cmocka_unit_test(test_save_and_load_file),
         cmocka_unit_test(test_write_rejects_unreadable_content_and_io_errors),
