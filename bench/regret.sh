@@ -138,27 +138,8 @@ fi
 clear_ucx_env
 
 [ -n "$report" ] && keep=$report
-if [ -n "$keep" ]; then
-    mkdir -p "$keep" && out=$keep
-else
-    out=$(mktemp -d /tmp/regret.XXXXXX)
-fi
-mkdir -p "$out/disc"
-
-# Every process we start is recorded and killed, by pid, at exit.
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-    [ -n "$keep" ] || rm -rf "$out"
-}
-trap cleanup EXIT
-trap 'echo "regret: interrupted" >&2; exit 130' INT TERM
-
-srv_pin=() cli_pin=()
-if [ $pin = 1 ] && [ "$(nproc)" -ge 2 ]; then
-    srv_pin=(-c 0) cli_pin=(-c 1)
-fi
+# every process started is recorded and killed, by pid, at exit
+bench_workdir
 
 # --------------------------------------------------------------------------
 
