@@ -37,6 +37,8 @@
 #define CAL_MAX_REPEATS      9
 #define CAL_DEFAULT_MAX_SIZE (16ul << 20)
 #define CAL_SETTINGS_MAX     1024
+#define CAL_MAX_SPREAD       1.5   /* median / fastest repeat of a point */
+#define CAL_MAX_RETRIES      3
 
 /** How thoroughly to measure. */
 typedef struct {
@@ -319,30 +321,43 @@ static int cal_double_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median seconds per message of @a test at @a size. */
+/*
+ * Median seconds per message of @a test at @a size. A short probe (the
+ * fastest of 3) sizes the phases; a point whose repeats spread by more than
+ * CAL_MAX_SPREAD (a phase caught a stall: a descheduled peer, a connection
+ * still being set up) is measured again, up to CAL_MAX_RETRIES times.
+ */
 static ucs_status_t cal_measure(pt_run_t *run, const cal_mode_t *mode,
                                 pt_test_id_t test, size_t size, double *time)
 {
     double times[CAL_MAX_REPEATS], probe;
-    uint64_t min_iters = (test == PT_TEST_TAG_BW) ? 8 : 2;
+    uint64_t min_iters = (test == PT_TEST_TAG_BW) ? 16 : 8;
+    unsigned retry;
     uint64_t iters;
     ucs_status_t status;
 
-    /* a short probe tells how many iterations fill a phase */
-    status = pt_session_measure(run, test, size, min_iters, 1, &probe);
+    status = pt_session_measure(run, test, size, min_iters, 3, times);
     if (status != UCS_OK) {
         return status;
     }
+    qsort(times, 3, sizeof(double), cal_double_cmp);
+    probe = times[0];
     iters = (uint64_t)(mode->phase_time /
                        (probe * (pt_tests[test].pingpong ? 2 : 1)));
     iters = ucs_min(ucs_max(iters, min_iters), 100000);
 
-    status = pt_session_measure(run, test, size, iters, mode->repeats, times);
-    if (status != UCS_OK) {
-        return status;
+    for (retry = 0; retry <= CAL_MAX_RETRIES; ++retry) {
+        status = pt_session_measure(run, test, size, iters, mode->repeats,
+                                    times);
+        if (status != UCS_OK) {
+            return status;
+        }
+        qsort(times, mode->repeats, sizeof(double), cal_double_cmp);
+        *time = times[mode->repeats / 2];
+        if (*time <= CAL_MAX_SPREAD * times[0]) {
+            break;
+        }
     }
-    qsort(times, mode->repeats, sizeof(double), cal_double_cmp);
-    *time = times[mode->repeats / 2];
     return UCS_OK;
 }
 
