@@ -1221,54 +1221,22 @@ ucs_status_t psel_rndv_am_input(psel_worker_h worker, uint8_t am_id,
     }
 }
 
-ucs_status_t psel_rndv_am_rts(void *arg, void *data, size_t length,
-                              unsigned flags)
-{
-    psel_rndv_am_input(arg, PSEL_AM_ID_RNDV_RTS, data, length);
-    return UCS_OK;
-}
+/* The UCT handler of each rendezvous AM id: all feed psel_rndv_am_input() */
+#define PSEL_RNDV_AM_HANDLER(_name, _am_id) \
+    ucs_status_t psel_rndv_am_##_name(void *arg, void *data, size_t length, \
+                                      unsigned flags) \
+    { \
+        psel_rndv_am_input(arg, _am_id, data, length); \
+        return UCS_OK; \
+    }
 
-ucs_status_t psel_rndv_am_rtr(void *arg, void *data, size_t length,
-                              unsigned flags)
-{
-    psel_rndv_am_input(arg, PSEL_AM_ID_RNDV_RTR, data, length);
-    return UCS_OK;
-}
-
-ucs_status_t psel_rndv_am_ats(void *arg, void *data, size_t length,
-                              unsigned flags)
-{
-    psel_rndv_am_input(arg, PSEL_AM_ID_RNDV_ATS, data, length);
-    return UCS_OK;
-}
-
-ucs_status_t psel_rndv_am_fin(void *arg, void *data, size_t length,
-                              unsigned flags)
-{
-    psel_rndv_am_input(arg, PSEL_AM_ID_RNDV_FIN, data, length);
-    return UCS_OK;
-}
-
-ucs_status_t psel_rndv_am_data(void *arg, void *data, size_t length,
-                               unsigned flags)
-{
-    psel_rndv_am_input(arg, PSEL_AM_ID_RNDV_DATA, data, length);
-    return UCS_OK;
-}
-
-ucs_status_t psel_rndv_am_cancel(void *arg, void *data, size_t length,
-                                 unsigned flags)
-{
-    psel_rndv_am_input(arg, PSEL_AM_ID_RNDV_CANCEL, data, length);
-    return UCS_OK;
-}
-
-ucs_status_t psel_rndv_am_cancel_ack(void *arg, void *data, size_t length,
-                                     unsigned flags)
-{
-    psel_rndv_am_input(arg, PSEL_AM_ID_RNDV_CANCEL_ACK, data, length);
-    return UCS_OK;
-}
+PSEL_RNDV_AM_HANDLER(rts, PSEL_AM_ID_RNDV_RTS)
+PSEL_RNDV_AM_HANDLER(rtr, PSEL_AM_ID_RNDV_RTR)
+PSEL_RNDV_AM_HANDLER(ats, PSEL_AM_ID_RNDV_ATS)
+PSEL_RNDV_AM_HANDLER(fin, PSEL_AM_ID_RNDV_FIN)
+PSEL_RNDV_AM_HANDLER(data, PSEL_AM_ID_RNDV_DATA)
+PSEL_RNDV_AM_HANDLER(cancel, PSEL_AM_ID_RNDV_CANCEL)
+PSEL_RNDV_AM_HANDLER(cancel_ack, PSEL_AM_ID_RNDV_CANCEL_ACK)
 
 /* ---- life cycle and failure ---- */
 
