@@ -5,7 +5,7 @@
 #include "config.h"
 #endif
 
-#include "config.h"
+#include "psel_config.h"
 
 #include "calib.h"
 

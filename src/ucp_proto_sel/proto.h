@@ -12,7 +12,7 @@
 #define PSEL_UCP_PROTO_SEL_PROTO_H_
 
 #include "perf.h"
-#include "config.h"
+#include "psel_config.h"
 #include "proto_req.h"
 
 #include <lane_select/lane.h>

@@ -455,7 +455,7 @@ static void psel_rndv_fail(psel_proto_rndv_t *rndv, ucs_status_t status)
     rndv->stage = PSEL_RNDV_STAGE_DRAIN;
 }
 
-static ucs_status_t psel_rndv_progress(psel_proto_req_t *req,
+static ucs_status_t rndv_send_progress(psel_proto_req_t *req,
                                        psel_rndv_mode_t mode)
 {
     psel_proto_rndv_t *rndv;
@@ -578,17 +578,17 @@ static ucs_status_t psel_rndv_progress(psel_proto_req_t *req,
 
 static ucs_status_t psel_rndv_am_progress(psel_proto_req_t *req)
 {
-    return psel_rndv_progress(req, PSEL_RNDV_MODE_AM);
+    return rndv_send_progress(req, PSEL_RNDV_MODE_AM);
 }
 
 static ucs_status_t psel_rndv_get_progress(psel_proto_req_t *req)
 {
-    return psel_rndv_progress(req, PSEL_RNDV_MODE_GET);
+    return rndv_send_progress(req, PSEL_RNDV_MODE_GET);
 }
 
 static ucs_status_t psel_rndv_put_progress(psel_proto_req_t *req)
 {
-    return psel_rndv_progress(req, PSEL_RNDV_MODE_PUT);
+    return rndv_send_progress(req, PSEL_RNDV_MODE_PUT);
 }
 
 const psel_proto_t psel_proto_rndv_am = {

@@ -1,10 +1,10 @@
 /**
- * @file config.h
+ * @file psel_config.h
  * protosel configuration, read from UCX_PSEL_* environment variables by the
  * libucs config parser. `psel_info -c` prints every variable with its doc.
  */
-#ifndef PSEL_UCP_PROTO_SEL_CONFIG_H_
-#define PSEL_UCP_PROTO_SEL_CONFIG_H_
+#ifndef PSEL_UCP_PROTO_SEL_PSEL_CONFIG_H_
+#define PSEL_UCP_PROTO_SEL_PSEL_CONFIG_H_
 
 #include "perf.h"
 
