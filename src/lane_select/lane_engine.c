@@ -281,6 +281,21 @@ static int psel_pair_better(const psel_resource_table_t *local,
                   remote->resources[best_r].dev_name);
 }
 
+/* Shares within a role are proportional to bandwidth */
+static void psel_lane_set_shares(psel_lane_set_t *set)
+{
+    double total_bw = 0;
+    unsigned i;
+
+    for (i = 0; i < set->count; ++i) {
+        total_bw += set->lanes[i]->bandwidth;
+    }
+    for (i = 0; i < set->count; ++i) {
+        set->shares[i] = (total_bw > 0) ? set->lanes[i]->bandwidth / total_bw :
+                                          1.0 / set->count;
+    }
+}
+
 static void psel_lanes_select_role(const psel_resource_table_t *local,
                                    const psel_resource_table_t *remote,
                                    const psel_lane_select_params_t *params,
@@ -288,8 +303,8 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
 {
     const psel_lane_selector_t *selector = &psel_lane_selectors[role];
     psel_lane_set_t *set                 = &ep->sets.role[role];
-    double score, best, total_bw = 0;
-    unsigned l, r, best_l = 0, best_r = 0, path, i;
+    double score, best;
+    unsigned l, r, best_l = 0, best_r = 0, path;
     const psel_resource_t *lrsc, *rrsc;
     int lane;
 
@@ -338,13 +353,7 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
         set->lanes[set->count++]   = &ep->lanes[lane];
     }
 
-    for (i = 0; i < set->count; ++i) {
-        total_bw += set->lanes[i]->bandwidth;
-    }
-    for (i = 0; i < set->count; ++i) {
-        set->shares[i] = (total_bw > 0) ? set->lanes[i]->bandwidth / total_bw :
-                                          1.0 / set->count;
-    }
+    psel_lane_set_shares(set);
 }
 
 /* As UCX: the am lane is the first am_bw lane when it can serve the role,
@@ -413,6 +422,49 @@ ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
             ep->sets.role[role].lanes[i] =
                     &ep->lanes[result.sets.role[role].lanes[i]->index];
         }
+    }
+    return UCS_OK;
+}
+
+ucs_status_t psel_lanes_from_layout(const psel_resource_table_t *local,
+                                    const psel_resource_table_t *remote,
+                                    const psel_lane_layout_t *layout,
+                                    psel_ep_lanes_t *ep)
+{
+    psel_lane_set_t *set;
+    unsigned i, role, lane;
+
+    if (layout->num_lanes > PSEL_MAX_LANES) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    memset(ep, 0, sizeof(*ep));
+    for (i = 0; i < layout->num_lanes; ++i) {
+        if ((layout->local[i] >= local->count) ||
+            (layout->remote[i] >= remote->count)) {
+            return UCS_ERR_INVALID_PARAM;
+        }
+        ep->info[i].local  = layout->local[i];
+        ep->info[i].remote = layout->remote[i];
+        psel_lane_fill(local, layout->local[i],
+                       &remote->resources[layout->remote[i]], i,
+                       &ep->lanes[i]);
+    }
+    ep->num_lanes = layout->num_lanes;
+
+    for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
+        set = &ep->sets.role[role];
+        if (layout->role_count[role] > PSEL_MAX_LANES) {
+            return UCS_ERR_INVALID_PARAM;
+        }
+        for (i = 0; i < layout->role_count[role]; ++i) {
+            lane = layout->role_lanes[role][i];
+            if (lane >= ep->num_lanes) {
+                return UCS_ERR_INVALID_PARAM;
+            }
+            ep->info[lane].roles   |= UCS_BIT(role);
+            set->lanes[set->count++] = &ep->lanes[lane];
+        }
+        psel_lane_set_shares(set);
     }
     return UCS_OK;
 }

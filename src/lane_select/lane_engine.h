@@ -97,6 +97,35 @@ ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
                                const psel_lane_select_params_t *params,
                                psel_ep_lanes_t *ep);
 
+/** Lanes chosen elsewhere (by stock UCP): pairs and their order per role. */
+typedef struct psel_lane_layout {
+    unsigned num_lanes;                      /**< Lanes */
+    unsigned local[PSEL_MAX_LANES];          /**< Local resource of lane i */
+    unsigned remote[PSEL_MAX_LANES];         /**< Remote resource of lane i */
+    unsigned role_count[PSEL_LANE_ROLE_LAST];/**< Lanes per role */
+    unsigned role_lanes[PSEL_LANE_ROLE_LAST][PSEL_MAX_LANES]; /**< Lane
+                                                  indices per role, best first */
+} psel_lane_layout_t;
+
+
+/**
+ * Build the lanes of an endpoint whose lanes someone else chose: the lane
+ * facts of each (local, remote) pair and the role sets in the given order,
+ * with bandwidth shares as psel_lanes_select() gives them. No scores.
+ *
+ * @param [in]  local   Local resources.
+ * @param [in]  remote  The peer's resources.
+ * @param [in]  layout  Pairs and roles; indices must be in range.
+ * @param [out] ep      The lanes; its sets point into it, so it must not be
+ *                      copied.
+ *
+ * @return UCS_OK, or UCS_ERR_INVALID_PARAM for an index out of range.
+ */
+ucs_status_t psel_lanes_from_layout(const psel_resource_table_t *local,
+                                    const psel_resource_table_t *remote,
+                                    const psel_lane_layout_t *layout,
+                                    psel_ep_lanes_t *ep);
+
 /** @return Name of a lane role: "am", "am_bw", "rma_bw" or "amo". */
 const char *psel_lane_role_name(psel_lane_role_t role);
 

@@ -180,6 +180,24 @@ const char *psel_ib_link_layer_name(int link_layer);
 ucs_status_t psel_resource_discover(psel_resource_table_t *table);
 
 /**
+ * Fill a resource from attributes queried elsewhere (stock UCP's context
+ * and worker, for libprotosel_ucx.so), as discovery fills it, without the
+ * libibverbs port facts.
+ *
+ * @param [out] resource        Resource to fill (zeroed first).
+ * @param [in]  component_name  UCT component, e.g. "ib".
+ * @param [in]  md_name         Memory domain name.
+ * @param [in]  tl              Transport and device.
+ * @param [in]  md_attr         The memory domain's attributes.
+ * @param [in]  iface_attr      The iface's attributes.
+ */
+void psel_resource_from_uct(psel_resource_t *resource,
+                            const char *component_name, const char *md_name,
+                            const uct_tl_resource_desc_t *tl,
+                            const uct_md_attr_t *md_attr,
+                            const uct_iface_attr_t *iface_attr);
+
+/**
  * Open a UCT iface for a transport on a device, with default configuration
  * (discovery and the data path open their ifaces the same way).
  *

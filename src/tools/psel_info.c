@@ -35,14 +35,15 @@ enum {
     OPT_REMOTE_HOST,
     OPT_PLOT,
     OPT_PLOT_KEEP,
-    OPT_UCX_ENV
+    OPT_UCX_ENV,
+    OPT_UCX_CONF
 };
 
 typedef struct {
     int         devices, endpoint, explain, json, config, all_types;
     int         ucx_env, quiet;
     const char *local_path, *peer_path, *save_path;
-    const char *plot_path, *plot_keep;
+    const char *plot_path, *plot_keep, *ucx_conf;
     int         locality; /* -1: default */
 } psel_info_opts_t;
 
@@ -71,7 +72,9 @@ static void usage(FILE *stream)
             "  --plot-keep DIR  keep the plot's data files and gnuplot script in DIR\n"
             "  --ucx-env     print the UCX_* settings that bring stock UCP closest to\n"
             "                this selection: env $(psel_info --ucx-env) ucx_perftest ...\n"
-            "  -q            with --ucx-env: no comments on stderr\n"
+            "  --ucx-conf DIR  write the same settings as DIR/ucx.conf, for\n"
+            "                UCX_CONFIG_DIR=DIR (sites that cannot preload libprotosel_ucx.so)\n"
+            "  -q            with --ucx-env, --ucx-conf: no comments on stderr\n"
             "  -h            this help\n"
             "With no option: -d -e on this machine.\n");
 }
@@ -281,7 +284,7 @@ static int show_endpoint(const psel_resource_table_t *local,
         ret = 1;
     }
     if (opts->ucx_env && (psel_info_ucx_env(local, &ep->lanes, tables, count,
-                                            opts->quiet) != 0)) {
+                                            opts->ucx_conf, opts->quiet) != 0)) {
         ret = 1;
     }
 
@@ -309,6 +312,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         {"plot", required_argument, NULL, OPT_PLOT},
         {"plot-keep", required_argument, NULL, OPT_PLOT_KEEP},
         {"ucx-env", no_argument, NULL, OPT_UCX_ENV},
+        {"ucx-conf", required_argument, NULL, OPT_UCX_CONF},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}
     };
@@ -334,6 +338,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         case OPT_PLOT:      opts->plot_path = optarg; break;
         case OPT_PLOT_KEEP: opts->plot_keep = optarg; break;
         case OPT_UCX_ENV:   opts->ucx_env   = 1; break;
+        case OPT_UCX_CONF:  opts->ucx_conf  = optarg; opts->ucx_env = 1; break;
         case 'h': usage(stdout); exit(0);
         default:  usage(stderr); return -1;
         }
@@ -348,8 +353,8 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         return -1;
     }
     if (opts->ucx_env && (opts->devices || opts->endpoint || opts->config)) {
-        fprintf(stderr, "psel_info: --ucx-env prints only settings; run it "
-                "without -d, -e, -x, -a, -j and -c\n");
+        fprintf(stderr, "psel_info: --ucx-env and --ucx-conf give only "
+                "settings; run them without -d, -e, -x, -a, -j and -c\n");
         return -1;
     }
     if (!opts->devices && !opts->endpoint && !opts->config &&
