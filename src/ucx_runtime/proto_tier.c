@@ -453,7 +453,9 @@ typedef struct {
     ucs_linear_func_t perf[UCP_PROTO_PERF_TYPE_LAST];
 } psel_pt_piece_t;
 
-/* Protosel's lines as pieces: @a ranges of a protocol from @a start */
+/* Protosel's lines as pieces: @a ranges of a protocol for the sizes
+ * @a start..@a end, scaled and offset by @a tie; @a max + 1 when they do not
+ * fit (or @a count was already over) */
 static unsigned psel_pt_pieces_add(psel_pt_piece_t *pieces, unsigned count,
                                    unsigned max, const psel_perf_range_t *ranges,
                                    unsigned num_ranges, size_t start, size_t end,
@@ -462,9 +464,12 @@ static unsigned psel_pt_pieces_add(psel_pt_piece_t *pieces, unsigned count,
     ucs_linear_func_t f = ucs_linear_func_make(tie, scale);
     unsigned i;
 
-    for (i = 0; (i < num_ranges) && (count < max); ++i) {
+    for (i = 0; (i < num_ranges) && (count <= max); ++i) {
         if (ranges[i].max_length < start) {
             continue;
+        }
+        if (count == max) {
+            return max + 1;
         }
         pieces[count].max_length = ucs_min(ranges[i].max_length, end);
         pieces[count].perf[UCP_PROTO_PERF_TYPE_SINGLE] =
@@ -626,7 +631,7 @@ static int psel_pt_buffer_type(const ucp_proto_select_param_t *param,
 static void psel_pt_replace(const struct psel_pt_proto *map,
                             const ucp_proto_init_params_t *params)
 {
-    psel_pt_piece_t pieces[UCP_PROTO_MAX_PERF_RANGES];
+    psel_pt_piece_t pieces[4 * UCP_PROTO_MAX_PERF_RANGES];
     const ucp_proto_select_param_t *param = params->select_param;
     const psel_select_table_t *table, *full;
     const psel_proto_caps_t *pcaps;
@@ -634,8 +639,9 @@ static void psel_pt_replace(const struct psel_pt_proto *map,
     psel_buffer_type_t bt;
     psel_perf_type_t perf;
     psel_select_t *select;
-    size_t pmin = 0, start;
-    double scale, tie = map->tie_rank * PSEL_PT_TIE_STEP;
+    const psel_select_elem_t *felem;
+    size_t pmin = 0, start, end, from, to;
+    double d, scale, tie = map->tie_rank * PSEL_PT_TIE_STEP;
     psel_pt_ep_t *ep;
 
     if ((param->op_id != map->op_id) || !psel_pt_buffer_type(param, &bt)) {
@@ -669,24 +675,45 @@ static void psel_pt_replace(const struct psel_pt_proto *map,
         }
     } else {
         /* the envelope of protosel's rendezvous protocols, each on its own
-         * lines; at the sender, rendezvous competes with eager through the
-         * rendezvous bias, as in protosel */
-        scale = (map->kind == PSEL_PT_RNDV_ALL) ?
-                psel_config_rndv_bias(psel_pt.config) : 1.0;
+         * lines. At the sender, rendezvous competes with eager through the
+         * rendezvous bias d, which protosel lets move a boundary by at most
+         * x2: the lines take d only where protosel's whole table selects a
+         * rendezvous, so that UCP's crossings fall where protosel's do */
+        d    = psel_config_rndv_bias(psel_pt.config);
+        full = NULL;
+        if ((map->kind == PSEL_PT_RNDV_ALL) &&
+            (psel_select_build(psel_pt_select(ep, PSEL_PT_LEAF, perf), bt,
+                               &full) != UCS_OK)) {
+            full = NULL;
+        }
         if (psel_select_build(select, bt, &table) == UCS_OK) {
             for (row = 0, start = 0; row < table->count; ++row) {
                 /* each row ties as the protocol it stands for */
-                pcaps      = &table->caps[table->elems[row].proto_index];
-                tie        = 2 * psel_pt_builtin_index(
-                                     table->elems[row].proto->name) *
-                             PSEL_PT_TIE_STEP;
-                num_pieces = psel_pt_pieces_add(pieces, num_pieces,
-                                                ucs_static_array_size(pieces),
-                                                pcaps->ranges,
-                                                pcaps->num_ranges, start,
-                                                table->elems[row].max_length,
-                                                scale, tie);
-                start      = table->elems[row].max_length + 1;
+                pcaps = &table->caps[table->elems[row].proto_index];
+                tie   = 2 * psel_pt_builtin_index(
+                                table->elems[row].proto->name) *
+                        PSEL_PT_TIE_STEP;
+                end   = table->elems[row].max_length;
+                for (from = start; ; from = to + 1) {
+                    to    = end;
+                    scale = 1.0;
+                    if (full != NULL) {
+                        felem = psel_select_table_find(full, from);
+                        to    = ucs_min(end, felem->max_length);
+                        if (!strncmp(felem->proto->name, "rndv/", 5)) {
+                            scale = d;
+                        }
+                    }
+                    num_pieces = psel_pt_pieces_add(pieces, num_pieces,
+                                                    ucs_static_array_size(pieces),
+                                                    pcaps->ranges,
+                                                    pcaps->num_ranges, from,
+                                                    to, scale, tie);
+                    if (to >= end) {
+                        break;
+                    }
+                }
+                start = end + 1;
             }
             pcaps = &table->caps[table->elems[0].proto_index];
             if ((pcaps->cfg_thresh != PSEL_THRESH_AUTO) &&
@@ -696,7 +723,8 @@ static void psel_pt_replace(const struct psel_pt_proto *map,
         }
     }
 
-    if (!psel_pt_caps_replace(params->caps, pmin, pieces, num_pieces)) {
+    if ((num_pieces > ucs_static_array_size(pieces)) ||
+        !psel_pt_caps_replace(params->caps, pmin, pieces, num_pieces)) {
         ucs_debug("protosel: %s: too many ranges, UCP's lines stay",
                   map->ucp_name);
     } else if (ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
