@@ -15,7 +15,8 @@
  * --with-ucx-src), with that tree's config.h; used only when the loaded
  * libucp is that very version.
  */
-/* UCX's config.h of that tree comes first, by -include (Makefile.inc) */
+/* UCX's config.h of that tree comes first, by -include (Makefile.inc);
+ * it defines _GNU_SOURCE (RTLD_DEFAULT) */
 
 #include "proto_tier.h"
 
@@ -178,7 +179,12 @@ int psel_proto_tier_available(void *libucp, char *why, size_t max, int *quiet)
     ucp_proto_t *proto;
 
     *quiet          = 0;
-    get_version     = dlsym(libucp, "ucp_get_version");
+    /* the version UCP reports to the application: an interposer of
+     * ucp_get_version (a preloaded wrapper) is part of its UCP */
+    get_version     = dlsym(RTLD_DEFAULT, "ucp_get_version");
+    if (get_version == NULL) {
+        get_version = dlsym(libucp, "ucp_get_version");
+    }
     protocols       = dlsym(libucp, "ucp_protocols");
     protocols_count = dlsym(libucp, "ucp_protocols_count");
     if ((get_version == NULL) || (protocols == NULL) ||

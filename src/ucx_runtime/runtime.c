@@ -9,6 +9,8 @@
  *    that their cost lines are protosel's (proto_tier.h).
  * Any failure warns once and leaves UCP as it is.
  */
+#define _GNU_SOURCE  /* RTLD_DEFAULT */
+
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -79,8 +81,14 @@ static void psel_rt_attach(void *libucp)
     psel_rt.libucp        = libucp;
     psel_rt.config_modify  = (psel_rt_modify_func_t)dlsym(libucp,
                                                           "ucp_config_modify");
-    psel_rt.version_string = (psel_rt_version_func_t)dlsym(libucp,
+    /* the version UCP reports to the application, interposers included
+     * (as the protocol tier's check reads it) */
+    psel_rt.version_string = (psel_rt_version_func_t)dlsym(RTLD_DEFAULT,
                                                    "ucp_get_version_string");
+    if (psel_rt.version_string == NULL) {
+        psel_rt.version_string = (psel_rt_version_func_t)dlsym(libucp,
+                                                   "ucp_get_version_string");
+    }
 }
 
 static void psel_rt_setup(void)

@@ -2,6 +2,7 @@
 """Compare protosel's tag-send table with the one stock UCP prints.
 
     ucx_tables.py compare PSEL UCX [--sizes N] [--title REGEX] [--protosel]
+                          [--psel-title REGEX]
     ucx_tables.py psel-rows PSEL
     ucx_tables.py ucx-rows UCX [--title REGEX]
 
@@ -10,7 +11,8 @@ PSEL is `psel_info -e -j` output (JSON) or text holding a protosel table
 with UCX_PSEL_PROTO_INFO=y). UCX is output holding UCP's UCX_PROTO_INFO=y
 tables; the first table whose title matches --title (default: the plain
 `ucp_tag_send*()` one) is used; with --protosel that table is one of
-protosel's (such as the `protosel ep_cfg[N]` one). Log prefixes ("[time] [host:pid:tid]") are
+protosel's (such as the `protosel ep_cfg[N]` one). --psel-title picks
+the table of PSEL when it is text (default: the first contig tag-send one). Log prefixes ("[time] [host:pid:tid]") are
 ignored.
 
 `compare` checks, at N log-spaced sizes (default 64) from 1 B to 64 MiB and
@@ -102,14 +104,15 @@ def table_rows(lines, title_re, psel):
     return rows
 
 
-def read_psel(path):
+PSEL_TITLE = r"\| *(ep|protosel[^|]*) *\| *tag send, contig host memory"
+
+
+def read_psel(path, title=PSEL_TITLE):
     text = open(path).read()
     try:
         doc = json.loads(text)
     except ValueError:
-        return table_rows(text.splitlines(),
-                          r"\| *(ep|protosel[^|]*) *\| *tag send, contig host memory",
-                          True)
+        return table_rows(text.splitlines(), title, True)
     rows = []
     for r in doc["tables"][0]["rows"]:
         end = INF if r["end"] in (None, "inf") else int(r["end"])
@@ -139,8 +142,8 @@ def find(rows, size):
     return None, None
 
 
-def compare(psel_path, ucx_path, nsizes, title, second_psel):
-    psel = read_psel(psel_path)
+def compare(psel_path, ucx_path, nsizes, title, second_psel, psel_title):
+    psel = read_psel(psel_path, psel_title)
     ucx = table_rows(open(ucx_path).read().splitlines(), title, second_psel)
     if not psel or not ucx:
         print("cannot read a table: %d protosel rows (%s), %d UCP rows (%s)"
@@ -174,11 +177,14 @@ def compare(psel_path, ucx_path, nsizes, title, second_psel):
 
 def main(argv):
     title = r"ucp_tag_send\*\(\) from host memory"
-    args, nsizes, second_psel = [], 64, False
+    args, nsizes, second_psel, psel_title = [], 64, False, PSEL_TITLE
     i = 1
     while i < len(argv):
         if argv[i] == "--sizes":
             nsizes = int(argv[i + 1])
+            i += 2
+        elif argv[i] == "--psel-title":
+            psel_title = argv[i + 1]
             i += 2
         elif argv[i] == "--protosel":
             second_psel = True
@@ -190,7 +196,7 @@ def main(argv):
             args.append(argv[i])
             i += 1
     if len(args) == 3 and args[0] == "compare":
-        return compare(args[1], args[2], nsizes, title, second_psel)
+        return compare(args[1], args[2], nsizes, title, second_psel, psel_title)
     if len(args) == 2 and args[0] in ("psel-rows", "ucx-rows"):
         if args[0] == "psel-rows":
             rows = read_psel(args[1])
