@@ -19,6 +19,7 @@
  * it defines _GNU_SOURCE (RTLD_DEFAULT) */
 
 #include "proto_tier.h"
+#include "lines.h"
 
 #include <lane_select/lane_engine.h>
 #include <lane_select/resource_table.h>
@@ -453,109 +454,41 @@ static void psel_pt_dump(psel_pt_ep_t *ep, ucp_worker_h worker,
  * Replacing a UCP protocol's ranges
  */
 
-/* A piece of a new range list: sizes up to max_length on one line */
-typedef struct {
-    size_t            max_length;
-    ucs_linear_func_t perf[UCP_PROTO_PERF_TYPE_LAST];
-} psel_pt_piece_t;
-
-/* Protosel's lines as pieces: @a ranges of a protocol for the sizes
- * @a start..@a end, scaled and offset by @a tie; @a max + 1 when they do not
- * fit (or @a count was already over) */
-static unsigned psel_pt_pieces_add(psel_pt_piece_t *pieces, unsigned count,
-                                   unsigned max, const psel_perf_range_t *ranges,
-                                   unsigned num_ranges, size_t start, size_t end,
-                                   double scale, double tie)
-{
-    ucs_linear_func_t f = ucs_linear_func_make(tie, scale);
-    unsigned i;
-
-    for (i = 0; (i < num_ranges) && (count <= max); ++i) {
-        if (ranges[i].max_length < start) {
-            continue;
-        }
-        if (count == max) {
-            return max + 1;
-        }
-        pieces[count].max_length = ucs_min(ranges[i].max_length, end);
-        pieces[count].perf[UCP_PROTO_PERF_TYPE_SINGLE] =
-            ucs_linear_func_compose(f, ranges[i].perf[PSEL_PERF_SINGLE]);
-        pieces[count].perf[UCP_PROTO_PERF_TYPE_MULTI] =
-            ucs_linear_func_compose(f, ranges[i].perf[PSEL_PERF_MULTI]);
-        ++count;
-        if (ranges[i].max_length >= end) {
-            break;
-        }
-    }
-    return count;
-}
-
-/*
- * Give @a caps protosel's lines where @a pieces (from @a pmin) cover UCP's
- * sizes, and UCP's own line plus the penalty elsewhere.
- * @return 0 if the result would not fit in UCP's ranges (caps untouched).
- */
+/* Give @a caps protosel's lines where @a pieces reach, UCP's own plus the
+ * penalty elsewhere (lines.h); 0 if they do not fit (caps untouched) */
 static int psel_pt_caps_replace(ucp_proto_caps_t *caps, size_t pmin,
-                                const psel_pt_piece_t *pieces,
+                                const psel_rt_line_t *pieces,
                                 unsigned num_pieces)
 {
-    ucp_proto_perf_range_t out[UCP_PROTO_MAX_PERF_RANGES];
-    const ucp_proto_perf_range_t *orig;
-    size_t x, end, ucp_max;
-    unsigned count = 0, u = 0, p = 0, t;
-    ucs_linear_func_t perf[UCP_PROTO_PERF_TYPE_LAST];
-    int penalty;
+    psel_rt_line_t orig[UCP_PROTO_MAX_PERF_RANGES], out[UCP_PROTO_MAX_PERF_RANGES];
+    const char *name;
+    unsigned i, t, count;
 
-    if (caps->num_ranges == 0) {
+    UCS_STATIC_ASSERT((int)PSEL_PERF_SINGLE == (int)UCP_PROTO_PERF_TYPE_SINGLE);
+    UCS_STATIC_ASSERT((int)PSEL_PERF_MULTI == (int)UCP_PROTO_PERF_TYPE_MULTI);
+    if ((caps->num_ranges == 0) || (caps->num_ranges > UCP_PROTO_MAX_PERF_RANGES)) {
         return 0;
     }
-    ucp_max = caps->ranges[caps->num_ranges - 1].max_length;
-    x       = caps->min_length;
-    while (1) {
-        while ((u < caps->num_ranges) && (caps->ranges[u].max_length < x)) {
-            ++u;
+    for (i = 0; i < caps->num_ranges; ++i) {
+        orig[i].max_length = caps->ranges[i].max_length;
+        for (t = 0; t < PSEL_PERF_LAST; ++t) {
+            orig[i].perf[t] = caps->ranges[i].perf[t];
         }
-        while ((p < num_pieces) && (pieces[p].max_length < x)) {
-            ++p;
-        }
-        orig    = &caps->ranges[ucs_min(u, caps->num_ranges - 1)];
-        penalty = (x < pmin) || (p == num_pieces);
-        end     = orig->max_length;
-        if (!penalty) {
-            end = ucs_min(end, pieces[p].max_length);
-        } else if ((x < pmin) && (pmin - 1 < end)) {
-            end = pmin - 1;
-        }
-        for (t = 0; t < UCP_PROTO_PERF_TYPE_LAST; ++t) {
-            perf[t] = penalty ?
-                      ucs_linear_func_add(orig->perf[t],
-                                          ucs_linear_func_make(PSEL_PT_PENALTY,
-                                                               0)) :
-                      pieces[p].perf[t];
-        }
-
-        if ((count > 0) &&
-            ucs_linear_func_is_equal(out[count - 1].perf[0], perf[0], 0) &&
-            ucs_linear_func_is_equal(out[count - 1].perf[1], perf[1], 0)) {
-            out[count - 1].max_length = end;
-        } else {
-            if (count == UCP_PROTO_MAX_PERF_RANGES) {
-                return 0;
-            }
-            out[count].name       = orig->name;
-            out[count].max_length = end;
-            for (t = 0; t < UCP_PROTO_PERF_TYPE_LAST; ++t) {
-                out[count].perf[t] = perf[t];
-            }
-            ++count;
-        }
-        if (end >= ucp_max) {
-            break;
-        }
-        x = end + 1;
     }
-
-    memcpy(caps->ranges, out, sizeof(*out) * count);
+    count = psel_rt_lines_replace(orig, caps->num_ranges, caps->min_length,
+                                  pmin, pieces, num_pieces, PSEL_PT_PENALTY,
+                                  out, ucs_static_array_size(out));
+    if (count == 0) {
+        return 0;
+    }
+    name = caps->ranges[0].name;
+    for (i = 0; i < count; ++i) {
+        caps->ranges[i].name       = name;
+        caps->ranges[i].max_length = out[i].max_length;
+        for (t = 0; t < PSEL_PERF_LAST; ++t) {
+            caps->ranges[i].perf[t] = out[i].perf[t];
+        }
+    }
     caps->num_ranges = count;
     return 1;
 }
@@ -637,7 +570,7 @@ static int psel_pt_buffer_type(const ucp_proto_select_param_t *param,
 static void psel_pt_replace(const struct psel_pt_proto *map,
                             const ucp_proto_init_params_t *params)
 {
-    psel_pt_piece_t pieces[4 * UCP_PROTO_MAX_PERF_RANGES];
+    psel_rt_line_t pieces[4 * UCP_PROTO_MAX_PERF_RANGES];
     const ucp_proto_select_param_t *param = params->select_param;
     const psel_select_table_t *table, *full;
     const psel_proto_caps_t *pcaps;
@@ -670,7 +603,7 @@ static void psel_pt_replace(const struct psel_pt_proto *map,
                                   NULL;
         if (pcaps != NULL) {
             pmin       = pcaps->min_length;
-            num_pieces = psel_pt_pieces_add(pieces, 0,
+            num_pieces = psel_rt_lines_add(pieces, 0,
                                             ucs_static_array_size(pieces),
                                             pcaps->ranges, pcaps->num_ranges,
                                             pmin, SIZE_MAX, 1.0, tie);
@@ -710,7 +643,7 @@ static void psel_pt_replace(const struct psel_pt_proto *map,
                             scale = d;
                         }
                     }
-                    num_pieces = psel_pt_pieces_add(pieces, num_pieces,
+                    num_pieces = psel_rt_lines_add(pieces, num_pieces,
                                                     ucs_static_array_size(pieces),
                                                     pcaps->ranges,
                                                     pcaps->num_ranges, from,
