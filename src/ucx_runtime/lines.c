@@ -8,14 +8,13 @@
 #include "lines.h"
 
 #include <ucs/sys/math.h>
+#include <string.h>
 
 unsigned psel_rt_lines_add(psel_rt_line_t *lines, unsigned count, unsigned max,
                            const psel_perf_range_t *ranges,
-                           unsigned num_ranges, size_t start, size_t end,
-                           double scale, double tie)
+                           unsigned num_ranges, size_t start, size_t end)
 {
-    ucs_linear_func_t f = ucs_linear_func_make(tie, scale);
-    unsigned i, perf;
+    unsigned i;
 
     for (i = 0; (i < num_ranges) && (count <= max); ++i) {
         if (ranges[i].max_length < start) {
@@ -25,16 +24,49 @@ unsigned psel_rt_lines_add(psel_rt_line_t *lines, unsigned count, unsigned max,
             return max + 1;
         }
         lines[count].max_length = ucs_min(ranges[i].max_length, end);
-        for (perf = 0; perf < PSEL_PERF_LAST; ++perf) {
-            lines[count].perf[perf] = ucs_linear_func_compose(f,
-                                                      ranges[i].perf[perf]);
-        }
+        memcpy(lines[count].perf, ranges[i].perf, sizeof(lines[count].perf));
         ++count;
         if (ranges[i].max_length >= end) {
             break;
         }
     }
     return count;
+}
+
+unsigned psel_rt_lines_own(const psel_rt_line_t *in, unsigned num_in,
+                           size_t start, const psel_rt_owner_t *owners,
+                           unsigned num_owners, double owned_scale,
+                           double delta, psel_rt_line_t *out, unsigned max)
+{
+    unsigned i = 0, o = 0, count = 0, t;
+    ucs_linear_func_t f;
+    size_t x, end;
+
+    if (num_in == 0) {
+        return 0;
+    }
+    for (x = start; ; x = end + 1) {
+        while ((i < num_in - 1) && (in[i].max_length < x)) {
+            ++i;
+        }
+        while ((o < num_owners - 1) && (owners[o].max_length < x)) {
+            ++o;
+        }
+        if (count == max) {
+            return max + 1;
+        }
+        end = ucs_min(in[i].max_length, owners[o].max_length);
+        f   = owners[o].owned ? ucs_linear_func_make(0, owned_scale) :
+                                ucs_linear_func_make(delta, 1);
+        out[count].max_length = end;
+        for (t = 0; t < PSEL_PERF_LAST; ++t) {
+            out[count].perf[t] = ucs_linear_func_compose(f, in[i].perf[t]);
+        }
+        ++count;
+        if (end >= in[num_in - 1].max_length) {
+            return count;
+        }
+    }
 }
 
 static int psel_rt_line_equal(const psel_rt_line_t *a,

@@ -1,9 +1,10 @@
 /**
  * @file lines.h
  * The protocol tier's arithmetic on cost lines, apart from UCP's types so
- * that it is unit-tested: protosel's perf ranges cut to sizes, scaled and
- * offset; and a UCP protocol's ranges rebuilt from them, with UCP's own
- * line plus a penalty where protosel's do not reach.
+ * that it is unit-tested: protosel's perf ranges cut to sizes; marked with
+ * the sizes protosel's table gives the protocol (ownership); and a UCP
+ * protocol's ranges rebuilt from them, with UCP's own line plus a penalty
+ * where protosel's do not reach.
  */
 #ifndef PSEL_UCX_RUNTIME_LINES_H_
 #define PSEL_UCX_RUNTIME_LINES_H_
@@ -19,9 +20,16 @@ typedef struct psel_rt_line {
 } psel_rt_line_t;
 
 
+/** Sizes up to @a max_length, given to the protocol by protosel or not. */
+typedef struct psel_rt_owner {
+    size_t max_length;  /**< Last size */
+    int    owned;       /**< Nonzero if protosel selects the protocol there */
+} psel_rt_owner_t;
+
+
 /**
  * Append the pieces of protosel's @a ranges that cover @a start..@a end,
- * each cut at @a end and mapped by t -> @a tie + @a scale * t.
+ * each cut at @a end.
  *
  * @param [inout] lines       Array of @a max entries.
  * @param [in]    count       Entries already used.
@@ -31,16 +39,39 @@ typedef struct psel_rt_line {
  * @param [in]    num_ranges  Number of ranges.
  * @param [in]    start       First size.
  * @param [in]    end         Last size.
- * @param [in]    scale       Factor on time (the rendezvous bias, or 1).
- * @param [in]    tie         Time added [s] (tie-break rank).
  *
  * @return The new count, or @a max + 1 if they do not fit (also when
  *         @a count is already @a max + 1).
  */
 unsigned psel_rt_lines_add(psel_rt_line_t *lines, unsigned count, unsigned max,
                            const psel_perf_range_t *ranges,
-                           unsigned num_ranges, size_t start, size_t end,
-                           double scale, double tie);
+                           unsigned num_ranges, size_t start, size_t end);
+
+/**
+ * Split lines at the boundaries of protosel's table for the protocol: where
+ * protosel selects it they are multiplied by @a owned_scale (the rendezvous
+ * bias, protosel's rule for comparing rendezvous with eager), elsewhere
+ * @a delta is added. UCP's engine, which rounds a crossing to the nearest
+ * byte and breaks exact ties by protocol id, then draws each boundary at
+ * protosel's byte: at every size the protocol protosel selects is the
+ * cheapest by at least @a delta.
+ *
+ * @param [in]  in          Lines, contiguous from @a start.
+ * @param [in]  num_in      Their number.
+ * @param [in]  start       First size of @a in.
+ * @param [in]  owners      Ascending, the last ending at SIZE_MAX.
+ * @param [in]  num_owners  Their number.
+ * @param [in]  owned_scale Factor on time where owned.
+ * @param [in]  delta       Time [s] added where not owned.
+ * @param [out] out         Array of @a max entries.
+ * @param [in]  max         Capacity.
+ *
+ * @return Entries in @a out, or @a max + 1 if they do not fit.
+ */
+unsigned psel_rt_lines_own(const psel_rt_line_t *in, unsigned num_in,
+                           size_t start, const psel_rt_owner_t *owners,
+                           unsigned num_owners, double owned_scale,
+                           double delta, psel_rt_line_t *out, unsigned max);
 
 /**
  * A protocol's new ranges: over its own sizes @a min_length .. the last

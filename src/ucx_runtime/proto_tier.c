@@ -50,10 +50,10 @@
 
 #define PSEL_PT_CACHE_SIZE     32    /* endpoint configurations remembered */
 
-/* Exact ties: UCP takes the protocol of the lowest id, protosel the earlier
- * one in its list. Each line gets rank * this: 10 fs per rank, well below
- * what moves a crossover by a byte */
-#define PSEL_PT_TIE_STEP       1e-14 /* [s] */
+/* Added to a protocol's lines where protosel's table selects another: UCP
+ * rounds crossings to the nearest byte and breaks exact ties by protocol
+ * id; 1 ps more makes it draw each boundary at protosel's byte */
+#define PSEL_PT_OWN_DELTA      1e-12 /* [s] */
 
 /* What a UCP protocol becomes */
 typedef enum {
@@ -73,9 +73,6 @@ static struct psel_pt_proto {
     const char            *psel_name;   /* PSEL_PT_LEAF */
     ucp_proto_init_func_t  orig_init;   /* set by install */
     const char            *name_ptr;    /* UCP's name string */
-    unsigned               tie_rank;    /* set by install: protosel's order,
-                                           a multi-fragment UCP variant after
-                                           the single one */
 } psel_pt_protos[] = {
     {"egr/short",        UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/short"},
     {"egr/single/bcopy", UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/bcopy"},
@@ -567,21 +564,89 @@ static int psel_pt_buffer_type(const ucp_proto_select_param_t *param,
     return 1;
 }
 
+/* Does protosel's row @a proto stand for the UCP protocol @a map? */
+static int psel_pt_owns(const struct psel_pt_proto *map,
+                        const psel_proto_t *proto)
+{
+    switch (map->kind) {
+    case PSEL_PT_RNDV_ALL:
+        return !strncmp(proto->name, "rndv/", 5);
+    case PSEL_PT_RNDV_RTR:
+        return !strcmp(proto->name, "rndv/am") ||
+               !strcmp(proto->name, "rndv/put");
+    default:
+        return !strcmp(proto->name, map->psel_name);
+    }
+}
+
+/* The protosel table a UCP protocol competes in at its operation: the
+ * whole one at the sender (tag send), the rendezvous ones at the receiver
+ * (get against an RTR) and at the sender after an RTR (put against am) */
+static psel_pt_kind_t psel_pt_rival_kind(const struct psel_pt_proto *map)
+{
+    switch (map->op_id) {
+    case UCP_OP_ID_RNDV_RECV: return PSEL_PT_RNDV_ALL;
+    case UCP_OP_ID_RNDV_SEND: return PSEL_PT_RNDV_RTR;
+    default:                  return PSEL_PT_LEAF;
+    }
+}
+
+/* protosel's lines for @a map, unscaled, from *pmin_p */
+static unsigned psel_pt_lines(const struct psel_pt_proto *map,
+                              psel_select_t *select, psel_buffer_type_t bt,
+                              psel_rt_line_t *lines, unsigned max,
+                              size_t *pmin_p, size_t *cfg_thresh_p)
+{
+    const psel_select_table_t *table;
+    const psel_proto_caps_t *pcaps;
+    unsigned count = 0, row;
+    size_t start;
+
+    *pmin_p       = 0;
+    *cfg_thresh_p = PSEL_THRESH_AUTO;
+    if (psel_select_build(select, bt, &table) != UCS_OK) {
+        return 0;
+    }
+    if (map->kind == PSEL_PT_LEAF) {
+        pcaps = psel_pt_table_caps(table, map->psel_name);
+        if (pcaps == NULL) {
+            return 0; /* protosel rules it out for this buffer type */
+        }
+        *pmin_p       = pcaps->min_length;
+        *cfg_thresh_p = pcaps->cfg_thresh;
+        return psel_rt_lines_add(lines, 0, max, pcaps->ranges,
+                                 pcaps->num_ranges, pcaps->min_length,
+                                 SIZE_MAX);
+    }
+
+    /* the envelope of protosel's rendezvous protocols, each on its own
+     * lines in the rows its sub-table gives it */
+    for (row = 0, start = 0; row < table->count; ++row) {
+        pcaps = &table->caps[table->elems[row].proto_index];
+        count = psel_rt_lines_add(lines, count, max, pcaps->ranges,
+                                  pcaps->num_ranges, start,
+                                  table->elems[row].max_length);
+        start = table->elems[row].max_length + 1;
+    }
+    *cfg_thresh_p = table->caps[table->elems[0].proto_index].cfg_thresh;
+    return count;
+}
+
 static void psel_pt_replace(const struct psel_pt_proto *map,
                             const ucp_proto_init_params_t *params)
 {
-    psel_rt_line_t pieces[4 * UCP_PROTO_MAX_PERF_RANGES];
+    psel_rt_line_t lines[4 * UCP_PROTO_MAX_PERF_RANGES];
+    psel_rt_line_t owned[4 * UCP_PROTO_MAX_PERF_RANGES];
+    psel_rt_owner_t owners[PSEL_SELECT_MAX_PROTOS * 4];
     const ucp_proto_select_param_t *param = params->select_param;
-    const psel_select_table_t *table, *full;
-    const psel_proto_caps_t *pcaps;
-    unsigned num_pieces = 0, row;
+    const psel_select_table_t *rivals, *full;
+    unsigned num_lines, num_owned = 0, row;
+    size_t pmin, cfg_thresh;
     psel_buffer_type_t bt;
     psel_perf_type_t perf;
     psel_select_t *select;
-    const psel_select_elem_t *felem;
-    size_t pmin = 0, start, end, from, to;
-    double d, scale, tie = map->tie_rank * PSEL_PT_TIE_STEP;
     psel_pt_ep_t *ep;
+    double scale;
 
     if ((param->op_id != map->op_id) || !psel_pt_buffer_type(param, &bt)) {
         return; /* not modelled: UCP's lines stay */
@@ -595,81 +660,52 @@ static void psel_pt_replace(const struct psel_pt_proto *map,
         goto out_warn;
     }
 
-    if (map->kind == PSEL_PT_LEAF) {
-        if (psel_select_build(select, bt, &table) != UCS_OK) {
-            table = NULL;
-        }
-        pcaps = (table != NULL) ? psel_pt_table_caps(table, map->psel_name) :
-                                  NULL;
-        if (pcaps != NULL) {
-            pmin       = pcaps->min_length;
-            num_pieces = psel_rt_lines_add(pieces, 0,
-                                            ucs_static_array_size(pieces),
-                                            pcaps->ranges, pcaps->num_ranges,
-                                            pmin, SIZE_MAX, 1.0, tie);
-            if ((pcaps->cfg_thresh != PSEL_THRESH_AUTO) &&
-                (params->caps->cfg_thresh == UCS_MEMUNITS_AUTO)) {
-                params->caps->cfg_thresh = pcaps->cfg_thresh;
-            }
-        }
-    } else {
-        /* the envelope of protosel's rendezvous protocols, each on its own
-         * lines. At the sender, rendezvous competes with eager through the
-         * rendezvous bias d, which protosel lets move a boundary by at most
-         * x2: the lines take d only where protosel's whole table selects a
-         * rendezvous, so that UCP's crossings fall where protosel's do */
-        d    = psel_config_rndv_bias(psel_pt.config);
-        full = NULL;
-        if ((map->kind == PSEL_PT_RNDV_ALL) &&
-            (psel_select_build(psel_pt_select(ep, PSEL_PT_LEAF, perf), bt,
-                               &full) != UCS_OK)) {
-            full = NULL;
-        }
-        if (psel_select_build(select, bt, &table) == UCS_OK) {
-            for (row = 0, start = 0; row < table->count; ++row) {
-                /* each row ties as the protocol it stands for */
-                pcaps = &table->caps[table->elems[row].proto_index];
-                tie   = 2 * psel_pt_builtin_index(
-                                table->elems[row].proto->name) *
-                        PSEL_PT_TIE_STEP;
-                end   = table->elems[row].max_length;
-                for (from = start; ; from = to + 1) {
-                    to    = end;
-                    scale = 1.0;
-                    if (full != NULL) {
-                        felem = psel_select_table_find(full, from);
-                        to    = ucs_min(end, felem->max_length);
-                        if (!strncmp(felem->proto->name, "rndv/", 5)) {
-                            scale = d;
-                        }
-                    }
-                    num_pieces = psel_rt_lines_add(pieces, num_pieces,
-                                                    ucs_static_array_size(pieces),
-                                                    pcaps->ranges,
-                                                    pcaps->num_ranges, from,
-                                                    to, scale, tie);
-                    if (to >= end) {
-                        break;
-                    }
-                }
-                start = end + 1;
-            }
-            pcaps = &table->caps[table->elems[0].proto_index];
-            if ((pcaps->cfg_thresh != PSEL_THRESH_AUTO) &&
-                (params->caps->cfg_thresh == UCS_MEMUNITS_AUTO)) {
-                params->caps->cfg_thresh = pcaps->cfg_thresh;
-            }
-        }
-    }
-
-    if ((num_pieces > ucs_static_array_size(pieces)) ||
-        !psel_pt_caps_replace(params->caps, pmin, pieces, num_pieces)) {
+    num_lines = psel_pt_lines(map, select, bt, lines,
+                              ucs_static_array_size(lines), &pmin,
+                              &cfg_thresh);
+    if (num_lines > ucs_static_array_size(lines)) {
         ucs_debug("protosel: %s: too many ranges, UCP's lines stay",
                   map->ucp_name);
-    } else if (ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
-        psel_pt_debug_caps(map, params);
+        goto out_dump;
+    }
+    if (num_lines > 0) {
+        /* where protosel's table gives the sizes to this protocol; there
+         * rendezvous competes with eager through the bias d, which protosel
+         * lets move a boundary by at most x2 (select.h), so the bias too
+         * applies only where protosel took it */
+        if ((psel_select_build(psel_pt_select(ep, psel_pt_rival_kind(map),
+                                              perf), bt, &rivals) != UCS_OK) ||
+            (rivals->count > ucs_static_array_size(owners))) {
+            goto out_dump;
+        }
+        for (row = 0; row < rivals->count; ++row) {
+            owners[row].max_length = rivals->elems[row].max_length;
+            owners[row].owned      = psel_pt_owns(map, rivals->elems[row].proto);
+        }
+        scale     = (map->kind == PSEL_PT_RNDV_ALL) ?
+                    psel_config_rndv_bias(psel_pt.config) : 1.0;
+        num_owned = psel_rt_lines_own(lines, num_lines, pmin, owners,
+                                      rivals->count, scale, PSEL_PT_OWN_DELTA,
+                                      owned, ucs_static_array_size(owned));
+        if (num_owned > ucs_static_array_size(owned)) {
+            ucs_debug("protosel: %s: too many ranges, UCP's lines stay",
+                      map->ucp_name);
+            goto out_dump;
+        }
+    }
+    /* no line at all: protosel rules the protocol out, the penalty
+     * everywhere keeps it as a last resort */
+    if (psel_pt_caps_replace(params->caps, pmin, owned, num_owned)) {
+        if ((cfg_thresh != PSEL_THRESH_AUTO) &&
+            (params->caps->cfg_thresh == UCS_MEMUNITS_AUTO)) {
+            params->caps->cfg_thresh = cfg_thresh;
+        }
+        if (ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
+            psel_pt_debug_caps(map, params);
+        }
     }
 
+out_dump:
     if ((psel_pt.config->proto_info == PSEL_PROTO_INFO_YES) &&
         (psel_select_build(psel_pt_select(ep, PSEL_PT_LEAF, perf), bt,
                            &full) == UCS_OK)) {
@@ -745,10 +781,6 @@ void psel_proto_tier_install(void *libucp, const psel_config_t *config,
         }
         psel_pt_protos[i].name_ptr  = ucp_proto->name;
         psel_pt_protos[i].orig_init = ucp_proto->init;
-        psel_pt_protos[i].tie_rank  =
-            2 * psel_pt_builtin_index((psel_pt_protos[i].psel_name != NULL) ?
-                                      psel_pt_protos[i].psel_name : "rndv/am") +
-            (strstr(psel_pt_protos[i].ucp_name, "/multi/") != NULL);
         /* an aligned pointer store: a thread selecting right now sees the
          * old init or the new, both valid */
         __atomic_store_n(&ucp_proto->init, psel_pt_init, __ATOMIC_RELEASE);

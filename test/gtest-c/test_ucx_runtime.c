@@ -66,32 +66,54 @@ static void test_lines_add_cuts_to_sizes(void **state)
     psel_rt_line_t l[8];
     unsigned n;
 
-    n = psel_rt_lines_add(l, 0, 8, r, 3, 50, 2000, 1.0, 0);
+    n = psel_rt_lines_add(l, 0, 8, r, 3, 50, 2000);
     assert_int_equal(n, 3);
     assert_line(&l[0], 100, 10, 1);
     assert_line(&l[1], 1000, 20, 2);
     assert_line(&l[2], 2000, 30, 3);
 
     /* from 200: the first range is skipped; appended after what is there */
-    n = psel_rt_lines_add(l, 1, 8, r, 3, 200, 500, 1.0, 0);
+    n = psel_rt_lines_add(l, 1, 8, r, 3, 200, 500);
     assert_int_equal(n, 2);
     assert_line(&l[1], 500, 20, 2);
 }
 
-/* t -> tie + scale * t on both flavours: 0.99 * (100 ns + 2 ns/B) + 1 ns
- * = 100 ns + 1.98 ns/B (single); multi: 0.99 * (50 + 1/B) + 1 = 50.5 +
- * 0.99/B */
-static void test_lines_add_scales_and_offsets(void **state)
+/* owned sizes scaled (0.99 * (100 ns + 2 ns/B) = 99 + 1.98/B single,
+ * 49.5 + 0.99/B multi), the others + 1 ns; split at both lists' ends */
+static void test_lines_own(void **state)
 {
-    psel_perf_range_t r[] = {range(SIZE_MAX, 100, 2)};
-    psel_rt_line_t l[2];
+    psel_rt_line_t in[]         = {line(1000, 100, 2), line(SIZE_MAX, 200, 4)};
+    psel_rt_owner_t owners[]    = {{499, 0}, {5000, 1}, {SIZE_MAX, 0}};
+    psel_rt_line_t out[8];
+    unsigned n;
 
-    assert_int_equal(psel_rt_lines_add(l, 0, 2, r, 1, 0, SIZE_MAX, 0.99,
-                                       1 * NS), 1);
-    assert_true(fabs(l[0].perf[PSEL_PERF_SINGLE].c - 100 * NS) < 1e-18);
-    assert_true(fabs(l[0].perf[PSEL_PERF_SINGLE].m - 1.98 * NS) < 1e-21);
-    assert_true(fabs(l[0].perf[PSEL_PERF_MULTI].c - 50.5 * NS) < 1e-18);
-    assert_true(fabs(l[0].perf[PSEL_PERF_MULTI].m - 0.99 * NS) < 1e-21);
+    n = psel_rt_lines_own(in, 2, 10, owners, 3, 0.99, 1 * NS, out, 8);
+    assert_int_equal(n, 4);
+    /* 10..499: not owned */
+    assert_int_equal(out[0].max_length, 499);
+    assert_true(fabs(out[0].perf[PSEL_PERF_SINGLE].c - 101 * NS) < 1e-18);
+    assert_true(fabs(out[0].perf[PSEL_PERF_SINGLE].m - 2 * NS) < 1e-21);
+    assert_true(fabs(out[0].perf[PSEL_PERF_MULTI].c - 51 * NS) < 1e-18);
+    /* 500..1000 and 1001..5000: owned, scaled */
+    assert_int_equal(out[1].max_length, 1000);
+    assert_true(fabs(out[1].perf[PSEL_PERF_SINGLE].c - 99 * NS) < 1e-18);
+    assert_true(fabs(out[1].perf[PSEL_PERF_SINGLE].m - 1.98 * NS) < 1e-21);
+    assert_true(fabs(out[1].perf[PSEL_PERF_MULTI].c - 49.5 * NS) < 1e-18);
+    assert_true(fabs(out[1].perf[PSEL_PERF_MULTI].m - 0.99 * NS) < 1e-21);
+    assert_int_equal(out[2].max_length, 5000);
+    assert_true(fabs(out[2].perf[PSEL_PERF_SINGLE].c - 198 * NS) < 1e-18);
+    /* 5001..inf: not owned */
+    assert_int_equal(out[3].max_length, SIZE_MAX);
+    assert_true(fabs(out[3].perf[PSEL_PERF_SINGLE].c - 201 * NS) < 1e-18);
+    assert_true(fabs(out[3].perf[PSEL_PERF_SINGLE].m - 4 * NS) < 1e-21);
+
+    /* lines that end before the owners do: the output ends with them */
+    n = psel_rt_lines_own(in, 1, 0, owners, 3, 1.0, 1 * NS, out, 8);
+    assert_int_equal(n, 2);
+    assert_int_equal(out[1].max_length, 1000);
+    /* no room */
+    assert_int_equal(psel_rt_lines_own(in, 2, 10, owners, 3, 1.0, 0, out, 3),
+                     4);
 }
 
 static void test_lines_add_overflow(void **state)
@@ -100,9 +122,9 @@ static void test_lines_add_overflow(void **state)
                              range(SIZE_MAX, 3, 0)};
     psel_rt_line_t l[2];
 
-    assert_int_equal(psel_rt_lines_add(l, 0, 2, r, 3, 0, SIZE_MAX, 1, 0), 3);
+    assert_int_equal(psel_rt_lines_add(l, 0, 2, r, 3, 0, SIZE_MAX), 3);
     /* once over, it stays over */
-    assert_int_equal(psel_rt_lines_add(l, 3, 2, r, 1, 0, 5, 1, 0), 3);
+    assert_int_equal(psel_rt_lines_add(l, 3, 2, r, 1, 0, 5), 3);
 }
 
 /* UCP's protocol covers 0..inf in two ranges (0..8000, 8001..inf);
@@ -479,7 +501,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lines_add_cuts_to_sizes),
-        cmocka_unit_test(test_lines_add_scales_and_offsets),
+        cmocka_unit_test(test_lines_own),
         cmocka_unit_test(test_lines_add_overflow),
         cmocka_unit_test(test_lines_replace_full_cover),
         cmocka_unit_test(test_lines_replace_penalty_outside),
