@@ -279,23 +279,32 @@ static const char *const tcp_lanes[NUM_FAKE] = {
     "tcp/lo", "tcp/lo", "tcp/lo", "tcp/lo", "", "tcp/lo+tcp/eth0"
 };
 
+/* The settings of a hand-made tcp table (initialized; clean up after) */
+static void derive_tcp(psel_ucx_settings_t *s, unsigned count,
+                       const size_t *max, const unsigned *proto,
+                       int calibrated)
+{
+    const psel_select_table_t *tables[1];
+    psel_resource_t rsc[2];
+    psel_resource_table_t local;
+    psel_ep_lanes_t lanes;
+    fake_table_t t;
+
+    fake_table(&t, count, max, proto, tcp_lanes);
+    fake_tcp(&local, rsc, &lanes);
+    tables[0] = &t.table;
+    psel_ucx_settings_init(s);
+    psel_ucx_settings_derive(s, &local, &lanes, tables, 1, calibrated);
+}
+
 /* tcp: 0..304 short, 305..7063 zcopy, 7064..inf put over two lanes */
 static void test_settings_tcp(void **state)
 {
     const size_t max[]      = {304, 7063, SIZE_MAX};
     const unsigned proto[]  = {SHORT, ZCOPY, RNDV_PUT};
-    const psel_select_table_t *tables[1];
-    psel_resource_t rsc[2];
-    psel_resource_table_t local;
-    psel_ep_lanes_t lanes;
     psel_ucx_settings_t s;
-    fake_table_t t;
 
-    fake_table(&t, 3, max, proto, tcp_lanes);
-    fake_tcp(&local, rsc, &lanes);
-    tables[0] = &t.table;
-    psel_ucx_settings_init(&s);
-    psel_ucx_settings_derive(&s, &local, &lanes, tables, 1, 0);
+    derive_tcp(&s, 3, max, proto, 0);
 
     assert_int_equal(s.count, 9);
     assert_setting(&s, "RNDV_THRESH", "7064", PSEL_UCX_SETTING_SELECTION);
@@ -325,19 +334,10 @@ static void test_settings_notes_what_ucx_cannot_say(void **state)
 {
     const size_t max[]     = {16383, 65535, 131071, SIZE_MAX};
     const unsigned proto[] = {BCOPY, RNDV_AM, BCOPY, RNDV_GET};
-    const psel_select_table_t *tables[1];
-    psel_resource_t rsc[2];
-    psel_resource_table_t local;
-    psel_ep_lanes_t lanes;
     psel_ucx_settings_t s;
     const char *notes;
-    fake_table_t t;
 
-    fake_table(&t, 4, max, proto, tcp_lanes);
-    fake_tcp(&local, rsc, &lanes);
-    tables[0] = &t.table;
-    psel_ucx_settings_init(&s);
-    psel_ucx_settings_derive(&s, &local, &lanes, tables, 1, 1);
+    derive_tcp(&s, 4, max, proto, 1);
     notes = ucs_string_buffer_cstr(&s.notes);
 
     assert_setting(&s, "RNDV_THRESH", "16K", PSEL_UCX_SETTING_SELECTION);
@@ -356,18 +356,9 @@ static void test_settings_no_rndv(void **state)
 {
     const size_t max[]     = {SIZE_MAX};
     const unsigned proto[] = {BCOPY};
-    const psel_select_table_t *tables[1];
-    psel_resource_t rsc[2];
-    psel_resource_table_t local;
-    psel_ep_lanes_t lanes;
     psel_ucx_settings_t s;
-    fake_table_t t;
 
-    fake_table(&t, 1, max, proto, tcp_lanes);
-    fake_tcp(&local, rsc, &lanes);
-    tables[0] = &t.table;
-    psel_ucx_settings_init(&s);
-    psel_ucx_settings_derive(&s, &local, &lanes, tables, 1, 0);
+    derive_tcp(&s, 1, max, proto, 0);
     assert_setting(&s, "RNDV_THRESH", "inf", PSEL_UCX_SETTING_SELECTION);
     assert_setting(&s, "RNDV_SCHEME", "auto", PSEL_UCX_SETTING_SELECTION);
     assert_setting(&s, "MAX_RNDV_RAILS", "1", PSEL_UCX_SETTING_SELECTION);
@@ -381,20 +372,11 @@ static void test_settings_write_conf(void **state)
     unsigned settings = 0, comments = 0, i;
     const size_t max[]     = {SIZE_MAX};
     const unsigned proto[] = {BCOPY};
-    const psel_select_table_t *tables[1];
-    psel_resource_t rsc[2];
-    psel_resource_table_t local;
-    psel_ep_lanes_t lanes;
     psel_ucx_settings_t s;
-    fake_table_t t;
     FILE *f;
 
     assert_non_null(mkdtemp(dir));
-    fake_table(&t, 1, max, proto, tcp_lanes);
-    fake_tcp(&local, rsc, &lanes);
-    tables[0] = &t.table;
-    psel_ucx_settings_init(&s);
-    psel_ucx_settings_derive(&s, &local, &lanes, tables, 1, 0);
+    derive_tcp(&s, 1, max, proto, 0);
     assert_int_equal(psel_ucx_settings_write_conf(&s, dir, "test"), UCS_OK);
 
     snprintf(path, sizeof(path), "%s/ucx.conf", dir);

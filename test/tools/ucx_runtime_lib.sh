@@ -23,30 +23,19 @@
 lib=${PSEL_UCX_RUNTIME:-./src/ucx_runtime/.libs/libprotosel_ucx.so}
 info=${PSEL_INFO:-./src/tools/psel_info}
 proto_tier=${PSEL_PROTO_TIER:-unknown}
-n=0 failed=0
 pids=()
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"   # result DESC STATUS FILE..., tap_done
 
-result() { # result DESCRIPTION STATUS
-    n=$((n + 1))
-    if [ "$2" -eq 0 ]; then
-        echo "ok $n - $1"
-    else
-        echo "not ok $n - $1"
-        sed 's/^/#   /' "$tmp/all" 2>/dev/null | tail -25
-        failed=$((failed + 1))
-    fi
-}
 run() { # a shell function runs as it is, a command under a time bound
     local s
     if declare -F "$1" >/dev/null; then "$@" >"$tmp/out" 2>"$tmp/err"
     else timeout -k 5 60 "$@" >"$tmp/out" 2>"$tmp/err"; fi
     s=$?; cat "$tmp/out" "$tmp/err" >"$tmp/all"; return $s
 }
-check() { local d=$1; shift; run "$@"; result "$d" $?; }
-fails() { local d=$1 s; shift; run "$@"; s=$?; result "$d" $(( (s == 0) || (s == 124) )); }
-expect() { grep -qE -- "$2" "${3:-$tmp/all}"; result "$1" $?; }
-absent() { ! grep -qE -- "$2" "${3:-$tmp/all}"; result "$1" $?; }
-tap_done() { echo "1..$n"; [ "$failed" -eq 0 ]; }
+check() { local d=$1; shift; run "$@"; result "$d" $? "$tmp/all"; }
+fails() { local d=$1 s; shift; run "$@"; s=$?; result "$d" $(( (s == 0) || (s == 124) )) "$tmp/all"; }
+expect() { grep -qE -- "$2" "${3:-$tmp/all}"; result "$1" $? "${3:-$tmp/all}"; }
+absent() { ! grep -qE -- "$2" "${3:-$tmp/all}"; result "$1" $? "${3:-$tmp/all}"; }
 
 cleanup_pids() {
     local p
