@@ -279,6 +279,14 @@ static int psel_pair_reachable(const psel_lane_select_params_t *params,
                                         params->locality);
 }
 
+/* Scores within 1e-6 of their sum are equal, as UCP's ucp_score_cmp():
+ * c + m·N in floating point must not decide a tie (600 + 1·60 ns against
+ * 660 ns) */
+static int psel_score_cmp(double a, double b)
+{
+    return (fabs(a - b) < ((a + b) * 1e-6)) ? 0 : ((a > b) ? 1 : -1);
+}
+
 /* Higher score; then higher device priority; then a peer device of the same
  * name (lo to lo rather than lo to eth0) */
 static int psel_pair_better(const psel_resource_table_t *local,
@@ -286,7 +294,7 @@ static int psel_pair_better(const psel_resource_table_t *local,
                             unsigned l, unsigned r, double best_score,
                             unsigned best_l, unsigned best_r)
 {
-    if (score != best_score) {
+    if (psel_score_cmp(score, best_score) != 0) {
         return score > best_score;
     }
     if (local->resources[l].priority != local->resources[best_l].priority) {

@@ -16,8 +16,10 @@ psel_loggp_t psel_loggp_from_lines(ucs_linear_func_t single,
 {
     psel_loggp_t p;
 
-    p.o = o;
-    p.L = ucs_max(single.c - (2 * o), 0.0);
+    /* L + 2o is the single line's constant: a protocol may count less
+     * overhead than its lanes advertise (rndv/get pays cma's 2 us once) */
+    p.o = ucs_max(ucs_min(o, single.c / 2), 0.0);
+    p.L = single.c - (2 * p.o);
     p.g = multi.c;
     p.G = multi.m;
     return p;

@@ -9,8 +9,10 @@
  *  - multi line c_m + m_m·n: per message when streamed, so g = c_m (the gap
  *    between messages) and G = m_m (time per byte);
  *  - o, the CPU overhead at each end, from the lanes' attributes:
- *    (o_send + o_recv) / 2 of the slowest lane of the protocol; then
- *    L = max(c_s - 2o, 0).
+ *    (o_send + o_recv) / 2 of the slowest lane of the protocol, at most
+ *    c_s / 2 (a protocol's line may count less overhead than its lanes
+ *    advertise: rndv/get pays cma's 2 us once); then L = c_s - 2o, so
+ *    L + 2o is always the selected line's constant.
  * With a calibration the lines are the measured ones, o stays the
  * attributes' (a measurement does not separate o from L).
  *

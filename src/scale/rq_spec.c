@@ -64,7 +64,10 @@ static ucs_status_t psel_rq_fail(const psel_rq_parser_t *parser,
     if ((parser->error == NULL) || (parser->max == 0)) {
         return UCS_ERR_INVALID_PARAM;
     }
-    len = (size_t)snprintf(parser->error, parser->max,
+    len = (parser->queue == 0) ?
+          (size_t)snprintf(parser->error, parser->max, "column %zu: ",
+                           column) :
+          (size_t)snprintf(parser->error, parser->max,
                            "queue %u (column %zu): ", parser->queue, column);
     if (len >= parser->max) {
         return UCS_ERR_INVALID_PARAM;
