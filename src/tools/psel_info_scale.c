@@ -476,7 +476,7 @@ int psel_info_footprint_plot(const char *path, const char *keep_dir,
     psel_info_gnuplot_t plot;
     psel_footprint_t fp;
     const char *sep = "plot ";
-    size_t prev, at;
+    size_t prev, at, limit, x;
     unsigned i, s;
     double n;
     FILE *f;
@@ -500,10 +500,19 @@ int psel_info_footprint_plot(const char *path, const char *keep_dir,
         if ((f = psel_info_gnuplot_data_open(data)) == NULL) {
             goto out;
         }
-        for (n = 1; n <= (double)nmax; n *= 1.25) {
-            psel_footprint_compute(ctx->local, &sweep->sets[s], (size_t)n,
-                                   &fp);
-            fprintf(f, "%zu %.6g\n", (size_t)n, fp.total / (1 << 20));
+        /* up to the smallest max eps of its transports: no further */
+        limit = nmax;
+        for (i = 0; i < sweep->sets[s].num_lanes; ++i) {
+            limit = ucs_min(limit, ctx->local->resources[
+                                sweep->sets[s].info[i].local].max_num_eps);
+        }
+        for (n = 1;; n *= 1.25) {   /* the last point at the limit */
+            x = ucs_min((size_t)n, limit);
+            psel_footprint_compute(ctx->local, &sweep->sets[s], x, &fp);
+            fprintf(f, "%zu %.6g\n", x, fp.total / (1 << 20));
+            if (x == limit) {
+                break;
+            }
         }
         if (psel_info_gnuplot_data_close(f, data) != 0) {
             goto out;
@@ -547,9 +556,10 @@ int psel_info_footprint_plot(const char *path, const char *keep_dir,
             "background '#ffffff' noenhanced\n");
     fputs("set output ", plot.script);
     psel_info_gnuplot_string(plot.script, path);
-    fprintf(plot.script, "\nset logscale x\nset logscale y\nset grid\n"
+    fprintf(plot.script, "\nset logscale x\nset yrange [0:*]\nset grid\n"
             "set xlabel 'peers per process (endpoints)'\n"
-            "set ylabel 'memory per process [MiB], UCX 1.13.1 defaults'\n"
+            "set ylabel 'memory per process [MiB], UCX 1.13.1 defaults "
+            "(dashed: each lane set, up to its max eps)'\n"
             "set key outside right top\nset xrange [1:%zu]\nset title ",
             nmax);
     snprintf(name, sizeof(name), "memory of the selected lanes (%.120s to "
@@ -567,7 +577,8 @@ int psel_info_footprint_plot(const char *path, const char *keep_dir,
                 "-0.8,0 font ',8' tc rgb '#404040'\n", sweep->switches[i].at);
     }
     fprintf(plot.script, "set arrow from %zu, graph 0 to %zu, graph 1 nohead "
-            "dt 2 lc rgb '#000000'\n", peers, peers);
+            "dt 2 lc rgb '#000000'\nset label '%zu peers' at %zu, graph 0.98 "
+            "right offset -0.5,0 font ',9'\n", peers, peers, peers, peers);
     snprintf(data, sizeof(data), "%s/selected.dat", plot.dir);
     fputs(sep, plot.script);
     psel_info_gnuplot_string(plot.script, data);
