@@ -20,8 +20,9 @@ psel_loggp_t psel_loggp_from_lines(ucs_linear_func_t single,
      * overhead than its lanes advertise (rndv/get pays cma's 2 us once) */
     p.o = ucs_max(ucs_min(o, single.c / 2), 0.0);
     p.L = single.c - (2 * p.o);
-    p.g = multi.c;
-    p.G = multi.m;
+    p.g  = multi.c;
+    p.G  = multi.m;
+    p.G1 = single.m;
     return p;
 }
 
@@ -74,7 +75,8 @@ double psel_alltoall_direct(const psel_loggp_t *p, unsigned procs, size_t n)
     if (k == 0) {
         return 0;
     }
-    return p->L + (2 * p->o) + ((k - 1) * p->g) + (k * (double)n * p->G);
+    return p->L + (2 * p->o) + ((double)n * p->G1) +
+           ((k - 1) * (p->g + ((double)n * p->G)));
 }
 
 double psel_alltoall_proxy(const psel_loggp_t *p, unsigned procs, size_t n,
@@ -89,21 +91,22 @@ size_t psel_alltoall_converge(const psel_loggp_t *p, unsigned procs,
                               double proxy_overhead, double tol)
 {
     double k = (procs > 1) ? (double)(procs - 1) : 0;
-    double excess, n;
+    double excess, slope, n;
 
     if ((k == 0) || (proxy_overhead <= 0)) {
         return 0;
     }
-    /* k·o_proxy <= tol·(fixed + k·n·G) */
+    /* k·o_proxy <= tol·(fixed + n·slope) */
     excess = (k * proxy_overhead / tol) -
              (p->L + (2 * p->o) + ((k - 1) * p->g));
+    slope  = p->G1 + ((k - 1) * p->G);
     if (excess <= 0) {
         return 0;
     }
-    if (!(p->G > 0)) {
+    if (!(slope > 0)) {
         return SIZE_MAX;
     }
-    n = excess / (k * p->G);
+    n = excess / slope;
     if (!isfinite(n) || (n >= (double)SIZE_MAX)) {
         return SIZE_MAX;
     }

@@ -5,9 +5,10 @@
  *
  * From a protocol's cost lines at a message size (the row of the selection
  * table that covers it):
- *  - single line c_s + m_s·n: one message alone, so L + 2o = c_s;
+ *  - single line c_s + m_s·n: one message alone, so L + 2o = c_s, and its
+ *    bytes cost G1 = m_s each;
  *  - multi line c_m + m_m·n: per message when streamed, so g = c_m (the gap
- *    between messages) and G = m_m (time per byte);
+ *    between messages) and G = m_m (time per byte, LogGP's G);
  *  - o, the CPU overhead at each end, from the lanes' attributes:
  *    (o_send + o_recv) / 2 of the slowest lane of the protocol, at most
  *    c_s / 2 (a protocol's line may count less overhead than its lanes
@@ -18,15 +19,18 @@
  *
  * Alltoall among P processes, each sending n bytes to each of the k = P-1
  * others (M = k·n bytes out of every process):
- *  - direct issue: T_d = L + 2o + (k-1)·g + M·G
- *    (the first message pays the latency, the others follow one gap apart,
- *    the bytes stream at G; overheads overlap as many issuers post in
- *    parallel);
+ *  - direct issue: T_d = L + 2o + n·G1 + (k-1)·(g + n·G)
+ *    (the first message costs what one message alone does, the single
+ *    line; each of the others follows one gap later and streams its bytes
+ *    at G, the multi line; overheads overlap as many issuers post in
+ *    parallel). With G1 = G it is LogGP's L + 2o + (k-1)·g + M·G; for
+ *    P = 2 it is the single line itself.
  *  - CPU proxy:    T_p = T_d + k·o_proxy
  *    (one proxy thread hands over the k requests one after the other,
  *    o_proxy each, before they can go out).
- * T_p / T_d <= 1 + tol from n* = (k·o_proxy/tol - L - 2o - (k-1)·g) / (k·G)
- * on; never if G = 0.
+ * T_p / T_d <= 1 + tol from
+ * n* = (k·o_proxy/tol - L - 2o - (k-1)·g) / (G1 + (k-1)·G) on; never if
+ * both slopes are 0.
  */
 #ifndef PSEL_SCALE_LOGGP_H_
 #define PSEL_SCALE_LOGGP_H_
@@ -40,7 +44,8 @@ typedef struct psel_loggp {
     double L;    /**< Latency */
     double o;    /**< CPU overhead per message, at each end */
     double g;    /**< Gap between consecutive messages */
-    double G;    /**< Time per byte */
+    double G;    /**< Time per byte when streaming (LogGP's G) */
+    double G1;   /**< Time per byte of a message alone */
 } psel_loggp_t;
 
 /**

@@ -29,8 +29,9 @@ static void a2a_print_params(FILE *stream, const psel_select_table_t *table,
     size_t start;
     unsigned row;
 
-    fprintf(stream, "# %-18s %-11s %-26s %8s %8s %8s %10s\n", "sizes",
-            "protocol", "lanes", "L [us]", "o [us]", "g [us]", "G [ns/KB]");
+    fprintf(stream, "# %-18s %-11s %-26s %8s %8s %8s %10s %10s\n", "sizes",
+            "protocol", "lanes", "L [us]", "o [us]", "g [us]", "G [ns/KB]",
+            "G1 [ns/KB]");
     for (row = 0; row < table->count; ++row) {
         start = (row == 0) ? 0 : (table->elems[row - 1].max_length + 1);
         caps  = &table->caps[table->elems[row].proto_index];
@@ -41,9 +42,10 @@ static void a2a_print_params(FILE *stream, const psel_select_table_t *table,
             snprintf(sizes, sizeof(sizes), "%zu..%zu", start,
                      table->elems[row].max_length);
         }
-        fprintf(stream, "# %-18s %-11s %-26.26s %8.3f %8.3f %8.3f %10.2f\n",
-                sizes, table->elems[row].proto->name, caps->lanes, p.L * 1e6,
-                p.o * 1e6, p.g * 1e6, p.G * 1e9 * 1024);
+        fprintf(stream, "# %-18s %-11s %-26.26s %8.3f %8.3f %8.3f %10.2f "
+                "%10.2f\n", sizes, table->elems[row].proto->name, caps->lanes,
+                p.L * 1e6, p.o * 1e6, p.g * 1e6, p.G * 1e9 * 1024,
+                p.G1 * 1e9 * 1024);
     }
 }
 
@@ -137,8 +139,8 @@ int psel_info_alltoall(FILE *stream, const psel_info_ep_ctx_t *ctx,
             (ctx->calib != NULL) ? "measured where calibrated" :
             "transports' attributes");
     a2a_print_params(stream, table, sets);
-    fprintf(stream, "#\n# T_direct = L + 2o + (k-1) g + M G,  M = k n;  "
-            "T_proxy = T_direct + k o_proxy,  o_proxy = %.3g us "
+    fprintf(stream, "#\n# T_direct = L + 2o + n G1 + (k-1)(g + n G),  M = "
+            "k n;  T_proxy = T_direct + k o_proxy,  o_proxy = %.3g us "
             "(--proxy-overhead)\n#\n", o_proxy * 1e6);
     fprintf(stream, "#%11s %14s %14s %14s %8s  %s\n", "n [B]", "M [B]",
             "direct [us]", "proxy [us]", "ratio", "protocol");

@@ -585,6 +585,7 @@ static void test_loggp_from_lines(void **state)
     assert_close(p.o, 0.1e-6, 1e-12);
     assert_close(p.g, 0.5e-6, 1e-12);
     assert_close(p.G, 0.25e-9, 1e-12);
+    assert_close(p.G1, 1e-9, 1e-12);
 
     p = psel_loggp_from_lines(ucs_linear_func_make(2.38e-6, 0),
                               ucs_linear_func_make(2.38e-6, 0), 2e-6);
@@ -596,16 +597,21 @@ static void test_loggp_from_lines(void **state)
  * One lane by hand: 001 at 2 endpoints, egr/short over rc_mlx5 at n = 100
  * B, 3 processes (k = 2):
  *   single c = L + o_s + o_r = 602 + 80 = 682 ns, o = (40 + 40)/2 = 40 ns,
- *   L = 682 - 80 = 602 ns; multi c = 682 ns (g), multi m = the slowest
- *   stage, 2 copies at 5800 MB/s: G = 2e9 / (5800 x 2^20) ns/B.
- *   T_direct = 602 + 80 + (2 - 1) x 682 + 200 G  [ns]
+ *   L = 682 - 80 = 602 ns; single m = 1/bw + 2 copies:
+ *   G1 = 1e9 / (23588.47 x 2^20) + 2e9 / (5800 x 2^20) ns/B;
+ *   multi c = 682 ns (g), multi m = the slowest stage, the 2 copies:
+ *   G = 2e9 / (5800 x 2^20) ns/B.
+ *   T_direct = 602 + 80 + 100 G1 + (2 - 1) x (682 + 100 G)  [ns]
  *   T_proxy  = T_direct + 2 x 1000 ns
- *   converge: 2 x 1000 / 0.1 - (602 + 80 + 682) = 18636 ns over 2 G per B.
+ *   converge: 2 x 1000 / 0.1 - (602 + 80 + 682) = 18636 ns over
+ *   (G1 + G) per byte.
  */
 static void test_loggp_one_lane(void **state)
 {
-    double G = 2e9 / (5800.0 * 1048576.0) * 1e-9;  /* s/B */
+    double G  = 2e9 / (5800.0 * 1048576.0) * 1e-9;  /* s/B */
+    double G1 = G + (1e9 / (23588.47 * 1048576.0) * 1e-9);
     const psel_select_table_t *table;
+    size_t n_star;
     unsigned row;
     psel_loggp_t p;
     fixture_ep_t f;
@@ -618,23 +624,26 @@ static void test_loggp_one_lane(void **state)
     assert_close(p.o, 40e-9, 1e-9);
     assert_close(p.g, 682e-9, 1e-9);
     assert_close(p.G, G, 1e-9);
+    assert_close(p.G1, G1, 1e-6);
     assert_close(psel_alltoall_direct(&p, 3, 100),
-                 (602 + 80 + 682) * 1e-9 + 200 * G, 1e-9);
+                 (602 + 80 + 682) * 1e-9 + 100 * (G1 + G), 1e-9);
     assert_close(psel_alltoall_proxy(&p, 3, 100, 1e-6),
-                 (602 + 80 + 682 + 2000) * 1e-9 + 200 * G, 1e-9);
-    assert_int_equal(psel_alltoall_converge(&p, 3, 1e-6, 0.1),
-                     (size_t)ceil(18636e-9 / (2 * G)));
-    /* 18636 / 0.65772 = 28334.2: from 28335 B the ratio is 1.1 or less */
-    assert_int_equal(psel_alltoall_converge(&p, 3, 1e-6, 0.1), 28335);
-    assert_true(psel_alltoall_proxy(&p, 3, 28335, 1e-6) <=
-                1.1 * psel_alltoall_direct(&p, 3, 28335));
-    assert_true(psel_alltoall_proxy(&p, 3, 28334, 1e-6) >
-                1.1 * psel_alltoall_direct(&p, 3, 28334));
+                 (602 + 80 + 682 + 2000) * 1e-9 + 100 * (G1 + G), 1e-9);
+    /* two processes: one message each way, the single line itself */
+    assert_close(psel_alltoall_direct(&p, 2, 100), 682e-9 + 100 * G1, 1e-9);
+
+    /* 18636 ns / (0.36929 + 0.32886 ns/B) = 26693.4: from 26694 B on */
+    n_star = psel_alltoall_converge(&p, 3, 1e-6, 0.1);
+    assert_int_equal(n_star, (size_t)ceil(18636e-9 / (G1 + G)));
+    assert_true(psel_alltoall_proxy(&p, 3, n_star, 1e-6) <=
+                1.1 * psel_alltoall_direct(&p, 3, n_star));
+    assert_true(psel_alltoall_proxy(&p, 3, n_star - 1, 1e-6) >
+                1.1 * psel_alltoall_direct(&p, 3, n_star - 1));
     /* one process: nothing to exchange; no proxy cost: at once */
     assert_true(psel_alltoall_direct(&p, 1, 100) == 0);
     assert_int_equal(psel_alltoall_converge(&p, 3, 0, 0.1), 0);
     /* no per-byte cost: never */
-    p.G = 0;
+    p.G = p.G1 = 0;
     assert_int_equal(psel_alltoall_converge(&p, 3, 1e-6, 0.1), SIZE_MAX);
     fixture_ep_cleanup(&f);
 }
