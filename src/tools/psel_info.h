@@ -51,6 +51,11 @@ int psel_info_gnuplot_open(psel_info_gnuplot_t *plot, const char *path,
  */
 int psel_info_gnuplot_finish(psel_info_gnuplot_t *plot, int ok);
 
+/** Write the terminal (1100 pixels wide, @a height high; pngcairo if
+ *  @a png, else svg) and the output file lines of a script. */
+void psel_info_gnuplot_terminal(FILE *script, const char *path, int png,
+                                unsigned height);
+
 /** Write @a str as a gnuplot single-quoted string. */
 void psel_info_gnuplot_string(FILE *stream, const char *str);
 

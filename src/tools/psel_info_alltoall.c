@@ -91,16 +91,11 @@ static int a2a_plot(const char *path, const char *keep_dir,
     if (psel_info_gnuplot_data_close(f, data) != 0) {
         return psel_info_gnuplot_finish(&plot, 0);
     }
-    fprintf(plot.script, plot.png ?
-            "set terminal pngcairo size 1100,650 font 'sans,10' noenhanced\n" :
-            "set terminal svg size 1100,650 dynamic font 'sans,10' "
-            "background '#ffffff' noenhanced\n");
-    fputs("set output ", plot.script);
-    psel_info_gnuplot_string(plot.script, path);
+    psel_info_gnuplot_terminal(plot.script, path, plot.png, 650);
     snprintf(title, sizeof(title), "alltoall among %u processes: LogGP "
              "estimate, direct issue vs a CPU proxy (%.3g us per request)",
              procs, o_proxy * 1e6);
-    fputs("\nset logscale xy\nset grid\nset key top left\n"
+    fputs("set logscale xy\nset grid\nset key top left\n"
           "set xlabel 'bytes per peer n'\nset ylabel 'alltoall time [us]'\n"
           "set title ", plot.script);
     psel_info_gnuplot_string(plot.script, title);

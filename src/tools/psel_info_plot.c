@@ -204,22 +204,29 @@ static size_t plot_xmax(const psel_info_table_t *tables, unsigned count)
     return xmax;
 }
 
+void psel_info_gnuplot_terminal(FILE *s, const char *path, int png,
+                                unsigned height)
+{
+    if (png) {
+        fprintf(s, "set terminal pngcairo size 1100,%u font 'sans,10' "
+                "noenhanced\n", height);
+    } else {
+        fprintf(s, "set terminal svg size 1100,%u dynamic font 'sans,10' "
+                "background '#ffffff' noenhanced\n", height);
+    }
+    fputs("set output ", s);
+    psel_info_gnuplot_string(s, path);
+    fputs("\n", s);
+}
+
 /* Terminal, axes and layout */
 static void script_header(FILE *s, const char *path, int png, unsigned count,
                           size_t xmax)
 {
     size_t x;
 
-    if (png) {
-        fprintf(s, "set terminal pngcairo size 1100,%u font 'sans,10' "
-                "noenhanced\n", 650 * count);
-    } else {
-        fprintf(s, "set terminal svg size 1100,%u dynamic font 'sans,10' "
-                "background '#ffffff' noenhanced\n", 650 * count);
-    }
-    fputs("set output ", s);
-    psel_info_gnuplot_string(s, path);
-    fputs("\nset logscale xy\nset grid xtics ytics mxtics mytics lc rgb "
+    psel_info_gnuplot_terminal(s, path, png, 650 * count);
+    fputs("set logscale xy\nset grid xtics ytics mxtics mytics lc rgb "
           "'#e0e0e0'\nset xlabel 'message size [bytes]'\nset ylabel "
           "'time per message [us]'\nset key outside right top\nset xtics (",
           s);

@@ -550,13 +550,8 @@ int psel_info_footprint_plot(const char *path, const char *keep_dir,
 
     fprintf(plot.script, "# psel_info --peers --plot: memory per process "
             "against the number of peers\n");
-    fprintf(plot.script, plot.png ?
-            "set terminal pngcairo size 1100,650 font 'sans,10' noenhanced\n" :
-            "set terminal svg size 1100,650 dynamic font 'sans,10' "
-            "background '#ffffff' noenhanced\n");
-    fputs("set output ", plot.script);
-    psel_info_gnuplot_string(plot.script, path);
-    fprintf(plot.script, "\nset logscale x\nset yrange [0:*]\nset grid\n"
+    psel_info_gnuplot_terminal(plot.script, path, plot.png, 650);
+    fprintf(plot.script, "set logscale x\nset yrange [0:*]\nset grid\n"
             "set xlabel 'peers per process (endpoints)'\n"
             "set ylabel 'memory per process [MiB], UCX 1.13.1 defaults "
             "(dashed: each lane set, up to its max eps)'\n"
