@@ -463,6 +463,68 @@ static void test_peers_config(void **state)
     unsetenv("UCX_PSEL_NUM_EPS");
 }
 
+/* The lanes a data-path endpoint gets between two workers of this process
+ * over posix and tcp, with the context's estimate @a num_eps (0: not set)
+ * and UCX_PSEL_NUM_EPS = @a env (or unset) */
+static void data_path_lanes(size_t num_eps, const char *env, char *out,
+                            size_t max)
+{
+    psel_context_h ctx[2];
+    psel_worker_h worker[2];
+    void *address;
+    size_t len;
+    psel_ep_h ep;
+    FILE *f;
+    int i;
+
+    setenv("UCX_PSEL_TLS", "tcp,posix", 1);
+    if (env != NULL) {
+        setenv("UCX_PSEL_NUM_EPS", env, 1);
+    }
+    for (i = 0; i < 2; ++i) {
+        assert_int_equal(psel_context_create(&ctx[i]), UCS_OK);
+        if (num_eps > 0) {
+            psel_context_set_num_eps(ctx[i], num_eps);
+        }
+        assert_int_equal(psel_worker_create(ctx[i], &worker[i]), UCS_OK);
+    }
+    unsetenv("UCX_PSEL_TLS");
+    unsetenv("UCX_PSEL_NUM_EPS");
+    assert_int_equal(psel_worker_get_address(worker[1], &address, &len),
+                     UCS_OK);
+    assert_int_equal(psel_ep_create(worker[0], address, len, &ep), UCS_OK);
+    free(address);
+    f = fmemopen(out, max, "w");
+    assert_non_null(f);
+    psel_ep_print_info(ep, f);
+    fclose(f);
+    psel_ep_destroy(ep);
+    for (i = 1; i >= 0; --i) {
+        psel_worker_destroy(worker[i]);
+        psel_context_destroy(ctx[i]);
+    }
+}
+
+/* The data path selects at the context's estimate: tcp (max eps 256 in
+ * UCX 1.13.1) carries the rma_bw lanes at 1 endpoint, is left out at 300
+ * (posix, unlimited, makes the endpoint alone); UCX_PSEL_NUM_EPS
+ * overrides the estimate either way */
+static void test_peers_data_path(void **state)
+{
+    char info[4096];
+
+    data_path_lanes(0, NULL, info, sizeof(info));
+    assert_non_null(strstr(info, "posix/memory"));
+    assert_non_null(strstr(info, "tcp/"));
+    data_path_lanes(300, NULL, info, sizeof(info));
+    assert_non_null(strstr(info, "posix/memory"));
+    assert_null(strstr(info, "tcp/"));
+    data_path_lanes(300, "1", info, sizeof(info));
+    assert_non_null(strstr(info, "tcp/"));
+    data_path_lanes(0, "300", info, sizeof(info));
+    assert_null(strstr(info, "tcp/"));
+}
+
 /* ------------------------------------------------------------------------
  * Memory footprint, by hand
  */
@@ -661,6 +723,7 @@ int main(void)
         cmocka_unit_test(test_peers_max_eps_boundary),
         cmocka_unit_test(test_peers_fallback),
         cmocka_unit_test(test_peers_config),
+        cmocka_unit_test(test_peers_data_path),
         cmocka_unit_test(test_footprint_rc),
         cmocka_unit_test(test_footprint_dc),
         cmocka_unit_test(test_footprint_tcp),
