@@ -267,8 +267,8 @@ static int show_endpoint(const psel_resource_table_t *local,
 
     if (opts->endpoint && opts->json) {
         printf("{\"local\": \"%s\", \"peer\": \"%s\", \"peer_on\": "
-               "\"%s\", ", local->origin, peer->origin,
-               locality_name(opts->locality));
+               "\"%s\", \"num_eps\": %zu, ", local->origin, peer->origin,
+               locality_name(opts->locality), ep->lanes.num_eps);
         psel_select_dump_json_calib(stdout, &ep->select);
         printf(", \"tables\": [\n");
         print_tables(tables, ucs_min(count, num_print), opts);

@@ -50,6 +50,11 @@ run 0 "--peers 4096 overrides UCX_PSEL_NUM_EPS=1" env UCX_PSEL_NUM_EPS=1 "$info"
 [ "$(am_lane)" = "dc_mlx5/mlx5_0:1" ]
 result "... dc_mlx5" $? "$tmp/out"
 
+run 0 "-j --peers 64" "$info" -j --peers 64 --local "$f001"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1]));
+assert d["num_eps"] == 64 and d["tables"][0]["rows"][0]["lanes"] == "dc_mlx5/mlx5_0:1"' "$tmp/out"
+result "... JSON says 64 endpoints and dc lanes" $? "$tmp/all"
+
 # the footprint at N
 run 0 "--peers 32 footprint" "$info" -e --peers 32 --local "$f001"
 expect "... rc's shared receive queue with its setting" \
