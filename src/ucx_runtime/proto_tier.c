@@ -242,7 +242,10 @@ static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
     unsigned i, role, r;
 
     memset(&ep->layout, 0, sizeof(ep->layout));
-    ep->num_rscs = 0;
+    /* UCP selected the lanes for its estimate of endpoints (UCX_NUM_EPS,
+     * ucp_params.estimated_num_eps): the lane facts are taken at it too */
+    ep->layout.num_eps = ucs_max(context->config.est_num_eps, 1);
+    ep->num_rscs       = 0;
     for (lane = 0; lane < key->num_lanes; ++lane) {
         lane_map[lane] = UINT_MAX;
         rsc_index      = key->lanes[lane].rsc_index;
