@@ -14,7 +14,8 @@
 #    over the same transports: candidates stock (Open MPI's UCX as it
 #    comes: protocols v1), auto (v2), config, proto, against the best per
 #    size of UCX's forced settings (short, bcopy, zcopy, rndv-get, rndv-put,
-#    rndv-am, as for ucx_perftest), all sizes in one run per configuration.
+#    rndv-am, as for ucx_perftest), all sizes in one run per configuration,
+#    at least 3 rounds.
 # 3. Overheads: 8 B tag_lat with and without the library (alternating
 #    pairs), and the cost of a new endpoint configuration (bench/ucp_ep_cost:
 #    the first endpoint and its first sends, in fresh processes).
@@ -233,12 +234,14 @@ mpi_run() {  # TRANSPORT CFG ROUND RESULTS: one mpirun, every size
 if has_part mpi; then
     [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     mpi_iters=$([ $quick = 1 ] && echo 10 || echo 50)
+    # one mpirun times every size: cheap enough for 3 rounds even in --quick
+    mpi_runs=$(( runs < 3 ? 3 : runs ))
     mres=$out/mpi_results.tsv
     : >"$mres"
     mcfgs="stock auto config proto $ucx_cfgs"
     echo "$me: MPI ping-pong, sizes $(mpi_sizes)" >&2
     for tr in $transports; do
-        for r in $(seq 1 "$runs"); do
+        for r in $(seq 1 "$mpi_runs"); do
             for cfg in $mcfgs; do
                 echo "  mpi $tr round $r: $cfg ($((SECONDS - start)) s)" >&2
                 mpi_run "$tr" "$cfg" "$r" "$mres"
@@ -386,7 +389,9 @@ if command -v gnuplot >/dev/null && [ -s "$summary" ]; then
         echo "set terminal $term"
         echo "set output '$plot'"
         echo "set multiplot layout $(((n + 1) / 2)),2 title 'stock UCX $ucx_ver: regret against the best forced UCX setting (1 = best)'"
+        echo "set termoption noenhanced"
         echo "set logscale x 2; set logscale y; set grid; set key top left"
+        echo "set format x '%.0b%B'"
         echo "set xlabel 'message size [B]'; set ylabel 'regret'"
         for p in $panels; do
             tr=${p%%:*} test=${p#*:}
