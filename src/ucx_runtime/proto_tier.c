@@ -233,10 +233,11 @@ static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
                                    psel_pt_ep_t *ep)
 {
     ucp_context_h context = worker->context;
-    unsigned lane_map[UCP_MAX_LANES], rsc_map[UCP_MAX_LANES];
+    unsigned lane_map[UCP_MAX_LANES];
     ucp_rsc_index_t rsc_index, rscs[UCP_MAX_LANES];
     const ucp_tl_resource_desc_t *tl;
     const ucp_lane_index_t *list;
+    ucp_worker_iface_t *wiface;
     const ucp_tl_md_t *md;
     ucp_lane_index_t lane;
     unsigned i, role, r;
@@ -256,16 +257,19 @@ static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
         for (r = 0; (r < ep->num_rscs) && (rscs[r] != rsc_index); ++r) {
         }
         if (r == ep->num_rscs) {
+            wiface = ucp_worker_iface(worker, rsc_index);
+            if ((rsc_index >= context->num_tls) || (wiface == NULL)) {
+                return UCS_ERR_NO_ELEM;
+            }
             tl = &context->tl_rscs[rsc_index];
             md = &context->tl_mds[tl->md_index];
             psel_resource_from_uct(&ep->rscs[r],
                                    context->tl_cmpts[md->cmpt_index].attr.name,
                                    md->rsc.md_name, &tl->tl_rsc, &md->attr,
-                                   &ucp_worker_iface(worker, rsc_index)->attr);
+                                   &wiface->attr);
             rscs[r] = rsc_index;
             ++ep->num_rscs;
         }
-        rsc_map[lane]                              = r;
         lane_map[lane]                             = ep->layout.num_lanes;
         ep->layout.local[ep->layout.num_lanes]     = r;
         ep->layout.remote[ep->layout.num_lanes++]  = r;
@@ -287,7 +291,6 @@ static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
                     lane_map[list[i]];
         }
     }
-    (void)rsc_map;
     return UCS_OK;
 }
 
@@ -531,23 +534,16 @@ psel_pt_table_caps(const psel_select_table_t *table, const char *name)
     return NULL;
 }
 
-static unsigned psel_pt_builtin_index(const char *name)
+static const psel_proto_t *psel_pt_builtin(const char *name)
 {
     unsigned i;
 
     for (i = 0; i < psel_num_builtin_protos; ++i) {
         if (!strcmp(psel_builtin_protos[i]->name, name)) {
-            return i;
+            return psel_builtin_protos[i];
         }
     }
-    return psel_num_builtin_protos;
-}
-
-static const psel_proto_t *psel_pt_builtin(const char *name)
-{
-    unsigned i = psel_pt_builtin_index(name);
-
-    return (i < psel_num_builtin_protos) ? psel_builtin_protos[i] : NULL;
+    return NULL;
 }
 
 /* The buffer type protosel knows for a UCP selection parameter, or 0 */
