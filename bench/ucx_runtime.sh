@@ -142,13 +142,16 @@ fi
 psel_env_extra=("UCX_PSEL_CALIBRATION=$calibration")
 
 # the library's two tiers, as extra UCX configurations of lib_perftest.sh
-lib_env() {  # TIER -> VAR=VAL lines
-    printf '%s\n' "LD_PRELOAD=$lib" "UCX_PSEL_TIER=$1" "UCX_PSEL_CALIBRATION=$calibration"
+lib_env() {  # TIER [CALIBRATION] -> VAR=VAL lines
+    printf '%s\n' "LD_PRELOAD=$lib" "UCX_PSEL_TIER=$1" "UCX_PSEL_CALIBRATION=${2:-$calibration}"
 }
 cands="auto config proto"
 for tr in $transports; do
     ucx_extra_env["$tr config"]=$(lib_env config)
     ucx_extra_env["$tr proto"]=$(lib_env protocol)
+    # the overhead of the library alone: attribute lines, which select as
+    # stock UCP does at 8 B (eager short), whatever the calibration says
+    ucx_extra_env["$tr proto-attr"]=$(lib_env protocol none)
 done
 
 echo "# protosel inside stock UCX: UCX $ucx_ver, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) at start"
@@ -324,15 +327,16 @@ if has_part overhead; then
         f=$out/lat8.$tr
         : >"$f"
         for r in $(seq 1 "$npairs"); do
-            for c in auto proto; do
+            for c in auto proto-attr; do
                 if run_cfg ucx "$tr" "$c" tag_lat 8 "$out/lat8.$tr.$c.$r" 20000 2000; then
                     printf '%s %s\n' "$c" "$(final_line "$out/lat8.$tr.$c.$r" | awk '{print $2}')" >>"$f"
                 fi
             done
         done
         a=$(awk '$1 == "auto" {print $2}' "$f" | median)
-        p=$(awk '$1 == "proto" {print $2}' "$f" | median)
-        echo "* $tr 8 B tag_lat (p50): without the library $a, with it (protocol tier) $p"
+        p=$(awk '$1 == "proto-attr" {print $2}' "$f" | median)
+        echo "* $tr 8 B tag_lat (p50): without the library $a, with it $p (protocol tier,"
+        echo "  attribute lines: eager short at 8 B on both, as stock UCP)"
     done
     if [ -x "$ep_cost" ]; then
         for tr in $transports; do
@@ -358,10 +362,12 @@ if has_part overhead; then
                 echo "$line"
             done
         done
-        echo "  (ucp_ep_cost: context_us = ucp_init; first_ep_config_us = the first endpoint of a"
-        echo "  fresh worker and its first tag sends of 8 B, 64 KiB and 1 MiB, which select every"
-        echo "  protocol table of that endpoint configuration; next_ep_config_us = the same on 7"
-        echo "  more workers, median)"
+        echo "  (ucp_ep_cost: context_us = ucp_init (with the library: loading and reading its"
+        echo "  settings; the config tier also discovers the resources); first_ep_config_us ="
+        echo "  ucp_ep_create + ucp_ep_print_info of the first worker, which selects the tag-send"
+        echo "  table and its rendezvous tables of a new endpoint configuration; next_ep_config_us"
+        echo "  = the same on 7 more workers (new configurations for UCP, the library's cache"
+        echo "  hits: same lanes), median)"
     fi
 fi
 
