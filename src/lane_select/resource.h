@@ -88,8 +88,10 @@ typedef struct psel_resource {
     size_t              rkey_size;     /**< Packed rkey size */
     uint64_t            md_flags;      /**< UCT_MD_FLAG_* */
     uint64_t            reg_mem_types; /**< Bitmap of ucs_memory_type_t */
-    uint64_t            access_mem_types;
+    uint64_t            access_mem_types; /**< Memory types it can access */
     uint64_t            alloc_mem_types;
+    uint64_t            detect_mem_types; /**< Memory types the MD detects
+                                               from a pointer */
     size_t              max_reg;       /**< Max registration size */
     size_t              max_alloc;     /**< Max allocation size */
 

@@ -259,6 +259,7 @@ static int show_endpoint(const psel_resource_table_t *local,
     }
 
     if (opts->endpoint && opts->json) {
+        psel_info_diag_json_started();
         printf("{\"local\": \"%s\", \"peer\": \"%s\", \"peer_on\": "
                "\"%s\", ", local->origin, peer->origin,
                locality_name(opts->locality));
@@ -373,12 +374,19 @@ int main(int argc, char **argv)
     psel_config_t config;
     int ret = 1, need_ep;
 
+    psel_info_diag_init("psel_info");
     if (parse_args(argc, argv, &opts) != 0) {
+        if (opts.json) {
+            psel_info_diag_json_error(stdout, "bad command line");
+        }
         return 2;
     }
     if (psel_config_read(&config) != UCS_OK) {
         fprintf(stderr, "psel_info: fix the variable above; psel_info -c "
                 "lists every UCX_PSEL_* variable with its accepted values\n");
+        if (opts.json) {
+            psel_info_diag_json_error(stdout, "bad UCX_PSEL_* setting");
+        }
         return 1;
     }
 
@@ -428,5 +436,9 @@ out_local:
 out_config:
     psel_config_calibration_release(calib);
     psel_config_release(&config);
+    if (opts.json && (ret != 0)) {
+        psel_info_diag_json_error(stdout, "no selection table; the messages "
+                                  "say why");
+    }
     return ret;
 }
