@@ -17,7 +17,7 @@
 #include "config.h"
 #endif
 
-#include "perftest_run.h"
+#include "perftest_session.h"
 
 #include <ucp_proto_sel/calib.h>
 #include <ucp_proto_sel/select.h>

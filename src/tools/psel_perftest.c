@@ -11,7 +11,7 @@
 #include "config.h"
 #endif
 
-#include "perftest_run.h"
+#include "perftest_session.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
