@@ -18,90 +18,13 @@
 /* Calibration session                                                    */
 /* ---------------------------------------------------------------------- */
 
-#define PT_SESSION_MAX_SETTINGS_LEN 4096u
 #define PT_SESSION_MAX_REPEATS      1000u
-#define PT_SETTING_PREFIX           "UCX_PSEL_"
 
 enum {
     PT_CMD_CONFIGURE = 1, /* blob: settings; reply: verdict + reason blob */
     PT_CMD_MEASURE   = 2, /* params + repeats; then warm-up and phases */
     PT_CMD_END       = 3
 };
-
-/* The settings this process applied last, so the next ones replace them. */
-static char pt_applied_settings[PT_SESSION_MAX_SETTINGS_LEN + 1];
-
-/* Each line "UCX_PSEL_NAME=value", printable, no spaces; 0 or -1 + err. */
-static int pt_settings_check(const char *settings, size_t len, char *err,
-                             size_t max)
-{
-    const char *line = settings, *end = settings + len, *eol, *p;
-    unsigned lineno  = 1;
-
-    if (len > PT_SESSION_MAX_SETTINGS_LEN) {
-        snprintf(err, max, "settings of %zu bytes, at most %u", len,
-                 PT_SESSION_MAX_SETTINGS_LEN);
-        return -1;
-    }
-    for (; line < end; line = eol + 1, ++lineno) {
-        eol = memchr(line, '\n', end - line);
-        eol = (eol != NULL) ? eol : end;
-        if (eol == line) {
-            continue;
-        }
-        if (((size_t)(eol - line) <= strlen(PT_SETTING_PREFIX)) ||
-            strncmp(line, PT_SETTING_PREFIX, strlen(PT_SETTING_PREFIX))) {
-            snprintf(err, max, "setting %u does not start with %s", lineno,
-                     PT_SETTING_PREFIX);
-            return -1;
-        }
-        for (p = line; (p < eol) && (*p != '='); ++p) {
-            if (!(((*p >= 'A') && (*p <= 'Z')) || ((*p >= '0') && (*p <= '9')) ||
-                  (*p == '_'))) {
-                snprintf(err, max, "setting %u: bad character 0x%02x in the "
-                         "name", lineno, (unsigned char)*p);
-                return -1;
-            }
-        }
-        if (p == eol) {
-            snprintf(err, max, "setting %u has no '='", lineno);
-            return -1;
-        }
-        for (++p; p < eol; ++p) {
-            if ((*p <= ' ') || (*p > '~')) {
-                snprintf(err, max, "setting %u: bad character 0x%02x in the "
-                         "value", lineno, (unsigned char)*p);
-                return -1;
-            }
-        }
-    }
-    return 0;
-}
-
-/* Unset the previous settings, set these (already checked). */
-static void pt_settings_apply(const char *settings)
-{
-    char buf[PT_SESSION_MAX_SETTINGS_LEN + 1];
-    char *line, *save, *eq;
-
-    strcpy(buf, pt_applied_settings);
-    for (line = strtok_r(buf, "\n", &save); line != NULL;
-         line = strtok_r(NULL, "\n", &save)) {
-        eq = strchr(line, '=');
-        *eq = '\0';
-        unsetenv(line);
-    }
-
-    snprintf(pt_applied_settings, sizeof(pt_applied_settings), "%s",
-             settings);
-    strcpy(buf, settings);
-    for (line = strtok_r(buf, "\n", &save); line != NULL;
-         line = strtok_r(NULL, "\n", &save)) {
-        eq    = strchr(line, '=');
-        *eq++ = '\0';
-        setenv(line, eq, 1);
-    }
-}
 
 static ucs_status_t pt_send_cmd(pt_run_t *run, uint32_t cmd)
 {
@@ -150,26 +73,26 @@ static ucs_status_t pt_measure_phases(pt_run_t *run, int is_client,
 
 static ucs_status_t pt_serve_configure(pt_run_t *run)
 {
-    char err[256] = "", *settings = NULL;
+    char err[256] = "", *text = NULL;
+    pt_settings_t settings;
     uint32_t verdict;
     uint8_t wire[4];
     size_t len;
     ucs_status_t status;
 
-    status = psel_oob_recv_blob(&run->oob, "settings",
-                                PT_SESSION_MAX_SETTINGS_LEN, (void**)&settings,
-                                &len);
+    status = psel_oob_recv_blob(&run->oob, "settings", PT_SETTINGS_MAX_TEXT,
+                                (void**)&text, &len);
     if (status != UCS_OK) {
         return status;
     }
 
-    verdict = (pt_settings_check(settings, len, err, sizeof(err)) != 0);
+    verdict = (pt_settings_parse(text, len, &settings, err, sizeof(err)) != 0);
     if (verdict) {
         PT_ERR("rejected the client's settings: %s\n", err);
     } else {
-        pt_settings_apply(settings);
+        pt_settings_apply(&settings);
     }
-    free(settings);
+    free(text);
 
     pt_put(wire, verdict, sizeof(wire));
     status = psel_oob_send(&run->oob, wire, sizeof(wire));
@@ -241,23 +164,24 @@ ucs_status_t pt_session_serve(pt_run_t *run)
     }
 }
 
-ucs_status_t pt_session_configure(pt_run_t *run, const char *settings)
+ucs_status_t pt_session_configure(pt_run_t *run, const char *text)
 {
-    size_t len  = strlen(settings);
+    size_t len  = strlen(text);
+    pt_settings_t settings;
     void *reason = NULL;
     size_t reason_len;
     char err[256];
     uint8_t wire[4];
     ucs_status_t status;
 
-    if (pt_settings_check(settings, len, err, sizeof(err)) != 0) {
+    if (pt_settings_parse(text, len, &settings, err, sizeof(err)) != 0) {
         PT_ERR("bad settings: %s\n", err);
         return UCS_ERR_INVALID_PARAM;
     }
 
     status = pt_send_cmd(run, PT_CMD_CONFIGURE);
     if (status == UCS_OK) {
-        status = psel_oob_send_blob(&run->oob, settings, len);
+        status = psel_oob_send_blob(&run->oob, text, len);
     }
     if (status == UCS_OK) {
         status = psel_oob_recv(&run->oob, wire, sizeof(wire));
@@ -277,7 +201,7 @@ ucs_status_t pt_session_configure(pt_run_t *run, const char *settings)
     }
     free(reason);
 
-    pt_settings_apply(settings);
+    pt_settings_apply(&settings);
     pt_disconnect(run);
     return pt_connect(run, 1);
 }

@@ -10,6 +10,7 @@
 #define PSEL_TOOLS_PERFTEST_SESSION_H_
 
 #include "perftest_run.h"
+#include "perftest_settings.h"
 
 /** Server: serve commands until END (UCS_OK) or an error. */
 ucs_status_t pt_session_serve(pt_run_t *run);
@@ -17,7 +18,8 @@ ucs_status_t pt_session_serve(pt_run_t *run);
 /**
  * Client: (re)connect both sides with these UCX_PSEL_* settings,
  * "NAME=VALUE" separated by newlines (replacing those of the previous
- * configuration). Only UCX_PSEL_* names are accepted.
+ * configuration). Only the keys of perftest_settings.h are accepted, on
+ * both sides.
  */
 ucs_status_t pt_session_configure(pt_run_t *run, const char *settings);
 
