@@ -63,26 +63,68 @@ static void psel_oob_addr_str(const struct sockaddr *sa, char *buf,
     }
 }
 
-ucs_status_t psel_oob_listen(int family, uint16_t port, int *listen_fd)
+/* The address to listen on: @a bind_addr (a name or a numeric address),
+ * or every local address of @a family */
+static ucs_status_t psel_oob_listen_addr(int family, const char *bind_addr,
+                                         uint16_t port,
+                                         struct sockaddr_storage *ss,
+                                         socklen_t *len)
+{
+    struct addrinfo hints, *res;
+    char serv[16];
+    int ret;
+
+    memset(ss, 0, sizeof(*ss));
+    if (bind_addr == NULL) {
+        if (family == AF_INET6) {
+            struct sockaddr_in6 *sin6 = (struct sockaddr_in6*)ss;
+            sin6->sin6_family = AF_INET6;
+            sin6->sin6_addr   = in6addr_any;
+            sin6->sin6_port   = htons(port);
+            *len              = sizeof(*sin6);
+        } else {
+            struct sockaddr_in *sin = (struct sockaddr_in*)ss;
+            sin->sin_family      = AF_INET;
+            sin->sin_addr.s_addr = htonl(INADDR_ANY);
+            sin->sin_port        = htons(port);
+            *len                 = sizeof(*sin);
+        }
+        return UCS_OK;
+    }
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family   = family;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags    = AI_PASSIVE | AI_NUMERICSERV;
+    snprintf(serv, sizeof(serv), "%u", port);
+    ret = getaddrinfo(bind_addr, serv, &hints, &res);
+    if (ret != 0) {
+        fprintf(stderr, "psel_perftest: cannot listen on '%s': %s (give an "
+                "address of this host%s)\n", bind_addr, gai_strerror(ret),
+                (family == AF_INET6) ? ", IPv6 with -6" : ", IPv4 without -6");
+        return UCS_ERR_INVALID_ADDR;
+    }
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *len = res->ai_addrlen;
+    freeaddrinfo(res);
+    return UCS_OK;
+}
+
+ucs_status_t psel_oob_listen(int family, const char *bind_addr, uint16_t port,
+                             int *listen_fd)
 {
     struct sockaddr_storage ss;
+    char where[NI_MAXHOST + NI_MAXSERV + 2];
+    ucs_status_t status;
     socklen_t len;
     int fd, one = 1;
 
-    memset(&ss, 0, sizeof(ss));
-    if (family == AF_INET6) {
-        struct sockaddr_in6 *sin6 = (struct sockaddr_in6*)&ss;
-        sin6->sin6_family = AF_INET6;
-        sin6->sin6_addr   = in6addr_any;
-        sin6->sin6_port   = htons(port);
-        len               = sizeof(*sin6);
-    } else {
-        struct sockaddr_in *sin = (struct sockaddr_in*)&ss;
-        sin->sin_family      = AF_INET;
-        sin->sin_addr.s_addr = htonl(INADDR_ANY);
-        sin->sin_port        = htons(port);
-        len                  = sizeof(*sin);
+    status = psel_oob_listen_addr(family, bind_addr, port, &ss, &len);
+    if (status != UCS_OK) {
+        return status;
     }
+    family = ss.ss_family;
+    psel_oob_addr_str((struct sockaddr*)&ss, where, sizeof(where));
 
     fd = socket(family, SOCK_STREAM, 0);
     if (fd < 0) {
@@ -92,15 +134,14 @@ ucs_status_t psel_oob_listen(int family, uint16_t port, int *listen_fd)
 
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (bind(fd, (struct sockaddr*)&ss, len) < 0) {
-        fprintf(stderr, "psel_perftest: cannot listen on port %u: bind() "
-                "failed: %m\n", port);
+        fprintf(stderr, "psel_perftest: cannot listen on %s: bind() "
+                "failed: %m\n", where);
         close(fd);
         return UCS_ERR_IO_ERROR;
     }
 
     if ((listen(fd, 1) < 0) || (psel_oob_set_nonblock(fd) < 0)) {
-        fprintf(stderr, "psel_perftest: listen() on port %u failed: %m\n",
-                port);
+        fprintf(stderr, "psel_perftest: listen() on %s failed: %m\n", where);
         close(fd);
         return UCS_ERR_IO_ERROR;
     }
