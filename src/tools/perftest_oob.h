@@ -12,6 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** Program name that messages start with ("psel_perftest"). */
+extern const char *psel_oob_prog;
+
 /** Called while waiting on the socket, e.g. to progress a worker. */
 typedef void (*psel_oob_progress_cb_t)(void *arg);
 

@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *pt_prog = "psel_perftest";
-
 const pt_test_info_t pt_tests[PT_TEST_LAST] = {
     [PT_TEST_TAG_LAT]   = {"tag_lat", "tag match latency",   "latency",  1,  1},
     [PT_TEST_TAG_BW]    = {"tag_bw",  "tag match bandwidth", "overhead", 32, 0},
@@ -172,51 +170,191 @@ err_nomem:
     return UCS_ERR_NO_MEMORY;
 }
 
-/* Context, worker, address exchange, endpoint; the client sends first. */
-ucs_status_t pt_connect(pt_run_t *run, int is_client)
+/*
+ * One step of setting up both sides, exchanged as a blob: 'A' and a payload
+ * (the worker address, or nothing) when this side's step worked, or 'E', the
+ * status (4 bytes, big-endian) and a reason when it failed, so that the peer
+ * says why instead of finding a closed connection. The client sends first;
+ * a client whose step failed sends its reason and stops there.
+ */
+#define PT_SETUP_OK     'A'
+#define PT_SETUP_FAILED 'E'
+#define PT_REASON_MAX   256
+
+static ucs_status_t pt_setup_send(pt_run_t *run, ucs_status_t status,
+                                  const void *payload, size_t len,
+                                  const char *reason)
 {
-    void *local = NULL, *remote = NULL;
-    size_t local_len, remote_len;
+    uint8_t *blob;
+    size_t blob_len;
+    ucs_status_t ret;
+
+    blob_len = 1 + ((status == UCS_OK) ? len : 4 + strlen(reason));
+    blob     = malloc(blob_len);
+    if (blob == NULL) {
+        PT_ERR("out of memory for the setup message\n");
+        return UCS_ERR_NO_MEMORY;
+    }
+    if (status == UCS_OK) {
+        blob[0] = PT_SETUP_OK;
+        memcpy(blob + 1, payload, len);
+    } else {
+        blob[0] = PT_SETUP_FAILED;
+        pt_put(blob + 1, (uint32_t)(int32_t)status, 4);
+        memcpy(blob + 5, reason, strlen(reason));
+    }
+    ret = psel_oob_send_blob(&run->oob, blob, blob_len);
+    free(blob);
+    return ret;
+}
+
+/* Receive the peer's step: its payload (malloc'ed, or NULL when empty), or
+ * its failure, printed with what to do. */
+static ucs_status_t pt_setup_recv(pt_run_t *run, int is_client,
+                                  const char *what, size_t max,
+                                  void **payload_p, size_t *len_p)
+{
+    const char *peer = is_client ? "server" : "client";
+    char reason[PT_REASON_MAX];
+    ucs_status_t status;
+    uint8_t *blob;
+    size_t len, i;
+    int32_t code;
+
+    status = psel_oob_recv_blob(&run->oob, what,
+                                ucs_max(max + 1, 5 + PT_REASON_MAX),
+                                (void**)&blob, &len);
+    if (status != UCS_OK) {
+        return status;
+    }
+    if ((len >= 1) && (len <= max + 1) && (blob[0] == PT_SETUP_OK)) {
+        *len_p     = len - 1;
+        *payload_p = NULL;
+        if (len > 1) {
+            *payload_p = malloc(len - 1);
+            if (*payload_p == NULL) {
+                free(blob);
+                return UCS_ERR_NO_MEMORY;
+            }
+            memcpy(*payload_p, blob + 1, len - 1);
+        }
+        free(blob);
+        return UCS_OK;
+    }
+    if ((len < 5) || (blob[0] != PT_SETUP_FAILED)) {
+        PT_ERR("the %s sent a malformed %s (%zu bytes): is it the same "
+               "protosel version?\n", peer, what, len);
+        free(blob);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    code = (int32_t)pt_get(blob + 1, 4);
+    for (i = 0; (i < len - 5) && (i < sizeof(reason) - 1); ++i) {
+        reason[i] = ((blob[5 + i] >= ' ') && (blob[5 + i] <= '~')) ?
+                    blob[5 + i] : '?';
+    }
+    reason[i] = '\0';
+    free(blob);
+    status = ((code < 0) && (code > UCS_ERR_LAST)) ? (ucs_status_t)code :
+             UCS_ERR_IO_ERROR;
+    PT_ERR("the %s could not set up its side: %s.\n"
+           "  Its own output says more. Check, on the %s, that "
+           "UCX_PSEL_TLS and UCX_PSEL_NET_DEVICES name transports and "
+           "devices it has, and that its network devices are up with "
+           "carrier (right after a network namespace or a link comes up, "
+           "wait for LOWER_UP in `ip -br link`); then run it again.\n",
+           peer, reason, peer);
+    return status;
+}
+
+/* Exchange one setup step: @a status and @a payload of this side, the
+ * peer's payload back (see pt_setup_send). */
+static ucs_status_t pt_setup_exchange(pt_run_t *run, int is_client,
+                                      ucs_status_t status, const void *payload,
+                                      size_t len, const char *reason,
+                                      const char *what, size_t max,
+                                      void **peer_payload, size_t *peer_len)
+{
+    ucs_status_t ret;
+
+    *peer_payload = NULL;
+    *peer_len     = 0;
+    if (is_client) {
+        ret = pt_setup_send(run, status, payload, len, reason);
+        if ((ret != UCS_OK) || (status != UCS_OK)) {
+            return (status != UCS_OK) ? status : ret;
+        }
+        return pt_setup_recv(run, 1, what, max, peer_payload, peer_len);
+    }
+
+    ret = pt_setup_recv(run, 0, what, max, peer_payload, peer_len);
+    if (ret != UCS_OK) {
+        return ret;
+    }
+    ret = pt_setup_send(run, status, payload, len, reason);
+    if ((ret != UCS_OK) || (status != UCS_OK)) {
+        free(*peer_payload);
+        *peer_payload = NULL;
+        return (status != UCS_OK) ? status : ret;
+    }
+    return UCS_OK;
+}
+
+/* Why this side failed, for the peer: the step, the status, and the
+ * transport settings that decide which resources there are */
+static void pt_setup_reason(char *reason, const char *step,
+                            ucs_status_t status)
+{
+    const char *tls  = getenv("UCX_PSEL_TLS");
+    const char *devs = getenv("UCX_PSEL_NET_DEVICES");
+
+    snprintf(reason, PT_REASON_MAX, "cannot %s: %s (UCX_PSEL_TLS=%s, "
+             "UCX_PSEL_NET_DEVICES=%s)", step, ucs_status_string(status),
+             (tls != NULL) ? tls : "all", (devs != NULL) ? devs : "all");
+    PT_ERR("%s\n", reason);
+}
+
+/* This side's context, worker and address; a reason on failure */
+static ucs_status_t pt_setup_local(pt_run_t *run, void **address, size_t *len,
+                                   char *reason)
+{
     ucs_status_t status;
 
     status = psel_context_create(&run->context);
     if (status != UCS_OK) {
-        PT_ERR("cannot create the protosel context: "
-                "%s\n", ucs_status_string(status));
+        pt_setup_reason(reason, "create the protosel context", status);
         return status;
     }
 
     status = psel_worker_create(run->context, &run->worker);
     if (status != UCS_OK) {
-        PT_ERR("cannot create the worker: %s\n",
-                ucs_status_string(status));
+        pt_setup_reason(reason, "create the worker", status);
         return status;
     }
 
     run->oob.progress     = pt_progress_cb;
     run->oob.progress_arg = run->worker;
 
-    status = psel_worker_get_address(run->worker, &local, &local_len);
+    status = psel_worker_get_address(run->worker, address, len);
     if (status != UCS_OK) {
-        PT_ERR("cannot get the worker address: %s\n",
-                ucs_status_string(status));
-        return status;
+        pt_setup_reason(reason, "get the worker address", status);
     }
+    return status;
+}
 
-    if (is_client) {
-        status = psel_oob_send_blob(&run->oob, local, local_len);
-        if (status == UCS_OK) {
-            status = psel_oob_recv_blob(&run->oob, "worker address",
-                                        PT_MAX_ADDRESS_LEN, &remote,
-                                        &remote_len);
-        }
-    } else {
-        status = psel_oob_recv_blob(&run->oob, "worker address",
-                                    PT_MAX_ADDRESS_LEN, &remote, &remote_len);
-        if (status == UCS_OK) {
-            status = psel_oob_send_blob(&run->oob, local, local_len);
-        }
-    }
+/* Context, worker, address exchange, endpoint; the client sends first. Each
+ * side tells the other when a step failed, and why. */
+ucs_status_t pt_connect(pt_run_t *run, int is_client)
+{
+    char reason[PT_REASON_MAX] = "";
+    void *local = NULL, *remote = NULL, *dummy;
+    size_t local_len = 0, remote_len, dummy_len;
+    ucs_status_t status;
+
+    status = pt_setup_local(run, &local, &local_len, reason);
+    status = pt_setup_exchange(run, is_client, status, local, local_len,
+                               reason, "worker address", PT_MAX_ADDRESS_LEN,
+                               &remote, &remote_len);
     free(local);
     if (status != UCS_OK) {
         return status;
@@ -225,8 +363,13 @@ ucs_status_t pt_connect(pt_run_t *run, int is_client)
     status = psel_ep_create(run->worker, remote, remote_len, &run->ep);
     free(remote);
     if (status != UCS_OK) {
-        PT_ERR("cannot connect to the peer's worker "
-                "address: %s\n", ucs_status_string(status));
+        pt_setup_reason(reason, "connect to the peer's worker address",
+                        status);
+    }
+    status = pt_setup_exchange(run, is_client, status, NULL, 0, reason,
+                               "endpoint status", 0, &dummy, &dummy_len);
+    free(dummy);
+    if (status != UCS_OK) {
         return status;
     }
 

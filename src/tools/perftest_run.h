@@ -27,7 +27,7 @@
 #define PT_SPINS_PER_CHECK     16384u     /* progress calls between checks */
 
 #define PT_WIRE_MAGIC          0x50535054u /* "PSPT" */
-#define PT_WIRE_VERSION        1u
+#define PT_WIRE_VERSION        2u /* 2: setup steps say why they failed */
 #define PT_WIRE_PARAMS_SIZE    40u
 
 #define PT_TAG_DATA            0x7073656c00000001ull
@@ -56,11 +56,9 @@ typedef struct {
 
 extern const pt_test_info_t pt_tests[PT_TEST_LAST];
 
-/** Program name that error messages start with. */
-extern const char *pt_prog;
-
-/** An error message on stderr, "<pt_prog>: ..." */
-#define PT_ERR(_fmt, ...) fprintf(stderr, "%s: " _fmt, pt_prog, ## __VA_ARGS__)
+/** An error message on stderr, "<program>: ..." (psel_oob_prog). */
+#define PT_ERR(_fmt, ...) \
+    fprintf(stderr, "%s: " _fmt, psel_oob_prog, ## __VA_ARGS__)
 
 /** What the client tells the server (validated there as outside input). */
 typedef struct {

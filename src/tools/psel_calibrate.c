@@ -582,7 +582,7 @@ int main(int argc, char **argv)
     unsigned i;
     int wstatus;
 
-    pt_prog = "psel_calibrate";
+    psel_oob_prog = "psel_calibrate";
     if (cal_parse_args(argc, argv, &opts) != 0) {
         return 2;
     }

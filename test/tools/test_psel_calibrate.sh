@@ -159,6 +159,20 @@ grep -q "^range egr/short tcp/" "$tmp/remote.txt" 2>/dev/null
 result "psel_calibrate against a psel_perftest server measures tcp" \
     $(( st != 0 || $? != 0 )) "$tmp/remote.out" "$tmp/server"
 
+# a server that cannot create its worker: the client says why, not a bare exit 1
+start_server UCX_PSEL_NET_DEVICES=nonexistent0 ||
+    result "a psel_perftest server starts (5 tries)" 1
+timeout 60 "$calibrate" --quick -o "$tmp/noworker.txt" 127.0.0.1 -p "$port" \
+    >"$tmp/noworker.out" 2>&1
+st=$?
+wait "$server_pid" 2>/dev/null
+server_pid=
+grep -q "the server could not set up its side: cannot create the worker: .*UCX_PSEL_NET_DEVICES=nonexistent0" \
+    "$tmp/noworker.out" && grep -q "wait for LOWER_UP" "$tmp/noworker.out" &&
+    [ ! -e "$tmp/noworker.txt" ]
+result "a server without a worker: exit 1, the client names the server's cause and what to check" \
+    $(( st != 1 || $? != 0 )) "$tmp/noworker.out" "$tmp/server"
+
 # --- 6. bad input --------------------------------------------------------------
 timeout 10 "$calibrate" -t bogus >"$tmp/bad.out" 2>&1
 st=$?

@@ -153,6 +153,20 @@ badopt "option -t needs a value" -t
 badopt "unknown option -k" -t tag_lat -k
 badopt "--bind is a server option" -t tag_lat --bind 127.0.0.1
 
+# a server that cannot create its worker: the client prints the server's cause
+if start_server UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=nonexistent0; then
+    timeout 60 "$perftest" localhost -p "$port" -t tag_lat -n 10 \
+        >"$tmp/client" 2>&1
+    cstatus=$?
+    wait_server
+    [ $cstatus -eq 1 ] &&
+        grep -q "the server could not set up its side: cannot create the worker" \
+            "$tmp/client"
+    result "a server without a worker: the client exits 1 naming the server's cause" $?
+else
+    result "a server without a worker: the server starts" 1
+fi
+
 # --bind: the server listens on that address only, and serves a client there
 server_args=(--bind 127.0.0.1)
 if start_server; then
@@ -204,8 +218,8 @@ foreign_client "$(printf '%080x' 0)"
     "$tmp/server"
 result "the server rejects a foreign client and exits 1" $?
 
-# magic PSPT, version 1, tag_lat, no flags, window 0, size 8, 0 iterations
-foreign_client "505350540001000000000000000000000000000000000008$(printf '%032x' 0)"
+# magic PSPT, version 2, tag_lat, no flags, window 0, size 8, 0 iterations
+foreign_client "505350540002000000000000000000000000000000000008$(printf '%032x' 0)"
 [ $? -eq 1 ] && grep -q "rejected the client's test: iterations 0 out of range" \
     "$tmp/server"
 result "the server rejects 0 iterations from the client" $?
