@@ -73,10 +73,10 @@ void psel_calib_this_hostname(char *name, size_t max)
     psel_calib_copy_token(name, max, buf);
 }
 
-void psel_calib_this_machine_id(char *id, size_t max)
+void psel_calib_read_machine_id(const char *path, char *id, size_t max)
 {
     char buf[128] = "";
-    FILE *f       = fopen(PSEL_CALIB_MACHINE_ID, "r");
+    FILE *f       = fopen(path, "r");
 
     if (f != NULL) {
         if (fgets(buf, sizeof(buf), f) == NULL) {
@@ -86,6 +86,11 @@ void psel_calib_this_machine_id(char *id, size_t max)
     }
     buf[strcspn(buf, " \t\r\n")] = '\0';
     psel_calib_copy_token(id, max, buf);
+}
+
+void psel_calib_this_machine_id(char *id, size_t max)
+{
+    psel_calib_read_machine_id(PSEL_CALIB_MACHINE_ID, id, max);
 }
 
 void psel_calib_init(psel_calib_t *calib)

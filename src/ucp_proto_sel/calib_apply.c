@@ -11,20 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-psel_calib_match_t psel_calib_check(const psel_calib_t *calib, char *why,
-                                    size_t max)
+psel_calib_match_t psel_calib_check_host(const psel_calib_t *calib,
+                                         const char *hostname,
+                                         const char *machine_id, char *why,
+                                         size_t max)
 {
-    char hostname[sizeof(calib->hostname)];
-    char machine_id[sizeof(calib->machine_id)];
     char dummy[1];
 
     if ((why == NULL) || (max == 0)) {
         why = dummy;
         max = sizeof(dummy);
     }
-    psel_calib_this_hostname(hostname, sizeof(hostname));
-    psel_calib_this_machine_id(machine_id, sizeof(machine_id));
-
     if (strcmp(calib->hostname, hostname)) {
         ucs_snprintf_safe(why, max, "calibrated on host %s, this is %s",
                           calib->hostname, hostname);
@@ -47,6 +44,17 @@ psel_calib_match_t psel_calib_check(const psel_calib_t *calib, char *why,
                       "%s", calib->hostname, calib->ucx_version,
                       calib->created);
     return PSEL_CALIB_MATCH;
+}
+
+psel_calib_match_t psel_calib_check(const psel_calib_t *calib, char *why,
+                                    size_t max)
+{
+    char hostname[sizeof(calib->hostname)];
+    char machine_id[sizeof(calib->machine_id)];
+
+    psel_calib_this_hostname(hostname, sizeof(hostname));
+    psel_calib_this_machine_id(machine_id, sizeof(machine_id));
+    return psel_calib_check_host(calib, hostname, machine_id, why, max);
 }
 
 int psel_calib_apply(const psel_calib_t *calib, const char *proto,

@@ -30,6 +30,19 @@ void psel_calib_this_hostname(char *name, size_t max);
 void psel_calib_this_machine_id(char *id, size_t max);
 
 
+/** First word of the machine-id file @a path as a token, or "-" when the
+ *  file is missing or empty. */
+void psel_calib_read_machine_id(const char *path, char *id, size_t max);
+
+
+/** psel_calib_check() against the given host identity instead of this
+ *  host's ("-": machine id unknown). */
+psel_calib_match_t psel_calib_check_host(const psel_calib_t *calib,
+                                         const char *hostname,
+                                         const char *machine_id, char *why,
+                                         size_t max);
+
+
 /** Find a line, or add an empty one, without messages (names checked). */
 psel_calib_line_t *psel_calib_line_add(psel_calib_t *calib, const char *proto,
                                        const char *lanes,

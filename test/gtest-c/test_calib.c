@@ -8,6 +8,7 @@
 #include "test_util.h"
 
 #include <ucp_proto_sel/calib.h>
+#include <ucp_proto_sel/calib_int.h>
 #include <ucs/sys/string.h>
 #include <uct/api/version.h>
 
@@ -998,17 +999,36 @@ static void test_check_host_and_ucx(void **state)
                      PSEL_CALIB_MISMATCHED);
     assert_non_null(strstr(why, "elsewhere"));
 
-    /* same hostname, another machine (a clone of the image) */
+    /* same hostname, another machine (a clone of the image): checked
+     * against a given identity, so it runs whether or not this host has a
+     * machine id */
     psel_calib_init(&calib);
-    if (strcmp(calib.machine_id, "-")) {
-        ucs_strncpy_zero(calib.machine_id, "ffffffffffffffff",
-                         sizeof(calib.machine_id));
-        assert_int_equal(psel_calib_check(&calib, why, sizeof(why)),
-                         PSEL_CALIB_MISMATCHED);
-        assert_non_null(strstr(why, "machine id ffffffffffffffff"));
-    }
-    /* an unknown machine id is not held against the file */
+    ucs_strncpy_zero(calib.machine_id, "ffffffffffffffff",
+                     sizeof(calib.machine_id));
+    assert_int_equal(psel_calib_check_host(&calib, calib.hostname,
+                                           "0123456789abcdef", why,
+                                           sizeof(why)),
+                     PSEL_CALIB_MISMATCHED);
+    assert_non_null(strstr(why, "machine id ffffffffffffffff, this one has "
+                                "0123456789abcdef"));
+    assert_int_equal(psel_calib_check_host(&calib, calib.hostname,
+                                           "ffffffffffffffff", why,
+                                           sizeof(why)),
+                     PSEL_CALIB_MATCH);
+    /* an unknown machine id, on either side, is not held against the file */
+    assert_int_equal(psel_calib_check_host(&calib, calib.hostname, "-", why,
+                                           sizeof(why)),
+                     PSEL_CALIB_MATCH);
     ucs_strncpy_zero(calib.machine_id, "-", sizeof(calib.machine_id));
+    assert_int_equal(psel_calib_check_host(&calib, calib.hostname,
+                                           "0123456789abcdef", why,
+                                           sizeof(why)),
+                     PSEL_CALIB_MATCH);
+    /* another hostname with the same machine id is another host */
+    assert_int_equal(psel_calib_check_host(&calib, "elsewhere", "-", why,
+                                           sizeof(why)),
+                     PSEL_CALIB_MISMATCHED);
+    /* and on this host: the file's unknown id matches */
     assert_int_equal(psel_calib_check(&calib, why, sizeof(why)),
                      PSEL_CALIB_MATCH);
 
@@ -1016,6 +1036,45 @@ static void test_check_host_and_ucx(void **state)
     assert_int_equal(psel_calib_check(&calib, why, 5), PSEL_CALIB_MATCH);
     assert_int_equal(strlen(why), 4);
     psel_calib_cleanup(&calib);
+}
+
+/* The machine id is the first word of the file, "-" when there is none */
+static void test_read_machine_id(void **state)
+{
+    char path[] = "/tmp/test_calib_machine_id.XXXXXX";
+    char id[64];
+    int fd = mkstemp(path);
+    FILE *f;
+
+    assert_true(fd >= 0);
+    f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs("  3d1219c7c4c5404aaa1f6d2a48adfda4\n", f);
+    fclose(f);
+    psel_calib_read_machine_id(path, id, sizeof(id));
+    /* leading blanks end the first word: an unusual file reads as unknown */
+    assert_string_equal(id, "-");
+
+    f = fopen(path, "w");
+    fputs("3d1219c7c4c5404aaa1f6d2a48adfda4 extra\n", f);
+    fclose(f);
+    psel_calib_read_machine_id(path, id, sizeof(id));
+    assert_string_equal(id, "3d1219c7c4c5404aaa1f6d2a48adfda4");
+
+    f = fopen(path, "w");
+    fputs("ab#cd\n", f); /* '#' would start a comment in the file */
+    fclose(f);
+    psel_calib_read_machine_id(path, id, sizeof(id));
+    assert_string_equal(id, "ab_cd");
+
+    f = fopen(path, "w");
+    fclose(f);
+    psel_calib_read_machine_id(path, id, sizeof(id));
+    assert_string_equal(id, "-");
+
+    unlink(path);
+    psel_calib_read_machine_id(path, id, sizeof(id));
+    assert_string_equal(id, "-");
 }
 
 
@@ -1186,6 +1245,7 @@ int main(void)
         cmocka_unit_test(test_accepted_variants),
         cmocka_unit_test(test_other_format_version_unsupported),
         cmocka_unit_test(test_check_host_and_ucx),
+        cmocka_unit_test(test_read_machine_id),
         cmocka_unit_test(test_apply_replaces_ranges),
         cmocka_unit_test(test_default_path),
     };
