@@ -19,6 +19,8 @@
 /* A knee (an extra break) is kept if it cuts the mean relative error by
  * this factor at least */
 #define PSEL_CALIB_KNEE_GAIN    0.8
+/* Points on each side of a two-line multi envelope, at least */
+#define PSEL_CALIB_ENVELOPE_MIN_POINTS 3
 
 
 static int psel_calib_y_usable(double y)
@@ -215,13 +217,106 @@ static unsigned psel_calib_count_usable(const psel_calib_line_t *line,
     return count;
 }
 
-ucs_status_t psel_calib_line_fit(psel_calib_line_t *line, const size_t *breaks,
-                                 unsigned num_breaks)
+/* Mean relative error of the upper envelope of @a lines at the points */
+static double psel_calib_envelope_error(const size_t *x, const double *y,
+                                        unsigned n,
+                                        const ucs_linear_func_t *lines,
+                                        unsigned num_lines)
+{
+    double sum = 0, model, v;
+    unsigned i, l;
+
+    for (i = 0; i < n; ++i) {
+        model = ucs_linear_func_apply(lines[0], x[i]);
+        for (l = 1; l < num_lines; ++l) {
+            v     = ucs_linear_func_apply(lines[l], x[i]);
+            model = ucs_max(model, v);
+        }
+        sum += fabs(model - y[i]) / y[i];
+    }
+    return (n > 0) ? (sum / n) : INFINITY;
+}
+
+/*
+ * The multi (streaming) cost of one range: as the model builds it, the
+ * upper envelope of stage lines. One line, or the envelope of two (one
+ * stage paces small messages, another large ones) fitted on the points
+ * below and above each measured size, whichever has the smaller mean
+ * relative error; two lines must win by PSEL_CALIB_KNEE_GAIN.
+ */
+static ucs_status_t psel_calib_fit_multi(const size_t *x, const double *y,
+                                         unsigned n, ucs_linear_func_t *lines,
+                                         unsigned *num_lines)
+{
+    size_t *ux;
+    double *uy, err, best_err, one_err;
+    ucs_linear_func_t two[2];
+    unsigned i, k, nu = 0;
+    ucs_status_t status;
+
+    status = psel_calib_fit_linear(x, y, n, &lines[0]);
+    if (status != UCS_OK) {
+        return status;
+    }
+    *num_lines = 1;
+
+    ux = malloc(n * sizeof(*ux));
+    uy = malloc(n * sizeof(*uy));
+    if ((ux == NULL) || (uy == NULL)) {
+        status = UCS_ERR_NO_MEMORY;
+        goto out;
+    }
+    for (i = 0; i < n; ++i) {
+        if (psel_calib_y_usable(y[i])) {
+            ux[nu]   = x[i];
+            uy[nu++] = y[i];
+        }
+    }
+
+    one_err  = psel_calib_envelope_error(ux, uy, nu, lines, 1);
+    best_err = INFINITY;
+    for (k = PSEL_CALIB_ENVELOPE_MIN_POINTS;
+         k + PSEL_CALIB_ENVELOPE_MIN_POINTS <= nu; ++k) {
+        if ((psel_calib_fit_linear(ux, uy, k, &two[0]) != UCS_OK) ||
+            (psel_calib_fit_linear(ux + k, uy + k, nu - k, &two[1]) !=
+             UCS_OK)) {
+            continue;
+        }
+        err = psel_calib_envelope_error(ux, uy, nu, two, 2);
+        if (err < best_err) {
+            best_err = err;
+            lines[1] = two[0];
+            lines[2] = two[1];
+        }
+    }
+    if (best_err < PSEL_CALIB_KNEE_GAIN * one_err) {
+        lines[0]   = lines[1];
+        lines[1]   = lines[2];
+        *num_lines = 2;
+    }
+
+out:
+    free(uy);
+    free(ux);
+    return status;
+}
+
+/*
+ * Fit line->ranges (see psel_calib_line_fit); @a num_fit gets the number of
+ * ranges between breaks, before the multi envelopes split them.
+ */
+static ucs_status_t psel_calib_line_fit_ranges(psel_calib_line_t *line,
+                                               const size_t *breaks,
+                                               unsigned num_breaks,
+                                               unsigned *num_fit)
 {
     psel_perf_range_t ranges[PSEL_PROTO_MAX_RANGES];
-    size_t ends[PSEL_PROTO_MAX_RANGES], first = 0, last = 0, lo, *x;
-    unsigned i, b, r, t, n, num_ranges = 0, num_usable = 0;
-    ucs_status_t status[PSEL_PERF_LAST], ret;
+    psel_perf_segment_t segments[2];
+    size_t ends[PSEL_CALIB_MAX_FIT_RANGES], first = 0, last = 0, lo, *x;
+    unsigned i, b, r, k, n, num_ends = 0, num_usable = 0, count = 0;
+    unsigned num_multi, num_segments;
+    ucs_linear_func_t single, multi[3];
+    ucs_status_t st_single, st_multi, ret;
     double *y;
 
     for (i = 0; i < line->num_points; ++i) {
@@ -242,21 +337,21 @@ ucs_status_t psel_calib_line_fit(psel_calib_line_t *line, const size_t *breaks,
     }
 
     /* Choose the breaks: inside the measured sizes, >= 2 points each side */
-    for (b = 0; (b < num_breaks) && (num_ranges < PSEL_PROTO_MAX_RANGES - 1);
+    for (b = 0; (b < num_breaks) && (num_ends < PSEL_CALIB_MAX_FIT_RANGES - 1);
          ++b) {
         if ((breaks[b] < first) || (breaks[b] >= last)) {
             continue;
         }
-        lo = (num_ranges > 0) ? ends[num_ranges - 1] : 0;
-        if (psel_calib_count_usable(line, lo, num_ranges > 0, breaks[b]) < 2) {
+        lo = (num_ends > 0) ? ends[num_ends - 1] : 0;
+        if (psel_calib_count_usable(line, lo, num_ends > 0, breaks[b]) < 2) {
             continue; /* merge this range into the next */
         }
         if (psel_calib_count_usable(line, breaks[b], 1, SIZE_MAX) < 2) {
             break;    /* later breaks leave even fewer points */
         }
-        ends[num_ranges++] = breaks[b];
+        ends[num_ends++] = breaks[b];
     }
-    ends[num_ranges++] = SIZE_MAX;
+    ends[num_ends++] = SIZE_MAX;
 
     x = malloc(line->num_points * sizeof(*x));
     y = malloc(line->num_points * sizeof(*y));
@@ -265,38 +360,68 @@ ucs_status_t psel_calib_line_fit(psel_calib_line_t *line, const size_t *breaks,
         goto out_free;
     }
 
-    for (r = 0; r < num_ranges; ++r) {
-        ranges[r].max_length = ends[r];
-        for (t = 0; t < PSEL_PERF_LAST; ++t) {
-            for (i = 0, n = 0; i < line->num_points; ++i) {
-                if (((r == 0) || (line->points[i].size > ends[r - 1])) &&
-                    (line->points[i].size <= ends[r])) {
-                    x[n]   = line->points[i].size;
-                    y[n++] = line->points[i].time[t];
-                }
-            }
-            status[t] = psel_calib_fit_linear(x, y, n, &ranges[r].perf[t]);
-            if (status[t] == UCS_ERR_NO_MEMORY) {
-                ret = status[t];
-                goto out_free;
+    for (r = 0; r < num_ends; ++r) {
+        lo = (r == 0) ? 0 : (ends[r - 1] + 1);
+        for (i = 0, n = 0; i < line->num_points; ++i) {
+            if ((line->points[i].size >= lo) &&
+                (line->points[i].size <= ends[r])) {
+                x[n]   = line->points[i].size;
+                y[n++] = line->points[i].time[PSEL_PERF_SINGLE];
             }
         }
+        st_single = psel_calib_fit_linear(x, y, n, &single);
+        for (k = 0; k < n; ++k) {
+            y[k] = line->points[psel_calib_point_index(line, x[k])]
+                           .time[PSEL_PERF_MULTI];
+        }
+        num_multi = 1;
+        st_multi  = psel_calib_fit_multi(x, y, n, multi, &num_multi);
+        if ((st_single == UCS_ERR_NO_MEMORY) ||
+            (st_multi == UCS_ERR_NO_MEMORY)) {
+            ret = UCS_ERR_NO_MEMORY;
+            goto out_free;
+        }
+
         /* A flavour not measured here takes the other one's line */
-        if (status[PSEL_PERF_SINGLE] != UCS_OK) {
-            ranges[r].perf[PSEL_PERF_SINGLE] = ranges[r].perf[PSEL_PERF_MULTI];
-        } else if (status[PSEL_PERF_MULTI] != UCS_OK) {
-            ranges[r].perf[PSEL_PERF_MULTI] = ranges[r].perf[PSEL_PERF_SINGLE];
+        if (st_single != UCS_OK) {
+            single = multi[0];
+            if (num_multi > 1) {
+                /* a line of its own: the envelope is for streaming only */
+                st_single = psel_calib_fit_linear(x, y, n, &single);
+            }
+        } else if (st_multi != UCS_OK) {
+            multi[0]  = single;
+            num_multi = 1;
+        }
+
+        /* one range per piece of the multi envelope */
+        num_segments = psel_perf_envelope(multi, num_multi, lo, ends[r],
+                                          segments);
+        for (k = 0; k < num_segments; ++k) {
+            ranges[count].max_length             = segments[k].max_length;
+            ranges[count].perf[PSEL_PERF_SINGLE] = single;
+            ranges[count].perf[PSEL_PERF_MULTI]  = multi[segments[k].index];
+            ++count;
         }
     }
 
-    memcpy(line->ranges, ranges, num_ranges * sizeof(*ranges));
-    line->num_ranges = num_ranges;
+    memcpy(line->ranges, ranges, count * sizeof(*ranges));
+    line->num_ranges = count;
+    *num_fit         = num_ends;
     ret              = UCS_OK;
 
 out_free:
     free(y);
     free(x);
     return ret;
+}
+
+ucs_status_t psel_calib_line_fit(psel_calib_line_t *line, const size_t *breaks,
+                                 unsigned num_breaks)
+{
+    unsigned num_fit;
+
+    return psel_calib_line_fit_ranges(line, breaks, num_breaks, &num_fit);
 }
 
 static const psel_perf_range_t *
@@ -338,17 +463,17 @@ ucs_status_t psel_calib_line_fit_knee(psel_calib_line_t *line,
                                       unsigned num_breaks)
 {
     psel_perf_range_t best_ranges[PSEL_PROTO_MAX_RANGES];
-    size_t trial[PSEL_PROTO_MAX_RANGES], knee;
-    unsigned base_num, best_num, i, k, n;
+    size_t trial[PSEL_CALIB_MAX_FIT_RANGES], knee;
+    unsigned base_fit, num_fit, best_num, i, k, n;
     double best_err, err;
     ucs_status_t status;
 
-    status = psel_calib_line_fit(line, breaks, num_breaks);
-    if ((status != UCS_OK) || (num_breaks + 2 > PSEL_PROTO_MAX_RANGES)) {
+    status = psel_calib_line_fit_ranges(line, breaks, num_breaks, &base_fit);
+    if ((status != UCS_OK) || (num_breaks + 2 > PSEL_CALIB_MAX_FIT_RANGES)) {
         return status;
     }
 
-    base_num = best_num = line->num_ranges;
+    best_num = line->num_ranges;
     best_err = psel_calib_line_mean_error(line);
     memcpy(best_ranges, line->ranges, sizeof(best_ranges));
     for (i = 0; i < line->num_points; ++i) {
@@ -365,8 +490,8 @@ ucs_status_t psel_calib_line_fit_knee(psel_calib_line_t *line,
             trial[n++] = breaks[k];
         }
         /* a knee with too few points on a side is merged away: skip it */
-        if ((psel_calib_line_fit(line, trial, n) != UCS_OK) ||
-            (line->num_ranges != base_num + 1)) {
+        if ((psel_calib_line_fit_ranges(line, trial, n, &num_fit) != UCS_OK) ||
+            (num_fit != base_fit + 1)) {
             continue;
         }
         err = psel_calib_line_mean_error(line);
