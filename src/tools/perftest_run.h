@@ -1,9 +1,10 @@
 /**
  * @file perftest_run.h
  * The measuring core shared by psel_perftest and psel_calibrate: the test
- * parameters and their wire form, one side of a run (context, worker,
- * endpoint, buffers), the tag_lat / tag_bw loops and the warm-up, and the
- * calibration session that a psel_perftest server runs for psel_calibrate.
+ * parameters and their wire form and one side of a run (context, worker,
+ * endpoint, buffers) in perftest_run.c; the tag_lat / tag_bw loops and the
+ * warm-up in perftest_kernels.c. The calibration session that a
+ * psel_perftest server runs for psel_calibrate: perftest_session.h.
  */
 #ifndef PSEL_TOOLS_PERFTEST_RUN_H_
 #define PSEL_TOOLS_PERFTEST_RUN_H_
@@ -13,6 +14,7 @@
 #include <core/psel_core.h>
 
 #include <stdint.h>
+#include <stdio.h>
 
 #define PT_DEFAULT_PORT        13337
 #define PT_TIMEOUT_SEC         30.0       /* bound of every control wait */
@@ -25,7 +27,7 @@
 #define PT_SPINS_PER_CHECK     16384u     /* progress calls between checks */
 
 #define PT_WIRE_MAGIC          0x50535054u /* "PSPT" */
-#define PT_WIRE_VERSION        1u
+#define PT_WIRE_VERSION        2u /* 2: setup steps say why they failed */
 #define PT_WIRE_PARAMS_SIZE    40u
 
 #define PT_TAG_DATA            0x7073656c00000001ull
@@ -54,8 +56,9 @@ typedef struct {
 
 extern const pt_test_info_t pt_tests[PT_TEST_LAST];
 
-/** Program name that error messages start with. */
-extern const char *pt_prog;
+/** An error message on stderr, "<program>: ..." (psel_oob_prog). */
+#define PT_ERR(_fmt, ...) \
+    fprintf(stderr, "%s: " _fmt, psel_oob_prog, ## __VA_ARGS__)
 
 /** What the client tells the server (validated there as outside input). */
 typedef struct {
@@ -131,31 +134,5 @@ ucs_status_t pt_run_phase(pt_run_t *run, int is_client, uint64_t iters,
  * decides and tells the server.
  */
 ucs_status_t pt_warmup(pt_run_t *run, int is_client);
-
-
-/* Calibration session: after the handshake of a PT_TEST_CALIBRATE client,
- * the client sends commands; the server obeys until END or an error. */
-
-/** Server: serve commands until END (UCS_OK) or an error. */
-ucs_status_t pt_session_serve(pt_run_t *run);
-
-/**
- * Client: (re)connect both sides with these UCX_PSEL_* settings,
- * "NAME=VALUE" separated by newlines (replacing those of the previous
- * configuration). Only UCX_PSEL_* names are accepted.
- */
-ucs_status_t pt_session_configure(pt_run_t *run, const char *settings);
-
-/**
- * Client: warm up, then time @a repeats phases of @a iters iterations of
- * @a test at @a size. @a times gets the seconds per message of each phase
- * (half the round trip for tag_lat).
- */
-ucs_status_t pt_session_measure(pt_run_t *run, pt_test_id_t test, size_t size,
-                                uint64_t iters, unsigned repeats,
-                                double *times);
-
-/** Client: end the session. */
-ucs_status_t pt_session_end(pt_run_t *run);
 
 #endif

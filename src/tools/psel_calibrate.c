@@ -17,7 +17,7 @@
 #include "config.h"
 #endif
 
-#include "perftest_run.h"
+#include "perftest_session.h"
 
 #include <ucp_proto_sel/calib.h>
 #include <ucp_proto_sel/select.h>
@@ -220,6 +220,28 @@ static size_t cal_caps_max(const psel_proto_caps_t *caps)
     return caps->ranges[caps->num_ranges - 1].max_length;
 }
 
+/*
+ * The sizes where a protocol's cost really changes form (e.g. where eager
+ * bcopy starts paying per fragment): range limits where the single line
+ * changes. Limits inside one stage sum, where only the stage that paces
+ * streaming changes (the multi envelope), are not breaks of the
+ * measurement.
+ */
+static unsigned cal_caps_breaks(const psel_proto_caps_t *caps, size_t *breaks)
+{
+    const ucs_linear_func_t *a, *b;
+    unsigned i, count = 0;
+
+    for (i = 0; i + 1 < caps->num_ranges; ++i) {
+        a = &caps->ranges[i].perf[PSEL_PERF_SINGLE];
+        b = &caps->ranges[i + 1].perf[PSEL_PERF_SINGLE];
+        if ((a->c != b->c) || (a->m != b->m)) {
+            breaks[count++] = caps->ranges[i].max_length;
+        }
+    }
+    return count;
+}
+
 static int cal_size_cmp(const void *a, const void *b)
 {
     size_t x = *(const size_t*)a, y = *(const size_t*)b;
@@ -245,7 +267,8 @@ static unsigned cal_plan_sizes(const psel_proto_caps_t *caps,
 {
     size_t lo = ucs_max(caps->min_length, 1);
     size_t hi = ucs_min(cal_caps_max(caps), max_size);
-    unsigned count = 0, i, j, step;
+    size_t breaks[PSEL_PROTO_MAX_RANGES];
+    unsigned count = 0, i, j, step, num_breaks;
     double x;
 
     for (i = 0; (1ul << i) <= hi; ++i) {
@@ -255,12 +278,10 @@ static unsigned cal_plan_sizes(const psel_proto_caps_t *caps,
             cal_add_size(sizes, &count, (size_t)(x + 0.5), lo, hi);
         }
     }
-    for (i = 0; i < caps->num_ranges; ++i) {
-        if (caps->ranges[i].max_length != SIZE_MAX) {
-            cal_add_size(sizes, &count, caps->ranges[i].max_length, lo, hi);
-            cal_add_size(sizes, &count, caps->ranges[i].max_length + 1, lo,
-                         hi);
-        }
+    num_breaks = cal_caps_breaks(caps, breaks);
+    for (i = 0; i < num_breaks; ++i) {
+        cal_add_size(sizes, &count, breaks[i], lo, hi);
+        cal_add_size(sizes, &count, breaks[i] + 1, lo, hi);
     }
     cal_add_size(sizes, &count, lo, lo, hi);
     cal_add_size(sizes, &count, hi, lo, hi);
@@ -376,7 +397,7 @@ static ucs_status_t cal_protocol(pt_run_t *run, const cal_opts_t *opts,
 {
     char settings[CAL_SETTINGS_MAX];
     size_t sizes[CAL_MAX_SIZES], breaks[PSEL_PROTO_MAX_RANGES];
-    unsigned num_sizes, num_breaks = 0, measured = 0, i;
+    unsigned num_sizes, num_breaks, measured = 0, i;
     double start = psel_oob_time(), lat, bw;
     psel_calib_line_t *line;
     ucs_string_buffer_t strb;
@@ -427,9 +448,7 @@ static ucs_status_t cal_protocol(pt_run_t *run, const cal_opts_t *opts,
         }
     }
 
-    for (i = 0; i + 1 < p->caps.num_ranges; ++i) {
-        breaks[num_breaks++] = p->caps.ranges[i].max_length;
-    }
+    num_breaks = cal_caps_breaks(&p->caps, breaks);
     status = (measured > 0) ? psel_calib_line_fit_knee(line, breaks, num_breaks) :
                               UCS_ERR_NO_ELEM;
     if (status != UCS_OK) {
@@ -582,7 +601,7 @@ int main(int argc, char **argv)
     unsigned i;
     int wstatus;
 
-    pt_prog = "psel_calibrate";
+    psel_oob_prog = "psel_calibrate";
     if (cal_parse_args(argc, argv, &opts) != 0) {
         return 2;
     }

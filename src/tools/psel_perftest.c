@@ -11,7 +11,7 @@
 #include "config.h"
 #endif
 
-#include "perftest_run.h"
+#include "perftest_session.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -56,6 +56,8 @@ static const struct {
     {0, NULL}
 };
 
+#define PT_OPT_BIND  256 /* --bind: a long option, no ucx_perftest letter */
+
 /* ucx_perftest 1.13's options; the leading ':' reports missing values */
 #define PT_OPTSTRING ":p:b:6NfvIc:P:h" \
                      "t:n:s:W:O:w:D:i:H:oSCIqM:r:E:T:d:x:A:BUem:R:lz"
@@ -70,6 +72,7 @@ typedef struct {
     unsigned    out_flags;     /* PT_OUT_* */
     double      rank;          /* percentile of the latency column */
     const char *cpus;          /* -c, or NULL */
+    const char *bind_addr;     /* --bind: the server's listening address */
 } pt_opts_t;
 
 /** One report line, in seconds, bytes/s and messages/s. */
@@ -127,6 +130,8 @@ static void pt_usage(FILE *stream)
         "     -R <rank>      percentile rank of the percentile data in latency tests (50.0)\n"
         "     -p <port>      TCP port to use for data exchange (%d)\n"
         "     -6             Use IPv6 address for in data exchange\n"
+        "     --bind <addr>  server: listen on this address only (default:\n"
+        "                    every address of the host)\n"
         "     -C             use wild-card tag for tag tests\n"
         "     -m host[,host] -D contig[,contig] -T 1 -M single -E poll\n"
         "                    accepted for compatibility (the only supported values)\n"
@@ -301,6 +306,10 @@ static int pt_parse_args(int argc, char **argv, pt_opts_t *opts)
     static const char *const threads[]   = {"1", NULL};
     static const char *const tmodes[]    = {"single", NULL};
     static const char *const wmodes[]    = {"poll", NULL};
+    static const struct option long_opts[] = {
+        {"bind", required_argument, NULL, PT_OPT_BIND},
+        {NULL, 0, NULL, 0}
+    };
     uint64_t value;
     char *end;
     unsigned i;
@@ -309,8 +318,16 @@ static int pt_parse_args(int argc, char **argv, pt_opts_t *opts)
     pt_opts_init(opts);
     opterr = 0;
     optind = 1;
-    while ((c = getopt(argc, argv, PT_OPTSTRING)) != -1) {
+    while ((c = getopt_long(argc, argv, PT_OPTSTRING, long_opts, NULL)) != -1) {
         switch (c) {
+        case PT_OPT_BIND:
+            if (optarg[0] == '\0') {
+                fprintf(stderr, "psel_perftest: empty value for --bind: "
+                        "expected an address or host name of this host\n");
+                return 1;
+            }
+            opts->bind_addr = optarg;
+            break;
         case 'p':
             if (pt_parse_uint(optarg, 1, 65535, &value) != 0) {
                 return pt_bad_value('p', "port", optarg,
@@ -408,12 +425,23 @@ static int pt_parse_args(int argc, char **argv, pt_opts_t *opts)
             }
             break;
         case ':':
-            fprintf(stderr, "psel_perftest: option -%c needs a value (see "
-                    "psel_perftest -h)\n", optopt);
+            if (optopt == PT_OPT_BIND) {
+                fprintf(stderr, "psel_perftest: option --bind needs a value "
+                        "(see psel_perftest -h)\n");
+            } else {
+                fprintf(stderr, "psel_perftest: option -%c needs a value (see "
+                        "psel_perftest -h)\n", optopt);
+            }
             return 1;
         case '?':
-            fprintf(stderr, "psel_perftest: unknown option -%c (see "
-                    "psel_perftest -h)\n", isprint(optopt) ? optopt : '?');
+            if (optopt == 0) { /* an unknown long option */
+                fprintf(stderr, "psel_perftest: unknown option '%s' (see "
+                        "psel_perftest -h)\n", argv[optind - 1]);
+            } else {
+                fprintf(stderr, "psel_perftest: unknown option -%c (see "
+                        "psel_perftest -h)\n",
+                        isprint(optopt) ? optopt : '?');
+            }
             return 1;
         default:
             for (i = 0; pt_unsupported[i].opt != 0; ++i) {
@@ -434,6 +462,13 @@ static int pt_parse_args(int argc, char **argv, pt_opts_t *opts)
     if (optind < argc) {
         fprintf(stderr, "psel_perftest: unexpected argument '%s' (only one "
                 "server host is accepted)\n", argv[optind]);
+        return 1;
+    }
+
+    if ((opts->server != NULL) && (opts->bind_addr != NULL)) {
+        fprintf(stderr, "psel_perftest: --bind is a server option (the "
+                "address the server listens on); a client connects to the "
+                "host it is given\n");
         return 1;
     }
 
@@ -768,7 +803,8 @@ static int pt_server(const pt_opts_t *opts)
     ucs_status_t status;
     int listen_fd;
 
-    status = psel_oob_listen(opts->family, opts->port, &listen_fd);
+    status = psel_oob_listen(opts->family, opts->bind_addr, opts->port,
+                             &listen_fd);
     if (status != UCS_OK) {
         return 1;
     }

@@ -28,6 +28,10 @@
 #define PSEL_CALIB_MAX_LINES      512  /**< Lines (proto, lanes, memtype) per calibration */
 #define PSEL_CALIB_MAX_POINTS     4096 /**< Points per line */
 #define PSEL_CALIB_MAX_TEXT_LINE  1024 /**< Longest line of a file, without '\n' */
+#define PSEL_CALIB_MAX_FIT_RANGES 4    /**< Ranges between breaks that a fit
+                                            makes; each may be split in two
+                                            where its multi cost bends
+                                            (PSEL_PROTO_MAX_RANGES in all) */
 
 
 /** One measured size. */
@@ -159,7 +163,7 @@ ucs_status_t psel_calib_fit_linear(const size_t *x, const double *y,
  * breaks[i], the last one up to SIZE_MAX. A break outside the measured sizes
  * (below the first or at/after the last usable point), or one that leaves a
  * range with fewer than 2 usable points, is dropped: its range merges into the
- * next one. At most PSEL_PROTO_MAX_RANGES - 1 breaks are used (the first
+ * next one. At most PSEL_CALIB_MAX_FIT_RANGES - 1 breaks are used (the first
  * ones that qualify). A flavour with no usable point in a range takes the
  * other flavour's line there.
  *
@@ -180,7 +184,7 @@ ucs_status_t psel_calib_line_fit(psel_calib_line_t *line, const size_t *breaks,
  * "knee": e.g. a copy that stays flat up to a cache or packet size and then
  * grows): every measured size is tried as an extra break, and the best is
  * kept if it cuts the mean relative error of both flavours by 20% or more.
- * Needs room for one more range (num_breaks + 2 <= PSEL_PROTO_MAX_RANGES).
+ * Needs room for one more range (num_breaks + 2 <= PSEL_CALIB_MAX_FIT_RANGES).
  *
  * @return As psel_calib_line_fit().
  */

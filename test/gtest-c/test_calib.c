@@ -8,6 +8,7 @@
 #include "test_util.h"
 
 #include <ucp_proto_sel/calib.h>
+#include <ucp_proto_sel/calib_int.h>
 #include <ucs/sys/string.h>
 #include <uct/api/version.h>
 
@@ -337,6 +338,78 @@ static void test_line_points_sorted_and_replaced(void **state)
 
 /* Piecewise fit */
 
+/* The fit made one range between breaks: one single line in every range */
+static void assert_single_is_one_line(const psel_calib_line_t *line)
+{
+    unsigned r;
+
+    assert_true(line->num_ranges >= 1);
+    for (r = 1; r < line->num_ranges; ++r) {
+        assert_memory_equal(&line->ranges[r].perf[PSEL_PERF_SINGLE],
+                            &line->ranges[0].perf[PSEL_PERF_SINGLE],
+                            sizeof(ucs_linear_func_t));
+    }
+}
+
+/* Streaming a protocol whose stages cross: the multi points are
+ * max(5 us + 0.01 ns/B, 0.2 ns/B) (the stages meet at 5 us / 0.19 ns/B =
+ * 26316 B), +-2% noise; single is their sum. The fit models multi as the
+ * envelope of two lines, split near the crossing; one line fits it worse. */
+static void test_fit_multi_envelope_of_crossing_stages(void **state)
+{
+    size_t x[MAX_SIZES], *xs;
+    double *ys, single, multi, one_err = 0, a, b;
+    psel_calib_line_t *line;
+    psel_calib_t calib;
+    ucs_linear_func_t one;
+    unsigned n, i;
+
+    rng_state = 0x9e3779b97f4a7c15ull;
+    psel_calib_init(&calib);
+    line = psel_calib_line_get(&calib, "rndv/put", "tcp/lo",
+                               UCS_MEMORY_TYPE_HOST);
+    n  = log_sizes(64, 16 * MIB, 4, x);
+    xs = malloc(n * sizeof(*xs));
+    ys = malloc(n * sizeof(*ys));
+    for (i = 0; i < n; ++i) {
+        a      = 5 * US + 0.01 * NS * x[i];
+        b      = 0.2 * NS * x[i];
+        single = (a + b) * (1 + 0.02 * (2 * rng_uniform() - 1));
+        multi  = ucs_max(a, b) * (1 + 0.02 * (2 * rng_uniform() - 1));
+        assert_int_equal(psel_calib_line_add_point(line, x[i], single, multi),
+                         UCS_OK);
+        xs[i] = x[i];
+        ys[i] = multi;
+    }
+
+    assert_int_equal(psel_calib_line_fit(line, NULL, 0), UCS_OK);
+    assert_single_is_one_line(line);
+    assert_int_equal(line->num_ranges, 2);
+    assert_true((line->ranges[0].max_length > 0.9 * 26316) &&
+                (line->ranges[0].max_length < 1.1 * 26316));
+    assert_rel_close(line->ranges[0].perf[PSEL_PERF_MULTI].c, 5 * US, 0.05);
+    assert_rel_close(line->ranges[1].perf[PSEL_PERF_MULTI].m, 0.2 * NS, 0.05);
+    assert_true(line->ranges[1].perf[PSEL_PERF_MULTI].c < 0.5 * US);
+    assert_rel_close(line->ranges[0].perf[PSEL_PERF_SINGLE].m, 0.21 * NS, 0.05);
+
+    /* one line through the same points is clearly worse */
+    assert_int_equal(psel_calib_fit_linear(xs, ys, n, &one), UCS_OK);
+    for (i = 0; i < n; ++i) {
+        one_err += fabs(ucs_linear_func_apply(one, xs[i]) - ys[i]) / ys[i];
+    }
+    one_err /= n;
+    print_message("multi of crossing stages: envelope median error %.2f%%, "
+                  "one line mean error %.2f%%\n",
+                  100 * psel_calib_line_fit_error(line, PSEL_PERF_MULTI),
+                  100 * one_err);
+    assert_true(psel_calib_line_fit_error(line, PSEL_PERF_MULTI) < 0.02);
+    assert_true(one_err > 0.05);
+
+    free(ys);
+    free(xs);
+    psel_calib_cleanup(&calib);
+}
+
 /* Points of a bcopy-like protocol: one line up to @a frag, a steeper one
  * (per-fragment overhead) above; multi is 60% of single */
 static void add_two_segment_points(psel_calib_line_t *line, size_t frag,
@@ -389,9 +462,10 @@ static void test_piecewise_fit_two_segments(void **state)
     assert_true(err_single < 0.03);
     assert_true(err_multi < 0.03);
 
-    /* without the break one line cannot follow both segments */
+    /* without the break one line cannot follow both segments (the multi
+     * cost may still be split where its envelope bends; single is one line) */
     assert_int_equal(psel_calib_line_fit(line, NULL, 0), UCS_OK);
-    assert_int_equal(line->num_ranges, 1);
+    assert_single_is_one_line(line);
     print_message("one range over both: median relative error %.2f%%\n",
                   100 * psel_calib_line_fit_error(line, PSEL_PERF_SINGLE));
     assert_true(psel_calib_line_fit_error(line, PSEL_PERF_SINGLE) >
@@ -421,16 +495,16 @@ static void test_piecewise_breaks_merged_or_dropped(void **state)
     assert_rel_close(line->ranges[0].perf[PSEL_PERF_SINGLE].c, 2 * US, 1e-9);
     assert_rel_close(line->ranges[1].perf[PSEL_PERF_SINGLE].m, 0.3 * NS, 1e-9);
 
-    /* at most PSEL_PROTO_MAX_RANGES - 1 breaks: the first ones */
+    /* at most PSEL_CALIB_MAX_FIT_RANGES - 1 breaks: the first ones */
     assert_int_equal(psel_calib_line_fit(line, many, 5), UCS_OK);
-    assert_int_equal(line->num_ranges, PSEL_PROTO_MAX_RANGES);
+    assert_int_equal(line->num_ranges, PSEL_CALIB_MAX_FIT_RANGES);
     assert_int_equal(line->ranges[2].max_length, 4096);
     assert_int_equal(line->ranges[3].max_length, SIZE_MAX);
 
     /* breaks must ascend; a failed fit leaves the ranges as they were */
     assert_int_equal(psel_calib_line_fit(line, unsorted, 2),
                      UCS_ERR_INVALID_PARAM);
-    assert_int_equal(line->num_ranges, PSEL_PROTO_MAX_RANGES);
+    assert_int_equal(line->num_ranges, PSEL_CALIB_MAX_FIT_RANGES);
 
     /* nothing usable to fit */
     empty = psel_calib_line_get(&calib, "egr/bcopy", "tcp/eth0",
@@ -578,8 +652,12 @@ static void test_fit_knee_finds_the_bend(void **state)
     }
 
     assert_int_equal(psel_calib_line_fit(line, NULL, 0), UCS_OK);
-    assert_int_equal(line->num_ranges, 1);
+    assert_single_is_one_line(line);
     err_plain = psel_calib_line_fit_error(line, PSEL_PERF_SINGLE);
+    /* the multi points (half of single) are the envelope of a flat line and
+     * a slope: followed without any break */
+    assert_int_equal(line->num_ranges, 2);
+    assert_true(psel_calib_line_fit_error(line, PSEL_PERF_MULTI) < 0.01);
 
     assert_int_equal(psel_calib_line_fit_knee(line, NULL, 0), UCS_OK);
     assert_int_equal(line->num_ranges, 2);
@@ -587,7 +665,8 @@ static void test_fit_knee_finds_the_bend(void **state)
     assert_true((knee >= 512) && (knee <= 4096));
     for (i = 0; i < line->num_points; ++i) {
         x = line->points[i].size;
-        t = ucs_linear_func_apply(line->ranges[(x <= knee) ? 0 : 1]
+        t = ucs_linear_func_apply(line->ranges[(x <= knee) ? 0 :
+                                               (line->num_ranges - 1)]
                                           .perf[PSEL_PERF_SINGLE], x);
         assert_rel_close(t, line->points[i].time[PSEL_PERF_SINGLE], 0.05);
     }
@@ -596,11 +675,11 @@ static void test_fit_knee_finds_the_bend(void **state)
 
     /* no room for another range: the breaks given are kept as they are */
     {
-        size_t breaks[PSEL_PROTO_MAX_RANGES - 1] = {64, 256, 4096};
+        size_t breaks[PSEL_CALIB_MAX_FIT_RANGES - 1] = {64, 256, 4096};
         assert_int_equal(psel_calib_line_fit_knee(line, breaks,
-                                                  PSEL_PROTO_MAX_RANGES - 1),
+                                                  PSEL_CALIB_MAX_FIT_RANGES - 1),
                          UCS_OK);
-        assert_int_equal(line->num_ranges, PSEL_PROTO_MAX_RANGES);
+        assert_int_equal(line->num_ranges, PSEL_CALIB_MAX_FIT_RANGES);
         assert_int_equal(line->ranges[2].max_length, 4096);
     }
     psel_calib_cleanup(&calib);
@@ -829,8 +908,9 @@ static const bad_file_t bad_files[] = {
     {HDR RANGE("8192") RANGE("4096") RANGE("inf"), 8,
      "max_length 4096: not above the previous range's (line 7)"},
     {HDR RANGE("inf") RANGE("inf"), 8, "max_length inf: not above"},
-    {HDR RANGE("1") RANGE("2") RANGE("3") RANGE("4") RANGE("inf"), 11,
-     "range: more than 4 ranges for egr/bcopy tcp/lo host"},
+    {HDR RANGE("1") RANGE("2") RANGE("3") RANGE("4") RANGE("5") RANGE("6")
+     RANGE("7") RANGE("8") RANGE("inf"), 15,
+     "range: more than 8 ranges for egr/bcopy tcp/lo host"},
     {HDR RANGE("8192") POINT("1") POINT("2"), 7,
      "max_length 8192: the last range of egr/bcopy tcp/lo host must end at "
      "inf"},
@@ -998,17 +1078,36 @@ static void test_check_host_and_ucx(void **state)
                      PSEL_CALIB_MISMATCHED);
     assert_non_null(strstr(why, "elsewhere"));
 
-    /* same hostname, another machine (a clone of the image) */
+    /* same hostname, another machine (a clone of the image): checked
+     * against a given identity, so it runs whether or not this host has a
+     * machine id */
     psel_calib_init(&calib);
-    if (strcmp(calib.machine_id, "-")) {
-        ucs_strncpy_zero(calib.machine_id, "ffffffffffffffff",
-                         sizeof(calib.machine_id));
-        assert_int_equal(psel_calib_check(&calib, why, sizeof(why)),
-                         PSEL_CALIB_MISMATCHED);
-        assert_non_null(strstr(why, "machine id ffffffffffffffff"));
-    }
-    /* an unknown machine id is not held against the file */
+    ucs_strncpy_zero(calib.machine_id, "ffffffffffffffff",
+                     sizeof(calib.machine_id));
+    assert_int_equal(psel_calib_check_host(&calib, calib.hostname,
+                                           "0123456789abcdef", why,
+                                           sizeof(why)),
+                     PSEL_CALIB_MISMATCHED);
+    assert_non_null(strstr(why, "machine id ffffffffffffffff, this one has "
+                                "0123456789abcdef"));
+    assert_int_equal(psel_calib_check_host(&calib, calib.hostname,
+                                           "ffffffffffffffff", why,
+                                           sizeof(why)),
+                     PSEL_CALIB_MATCH);
+    /* an unknown machine id, on either side, is not held against the file */
+    assert_int_equal(psel_calib_check_host(&calib, calib.hostname, "-", why,
+                                           sizeof(why)),
+                     PSEL_CALIB_MATCH);
     ucs_strncpy_zero(calib.machine_id, "-", sizeof(calib.machine_id));
+    assert_int_equal(psel_calib_check_host(&calib, calib.hostname,
+                                           "0123456789abcdef", why,
+                                           sizeof(why)),
+                     PSEL_CALIB_MATCH);
+    /* another hostname with the same machine id is another host */
+    assert_int_equal(psel_calib_check_host(&calib, "elsewhere", "-", why,
+                                           sizeof(why)),
+                     PSEL_CALIB_MISMATCHED);
+    /* and on this host: the file's unknown id matches */
     assert_int_equal(psel_calib_check(&calib, why, sizeof(why)),
                      PSEL_CALIB_MATCH);
 
@@ -1016,6 +1115,45 @@ static void test_check_host_and_ucx(void **state)
     assert_int_equal(psel_calib_check(&calib, why, 5), PSEL_CALIB_MATCH);
     assert_int_equal(strlen(why), 4);
     psel_calib_cleanup(&calib);
+}
+
+/* The machine id is the first word of the file, "-" when there is none */
+static void test_read_machine_id(void **state)
+{
+    char path[] = "/tmp/test_calib_machine_id.XXXXXX";
+    char id[64];
+    int fd = mkstemp(path);
+    FILE *f;
+
+    assert_true(fd >= 0);
+    f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs("  3d1219c7c4c5404aaa1f6d2a48adfda4\n", f);
+    fclose(f);
+    psel_calib_read_machine_id(path, id, sizeof(id));
+    /* leading blanks end the first word: an unusual file reads as unknown */
+    assert_string_equal(id, "-");
+
+    f = fopen(path, "w");
+    fputs("3d1219c7c4c5404aaa1f6d2a48adfda4 extra\n", f);
+    fclose(f);
+    psel_calib_read_machine_id(path, id, sizeof(id));
+    assert_string_equal(id, "3d1219c7c4c5404aaa1f6d2a48adfda4");
+
+    f = fopen(path, "w");
+    fputs("ab#cd\n", f); /* '#' would start a comment in the file */
+    fclose(f);
+    psel_calib_read_machine_id(path, id, sizeof(id));
+    assert_string_equal(id, "ab_cd");
+
+    f = fopen(path, "w");
+    fclose(f);
+    psel_calib_read_machine_id(path, id, sizeof(id));
+    assert_string_equal(id, "-");
+
+    unlink(path);
+    psel_calib_read_machine_id(path, id, sizeof(id));
+    assert_string_equal(id, "-");
 }
 
 
@@ -1186,6 +1324,8 @@ int main(void)
         cmocka_unit_test(test_accepted_variants),
         cmocka_unit_test(test_other_format_version_unsupported),
         cmocka_unit_test(test_check_host_and_ucx),
+        cmocka_unit_test(test_read_machine_id),
+        cmocka_unit_test(test_fit_multi_envelope_of_crossing_stages),
         cmocka_unit_test(test_apply_replaces_ranges),
         cmocka_unit_test(test_default_path),
     };

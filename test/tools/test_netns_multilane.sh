@@ -96,15 +96,18 @@ setup() {
 }
 err=$(setup 2>&1) || skip "cannot configure the veth pairs: $err"
 
-# wait_carrier DEV-IN-A DEV-IN-B: carrier on both ends of a pair, at most 5 s
+. "$(dirname "$0")/tap.sh"
+
+# carrier DEV-IN-A DEV-IN-B: both ends of a pair have carrier
+carrier() {
+    ip -n "$ns_a" -br link show "$1" | grep -q "LOWER_UP" &&
+        ip -n "$ns_b" -br link show "$2" | grep -q "LOWER_UP"
+}
+# wait_carrier DEV-IN-A DEV-IN-B: carrier on both ends, at most 5 s (a
+# failed test point that says so otherwise)
 wait_carrier() {
-    local dev_a=$1 dev_b=$2
-    for _ in $(seq 50); do
-        ip -n "$ns_a" -br link show "$dev_a" | grep -q "LOWER_UP" &&
-            ip -n "$ns_b" -br link show "$dev_b" | grep -q "LOWER_UP" && return 0
-        sleep 0.1
-    done
-    return 1
+    wait_until "carrier on $1 ($ns_a) and $2 ($ns_b)" 5 carrier "$1" "$2" ||
+        { result "carrier on $1 and $2 within 5 s" 1; return 1; }
 }
 wait_carrier "$dev1" "$dev1"
 wait_carrier "$dev2" "$dev2"
@@ -112,8 +115,6 @@ echo "# hosts: $ns_a ($dev1 $a1, $dev2 $a2) <-> $ns_b ($dev1 $b1, $dev2 $b2)"
 
 in_a() { ip netns exec "$ns_a" "$@"; }
 in_b() { ip netns exec "$ns_b" "$@"; }
-
-. "$(dirname "$0")/tap.sh"
 
 export UCX_PSEL_TLS=tcp
 
@@ -242,11 +243,8 @@ run() {
     in_a env $senv timeout 20 "$perftest" -p "$port" >"$tmp/$name.server" 2>&1 &
     spid=$!
     pids="$pids $spid"
-    for _ in $(seq 100); do
-        grep -q "Waiting for connection" "$tmp/$name.server" && break
-        kill -0 "$spid" 2>/dev/null || break
-        sleep 0.05
-    done
+    wait_server_ready "$tmp/$name.server" "$spid" 5 ||
+        result "$desc: the server listens within 5 s" 1
     # shellcheck disable=SC2086
     in_b env $cenv timeout 20 "$perftest" "$a1" -p "$port" -t tag_bw \
         -s $size -n "$iters" -w 2 >"$tmp/$name.client" 2>&1 &

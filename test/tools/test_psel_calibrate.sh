@@ -126,18 +126,16 @@ start_server() { # start_server ENV...: sets $port and $server_pid
         port=$((20000 + RANDOM % 40000))
         env "$@" timeout 120 "$perftest" -p "$port" >"$tmp/server" 2>&1 &
         server_pid=$!
-        for _ in $(seq 100); do
-            grep -q "Waiting for connection" "$tmp/server" 2>/dev/null && return 0
-            kill -0 "$server_pid" 2>/dev/null || break
-            sleep 0.05
-        done
+        wait_server_ready "$tmp/server" "$server_pid" 5 && return 0
+        kill "$server_pid" 2>/dev/null
         wait "$server_pid" 2>/dev/null
         server_pid=
     done
     return 1
 }
 
-start_server "${tcp_env[@]}" UCX_PSEL_CALIBRATION="$cal"
+start_server "${tcp_env[@]}" UCX_PSEL_CALIBRATION="$cal" ||
+    result "a psel_perftest server starts (5 tries)" 1
 env "${tcp_env[@]}" UCX_PSEL_CALIBRATION="$cal" UCX_PSEL_PROTO_INFO=y \
     timeout 60 "$perftest" 127.0.0.1 -p "$port" -t tag_lat -s 8 -n 100 \
     >"$tmp/client" 2>&1
@@ -151,7 +149,7 @@ result "psel_perftest runs with UCX_PSEL_CALIBRATION and selects as psel_info (0
     $(( st != 0 || $? != 0 )) "$tmp/client" "$tmp/server"
 
 # --- 5. a session against a psel_perftest server ----------------------------
-start_server
+start_server || result "a psel_perftest server starts (5 tries)" 1
 timeout 120 "$calibrate" --quick --max-size 4K -o "$tmp/remote.txt" 127.0.0.1 \
     -p "$port" >"$tmp/remote.out" 2>&1
 st=$?
@@ -160,6 +158,20 @@ server_pid=
 grep -q "^range egr/short tcp/" "$tmp/remote.txt" 2>/dev/null
 result "psel_calibrate against a psel_perftest server measures tcp" \
     $(( st != 0 || $? != 0 )) "$tmp/remote.out" "$tmp/server"
+
+# a server that cannot create its worker: the client says why, not a bare exit 1
+start_server UCX_PSEL_NET_DEVICES=nonexistent0 ||
+    result "a psel_perftest server starts (5 tries)" 1
+timeout 60 "$calibrate" --quick -o "$tmp/noworker.txt" 127.0.0.1 -p "$port" \
+    >"$tmp/noworker.out" 2>&1
+st=$?
+wait "$server_pid" 2>/dev/null
+server_pid=
+grep -q "the server could not set up its side: cannot create the worker: .*UCX_PSEL_NET_DEVICES=nonexistent0" \
+    "$tmp/noworker.out" && grep -q "wait for LOWER_UP" "$tmp/noworker.out" &&
+    [ ! -e "$tmp/noworker.txt" ]
+result "a server without a worker: exit 1, the client names the server's cause and what to check" \
+    $(( st != 1 || $? != 0 )) "$tmp/noworker.out" "$tmp/server"
 
 # --- 6. bad input --------------------------------------------------------------
 timeout 10 "$calibrate" -t bogus >"$tmp/bad.out" 2>&1
