@@ -133,18 +133,18 @@ static int psel_same_device(const psel_resource_t *a, const psel_resource_t *b)
 }
 
 /* Paths of the device of @a rsc (in @a table, the local or the remote side)
- * already taken by lanes of @a role. */
+ * already taken by the lanes of @a set (one role, one memory type). */
 static unsigned psel_paths_used(const psel_ep_lanes_t *ep,
                                 const psel_resource_table_t *table, int remote,
                                 const psel_resource_t *rsc,
-                                psel_lane_role_t role)
+                                const psel_lane_set_t *set)
 {
-    unsigned i, used = 0, idx;
+    unsigned i, used = 0, idx, lane;
 
-    for (i = 0; i < ep->num_lanes; ++i) {
-        idx = remote ? ep->info[i].remote : ep->info[i].local;
-        if ((ep->info[i].roles & UCS_BIT(role)) &&
-            psel_same_device(&table->resources[idx], rsc)) {
+    for (i = 0; i < set->count; ++i) {
+        lane = set->lanes[i]->index;
+        idx  = remote ? ep->info[lane].remote : ep->info[lane].local;
+        if (psel_same_device(&table->resources[idx], rsc)) {
             ++used;
         }
     }
@@ -157,11 +157,11 @@ static int psel_pair_has_paths(const psel_ep_lanes_t *ep,
                                const psel_resource_t *lrsc,
                                const psel_resource_table_t *remote,
                                const psel_resource_t *rrsc,
-                               psel_lane_role_t role)
+                               const psel_lane_set_t *set)
 {
-    return (psel_paths_used(ep, local, 0, lrsc, role) <
+    return (psel_paths_used(ep, local, 0, lrsc, set) <
             ucs_max(lrsc->dev_num_paths, 1)) &&
-           (psel_paths_used(ep, remote, 1, rrsc, role) <
+           (psel_paths_used(ep, remote, 1, rrsc, set) <
             ucs_max(rrsc->dev_num_paths, 1));
 }
 
@@ -223,7 +223,9 @@ static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
         lane->zcopy_align   = rsc->put.opt_zcopy_align;
     }
     lane->max_iov       = rsc->am.max_iov;
-    lane->reg_mem_types = rsc->reg_mem_types;
+    lane->reg_mem_types = (rsc->md_flags & UCT_MD_FLAG_REG) ?
+                          rsc->reg_mem_types : 0;
+    lane->access_mem_types = rsc->access_mem_types;
 }
 
 /* Find or add the lane for (local l, remote r, path); -1 if full. */
@@ -281,13 +283,20 @@ static int psel_pair_better(const psel_resource_table_t *local,
                   remote->resources[best_r].dev_name);
 }
 
-static void psel_lanes_select_role(const psel_resource_table_t *local,
-                                   const psel_resource_table_t *remote,
-                                   const psel_lane_select_params_t *params,
-                                   psel_lane_role_t role, psel_ep_lanes_t *ep)
+/*
+ * Choose the lanes of one set: @a role, and for rma_bw one memory type
+ * (@a mem_type; UCS_MEMORY_TYPE_LAST for the other roles), whose local MD
+ * must register it, as UCX's ucp_wireup_add_rma_bw_lanes() asks per memory
+ * type (criteria.reg_mem_types). The set's lanes and shares go to @a set.
+ */
+static void psel_lanes_select_set(const psel_resource_table_t *local,
+                                  const psel_resource_table_t *remote,
+                                  const psel_lane_select_params_t *params,
+                                  psel_lane_role_t role,
+                                  ucs_memory_type_t mem_type,
+                                  psel_lane_set_t *set, psel_ep_lanes_t *ep)
 {
     const psel_lane_selector_t *selector = &psel_lane_selectors[role];
-    psel_lane_set_t *set                 = &ep->sets.role[role];
     double score, best, total_bw = 0;
     unsigned l, r, best_l = 0, best_r = 0, path, i;
     const psel_resource_t *lrsc, *rrsc;
@@ -297,15 +306,16 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
         best = 0;
         for (l = 0; l < local->count; ++l) {
             lrsc = &local->resources[l];
-            if (!selector->applies(lrsc)) {
+            if (!selector->applies(lrsc) ||
+                ((mem_type < UCS_MEMORY_TYPE_LAST) &&
+                 !(lrsc->reg_mem_types & UCS_BIT(mem_type)))) {
                 continue;
             }
             for (r = 0; r < remote->count; ++r) {
                 rrsc = &remote->resources[r];
                 if (!selector->applies(rrsc) ||
                     !psel_pair_reachable(params, local, l, remote, r) ||
-                    !psel_pair_has_paths(ep, local, lrsc, remote, rrsc,
-                                         role)) {
+                    !psel_pair_has_paths(ep, local, lrsc, remote, rrsc, set)) {
                     continue;
                 }
                 score = selector->score(lrsc, rrsc);
@@ -328,7 +338,7 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
             break;
         }
 
-        path = psel_paths_used(ep, local, 0, &local->resources[best_l], role);
+        path = psel_paths_used(ep, local, 0, &local->resources[best_l], set);
         lane = psel_lane_get(ep, local, best_l, remote, best_r, path);
         if (lane < 0) {
             break;
@@ -345,6 +355,94 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
         set->shares[i] = (total_bw > 0) ? set->lanes[i]->bandwidth / total_bw :
                                           1.0 / set->count;
     }
+}
+
+static void psel_lanes_select_role(const psel_resource_table_t *local,
+                                   const psel_resource_table_t *remote,
+                                   const psel_lane_select_params_t *params,
+                                   psel_lane_role_t role, psel_ep_lanes_t *ep)
+{
+    ucs_memory_type_t mem_type;
+
+    if (role != PSEL_LANE_ROLE_RMA_BW) {
+        psel_lanes_select_set(local, remote, params, role,
+                              UCS_MEMORY_TYPE_LAST, &ep->sets.role[role], ep);
+        return;
+    }
+
+    /* host memory first: it is the role's set too */
+    for (mem_type = UCS_MEMORY_TYPE_HOST; mem_type < UCS_MEMORY_TYPE_LAST;
+         ++mem_type) {
+        psel_lanes_select_set(local, remote, params, role, mem_type,
+                              &ep->sets.rma_bw_mem[mem_type], ep);
+    }
+    ep->sets.role[role] = ep->sets.rma_bw_mem[UCS_MEMORY_TYPE_HOST];
+}
+
+/*
+ * The copy engines between host memory and each other memory type, from the
+ * local resources, as UCX's memory-type endpoint (ucp_worker_mem_type_eps_
+ * create) picks them: accelerator transports whose MD accesses that memory
+ * type. The short engine (pack/unpack: put/get_short) has the lowest latency
+ * + overhead, the zcopy engine (staging: put/get_zcopy) the best bandwidth
+ * score at 256 KiB.
+ */
+static void psel_lanes_select_copy(const psel_resource_table_t *local,
+                                   psel_lane_sets_t *sets)
+{
+    const uint64_t short_caps = UCT_IFACE_FLAG_PUT_SHORT |
+                                UCT_IFACE_FLAG_GET_SHORT;
+    const uint64_t zcopy_caps = UCT_IFACE_FLAG_PUT_ZCOPY |
+                                UCT_IFACE_FLAG_GET_ZCOPY;
+    double short_best[UCS_MEMORY_TYPE_LAST] = {0};
+    double zcopy_best[UCS_MEMORY_TYPE_LAST] = {0};
+    const psel_resource_t *rsc;
+    ucs_memory_type_t mt;
+    double bw, lat;
+    unsigned l;
+
+    for (l = 0; l < local->count; ++l) {
+        rsc = &local->resources[l];
+        bw  = psel_rsc_bandwidth(rsc);
+        lat = rsc->latency.c + rsc->overhead;
+        if ((rsc->dev_type != UCT_DEVICE_TYPE_ACC) || (bw <= 0)) {
+            continue;
+        }
+        for (mt = UCS_MEMORY_TYPE_HOST + 1; mt < UCS_MEMORY_TYPE_LAST; ++mt) {
+            if (!(rsc->access_mem_types & UCS_BIT(mt))) {
+                continue;
+            }
+            if ((rsc->cap_flags & short_caps) &&
+                ((short_best[mt] == 0) || (1.0 / lat > short_best[mt]))) {
+                short_best[mt] = (lat > 0) ? 1.0 / lat : HUGE_VAL;
+                snprintf(sets->copy_short[mt].name, PSEL_LANE_NAME_MAX,
+                         "%.31s/%.31s", rsc->tl_name, rsc->dev_name);
+                sets->copy_short[mt].time = ucs_linear_func_make(lat, 1.0 / bw);
+            }
+            if ((rsc->cap_flags & zcopy_caps) &&
+                (1.0 / (PSEL_LANE_BW_SCORE_SIZE / bw + lat) > zcopy_best[mt])) {
+                zcopy_best[mt] = 1.0 / (PSEL_LANE_BW_SCORE_SIZE / bw + lat);
+                snprintf(sets->copy_zcopy[mt].name, PSEL_LANE_NAME_MAX,
+                         "%.31s/%.31s", rsc->tl_name, rsc->dev_name);
+                sets->copy_zcopy[mt].time = ucs_linear_func_make(lat, 1.0 / bw);
+            }
+        }
+    }
+}
+
+uint64_t psel_lane_sets_mem_types(const psel_lane_sets_t *sets)
+{
+    uint64_t mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    ucs_memory_type_t mt;
+
+    for (mt = UCS_MEMORY_TYPE_HOST + 1; mt < UCS_MEMORY_TYPE_LAST; ++mt) {
+        if ((sets->rma_bw_mem[mt].count > 0) ||
+            (sets->copy_short[mt].name[0] != '\0') ||
+            (sets->copy_zcopy[mt].name[0] != '\0')) {
+            mem_types |= UCS_BIT(mt);
+        }
+    }
+    return mem_types;
 }
 
 /* As UCX: the am lane is the first am_bw lane when it can serve the role,
@@ -374,6 +472,15 @@ static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
     set->lanes[set->count++]                   = &ep->lanes[lane];
 }
 
+static void psel_lane_set_rebase(psel_lane_set_t *set, psel_ep_lanes_t *ep)
+{
+    unsigned i;
+
+    for (i = 0; i < set->count; ++i) {
+        set->lanes[i] = &ep->lanes[set->lanes[i]->index];
+    }
+}
+
 ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
                                const psel_resource_table_t *remote,
                                const psel_lane_select_params_t *params,
@@ -399,6 +506,7 @@ ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
         }
         psel_lanes_select_role(local, remote, params, role, &result);
     }
+    psel_lanes_select_copy(local, &result.sets);
     if (result.num_lanes == 0) {
         ucs_error("no lane: none of the %u local resources reaches any of "
                   "the peer's %u", local->count, remote->count);
@@ -408,11 +516,10 @@ ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
     *ep = result;
     /* the sets point into *ep, not into the local copy */
     for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
-        unsigned i;
-        for (i = 0; i < ep->sets.role[role].count; ++i) {
-            ep->sets.role[role].lanes[i] =
-                    &ep->lanes[result.sets.role[role].lanes[i]->index];
-        }
+        psel_lane_set_rebase(&ep->sets.role[role], ep);
+    }
+    for (role = 0; role < UCS_MEMORY_TYPE_LAST; ++role) {
+        psel_lane_set_rebase(&ep->sets.rma_bw_mem[role], ep);
     }
     return UCS_OK;
 }

@@ -97,6 +97,13 @@ ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
                                const psel_lane_select_params_t *params,
                                psel_ep_lanes_t *ep);
 
+/**
+ * @return Bitmap of the memory types an endpoint's lanes can send from:
+ *         host, and each memory type with an rma_bw lane whose MD registers
+ *         it or a copy engine (lane.h) that reaches host memory.
+ */
+uint64_t psel_lane_sets_mem_types(const psel_lane_sets_t *sets);
+
 /** @return Name of a lane role: "am", "am_bw", "rma_bw" or "amo". */
 const char *psel_lane_role_name(psel_lane_role_t role);
 

@@ -1147,6 +1147,11 @@ static uct_device_type_t psel_import_derive_type(const char *tl_name)
     if (!strcmp(tl_name, "self")) {
         return UCT_DEVICE_TYPE_SELF;
     }
+    if (strstr(tl_name, "_ipc") != NULL) {
+        /* cuda_ipc, rocm_ipc: GPU memory of another process on this host;
+         * later versions print them as intra-node */
+        return UCT_DEVICE_TYPE_SHM;
+    }
     for (i = 0; i < sizeof(shm) / sizeof(shm[0]); ++i) {
         if (!strcmp(tl_name, shm[i])) {
             return UCT_DEVICE_TYPE_SHM;

@@ -148,22 +148,31 @@ static const char *table_name(const psel_resource_table_t *table)
     return name;
 }
 
-/* Build the tables of the buffer types asked for (contig first). With a
- * calibration, also the tables the transports' attributes alone give. */
+/* Build the tables of the buffer types asked for (contig first, then iov,
+ * generic, and contig of each other memory type the lanes can send from).
+ * With a calibration, also the tables the transports' attributes alone give. */
 static unsigned build_tables(psel_select_t *select, psel_select_t *attrs,
-                             unsigned count, psel_info_table_t *tables)
+                             unsigned count, uint64_t mem_types,
+                             psel_info_table_t *tables)
 {
-    const psel_buffer_type_t types[] = {
+    psel_buffer_type_t types[3 + UCS_MEMORY_TYPE_LAST] = {
         psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_CONTIG,
                          UCS_MEMORY_TYPE_HOST, 1),
         psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_IOV, UCS_MEMORY_TYPE_HOST, 4),
         psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_GENERIC,
                          UCS_MEMORY_TYPE_HOST, 1),
     };
+    unsigned i, built = 0, num_types = 3;
     psel_info_table_t *t;
-    unsigned i, built = 0;
+    ucs_memory_type_t mt;
 
-    for (i = 0; i < ucs_min(count, ucs_static_array_size(types)); ++i) {
+    for (mt = UCS_MEMORY_TYPE_HOST + 1; mt < UCS_MEMORY_TYPE_LAST; ++mt) {
+        if (mem_types & UCS_BIT(mt)) {
+            types[num_types++] = psel_buffer_type(PSEL_OP_TAG_SEND,
+                                                  PSEL_DT_CONTIG, mt, 1);
+        }
+    }
+    for (i = 0; i < ucs_min(count, num_types); ++i) {
         t         = &tables[built];
         t->select = select;
         if ((psel_select_build(select, types[i], &t->table) != UCS_OK) ||
@@ -220,8 +229,8 @@ static int show_endpoint(const psel_resource_table_t *local,
         .config   = config,
         .calib    = calib
     };
-    unsigned num_print = opts->all_types ? 3 : 1;
-    psel_info_table_t tables[3];
+    unsigned num_print = opts->all_types ? 3 + UCS_MEMORY_TYPE_LAST : 1;
+    psel_info_table_t tables[3 + UCS_MEMORY_TYPE_LAST];
     psel_select_t *attrs = NULL;
     psel_ep_config_t *ep;
     unsigned count;
@@ -252,8 +261,9 @@ static int show_endpoint(const psel_resource_table_t *local,
     }
 
     /* --ucx-env weighs every buffer type UCP may send */
+    /* --ucx-env weighs the host buffer types only */
     count = build_tables(&ep->select, attrs, opts->ucx_env ? 3 : num_print,
-                         tables);
+                         psel_lane_sets_mem_types(&ep->lanes.sets), tables);
     if (count == 0) {
         goto out_attrs;
     }

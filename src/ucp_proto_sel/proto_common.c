@@ -64,11 +64,23 @@ ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
                                  psel_lane_set_perf_t *perf,
                                  psel_proto_caps_t *caps_out)
 {
+    ucs_memory_type_t mem_type = params->buf_type.mem_type;
     const psel_lane_set_t *set = &params->lanes->role[role];
     const psel_lane_t *lane;
     uint64_t md_map = 0;
     unsigned i;
 
+    if ((role == PSEL_LANE_ROLE_RMA_BW) && (mem_type < UCS_MEMORY_TYPE_LAST) &&
+        (mem_type != UCS_MEMORY_TYPE_HOST)) {
+        /* the rma_bw lanes chosen for this memory type (lane.h); host
+         * memory's are the role's own */
+        set = &params->lanes->rma_bw_mem[mem_type];
+        if (set->count == 0) {
+            return psel_proto_unsupported(caps_out, "no rma_bw lane registers "
+                                          "%s memory",
+                                          ucs_memory_type_names[mem_type]);
+        }
+    }
     if (set->count == 0) {
         return psel_proto_unsupported(caps_out, "no %s lane",
                                       psel_lane_role_names[role]);
@@ -155,7 +167,50 @@ void psel_proto_set_lanes(const psel_lane_set_t *set, const psel_lane_t *ctrl,
 
 int psel_proto_buffer_is_host(const psel_proto_init_params_t *params)
 {
-    return params->buf_type.mem_type == UCS_MEMORY_TYPE_HOST;
+    /* the CPU reaches it: UCX's UCP_MEM_IS_ACCESSIBLE_FROM_CPU, as the
+     * installed UCX defines it (host and rocm-managed in 1.13) */
+    return (params->buf_type.mem_type < UCS_MEMORY_TYPE_LAST) &&
+           (UCS_BIT(params->buf_type.mem_type) &
+            UCS_MEMORY_TYPES_CPU_ACCESSIBLE);
+}
+
+ucs_status_t psel_proto_copy_time(const psel_proto_init_params_t *params,
+                                  int staging, ucs_linear_func_t *copy,
+                                  const char **engine, psel_proto_caps_t *caps)
+{
+    ucs_memory_type_t mem_type = params->buf_type.mem_type;
+    const psel_memtype_copy_t *engines;
+
+    if (psel_proto_buffer_is_host(params)) {
+        /* the CPU's memcpy, as UCX's bcopy_bw (ucp_proto_common_buffer_
+         * copy_time for host to host) */
+        *copy = ucs_linear_func_make(0, 1.0 / params->config->bcopy_bw);
+        if (engine != NULL) {
+            *engine = "memcpy";
+        }
+        return UCS_OK;
+    }
+    if (mem_type >= UCS_MEMORY_TYPE_LAST) {
+        return psel_proto_unsupported(caps, "unknown memory type %d",
+                                      mem_type);
+    }
+
+    /* another memory type: its copy engine's latency, overhead and
+     * bandwidth (ucp_proto_common_buffer_copy_time with the memory-type
+     * endpoint's rma lane for short copies, its rma_bw lane for staging) */
+    engines = staging ? params->lanes->copy_zcopy : params->lanes->copy_short;
+    if (engines[mem_type].name[0] == '\0') {
+        return psel_proto_unsupported(caps, "no transport copies %s memory "
+                                      "to host memory (%s)",
+                                      ucs_memory_type_names[mem_type],
+                                      staging ? "put/get zcopy" :
+                                                "put/get short");
+    }
+    *copy = engines[mem_type].time;
+    if (engine != NULL) {
+        *engine = engines[mem_type].name;
+    }
+    return UCS_OK;
 }
 
 ucs_status_t psel_proto_check_zcopy(const psel_proto_init_params_t *params,
@@ -251,7 +306,7 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
     const psel_config_t *config = params->config;
     psel_lane_set_t ctrl_set, data;
     psel_lane_set_perf_t ctrl, bw;
-    ucs_linear_func_t stages[3];
+    ucs_linear_func_t stages[3], copy;
     const psel_lane_t *lane0;
     ucs_status_t status;
     size_t frag_size;
@@ -280,8 +335,15 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
         if (status != UCS_OK) {
             return status;
         }
-    } else if (!psel_proto_buffer_is_host(params)) {
-        return psel_proto_unsupported(caps, "bcopy needs host memory");
+    }
+    copy = ucs_linear_func_make(0, 0);
+    if (copies > 0) {
+        /* the AM data is copied: memcpy for host memory, the memory-type
+         * copy engine for the others */
+        status = psel_proto_copy_time(params, 0, &copy, NULL, caps);
+        if (status != UCS_OK) {
+            return status;
+        }
     }
 
     lane0 = data.lanes[0];
@@ -295,9 +357,10 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
 
     /* seed: (1+rrc)(rcost + x·rgro) + 4·rlat + 3·rover + x/rbw, with the
      * CPU copies of AM data counted in rgro */
-    stages[0] = ucs_linear_func_make(zcopy ? (1 + rrc) * bw.reg_cost.c : 0,
+    stages[0] = ucs_linear_func_make((zcopy ? (1 + rrc) * bw.reg_cost.c : 0) +
+                                     copies * copy.c,
                                      (zcopy ? (1 + rrc) * bw.reg_cost.m : 0) +
-                                     copies / config->bcopy_bw);
+                                     copies * copy.m);
     /* three control messages and the data: 3 latencies of the control lane
      * and one of the (slowest) data lane - the seed's 4·rlat when they are
      * one lane - plus the send overhead of the first data operation */

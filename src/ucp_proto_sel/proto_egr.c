@@ -62,15 +62,17 @@ static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
 static ucs_status_t psel_egr_bcopy_init(const psel_proto_init_params_t *params,
                                         psel_proto_caps_t *caps)
 {
-    double copy_m = 1.0 / params->config->bcopy_bw;
-    ucs_linear_func_t stages[3];
+    ucs_linear_func_t stages[3], copy;
     psel_lane_set_perf_t perf;
     psel_lane_set_t set;
     ucs_status_t status;
     size_t frag_size;
 
-    if (!psel_proto_buffer_is_host(params)) {
-        return psel_proto_unsupported(caps, "bcopy needs host memory");
+    /* pack and unpack: memcpy, or the memory-type copy engine (gdr_copy or
+     * cuda_copy for cuda memory) as UCX's eager bcopy does */
+    status = psel_proto_copy_time(params, 0, &copy, NULL, caps);
+    if (status != UCS_OK) {
+        return status;
     }
 
     status = psel_proto_lane_set(params, PSEL_LANE_ROLE_AM_BW,
@@ -87,7 +89,7 @@ static ucs_status_t psel_egr_bcopy_init(const psel_proto_init_params_t *params,
     /* pack on the sender and unpack on the receiver: two copies */
     stages[0] = psel_egr_message(&perf);
     stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
-    stages[2] = ucs_linear_func_make(0, 2 * copy_m);
+    stages[2] = ucs_linear_func_make(2 * copy.c, 2 * copy.m);
     psel_proto_add_range(caps, frag_size, stages, 3, SIZE_MAX, 0);
     psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
                          perf.overhead_send);
@@ -99,7 +101,7 @@ static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
                                         psel_proto_caps_t *caps)
 {
     const psel_config_t *config = params->config;
-    ucs_linear_func_t stages[3];
+    ucs_linear_func_t stages[3], copy_out;
     psel_lane_set_perf_t perf;
     psel_lane_set_t set;
     ucs_status_t status;
@@ -122,6 +124,12 @@ static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
     if (status != UCS_OK) {
         return status;
     }
+    /* the receiver copies the message out of the transport buffer into
+     * the buffer's memory */
+    status = psel_proto_copy_time(params, 0, &copy_out, NULL, caps);
+    if (status != UCS_OK) {
+        return status;
+    }
     if (set.lanes[0]->am_max_zcopy <= PSEL_EAGER_HDR) {
         return psel_proto_unsupported(caps, "lane %s: zcopy AM holds no "
                                       "payload", set.lanes[0]->name);
@@ -129,8 +137,8 @@ static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
     frag_size = set.lanes[0]->am_max_zcopy - PSEL_EAGER_HDR;
 
     /* seed: ecost + x·egro + x/ebw + eover, egro with the copy-out */
-    stages[0] = ucs_linear_func_make(perf.reg_cost.c, perf.reg_cost.m +
-                                     1.0 / config->bcopy_bw);
+    stages[0] = ucs_linear_func_make(perf.reg_cost.c + copy_out.c,
+                                     perf.reg_cost.m + copy_out.m);
     stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
     stages[2] = psel_egr_message(&perf);
     caps->min_length = set.lanes[0]->am_min_zcopy;

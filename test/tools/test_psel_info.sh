@@ -57,7 +57,7 @@ doc = json.load(open(sys.argv[1]))
 assert len(doc["tables"]) == 3, "one table per buffer type"
 for t in doc["tables"]:
     assert t["rows"][-1]["end"] == "inf"
-    assert len(t["candidates"]) == 6
+    assert len(t["candidates"]) == 7, "one per built-in protocol"
 ' "$tmp/json"
 
 # forced protocols change the table
@@ -77,7 +77,7 @@ expect "... naming the variable and the forms" "UCX_PSEL_RNDV_THRESH: 'fast'. Ex
 check "a missing --local file is refused" bash -c "! '$info' -e --local /nonexistent/x.txt"
 head -c 700 "$fixtures/000-debian12-vm-ucx1.13.1.txt" >"$tmp/cut.txt"
 check "a truncated ucx_info dump is refused" bash -c "! '$info' -e --local '$tmp/cut.txt'"
-expect "... with the line number" "cut.txt:[0-9]*: expected" "$tmp/all"
+expect "... with the line and column" "cut.txt:[0-9]*:[0-9]*: expected" "$tmp/all"
 
 # what-if tables from the real dumps of other machines
 for f in 000-debian12-vm-ucx1.13.1.txt 001-azure-hbv3-cx6vf-ucx1.17.txt \
