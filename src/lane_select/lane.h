@@ -10,6 +10,8 @@
 #ifndef PSEL_LANE_SELECT_LANE_H_
 #define PSEL_LANE_SELECT_LANE_H_
 
+#include "resource.h"
+
 #include <ucs/datastruct/linear_func.h>
 #include <ucs/memory/memory_type.h>
 #include <stddef.h>
@@ -64,6 +66,15 @@ typedef struct psel_lane {
     uint64_t          reg_mem_types;  /**< Memory types the lane's MD registers */
     uint64_t          access_mem_types; /**< Memory types the lane's MD
                                              accesses without registration */
+    int               op_valid;       /**< Nonzero if @a op holds the
+                                           per-operation costs; else the
+                                           protocols use latency and the
+                                           overheads above for every class */
+    psel_op_cost_t    op[PSEL_OP_CLASS_LAST]; /**< Per operation class (UCX's
+                                           uct_iface_estimate_perf): latency
+                                           the larger of both ends', send
+                                           CPU the local end's, receive CPU
+                                           the remote end's */
 } psel_lane_t;
 
 

@@ -7,6 +7,7 @@
 
 #include "lane_engine.h"
 #include "reachability.h"
+#include "resource_table.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
@@ -178,16 +179,57 @@ static unsigned psel_md_index(const psel_resource_table_t *local, unsigned idx)
     return idx;
 }
 
+/* The per-operation costs of a resource: its own, or UCX's rules for the
+ * UCX protosel is built on when it came without them */
+static void psel_rsc_op_cost(const psel_resource_t *rsc,
+                             psel_op_cost_t cost[PSEL_OP_CLASS_LAST])
+{
+    psel_resource_t derived;
+
+    if (rsc->op_cost_source != PSEL_OP_COST_NONE) {
+        memcpy(cost, rsc->op_cost, sizeof(rsc->op_cost));
+        return;
+    }
+    derived = *rsc;
+    psel_resource_op_cost_derive(&derived, NULL);
+    memcpy(cost, derived.op_cost, sizeof(derived.op_cost));
+}
+
+static void psel_lane_fill_op_cost(const psel_resource_t *local,
+                                   const psel_resource_t *remote,
+                                   psel_lane_t *lane)
+{
+    psel_op_cost_t lcost[PSEL_OP_CLASS_LAST], rcost[PSEL_OP_CLASS_LAST];
+    unsigned op;
+
+    psel_rsc_op_cost(local, lcost);
+    psel_rsc_op_cost(remote, rcost);
+    for (op = 0; op < PSEL_OP_CLASS_LAST; ++op) {
+        lane->op[op].latency   = ucs_max(lcost[op].latency, rcost[op].latency);
+        lane->op[op].send_pre  = lcost[op].send_pre;
+        lane->op[op].send_post = lcost[op].send_post;
+        lane->op[op].recv      = rcost[op].recv;
+    }
+    lane->op_valid = 1;
+}
+
 static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
                            const psel_resource_t *remote, unsigned index,
-                           psel_lane_t *lane)
+                           unsigned path, psel_lane_t *lane)
 {
     const psel_resource_t *rsc = &local->resources[l];
     uint64_t f                 = rsc->cap_flags;
 
     memset(lane, 0, sizeof(*lane));
-    snprintf(lane->name, sizeof(lane->name), "%.31s/%.31s", rsc->tl_name,
-             rsc->dev_name);
+    if (rsc->dev_num_paths > 1) {
+        /* a device with several paths (RoCE LAG bond, IB LMC): each lane is
+         * one path, "rc_mlx5/mlx5_bond_0:1/path1", as UCX says "on path1" */
+        snprintf(lane->name, sizeof(lane->name), "%.24s/%.24s/path%u",
+                 rsc->tl_name, rsc->dev_name, path);
+    } else {
+        snprintf(lane->name, sizeof(lane->name), "%.31s/%.31s", rsc->tl_name,
+                 rsc->dev_name);
+    }
     lane->index         = index;
     lane->md_index      = psel_md_index(local, l);
     lane->caps          = ((f & UCT_IFACE_FLAG_AM_SHORT) ?
@@ -222,6 +264,7 @@ static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
         lane->rma_min_zcopy = rsc->put.min_zcopy;
         lane->zcopy_align   = rsc->put.opt_zcopy_align;
     }
+    psel_lane_fill_op_cost(rsc, remote, lane);
     lane->max_iov       = rsc->am.max_iov;
     lane->reg_mem_types = (rsc->md_flags & UCT_MD_FLAG_REG) ?
                           rsc->reg_mem_types : 0;
@@ -249,7 +292,7 @@ static int psel_lane_get(psel_ep_lanes_t *ep, const psel_resource_table_t *local
     ep->info[i].local  = l;
     ep->info[i].remote = r;
     ep->info[i].path   = path;
-    psel_lane_fill(local, l, &remote->resources[r], i, &ep->lanes[i]);
+    psel_lane_fill(local, l, &remote->resources[r], i, path, &ep->lanes[i]);
     return i;
 }
 

@@ -4,6 +4,7 @@
  * accepted layouts and the rules for values the text does not show.
  */
 #include "ucx_info_import.h"
+#include "resource_table.h"
 #include "text_kind.h"
 #include "text_scan.h"
 
@@ -1642,6 +1643,7 @@ ucs_status_t psel_ucx_info_import(FILE *in, const char *origin_name,
     char *work          = NULL;
     size_t line_max     = 0;
     size_t work_max     = 0;
+    unsigned i;
     char *tmp;
     ssize_t len;
 
@@ -1705,6 +1707,11 @@ ucs_status_t psel_ucx_info_import(FILE *in, const char *origin_name,
         goto out_free_resources;
     }
 
+    /* UCX's per-operation terms, as the version that printed the dump
+     * applies them */
+    for (i = 0; i < imp.count; ++i) {
+        psel_resource_op_cost_derive(&imp.resources[i], imp.ucx_version);
+    }
     table->count     = imp.count;
     table->resources = imp.resources;
     ucs_strncpy_zero(table->origin, imp.origin, sizeof(table->origin));

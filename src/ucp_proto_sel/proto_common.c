@@ -58,6 +58,30 @@ ucs_linear_func_t psel_proto_reg_cost(const psel_config_t *config,
     return ucs_linear_func_make(config->rcache_overhead, 0);
 }
 
+/* Take the larger of @a op and one lane's per-operation costs; a lane
+ * without them costs its latency and overheads for every class */
+static void psel_proto_lane_op_max(const psel_lane_t *lane,
+                                   psel_lane_set_op_t op[PSEL_OP_CLASS_LAST])
+{
+    psel_op_cost_t cost;
+    unsigned i;
+
+    for (i = 0; i < PSEL_OP_CLASS_LAST; ++i) {
+        if (lane->op_valid) {
+            cost = lane->op[i];
+        } else {
+            cost.latency   = lane->latency;
+            cost.send_pre  = lane->overhead_send;
+            cost.send_post = 0;
+            cost.recv      = lane->overhead_recv;
+        }
+        op[i].latency  = ucs_max(op[i].latency, cost.latency);
+        op[i].overhead = ucs_max(op[i].overhead, cost.send_pre + cost.recv);
+        op[i].send     = ucs_max(op[i].send, cost.send_pre);
+        op[i].frag     = ucs_max(op[i].frag, cost.send_pre + cost.send_post);
+    }
+}
+
 ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
                                  psel_lane_role_t role, uint32_t lane_caps,
                                  unsigned max_lanes, psel_lane_set_t *subset,
@@ -114,6 +138,7 @@ ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
                                       lane->overhead_send);
         perf->overhead   = ucs_max(perf->overhead, lane->overhead_send +
                                                    lane->overhead_recv);
+        psel_proto_lane_op_max(lane, perf->op);
         /* one registration per memory domain, however many lanes use it */
         if (!(md_map & UCS_BIT(lane->md_index % 64))) {
             md_map |= UCS_BIT(lane->md_index % 64);
@@ -304,6 +329,8 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
                                   psel_proto_caps_t *caps)
 {
     const psel_config_t *config = params->config;
+    psel_op_class_t data_op     = zcopy ? PSEL_OP_CLASS_ZCOPY :
+                                          PSEL_OP_CLASS_BCOPY;
     psel_lane_set_t ctrl_set, data;
     psel_lane_set_perf_t ctrl, bw;
     ucs_linear_func_t stages[3], copy;
@@ -361,17 +388,20 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
                                      copies * copy.c,
                                      (zcopy ? (1 + rrc) * bw.reg_cost.m : 0) +
                                      copies * copy.m);
-    /* three control messages and the data: 3 latencies of the control lane
-     * and one of the (slowest) data lane - the seed's 4·rlat when they are
-     * one lane - plus the send overhead of the first data operation */
-    stages[1] = ucs_linear_func_make(3 * ctrl.latency + bw.latency +
-                                     3 * ctrl.overhead + bw.overhead_send, 0);
+    /* three control messages (bcopy AMs) and the data: 3 latencies of the
+     * control lane and one of the (slowest) data lane - the seed's 4·rlat
+     * when they are one lane - plus the send overhead of the first data
+     * operation, each of its operation class */
+    stages[1] = ucs_linear_func_make(3 * ctrl.op[PSEL_OP_CLASS_BCOPY].latency +
+                                     bw.op[data_op].latency +
+                                     3 * ctrl.op[PSEL_OP_CLASS_BCOPY].overhead +
+                                     bw.op[data_op].send, 0);
     stages[2] = ucs_linear_func_make(0, 1.0 / bw.bandwidth);
 
     caps->min_length = 0;
     caps->flags     |= PSEL_PROTO_CAP_RNDV_BIAS;
     psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
-                         bw.overhead_send);
+                         bw.op[data_op].frag);
     psel_proto_set_lanes(&data, ctrl_set.lanes[0], frag_size, zcopy, caps);
     return UCS_OK;
 }

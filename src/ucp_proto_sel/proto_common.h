@@ -44,6 +44,16 @@ typedef struct psel_proto_lanes_priv {
     uint8_t  zcopy;                     /**< rndv/am: zcopy (1) or bcopy (0) */
 } psel_proto_lanes_priv_t;
 
+/** What one operation of a class costs a lane set (the slowest lane's). */
+typedef struct psel_lane_set_op {
+    double latency;   /**< Largest latency of such an operation [s] */
+    double overhead;  /**< Largest send_pre + recv: the CPU time one message
+                           costs both ends [s] */
+    double send;      /**< Largest send_pre: the sender's CPU before [s] */
+    double frag;      /**< Largest send_pre + send_post: what one more
+                           fragment costs the sender [s] */
+} psel_lane_set_op_t;
+
 /** Lane-set facts that costs are built from. */
 typedef struct psel_lane_set_perf {
     double            bandwidth;   /**< Summed bandwidth [B/s] */
@@ -51,6 +61,9 @@ typedef struct psel_lane_set_perf {
     double            latency;     /**< Largest latency of the lanes [s] */
     double            overhead;    /**< Largest o_send + o_recv [s] */
     double            overhead_send; /**< Largest o_send [s] */
+    psel_lane_set_op_t op[PSEL_OP_CLASS_LAST]; /**< Per operation class, from
+                                        the lanes' per-operation costs
+                                        (UCX's uct_iface_estimate_perf) */
 } psel_lane_set_perf_t;
 
 /**

@@ -15,9 +15,12 @@
 #include <string.h>
 
 /* one AM: latency plus send and receive overhead */
-static ucs_linear_func_t psel_egr_message(const psel_lane_set_perf_t *perf)
+/* one AM of an operation class: its latency plus both ends' CPU */
+static ucs_linear_func_t psel_egr_message(const psel_lane_set_perf_t *perf,
+                                          psel_op_class_t op)
 {
-    return ucs_linear_func_make(perf->latency + perf->overhead, 0);
+    return ucs_linear_func_make(perf->op[op].latency + perf->op[op].overhead,
+                                0);
 }
 
 static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
@@ -47,7 +50,7 @@ static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
 
     /* the CPU copies the payload into the send and out of the receive
      * buffers, as for bcopy */
-    stages[0] = psel_egr_message(&perf);
+    stages[0] = psel_egr_message(&perf, PSEL_OP_CLASS_SHORT);
     stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
     stages[2] = ucs_linear_func_make(0, 2 * copy_m);
     psel_proto_add_range(caps,
@@ -87,12 +90,12 @@ static ucs_status_t psel_egr_bcopy_init(const psel_proto_init_params_t *params,
     frag_size = set.lanes[0]->am_max_bcopy - PSEL_EAGER_HDR;
 
     /* pack on the sender and unpack on the receiver: two copies */
-    stages[0] = psel_egr_message(&perf);
+    stages[0] = psel_egr_message(&perf, PSEL_OP_CLASS_BCOPY);
     stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
     stages[2] = ucs_linear_func_make(2 * copy.c, 2 * copy.m);
     psel_proto_add_range(caps, frag_size, stages, 3, SIZE_MAX, 0);
     psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
-                         perf.overhead_send);
+                         perf.op[PSEL_OP_CLASS_BCOPY].frag);
     psel_proto_set_lanes(&set, NULL, frag_size, 0, caps);
     return UCS_OK;
 }
@@ -140,13 +143,13 @@ static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
     stages[0] = ucs_linear_func_make(perf.reg_cost.c + copy_out.c,
                                      perf.reg_cost.m + copy_out.m);
     stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
-    stages[2] = psel_egr_message(&perf);
+    stages[2] = psel_egr_message(&perf, PSEL_OP_CLASS_ZCOPY);
     caps->min_length = set.lanes[0]->am_min_zcopy;
     if (frag_size < PSEL_FRAG_UNLIMITED) {
         psel_proto_add_range(caps, frag_size, stages, 3, SIZE_MAX, 0);
     }
     psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
-                         perf.overhead_send);
+                         perf.op[PSEL_OP_CLASS_ZCOPY].frag);
     psel_proto_set_lanes(&set, NULL, frag_size, 1, caps);
     return UCS_OK;
 }

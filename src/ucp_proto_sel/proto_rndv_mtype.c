@@ -78,8 +78,10 @@ static ucs_status_t psel_rndv_mtype_init(const psel_proto_init_params_t *params,
      * every rendezvous), the copy to host, the network, the copy to GPU.
      * Bounce buffers are registered once (UCX's fragment mpool): no
      * registration per message */
-    stages[0] = ucs_linear_func_make(3 * ctrl.latency + bw.latency +
-                                     3 * ctrl.overhead + bw.overhead_send, 0);
+    stages[0] = ucs_linear_func_make(3 * ctrl.op[PSEL_OP_CLASS_BCOPY].latency +
+                                     bw.op[PSEL_OP_CLASS_ZCOPY].latency +
+                                     3 * ctrl.op[PSEL_OP_CLASS_BCOPY].overhead +
+                                     bw.op[PSEL_OP_CLASS_ZCOPY].send, 0);
     stages[1] = copy;                                       /* GPU -> host */
     stages[2] = ucs_linear_func_make(0, 1.0 / bw.bandwidth);  /* network */
     stages[3] = copy;                                       /* host -> GPU */
@@ -87,21 +89,22 @@ static ucs_status_t psel_rndv_mtype_init(const psel_proto_init_params_t *params,
     caps->min_length = 0;
     caps->flags     |= PSEL_PROTO_CAP_RNDV_BIAS;
     psel_proto_add_range(caps, PSEL_RNDV_MTYPE_FRAG - 1, stages, 4,
-                         PSEL_RNDV_MTYPE_FRAG, bw.overhead_send);
+                         PSEL_RNDV_MTYPE_FRAG, bw.op[PSEL_OP_CLASS_ZCOPY].frag);
     first = caps->num_ranges;
     psel_proto_add_range(caps, SIZE_MAX, stages, 4, PSEL_RNDV_MTYPE_FRAG,
-                         bw.overhead_send);
+                         bw.op[PSEL_OP_CLASS_ZCOPY].frag);
 
     /* from one fragment F on the fragments overlap: the first fragment
      * goes through every stage, each further one adds the slowest stage's
      * time per fragment M·F, where every fragment pays the copy's constant
      * and the network's send overhead:
      *   T(x) = ctrl + 2·c_copy + F·(2·m_copy + m_net) + (x - F)·M,
-     *   M    = max(m_copy + c_copy/F, m_net + o_send/F)
+     *   M    = max(m_copy + c_copy/F, m_net + o_frag/F)
      * (the multi flavour is the slowest stage's rate already) */
     m_sum = 2 * copy.m + stages[2].m;
     m_max = ucs_max(copy.m + copy.c / PSEL_RNDV_MTYPE_FRAG,
-                    stages[2].m + bw.overhead_send / PSEL_RNDV_MTYPE_FRAG);
+                    stages[2].m + bw.op[PSEL_OP_CLASS_ZCOPY].frag /
+                                  PSEL_RNDV_MTYPE_FRAG);
     pipelined = ucs_linear_func_make(stages[0].c + 2 * copy.c +
                                      PSEL_RNDV_MTYPE_FRAG * (m_sum - m_max),
                                      m_max);

@@ -581,7 +581,10 @@ static void test_dev_num_paths(void **state)
         assert_int_equal(ep.info[i].local, 0);
         assert_int_equal(ep.info[i].remote, 0);
         assert_int_equal(ep.info[i].path, i);
-        assert_string_equal(ep.lanes[i].name, "rc_mlx5/mlx5_bond_0:1");
+        /* each path its own name, as UCX says "on path1" */
+        assert_string_equal(ep.lanes[i].name,
+                            (i == 0) ? "rc_mlx5/mlx5_bond_0:1/path0" :
+                                       "rc_mlx5/mlx5_bond_0:1/path1");
         assert_ptr_equal(ep.sets.role[PSEL_LANE_ROLE_AM_BW].lanes[i],
                          &ep.lanes[i]);
     }
@@ -597,6 +600,8 @@ static void test_dev_num_paths(void **state)
     assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 1);
     assert_int_equal(ep.num_lanes, 1);
     assert_int_equal(ep.info[0].path, 0);
+    /* a single-path device keeps the plain name */
+    assert_string_equal(ep.lanes[0].name, "rc_mlx5/mlx5_bond_0:1");
     psel_resource_table_cleanup(&table);
 }
 
