@@ -38,16 +38,42 @@ typedef enum {
     PSEL_SNAPSHOT_TYPE_FLAGS      /* uint64_t, bit names separated by spaces */
 } psel_snapshot_type_t;
 
+/* Groups of keys that come all or none */
+enum {
+    PSEL_SNAPSHOT_GROUP_NONE,
+    PSEL_SNAPSHOT_GROUP_IB,     /* ib.*: present iff ib.valid */
+    PSEL_SNAPSHOT_GROUP_OP,     /* op.*: per-operation costs; absent in
+                                   files of older writers: derived on load */
+    PSEL_SNAPSHOT_GROUP_LAST
+};
+
+static const char *psel_snapshot_group_names[PSEL_SNAPSHOT_GROUP_LAST] = {
+    [PSEL_SNAPSHOT_GROUP_IB] = "ib.*",
+    [PSEL_SNAPSHOT_GROUP_OP] = "op.*"
+};
+
 typedef struct psel_snapshot_key {
     const char           *name;
     psel_snapshot_type_t type;
     size_t               offset;      /* in psel_resource_t */
     psel_flag_set_t      flag_set;    /* for TYPE_FLAGS */
     const char           *(*int_name)(int); /* for TYPE_INT_NAMED */
-    int                  ib;          /* optional group: all or none */
+    int                  group;       /* PSEL_SNAPSHOT_GROUP_*: keys that
+                                         come all or none */
     int                  optional;    /* may be absent (added after version 1
                                          was released): then zero */
 } psel_snapshot_key_t;
+
+/* op.source: where the per-operation costs came from */
+static const char *psel_snapshot_op_source_name(int source)
+{
+    switch (source) {
+    case PSEL_OP_COST_DERIVED: return "derived";
+    case PSEL_OP_COST_LIVE:    return "live";
+    default:                   return (source == PSEL_OP_COST_NONE) ? "none" :
+                                                                      NULL;
+    }
+}
 
 #define PSEL_KEY(_name, _type, _field) \
     {_name, PSEL_SNAPSHOT_TYPE_##_type, offsetof(psel_resource_t, _field), \
@@ -60,7 +86,20 @@ typedef struct psel_snapshot_key {
      PSEL_FLAG_SET_##_set, NULL, 0, 1}
 #define PSEL_KEY_IB(_name, _type, _field, _int_name) \
     {_name, PSEL_SNAPSHOT_TYPE_##_type, offsetof(psel_resource_t, ib._field), \
-     PSEL_FLAG_SET_LAST, _int_name, 1, 0}
+     PSEL_FLAG_SET_LAST, _int_name, PSEL_SNAPSHOT_GROUP_IB, 0}
+#define PSEL_KEY_OP(_class, _CLASS) \
+    {"op." #_class ".latency", PSEL_SNAPSHOT_TYPE_DOUBLE, \
+     offsetof(psel_resource_t, op_cost[PSEL_OP_CLASS_##_CLASS].latency), \
+     PSEL_FLAG_SET_LAST, NULL, PSEL_SNAPSHOT_GROUP_OP, 0}, \
+    {"op." #_class ".send_pre", PSEL_SNAPSHOT_TYPE_DOUBLE, \
+     offsetof(psel_resource_t, op_cost[PSEL_OP_CLASS_##_CLASS].send_pre), \
+     PSEL_FLAG_SET_LAST, NULL, PSEL_SNAPSHOT_GROUP_OP, 0}, \
+    {"op." #_class ".send_post", PSEL_SNAPSHOT_TYPE_DOUBLE, \
+     offsetof(psel_resource_t, op_cost[PSEL_OP_CLASS_##_CLASS].send_post), \
+     PSEL_FLAG_SET_LAST, NULL, PSEL_SNAPSHOT_GROUP_OP, 0}, \
+    {"op." #_class ".recv", PSEL_SNAPSHOT_TYPE_DOUBLE, \
+     offsetof(psel_resource_t, op_cost[PSEL_OP_CLASS_##_CLASS].recv), \
+     PSEL_FLAG_SET_LAST, NULL, PSEL_SNAPSHOT_GROUP_OP, 0}
 #define PSEL_KEY_LIMITS(_op) \
     PSEL_KEY(#_op ".max_short",       SIZE, _op.max_short), \
     PSEL_KEY(#_op ".max_bcopy",       SIZE, _op.max_bcopy), \
@@ -115,7 +154,13 @@ static const psel_snapshot_key_t psel_snapshot_keys[] = {
     PSEL_KEY_IB("ib.active_mtu",   UINT,      active_mtu,   NULL),
     PSEL_KEY_IB("ib.active_speed", UINT,      active_speed, NULL),
     PSEL_KEY_IB("ib.active_width", UINT,      active_width, NULL),
-    PSEL_KEY_IB("ib.link_rate",    DOUBLE,    link_rate,    NULL)
+    PSEL_KEY_IB("ib.link_rate",    DOUBLE,    link_rate,    NULL),
+    {"op.source", PSEL_SNAPSHOT_TYPE_INT_NAMED,
+     offsetof(psel_resource_t, op_cost_source), PSEL_FLAG_SET_LAST,
+     psel_snapshot_op_source_name, PSEL_SNAPSHOT_GROUP_OP, 0},
+    PSEL_KEY_OP(short, SHORT),
+    PSEL_KEY_OP(bcopy, BCOPY),
+    PSEL_KEY_OP(zcopy, ZCOPY)
 };
 
 #define PSEL_SNAPSHOT_NUM_KEYS ucs_static_array_size(psel_snapshot_keys)
@@ -182,7 +227,7 @@ static ucs_status_t psel_snapshot_save_resource(const psel_resource_t *resource,
     for (i = 0; i < PSEL_SNAPSHOT_NUM_KEYS; ++i) {
         key   = &psel_snapshot_keys[i];
         field = UCS_PTR_BYTE_OFFSET(resource, key->offset);
-        if (key->ib && !resource->ib.valid) {
+        if ((key->group == PSEL_SNAPSHOT_GROUP_IB) && !resource->ib.valid) {
             continue;
         }
 
@@ -527,8 +572,9 @@ psel_snapshot_parse_value(psel_snapshot_parser_t *parser,
 static ucs_status_t psel_snapshot_end_section(psel_snapshot_parser_t *parser)
 {
     psel_resource_t *resource = &parser->resource;
-    unsigned i, num_ib = 0, *lines;
+    unsigned num_group[PSEL_SNAPSHOT_GROUP_LAST] = {0};
     const psel_snapshot_key_t *key;
+    unsigned i, *lines;
     ucs_status_t status;
 
     if (!parser->in_section) {
@@ -537,8 +583,8 @@ static ucs_status_t psel_snapshot_end_section(psel_snapshot_parser_t *parser)
 
     for (i = 0; i < PSEL_SNAPSHOT_NUM_KEYS; ++i) {
         key = &psel_snapshot_keys[i];
-        if (key->ib) {
-            num_ib += (parser->key_line[i] != 0);
+        if (key->group != PSEL_SNAPSHOT_GROUP_NONE) {
+            num_group[key->group] += (parser->key_line[i] != 0);
         } else if ((parser->key_line[i] == 0) && !key->optional) {
             psel_snapshot_error(parser, "resource section at line %u: "
                                 "missing key '%s'", parser->section_line,
@@ -547,17 +593,22 @@ static ucs_status_t psel_snapshot_end_section(psel_snapshot_parser_t *parser)
         }
     }
 
-    if (num_ib != 0) {
-        for (i = 0; i < PSEL_SNAPSHOT_NUM_KEYS; ++i) {
-            if (psel_snapshot_keys[i].ib && (parser->key_line[i] == 0)) {
-                psel_snapshot_error(parser, "resource section at line %u: "
-                                    "missing key '%s' (ib.* keys come all "
-                                    "or none)", parser->section_line,
-                                    psel_snapshot_keys[i].name);
-                return UCS_ERR_INVALID_PARAM;
-            }
+    for (i = 0; i < PSEL_SNAPSHOT_NUM_KEYS; ++i) {
+        key = &psel_snapshot_keys[i];
+        if ((key->group != PSEL_SNAPSHOT_GROUP_NONE) &&
+            (num_group[key->group] != 0) && (parser->key_line[i] == 0)) {
+            psel_snapshot_error(parser, "resource section at line %u: "
+                                "missing key '%s' (%s keys come all or none)",
+                                parser->section_line, key->name,
+                                psel_snapshot_group_names[key->group]);
+            return UCS_ERR_INVALID_PARAM;
         }
-        resource->ib.valid = 1;
+    }
+    resource->ib.valid = (num_group[PSEL_SNAPSHOT_GROUP_IB] != 0);
+    if (num_group[PSEL_SNAPSHOT_GROUP_OP] == 0) {
+        /* written before per-operation costs were kept: UCX's rules for
+         * the version the snapshot names */
+        psel_resource_op_cost_derive(resource, parser->table.ucx_version);
     }
 
     for (i = 0; i < parser->table.count; ++i) {

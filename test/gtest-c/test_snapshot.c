@@ -268,6 +268,38 @@ static void test_round_trip_synthetic_ib_table(void **state)
     psel_resource_table_cleanup(&table);
 }
 
+/* A file written before the op.* keys: the costs are derived with UCX's
+ * rules of the snapshot's version (1.17: the IB WQE fetch and doorbell) */
+static void test_load_without_op_costs_derives_them(void **state)
+{
+    psel_resource_table_t table, loaded;
+    const psel_resource_t *r;
+    char *text, *line, *next;
+
+    (void)state;
+    make_synthetic(&table);
+    text = save_to_string(&table);
+    psel_resource_table_cleanup(&table);
+    for (line = strstr(text, "\nop."); line != NULL;
+         line = strstr(line, "\nop.")) {
+        next = strchr(line + 1, '\n');
+        memmove(line, next, strlen(next) + 1);
+    }
+    assert_null(strstr(text, "op.source"));
+
+    assert_int_equal(load_from_string(text, &loaded), UCS_OK);
+    r = &loaded.resources[0];
+    assert_int_equal(r->op_cost_source, PSEL_OP_COST_DERIVED);
+    /* rc_mlx5 at UCX 1.17: bcopy/zcopy fetch their WQE (+350 ns) */
+    assert_true(r->op_cost[PSEL_OP_CLASS_SHORT].latency == r->latency.c);
+    assert_true(fabs(r->op_cost[PSEL_OP_CLASS_ZCOPY].latency -
+                     (r->latency.c + 350e-9)) < 1e-15);
+    assert_true(fabs(r->op_cost[PSEL_OP_CLASS_ZCOPY].send_post - 60e-9) <
+                1e-15);
+    psel_resource_table_cleanup(&loaded);
+    free(text);
+}
+
 static void test_round_trip_empty_table(void **state)
 {
     psel_resource_table_t table;
@@ -391,6 +423,10 @@ static const bad_case_t bad_cases[] = {
      "ib.port_state, found 'sleeping'"},
     {"ib.link_rate", NULL, AT_END_SECTION,
      "missing key 'ib.link_rate' (ib.* keys come all or none)"},
+    {"op.zcopy.recv", NULL, AT_END_SECTION,
+     "missing key 'op.zcopy.recv' (op.* keys come all or none)"},
+    {"op.source", "op.source = guessed", AT_EDIT,
+     "expected one of none, derived, live for op.source, found 'guessed'"},
     {"overhead", NULL, AT_END_SECTION, "missing key 'overhead'"},
     {"overhead", NULL, AT_END_SECTION, "missing key 'overhead'", 2},
     {"overhead", "overhead = 1\noverhead = 2", AT_NEXT,
@@ -553,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_round_trip_live_table),
         cmocka_unit_test(test_round_trip_synthetic_ib_table),
         cmocka_unit_test(test_round_trip_empty_table),
+        cmocka_unit_test(test_load_without_op_costs_derives_them),
         cmocka_unit_test(test_load_path_and_missing_file),
         cmocka_unit_test(test_save_rejects_unrepresentable_names),
         cmocka_unit_test(test_malformed_inputs_name_line_and_expectation),
