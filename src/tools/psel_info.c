@@ -16,6 +16,7 @@
 #include <ucp_proto_sel/dump.h>
 #include <ucp_proto_sel/ep_config.h>
 #include <ucp_proto_sel/select.h>
+#include <ucp_proto_sel/ucx_thresh.h>
 
 #include "psel_info.h"
 
@@ -35,7 +36,8 @@ enum {
     OPT_REMOTE_HOST,
     OPT_PLOT,
     OPT_PLOT_KEEP,
-    OPT_UCX_ENV
+    OPT_UCX_ENV,
+    OPT_COMPARE_UCX
 };
 
 typedef struct {
@@ -43,7 +45,9 @@ typedef struct {
     int         ucx_env, quiet;
     const char *local_path, *peer_path, *save_path;
     const char *plot_path, *plot_keep;
+    const char *compare_path;
     int         locality; /* -1: default */
+    int         locality_given;
 } psel_info_opts_t;
 
 static void usage(FILE *stream)
@@ -72,6 +76,9 @@ static void usage(FILE *stream)
             "  --ucx-env     print the UCX_* settings that bring stock UCP closest to\n"
             "                this selection: env $(psel_info --ucx-env) ucx_perftest ...\n"
             "  -q            with --ucx-env: no comments on stderr\n"
+            "  --compare-ucx FILE  UCX's tag-send table for this machine (UCX_PROTO_INFO\n"
+            "                or ucx_info -e output) beside protosel's for the same lanes,\n"
+            "                with the reasons where they differ (-j: JSON)\n"
             "  -h            this help\n"
             "With no option: -d -e on this machine.\n");
 }
@@ -211,6 +218,10 @@ static void print_tables(const psel_info_table_t *tables, unsigned count,
         if (opts->explain && (t->select->calib != NULL)) {
             psel_select_dump_compare(stdout, t->select, t->table, t->attrs);
         }
+        if (opts->explain && (t->table->buf_type.dt_class == PSEL_DT_CONTIG) &&
+            (t->table->buf_type.mem_type == UCS_MEMORY_TYPE_HOST)) {
+            psel_ucx_thresh_dump(stdout, t->select, t->table);
+        }
         fputs("\n", stdout);
     }
 }
@@ -320,6 +331,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         {"plot", required_argument, NULL, OPT_PLOT},
         {"plot-keep", required_argument, NULL, OPT_PLOT_KEEP},
         {"ucx-env", no_argument, NULL, OPT_UCX_ENV},
+        {"compare-ucx", required_argument, NULL, OPT_COMPARE_UCX},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}
     };
@@ -345,6 +357,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         case OPT_PLOT:      opts->plot_path = optarg; break;
         case OPT_PLOT_KEEP: opts->plot_keep = optarg; break;
         case OPT_UCX_ENV:   opts->ucx_env   = 1; break;
+        case OPT_COMPARE_UCX: opts->compare_path = optarg; break;
         case 'h': usage(stdout); exit(0);
         default:  usage(stderr); return -1;
         }
@@ -363,9 +376,10 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
                 "without -d, -e, -x, -a, -j and -c\n");
         return -1;
     }
+    opts->locality_given = (opts->locality >= 0);
     if (!opts->devices && !opts->endpoint && !opts->config &&
         (opts->save_path == NULL) && (opts->plot_path == NULL) &&
-        !opts->ucx_env) {
+        !opts->ucx_env && (opts->compare_path == NULL)) {
         opts->devices = opts->endpoint = 1;
     }
     if (opts->locality < 0) {
@@ -428,6 +442,12 @@ int main(int argc, char **argv)
     }
 
     ret = 0;
+    if (opts.compare_path != NULL) {
+        ret = psel_info_compare_ucx(opts.compare_path, &local, &local, &config,
+                                    opts.locality_given ? opts.locality : -1,
+                                    opts.json);
+        need_ep = 0;
+    }
     if (need_ep) {
         if (opts.peer_path != NULL) {
             if (get_resources(opts.peer_path, &config, &peer) != UCS_OK) {

@@ -85,7 +85,7 @@ void psel_info_diag_json_started(void)
     psel_info_diag.json_started = 1;
 }
 
-static void psel_info_diag_json_string(FILE *stream, const char *text)
+void psel_info_json_string(FILE *stream, const char *text)
 {
     const unsigned char *c;
 
@@ -110,12 +110,12 @@ void psel_info_diag_json_error(FILE *stream, const char *what)
         return;
     }
     fprintf(stream, "{\"error\": {\"what\": ");
-    psel_info_diag_json_string(stream, what);
+    psel_info_json_string(stream, what);
     fprintf(stream, ", \"messages\": [");
     for (i = 0; i < psel_info_diag.count; ++i) {
         fprintf(stream, "%s{\"level\": \"%s\", \"text\": ", (i > 0) ? ", " : "",
                 psel_info_diag.levels[i]);
-        psel_info_diag_json_string(stream, psel_info_diag.messages[i]);
+        psel_info_json_string(stream, psel_info_diag.messages[i]);
         fputc('}', stream);
     }
     fprintf(stream, "]}}\n");
