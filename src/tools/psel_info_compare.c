@@ -57,7 +57,10 @@ static void psel_cmp_filter(psel_resource_table_t *table,
                 break;
             }
         }
-        if (j < ucx->num_lanes) {
+        /* copy engines (cuda_copy, gdr_copy) are never lanes of UCX's
+         * table, but cuda/rocm tables need them */
+        if ((j < ucx->num_lanes) ||
+            (table->resources[i].dev_type == UCT_DEVICE_TYPE_ACC)) {
             table->resources[kept++] = table->resources[i];
         }
     }
