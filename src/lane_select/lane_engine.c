@@ -46,9 +46,19 @@ static int psel_rsc_connects(const psel_resource_t *rsc)
                                 UCT_IFACE_FLAG_CONNECT_TO_EP));
 }
 
+/* Active messages carry host memory: the MD must access or register it
+ * (a resource that states no memory types at all is taken to) */
+static int psel_rsc_handles_host(const psel_resource_t *rsc)
+{
+    uint64_t mem_types = rsc->access_mem_types | rsc->reg_mem_types;
+
+    return ((mem_types | rsc->alloc_mem_types) == 0) ||
+           (mem_types & UCS_BIT(UCS_MEMORY_TYPE_HOST));
+}
+
 static int psel_am_applies(const psel_resource_t *rsc)
 {
-    return psel_rsc_connects(rsc) &&
+    return psel_rsc_connects(rsc) && psel_rsc_handles_host(rsc) &&
            ((rsc->cap_flags & (UCT_IFACE_FLAG_AM_SHORT |
                                UCT_IFACE_FLAG_AM_BCOPY)) ==
             (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY));
@@ -64,7 +74,7 @@ static double psel_am_score(const psel_resource_t *local,
 
 static int psel_am_bw_applies(const psel_resource_t *rsc)
 {
-    return psel_rsc_connects(rsc) &&
+    return psel_rsc_connects(rsc) && psel_rsc_handles_host(rsc) &&
            (rsc->cap_flags & (UCT_IFACE_FLAG_AM_BCOPY |
                               UCT_IFACE_FLAG_AM_ZCOPY));
 }

@@ -802,6 +802,49 @@ static void test_unreachable_error(void **state)
     psel_resource_table_cleanup(&remote);
 }
 
+/*
+ * Lanes per memory type: an rma_bw lane for host memory must register host
+ * memory (a GPU-only MD such as cuda_ipc's is not one, however fast), the
+ * cuda set takes the MD that registers cuda memory, and an AM transport
+ * whose MD does not reach host memory is no am/am_bw lane.
+ */
+static void test_lanes_per_memory_type(void **state)
+{
+    psel_lane_select_params_t params = params_of(1, 1, 2, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+    psel_resource_table_t table;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+
+    (void)state;
+    psel_resource_table_init(&table);
+    rsc = make_rsc("rc_mlx5", "mlx5_0:1", 12000, 600, 40);
+    table_add(&table, &rsc);
+    rsc = make_rsc("gpu_rdma", "gpu0:1", 300000, 1000, 40);
+    rsc.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_CUDA);
+    rsc.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_CUDA);
+    table_add(&table, &rsc);
+
+    select_self(&table, &params, &ep);
+    /* host: only rc_mlx5, although gpu_rdma is 25x faster */
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 1);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0),
+                        "rc_mlx5/mlx5_0:1");
+    assert_int_equal(ep.sets.rma_bw_mem[UCS_MEMORY_TYPE_HOST].count, 1);
+    /* cuda: gpu_rdma only */
+    assert_int_equal(ep.sets.rma_bw_mem[UCS_MEMORY_TYPE_CUDA].count, 1);
+    assert_string_equal(ep.sets.rma_bw_mem[UCS_MEMORY_TYPE_CUDA].lanes[0]->name,
+                        "gpu_rdma/gpu0:1");
+    /* its MD reaches no host memory: not the am lane either */
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM, 0),
+                        "rc_mlx5/mlx5_0:1");
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM_BW, 0),
+                        "rc_mlx5/mlx5_0:1");
+    assert_true(psel_lane_sets_mem_types(&ep.sets) ==
+                (UCS_BIT(UCS_MEMORY_TYPE_HOST) | UCS_BIT(UCS_MEMORY_TYPE_CUDA)));
+    psel_resource_table_cleanup(&table);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -817,6 +860,7 @@ int main(void)
         cmocka_unit_test(test_live_reachability_callback),
         cmocka_unit_test(test_max_lanes_per_role),
         cmocka_unit_test(test_dev_num_paths),
+        cmocka_unit_test(test_lanes_per_memory_type),
         cmocka_unit_test(test_multi_lane_ratio),
         cmocka_unit_test(test_shares),
         cmocka_unit_test(test_lane_serves_roles_once),
