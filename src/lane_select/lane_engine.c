@@ -19,19 +19,32 @@ typedef struct psel_lane_selector {
     const char *name;
     /* nonzero if the local resource can serve the role */
     int         (*applies)(const psel_resource_t *rsc);
+    /* score of the pair with @a num_eps endpoints per process */
     double      (*score)(const psel_resource_t *local,
-                         const psel_resource_t *remote);
+                         const psel_resource_t *remote, size_t num_eps);
 } psel_lane_selector_t;
+
+/* One selection pass: the caller's limits, the number of endpoints, and
+ * whether transports that do not scale to it are left out */
+typedef struct psel_lane_pass {
+    const psel_lane_select_params_t *params;
+    size_t                           num_eps;
+    int                              scalable_only;
+} psel_lane_pass_t;
 
 static double psel_rsc_bandwidth(const psel_resource_t *rsc)
 {
     return rsc->bw_dedicated + rsc->bw_shared;
 }
 
+/* Each side's latency at its number of endpoints (a job's processes have
+ * as many peers each): UCP's ucp_wireup_tl_iface_latency() takes the larger
+ * of the peer's packed latency and its own at est_num_eps */
 static double psel_pair_latency(const psel_resource_t *local,
-                                const psel_resource_t *remote)
+                                const psel_resource_t *remote, size_t num_eps)
 {
-    return ucs_max(local->latency.c, remote->latency.c);
+    return ucs_max(psel_resource_latency(local, num_eps),
+                   psel_resource_latency(remote, num_eps));
 }
 
 static double psel_pair_bandwidth(const psel_resource_t *local,
@@ -66,10 +79,10 @@ static int psel_am_applies(const psel_resource_t *rsc)
 
 /* am: 1e-3 / (lat + o_l + o_r) */
 static double psel_am_score(const psel_resource_t *local,
-                            const psel_resource_t *remote)
+                            const psel_resource_t *remote, size_t num_eps)
 {
-    return 1e-3 / (psel_pair_latency(local, remote) + local->overhead +
-                   remote->overhead);
+    return 1e-3 / (psel_pair_latency(local, remote, num_eps) +
+                   local->overhead + remote->overhead);
 }
 
 static int psel_am_bw_applies(const psel_resource_t *rsc)
@@ -81,11 +94,12 @@ static int psel_am_bw_applies(const psel_resource_t *rsc)
 
 /* am_bw: 1 / (256K/bw + lat + o_l) */
 static double psel_am_bw_score(const psel_resource_t *local,
-                               const psel_resource_t *remote)
+                               const psel_resource_t *remote, size_t num_eps)
 {
     return 1.0 / ((PSEL_LANE_BW_SCORE_SIZE /
                    psel_pair_bandwidth(local, remote)) +
-                  psel_pair_latency(local, remote) + local->overhead);
+                  psel_pair_latency(local, remote, num_eps) +
+                  local->overhead);
 }
 
 static int psel_rma_bw_applies(const psel_resource_t *rsc)
@@ -98,11 +112,12 @@ static int psel_rma_bw_applies(const psel_resource_t *rsc)
 
 /* rma_bw: 1 / (256K/bw + lat + o_l + reg(256K)) */
 static double psel_rma_bw_score(const psel_resource_t *local,
-                                const psel_resource_t *remote)
+                                const psel_resource_t *remote, size_t num_eps)
 {
     return 1.0 / ((PSEL_LANE_BW_SCORE_SIZE /
                    psel_pair_bandwidth(local, remote)) +
-                  psel_pair_latency(local, remote) + local->overhead +
+                  psel_pair_latency(local, remote, num_eps) +
+                  local->overhead +
                   ucs_linear_func_apply(local->reg_cost,
                                         PSEL_LANE_BW_SCORE_SIZE));
 }
@@ -205,9 +220,12 @@ static void psel_rsc_op_cost(const psel_resource_t *rsc,
     memcpy(cost, derived.op_cost, sizeof(derived.op_cost));
 }
 
+/* Per class as psel_pair_latency(): each side's operation latency grows
+ * with the endpoints as its interface's does (uct_base_iface_estimate_perf
+ * copies iface_attr.latency, c and m, and the IB terms add to c only) */
 static void psel_lane_fill_op_cost(const psel_resource_t *local,
                                    const psel_resource_t *remote,
-                                   psel_lane_t *lane)
+                                   size_t num_eps, psel_lane_t *lane)
 {
     psel_op_cost_t lcost[PSEL_OP_CLASS_LAST], rcost[PSEL_OP_CLASS_LAST];
     unsigned op;
@@ -215,7 +233,10 @@ static void psel_lane_fill_op_cost(const psel_resource_t *local,
     psel_rsc_op_cost(local, lcost);
     psel_rsc_op_cost(remote, rcost);
     for (op = 0; op < PSEL_OP_CLASS_LAST; ++op) {
-        lane->op[op].latency   = ucs_max(lcost[op].latency, rcost[op].latency);
+        lane->op[op].latency   = ucs_max(lcost[op].latency +
+                                         local->latency.m * num_eps,
+                                         rcost[op].latency +
+                                         remote->latency.m * num_eps);
         lane->op[op].send_pre  = lcost[op].send_pre;
         lane->op[op].send_post = lcost[op].send_post;
         lane->op[op].recv      = rcost[op].recv;
@@ -224,8 +245,8 @@ static void psel_lane_fill_op_cost(const psel_resource_t *local,
 }
 
 static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
-                           const psel_resource_t *remote, unsigned index,
-                           unsigned path, psel_lane_t *lane)
+                           const psel_resource_t *remote, size_t num_eps,
+                           unsigned index, unsigned path, psel_lane_t *lane)
 {
     const psel_resource_t *rsc = &local->resources[l];
     uint64_t f                 = rsc->cap_flags;
@@ -255,7 +276,7 @@ static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
                           (psel_amo_applies(rsc) ? PSEL_LANE_CAP_AMO : 0) |
                           ((rsc->md_flags & UCT_MD_FLAG_REG) ?
                            PSEL_LANE_CAP_MEM_REG : 0);
-    lane->latency       = psel_pair_latency(rsc, remote);
+    lane->latency       = psel_pair_latency(rsc, remote, num_eps);
     lane->bandwidth     = psel_pair_bandwidth(rsc, remote);
     lane->overhead_send = rsc->overhead;
     lane->overhead_recv = remote->overhead;
@@ -274,7 +295,7 @@ static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
         lane->rma_min_zcopy = rsc->put.min_zcopy;
         lane->zcopy_align   = rsc->put.opt_zcopy_align;
     }
-    psel_lane_fill_op_cost(rsc, remote, lane);
+    psel_lane_fill_op_cost(rsc, remote, num_eps, lane);
     lane->max_iov       = rsc->am.max_iov;
     lane->reg_mem_types = (rsc->md_flags & UCT_MD_FLAG_REG) ?
                           rsc->reg_mem_types : 0;
@@ -284,7 +305,7 @@ static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
 /* Find or add the lane for (local l, remote r, path); -1 if full. */
 static int psel_lane_get(psel_ep_lanes_t *ep, const psel_resource_table_t *local,
                          unsigned l, const psel_resource_table_t *remote,
-                         unsigned r, unsigned path)
+                         unsigned r, unsigned path, size_t num_eps)
 {
     unsigned i;
 
@@ -302,7 +323,8 @@ static int psel_lane_get(psel_ep_lanes_t *ep, const psel_resource_table_t *local
     ep->info[i].local  = l;
     ep->info[i].remote = r;
     ep->info[i].path   = path;
-    psel_lane_fill(local, l, &remote->resources[r], i, path, &ep->lanes[i]);
+    psel_lane_fill(local, l, &remote->resources[r], num_eps, i, path,
+                   &ep->lanes[i]);
     return i;
 }
 
@@ -318,6 +340,14 @@ static int psel_pair_reachable(const psel_lane_select_params_t *params,
                                         params->locality);
 }
 
+/* Scores within 1e-6 of their sum are equal, as UCP's ucp_score_cmp():
+ * c + m·N in floating point must not decide a tie (600 + 1·60 ns against
+ * 660 ns) */
+static int psel_score_cmp(double a, double b)
+{
+    return (fabs(a - b) < ((a + b) * 1e-6)) ? 0 : ((a > b) ? 1 : -1);
+}
+
 /* Higher score; then higher device priority; then a peer device of the same
  * name (lo to lo rather than lo to eth0) */
 static int psel_pair_better(const psel_resource_table_t *local,
@@ -325,7 +355,7 @@ static int psel_pair_better(const psel_resource_table_t *local,
                             unsigned l, unsigned r, double best_score,
                             unsigned best_l, unsigned best_r)
 {
-    if (score != best_score) {
+    if (psel_score_cmp(score, best_score) != 0) {
         return score > best_score;
     }
     if (local->resources[l].priority != local->resources[best_l].priority) {
@@ -336,6 +366,14 @@ static int psel_pair_better(const psel_resource_table_t *local,
                   remote->resources[best_r].dev_name);
 }
 
+/* Can local resource @a l take part in this pass? */
+static int psel_pass_uses(const psel_lane_pass_t *pass,
+                          const psel_resource_t *lrsc)
+{
+    return !pass->scalable_only ||
+           psel_resource_is_scalable(lrsc, pass->num_eps);
+}
+
 /*
  * Choose the lanes of one set: @a role, and for rma_bw one memory type
  * (@a mem_type; UCS_MEMORY_TYPE_LAST for the other roles), whose local MD
@@ -344,12 +382,13 @@ static int psel_pair_better(const psel_resource_table_t *local,
  */
 static void psel_lanes_select_set(const psel_resource_table_t *local,
                                   const psel_resource_table_t *remote,
-                                  const psel_lane_select_params_t *params,
+                                  const psel_lane_pass_t *pass,
                                   psel_lane_role_t role,
                                   ucs_memory_type_t mem_type,
                                   psel_lane_set_t *set, psel_ep_lanes_t *ep)
 {
-    const psel_lane_selector_t *selector = &psel_lane_selectors[role];
+    const psel_lane_select_params_t *params = pass->params;
+    const psel_lane_selector_t *selector    = &psel_lane_selectors[role];
     double score, best, total_bw = 0;
     unsigned l, r, best_l = 0, best_r = 0, path, i;
     const psel_resource_t *lrsc, *rrsc;
@@ -359,7 +398,7 @@ static void psel_lanes_select_set(const psel_resource_table_t *local,
         best = 0;
         for (l = 0; l < local->count; ++l) {
             lrsc = &local->resources[l];
-            if (!selector->applies(lrsc) ||
+            if (!selector->applies(lrsc) || !psel_pass_uses(pass, lrsc) ||
                 ((mem_type < UCS_MEMORY_TYPE_LAST) &&
                  !(lrsc->reg_mem_types & UCS_BIT(mem_type)))) {
                 continue;
@@ -371,7 +410,7 @@ static void psel_lanes_select_set(const psel_resource_table_t *local,
                     !psel_pair_has_paths(ep, local, lrsc, remote, rrsc, set)) {
                     continue;
                 }
-                score = selector->score(lrsc, rrsc);
+                score = selector->score(lrsc, rrsc, pass->num_eps);
                 if ((score > 0) && isfinite(score) &&
                     ((best == 0) || psel_pair_better(local, remote, score, l,
                                                      r, best, best_l,
@@ -392,7 +431,8 @@ static void psel_lanes_select_set(const psel_resource_table_t *local,
         }
 
         path = psel_paths_used(ep, local, 0, &local->resources[best_l], set);
-        lane = psel_lane_get(ep, local, best_l, remote, best_r, path);
+        lane = psel_lane_get(ep, local, best_l, remote, best_r, path,
+                             pass->num_eps);
         if (lane < 0) {
             break;
         }
@@ -412,13 +452,13 @@ static void psel_lanes_select_set(const psel_resource_table_t *local,
 
 static void psel_lanes_select_role(const psel_resource_table_t *local,
                                    const psel_resource_table_t *remote,
-                                   const psel_lane_select_params_t *params,
+                                   const psel_lane_pass_t *pass,
                                    psel_lane_role_t role, psel_ep_lanes_t *ep)
 {
     ucs_memory_type_t mem_type;
 
     if (role != PSEL_LANE_ROLE_RMA_BW) {
-        psel_lanes_select_set(local, remote, params, role,
+        psel_lanes_select_set(local, remote, pass, role,
                               UCS_MEMORY_TYPE_LAST, &ep->sets.role[role], ep);
         return;
     }
@@ -426,7 +466,7 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
     /* host memory first: it is the role's set too */
     for (mem_type = UCS_MEMORY_TYPE_HOST; mem_type < UCS_MEMORY_TYPE_LAST;
          ++mem_type) {
-        psel_lanes_select_set(local, remote, params, role, mem_type,
+        psel_lanes_select_set(local, remote, pass, role, mem_type,
                               &ep->sets.rma_bw_mem[mem_type], ep);
     }
     ep->sets.role[role] = ep->sets.rma_bw_mem[UCS_MEMORY_TYPE_HOST];
@@ -502,7 +542,7 @@ uint64_t psel_lane_sets_mem_types(const psel_lane_sets_t *sets)
  * so eager messages stay on one lane; extra am_bw lanes come by score. */
 static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
                                      const psel_resource_table_t *remote,
-                                     const psel_lane_select_params_t *params,
+                                     const psel_lane_pass_t *pass,
                                      psel_ep_lanes_t *ep)
 {
     const psel_lane_selector_t *selector = &psel_lane_selectors[PSEL_LANE_ROLE_AM_BW];
@@ -511,7 +551,8 @@ static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
     const psel_resource_t *lrsc, *rrsc;
     unsigned lane;
 
-    if ((am->count == 0) || (params->max_lanes[PSEL_LANE_ROLE_AM_BW] == 0)) {
+    if ((am->count == 0) ||
+        (pass->params->max_lanes[PSEL_LANE_ROLE_AM_BW] == 0)) {
         return;
     }
     lane = am->lanes[0]->index;
@@ -521,7 +562,8 @@ static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
         return;
     }
     ep->info[lane].roles                      |= UCS_BIT(PSEL_LANE_ROLE_AM_BW);
-    ep->info[lane].score[PSEL_LANE_ROLE_AM_BW] = selector->score(lrsc, rrsc);
+    ep->info[lane].score[PSEL_LANE_ROLE_AM_BW] = selector->score(lrsc, rrsc,
+                                                                 pass->num_eps);
     set->lanes[set->count++]                   = &ep->lanes[lane];
 }
 
@@ -534,13 +576,52 @@ static void psel_lane_set_rebase(psel_lane_set_t *set, psel_ep_lanes_t *ep)
     }
 }
 
+static void psel_lanes_select_pass(const psel_resource_table_t *local,
+                                   const psel_resource_table_t *remote,
+                                   const psel_lane_pass_t *pass,
+                                   psel_ep_lanes_t *result)
+{
+    unsigned role;
+
+    memset(result, 0, sizeof(*result));
+    for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
+        if (role == PSEL_LANE_ROLE_AM_BW) {
+            psel_lanes_am_bw_from_am(local, remote, pass, result);
+        }
+        psel_lanes_select_role(local, remote, pass, role, result);
+    }
+    result->num_eps = pass->num_eps;
+}
+
+size_t psel_lane_num_eps(const psel_lane_select_params_t *params)
+{
+    return (params->num_eps == 0) ? 1 : params->num_eps;
+}
+
+int psel_resource_is_scalable(const psel_resource_t *resource, size_t num_eps)
+{
+    return resource->max_num_eps >= num_eps;
+}
+
+/* UCP needs an am lane whenever the endpoint sends messages; a pass over
+ * the scalable transports only that finds none fails (as
+ * ucp_wireup_search_lanes() does) */
+static int psel_pass_complete(const psel_lane_select_params_t *params,
+                              const psel_ep_lanes_t *ep)
+{
+    return (ep->num_lanes > 0) &&
+           ((params->max_lanes[PSEL_LANE_ROLE_AM] == 0) ||
+            (ep->sets.role[PSEL_LANE_ROLE_AM].count > 0));
+}
+
 ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
                                const psel_resource_table_t *remote,
                                const psel_lane_select_params_t *params,
                                psel_ep_lanes_t *ep)
 {
+    psel_lane_pass_t pass = {params, psel_lane_num_eps(params), 0};
     psel_ep_lanes_t result;
-    unsigned role;
+    unsigned role, l, unscalable = 0;
 
     for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
         if (params->max_lanes[role] > 0) {
@@ -552,12 +633,26 @@ ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    memset(&result, 0, sizeof(result));
-    for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
-        if (role == PSEL_LANE_ROLE_AM_BW) {
-            psel_lanes_am_bw_from_am(local, remote, params, &result);
+    /* As UCP (ucp_wireup_select_lanes): first the transports whose max eps
+     * covers the estimated number of endpoints; if they cannot make the
+     * endpoint, every transport, on score alone */
+    for (l = 0; l < local->count; ++l) {
+        unscalable += !psel_resource_is_scalable(&local->resources[l],
+                                                 pass.num_eps);
+    }
+    if (unscalable > 0) {
+        pass.scalable_only = 1;
+        psel_lanes_select_pass(local, remote, &pass, &result);
+        result.unscalable_left_out = unscalable;
+        if (!psel_pass_complete(params, &result)) {
+            ucs_debug("the transports that scale to %zu endpoints make no "
+                      "endpoint; selecting among all", pass.num_eps);
+            pass.scalable_only = 0;
         }
-        psel_lanes_select_role(local, remote, params, role, &result);
+    }
+    if (!pass.scalable_only) {
+        psel_lanes_select_pass(local, remote, &pass, &result);
+        result.unscalable_fallback = (unscalable > 0);
     }
     psel_lanes_select_copy(local, &result.sets);
     if (result.num_lanes == 0) {
@@ -603,6 +698,140 @@ void psel_ep_lanes_print(FILE *stream, const psel_ep_lanes_t *ep)
         fprintf(stream, "# %4u  %-22s %-40s %6.0f ns %5.0f MB/s %6.0f ns\n",
                 i, lane->name, roles, lane->latency * 1e9,
                 lane->bandwidth / UCS_MBYTE, lane->overhead_send * 1e9);
+    }
+    fprintf(stream, "#\n");
+}
+
+/* "inf" or the number */
+static const char *psel_max_eps_str(size_t max_num_eps, char *buf, size_t max)
+{
+    if (max_num_eps == PSEL_SIZE_UNLIMITED) {
+        return "inf";
+    }
+    snprintf(buf, max, "%zu", max_num_eps);
+    return buf;
+}
+
+/* Best score of local resource @a l for @a role over the reachable peer
+ * resources, at the pass's number of endpoints; 0 if none */
+static double psel_candidate_score(const psel_resource_table_t *local,
+                                   unsigned l,
+                                   const psel_resource_table_t *remote,
+                                   const psel_lane_select_params_t *params,
+                                   psel_lane_role_t role, size_t num_eps,
+                                   unsigned *best_r)
+{
+    const psel_lane_selector_t *selector = &psel_lane_selectors[role];
+    double score, best = 0;
+    unsigned r;
+
+    if (!selector->applies(&local->resources[l])) {
+        return 0;
+    }
+    for (r = 0; r < remote->count; ++r) {
+        if (!selector->applies(&remote->resources[r]) ||
+            !psel_pair_reachable(params, local, l, remote, r)) {
+            continue;
+        }
+        score = selector->score(&local->resources[l], &remote->resources[r],
+                                num_eps);
+        if (isfinite(score) && (score > best)) {
+            best    = score;
+            *best_r = r;
+        }
+    }
+    return best;
+}
+
+static int psel_ep_uses_local(const psel_ep_lanes_t *ep, unsigned l,
+                              psel_lane_role_t role)
+{
+    unsigned i;
+
+    for (i = 0; i < ep->num_lanes; ++i) {
+        if ((ep->info[i].local == l) && (ep->info[i].roles & UCS_BIT(role))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+#define PSEL_EXPLAIN_MAX_CANDIDATES 8
+
+/* Does (score a, index la) come before (b, lb): higher score, then order */
+static int psel_candidate_before(double a, unsigned la, double b, unsigned lb)
+{
+    return (a > b) || ((a == b) && (la < lb));
+}
+
+void psel_lanes_print_candidates(FILE *stream,
+                                 const psel_resource_table_t *local,
+                                 const psel_resource_table_t *remote,
+                                 const psel_lane_select_params_t *params,
+                                 const psel_ep_lanes_t *ep)
+{
+    size_t num_eps = ep->num_eps ? ep->num_eps : 1;
+    double score, best, last = INFINITY;
+    unsigned role, l, j, r = 0, best_l, last_l = 0;
+    const psel_resource_t *rsc;
+    char name[PSEL_LANE_NAME_MAX], eps[32];
+
+    fprintf(stream, "# %zu endpoint%s per process (UCX_PSEL_NUM_EPS, "
+            "--peers): latency at %zu endpoints; as UCP, transports whose "
+            "max eps\n# is below it are left out while the others can make "
+            "the endpoint\n", num_eps, (num_eps == 1) ? "" : "s", num_eps);
+    if (ep->unscalable_fallback) {
+        fprintf(stream, "# no am lane among the transports that scale to "
+                "%zu endpoints: all transports weighed on score alone\n",
+                num_eps);
+    }
+    fprintf(stream, "# %-6s   %-22s %10s %10s  %s\n", "role", "candidate",
+            "score", "latency", "why");
+    for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
+        if (params->max_lanes[role] == 0) {
+            continue;
+        }
+        /* the best candidates in order: each round the best after the last */
+        last = INFINITY;
+        for (j = 0; j < PSEL_EXPLAIN_MAX_CANDIDATES; ++j) {
+            best   = 0;
+            best_l = local->count;
+            for (l = 0; l < local->count; ++l) {
+                score = psel_candidate_score(local, l, remote, params, role,
+                                             num_eps, &r);
+                if ((score > 0) &&
+                    ((j == 0) ||
+                     psel_candidate_before(last, last_l, score, l)) &&
+                    ((best_l == local->count) ||
+                     psel_candidate_before(score, l, best, best_l))) {
+                    best   = score;
+                    best_l = l;
+                }
+            }
+            if (best_l == local->count) {
+                break;
+            }
+            last   = best;
+            last_l = best_l;
+            rsc    = &local->resources[best_l];
+            snprintf(name, sizeof(name), "%.31s/%.31s", rsc->tl_name,
+                     rsc->dev_name);
+            fprintf(stream, "# %-6s %c %-22s %10.4g %7.0f ns",
+                    psel_lane_role_name(role),
+                    psel_ep_uses_local(ep, best_l, role) ? '*' : ' ', name,
+                    best, psel_resource_latency(rsc, num_eps) * 1e9);
+            if (!psel_resource_is_scalable(rsc, num_eps)) {
+                fprintf(stream, "  max eps %s < %zu: %s",
+                        psel_max_eps_str(rsc->max_num_eps, eps, sizeof(eps)),
+                        num_eps, ep->unscalable_fallback ?
+                        "weighed, nothing that scales makes the endpoint" :
+                        "left out");
+            } else if (rsc->latency.m > 0) {
+                fprintf(stream, "  latency %.0f + %.3g x %zu ns",
+                        rsc->latency.c * 1e9, rsc->latency.m * 1e9, num_eps);
+            }
+            fputs("\n", stream);
+        }
     }
     fprintf(stream, "#\n");
 }

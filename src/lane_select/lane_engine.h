@@ -26,6 +26,16 @@
  * divided by max_ratio is dropped (UCX_MULTI_LANE_MAX_RATIO: the ratio of the
  * fastest to the slowest lane).
  * Shares within a role are proportional to bandwidth.
+ *
+ * Number of peers, as UCP does with its estimated number of endpoints
+ * (UCX_NUM_EPS, ucp_params.estimated_num_eps; 1 when not given):
+ *  - every latency above is taken at N endpoints: c + m·N
+ *    (ucp_wireup_tl_iface_latency(); rc adds 1 ns per connected QP), on
+ *    each side, and the lanes' latencies are too;
+ *  - local transports whose max eps is below N do not scale to the job
+ *    (ucp_is_scalable_transport()). Selection first runs without them; if
+ *    that gives no am lane (or no lane at all), it runs again over every
+ *    transport, on score alone (ucp_wireup_select_lanes()).
  */
 #ifndef PSEL_LANE_SELECT_LANE_ENGINE_H_
 #define PSEL_LANE_SELECT_LANE_ENGINE_H_
@@ -57,6 +67,8 @@ typedef struct psel_lane_select_params {
                                                 for snapshots and imports:
                                                 the rules of reachability.h */
     void    *reachable_arg; /**< Argument of @a is_reachable */
+    size_t   num_eps;     /**< Endpoints per process (peers), UCP's
+                               est_num_eps; 0 means 1 */
 } psel_lane_select_params_t;
 
 
@@ -76,6 +88,12 @@ typedef struct psel_ep_lanes {
     psel_lane_t      lanes[PSEL_MAX_LANES];  /**< Lane attributes */
     psel_lane_info_t info[PSEL_MAX_LANES];   /**< Origin and scores */
     psel_lane_sets_t sets;                   /**< Lanes by role */
+    size_t           num_eps;                /**< Endpoints selected for */
+    unsigned         unscalable_left_out;    /**< Local resources left out:
+                                                  max eps below num_eps */
+    int              unscalable_fallback;    /**< Nonzero: those could not
+                                                  be left out (nothing that
+                                                  scales made an am lane) */
 } psel_ep_lanes_t;
 
 
@@ -103,6 +121,33 @@ ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
  *         it or a copy engine (lane.h) that reaches host memory.
  */
 uint64_t psel_lane_sets_mem_types(const psel_lane_sets_t *sets);
+
+/** @return The number of endpoints of @a params: num_eps, or 1 if 0. */
+size_t psel_lane_num_eps(const psel_lane_select_params_t *params);
+
+/**
+ * As UCP's ucp_is_scalable_transport(): does the transport of @a resource
+ * support @a num_eps endpoints (max eps >= num_eps)?
+ */
+int psel_resource_is_scalable(const psel_resource_t *resource, size_t num_eps);
+
+/**
+ * Explain a selection: per role, the best local candidates by score (best
+ * pair with the peer, at the endpoints the lanes were selected for), the
+ * selected ones marked '*', with their latency at that number of endpoints
+ * and why a transport was left out (max eps) or lost (latency growth).
+ *
+ * @param [in] stream  Where to print.
+ * @param [in] local   Local resources.
+ * @param [in] remote  The peer's resources.
+ * @param [in] params  The limits the lanes were selected with.
+ * @param [in] ep      The selected lanes.
+ */
+void psel_lanes_print_candidates(FILE *stream,
+                                 const psel_resource_table_t *local,
+                                 const psel_resource_table_t *remote,
+                                 const psel_lane_select_params_t *params,
+                                 const psel_ep_lanes_t *ep);
 
 /** @return Name of a lane role: "am", "am_bw", "rma_bw" or "amo". */
 const char *psel_lane_role_name(psel_lane_role_t role);

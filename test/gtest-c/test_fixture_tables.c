@@ -3,7 +3,8 @@
  * real endpoint-init path: import the fixture, psel_ep_config_init() with
  * PSEL_FEATURE_TAG, local = remote = the fixture (a cluster of identical
  * machines, PSEL_PEER_REMOTE_HOST), default config unless a test overrides
- * one variable.
+ * one variable. One endpoint per process (UCX_PSEL_NUM_EPS unset), so a
+ * latency that grows with endpoints is taken at N = 1, as UCP does.
  *
  * Units in the reasoning: us and ns/B; "MB/s" is ucx_info's 2^20 B/s, so
  * 1/bw [ns/B] = 1e3 / (MB/s · 1.048576). With the defaults:
@@ -322,7 +323,8 @@ static void test_000_no_rndv_put(void **state)
  * 0.060 ns/B): dc_mlx5 (L 660, o 40), rc_verbs (L 600, o 75), rc_mlx5
  * (L 600, o 40, am_short 234, am_bcopy/zcopy 8254, get/put_zcopy 65..1G),
  * ud_verbs (L 630, o 105), ud_mlx5 (L 630, o 80).
- *   am:     rc_mlx5 1e-3 / (0.60 + 0.04 + 0.04 us) = 1470.6, beating
+ *   am:     rc_mlx5 (latency 600 + 1·N ns, at N = 1 endpoint 601)
+ *           1e-3 / (0.601 + 0.04 + 0.04 us) = 1468.4, beating
  *           dc_mlx5 (0.74 us: 1351) and ud_mlx5 (0.79 us).
  *   am_bw:  256K / 23588.47 MB/s = 10.598 us; rc_mlx5 1 / (10.598 + 0.64)
  *           = 88983 (rc_verbs/ud/dc add more latency or overhead).
@@ -339,35 +341,38 @@ static const golden_lane_t lanes_001[] = {
  * UCX 1.17 estimates each IB operation class apart (uct_ib_iface_estimate_
  * perf, UCX_IB_SEND_OVERHEAD "bcopy:5ns,cqe:20ns,db:40ns,wqe_fetch:350ns,
  * wqe_post:<overhead>"), and the import applies it (README, "Per-operation
- * costs"). For rc_mlx5 (L 600 ns, overhead 40 ns), per class: latency,
- * send before the post, after it, receive:
- *   short  600        40       40       40   (inline WQE: no fetch)
- *   bcopy  950 (+350) 45 (+5)  40       40
- *   zcopy  950 (+350) 40       60 (+20) 40
- * A message costs latency + send + receive; one more fragment the sender's
- * before + after.
+ * costs"). For rc_mlx5 (latency 600 + 1·N ns: 601 at N = 1 endpoint,
+ * overhead 40 ns), per class: latency, send before the post, after it,
+ * receive:
+ *   short  601        40       40       40   (inline WQE: no fetch)
+ *   bcopy  951 (+350) 45 (+5)  40       40
+ *   zcopy  951 (+350) 40       60 (+20) 40
+ * (the growth 1·N adds to every class, as UCX's estimate keeps the iface
+ * latency's m). A message costs latency + send + receive; one more
+ * fragment the sender's before + after.
  * Rows (1/bw = 0.0404 ns/B, copy = 0.1644 ns/B, reg.c = 50 ns):
- *  ..226     egr/short 0.680 us + 0.3693 ns/B up to am_short 234 - 8 B tag.
- *  ..273     egr/bcopy 0.950 + 0.045 + 0.040 = 1.035 us + 0.3693 ns/B vs
- *            egr/zcopy 0.950 + 0.040 + 0.040 + 0.05 = 1.080 us + 0.2049
+ *  ..226     egr/short 0.681 us + 0.3693 ns/B up to am_short 234 - 8 B tag.
+ *  ..273     egr/bcopy 0.951 + 0.045 + 0.040 = 1.036 us + 0.3693 ns/B vs
+ *            egr/zcopy 0.951 + 0.040 + 0.040 + 0.05 = 1.081 us + 0.2049
  *            ns/B (one copy less): cross at 0.045 / 0.1644 = 273.7 B
  *            (psel_info -x: "cross at 273.7 bytes"). Without the per-class
  *            terms they crossed at 304.1.
- *  ..17362   egr/zcopy; above its fragment 8254 - 32 = 8222 B one more costs
+ *  ..17379   egr/zcopy; above its fragment 8254 - 32 = 8222 B one more costs
  *            40 + 60 ns: 100 / 8222 = 0.0122 ns/B, m_e = 0.2170.
- *            rndv/get: 2·0.05 (rrc 1) + 3 control AMs (bcopy: 3·0.95 +
- *            3·(0.045 + 0.040)) + the data's zcopy latency 0.95 + its send
- *            0.04 = 4.195 us, m_r = 0.0404. Unbiased (4.195 - 1.080) /
- *            (0.2170 - 0.0404) = 17640 B; biased (4.1531 - 1.080) /
- *            (0.2170 - 0.0400) = 17362.5 (psel_info -x: "cross at 17639.8
- *            bytes, at 17362.5 with the rendezvous bias").
+ *            rndv/get: 2·0.05 (rrc 1) + 3 control AMs (bcopy: 3·0.951 +
+ *            3·(0.045 + 0.040)) + the data's zcopy latency 0.951 + its send
+ *            0.04 = 4.199 us, m_r = 0.0404. Unbiased (4.199 - 1.081) /
+ *            (0.2170 - 0.0404) = 17656 B; biased (4.1570 - 1.081) /
+ *            (0.2170 - 0.0400) = 17379 (psel_info -x: "cross at 17656.8
+ *            bytes, at 17379.2 with the rendezvous bias"). At latency 600
+ *            (no growth term) it was 17362.
  *  ..inf     rndv/get; rndv/put has the very same line and loses the tie
  *            to the earlier protocol in the list.
  */
 static const golden_row_t rows_001[] = {
     {226, "egr/short", "rc_mlx5/mlx5_0:1"},
     {273, "egr/bcopy", "rc_mlx5/mlx5_0:1"},
-    {17362, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+    {17379, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
     {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_0:1"},
     ROWS_END
 };
@@ -378,7 +383,7 @@ static void test_001_default(void **state)
 }
 
 /* UCX_PSEL_RNDV_THRESH=16k: rendezvous is disabled below 16384 and forced
- * from there, so egr/zcopy gives up 16384..17362 it would have kept. */
+ * from there, so egr/zcopy gives up 16384..17379 it would have kept. */
 static void test_001_rndv_thresh(void **state)
 {
     static const golden_row_t rows[] = {
@@ -392,13 +397,13 @@ static void test_001_rndv_thresh(void **state)
 }
 
 /* UCX_PSEL_PROTOS=^rndv/get: rndv/put has the same line, so it takes the
- * same boundary 17362. */
+ * same boundary 17379. */
 static void test_001_no_rndv_get(void **state)
 {
     static const golden_row_t rows[] = {
         {226, "egr/short", "rc_mlx5/mlx5_0:1"},
         {273, "egr/bcopy", "rc_mlx5/mlx5_0:1"},
-        {17362, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {17379, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "rndv/put", "rc_mlx5/mlx5_0:1"},
         ROWS_END
     };
@@ -427,22 +432,27 @@ static const golden_lane_t lanes_048[] = {
 };
 
 /*
- * Rows (L + o = 0.78 us, 1/bw = 0.1482 ns/B, reg.c = 50 ns):
- *  ..304     egr/short, below its limit 2046 - 8: short (0.78 us + 0.1482 +
- *            2·0.1644 = 0.4771 ns/B) and zcopy (0.83 us + 0.3127 ns/B)
+ * Rows (rc_mlx5's latency 700 + 1·N ns at N = 1: L = 0.701 us; L + o =
+ * 0.781 us, 1/bw = 0.1482 ns/B, reg.c = 50 ns):
+ *  ..304     egr/short, below its limit 2046 - 8: short (0.781 us + 0.1482 +
+ *            2·0.1644 = 0.4771 ns/B) and zcopy (0.831 us + 0.3127 ns/B)
  *            cross at 0.05 / 0.1645 = 304.1 B; bcopy ties with short and
  *            loses on list order.
- *  ..13574   egr/zcopy (0.3175 ns/B above its 8222 B fragment: + 40 / 8222).
+ *  ..13591   egr/zcopy (0.3175 ns/B above its 8222 B fragment: + 40 / 8222).
  *            rndv/get takes, of the two rma_bw lanes, the one with
- *            get_zcopy: rc_mlx5 alone. c_r = 2·0.05 + 3·0.70 + 0.70 + 3·0.08 +
- *            0.04 = 3.18 us, m_r = 0.1482: crossing 13881.4, biased 13574.7.
- *  ..748114  rndv/get. rndv/put runs on both lanes (tcp/ib0 has put_zcopy):
+ *            get_zcopy: rc_mlx5 alone. c_r = 2·0.05 + 3·0.701 + 0.701 +
+ *            3·0.08 + 0.04 = 3.184 us, m_r = 0.1482: crossing 13899.1,
+ *            biased 13592.0 (13574 at L = 0.700).
+ *  ..748101  rndv/get. rndv/put runs on both lanes (tcp/ib0 has put_zcopy):
  *            m = 1 / (6433.22 + 6239.81 MB/s) = 0.0753 ns/B, but its
  *            constant pays the registration on both MDs, the slowest data
  *            lane's latency (tcp/ib0, 5.21 us) and its 50 us send overhead:
- *            2·(0.05 + 0.05) + 3·0.70 + 5.21 + 3·0.08 + 50 = 57.75 us. Both
+ *            2·(0.05 + 0.05) + 3·0.701 + 5.21 + 3·0.08 + 50 = 57.753 us. Both
  *            are biased alike, so they cross where the unbiased lines do:
- *            (57.75 - 3.18) / (0.1482 - 0.0753) = 748114.
+ *            (57.753 - 3.184) / (0.1482 - 0.0753) = 748101 (the growth
+ *            term adds 3 ns to put's constant, 3 L of the am lane, and 4
+ *            ns to get's, whose data lane is rc_mlx5 too: 1 ns less
+ *            between them, 13.7 B earlier than the 748114 of L = 0.700).
  *  ..inf     rndv/put over "rc_mlx5/mlx5_0:1 51% + tcp/ib0 49%".
  *  (ib0 is IPoIB on the same FDR port, so in reality the summed bandwidth
  *  exceeds the link; a UCX 1.9 dump has no sys_dev to tell: a data limit.)
@@ -451,8 +461,8 @@ static void test_048_default(void **state)
 {
     static const golden_row_t rows[] = {
         {304, "egr/short", "rc_mlx5/mlx5_0:1"},
-        {13574, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
-        {748114, "rndv/get", "rc_mlx5/mlx5_0:1"},
+        {13591, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {748101, "rndv/get", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "rndv/put", "rc_mlx5/mlx5_0:1 51% + tcp/ib0 49%"},
         ROWS_END
     };
@@ -464,12 +474,12 @@ static void test_048_default(void **state)
  * UCX_PSEL_MAX_RNDV_LANES=1: rma_bw takes one lane (am_bw has one anyway:
  * UCX_PSEL_MAX_EAGER_LANES=1), so tcp/ib0 is gone.
  *  ..304     egr/short (crosses zcopy at 304.1 B, as in the default table).
- *  ..13574   egr/zcopy 0.83 us + 0.3127 ns/B; above 8222 B fragments add
- *            40 / 8222 = 0.0049: m_e = 0.3175.
- *            rndv/get c_r = 2·0.05 + 4·0.70 + 3·0.08 + 0.04 = 3.18 us,
- *            m_r = 0.1482. Unbiased (3.18 - 0.83) / (0.3175 - 0.1482) =
- *            13881 B; biased (3.1482 - 0.83) / (0.3175 - 0.1467) = 13574.7
- *            (psel_info -x: "cross at 13881.4 bytes, at 13574.7").
+ *  ..13591   egr/zcopy 0.831 us + 0.3127 ns/B (L = 0.701 at N = 1);
+ *            above 8222 B fragments add 40 / 8222 = 0.0049: m_e = 0.3175.
+ *            rndv/get c_r = 2·0.05 + 4·0.701 + 3·0.08 + 0.04 = 3.184 us,
+ *            m_r = 0.1482. Unbiased (3.184 - 0.831) / (0.3175 - 0.1482) =
+ *            13899 B; biased (3.1522 - 0.831) / (0.3175 - 0.1467) = 13592.0
+ *            (psel_info -x: "cross at 13899.1 bytes, at 13592.0").
  *  ..inf     rndv/get (rndv/put ties and comes later in the list).
  */
 static void test_048_one_rndv_lane(void **state)
@@ -479,7 +489,7 @@ static void test_048_one_rndv_lane(void **state)
     };
     static const golden_row_t rows[] = {
         {304, "egr/short", "rc_mlx5/mlx5_0:1"},
-        {13574, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {13591, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_0:1"},
         ROWS_END
     };
@@ -489,8 +499,9 @@ static void test_048_one_rndv_lane(void **state)
 /* ------------------------------------------------------------------------
  * 002: GPU node, ConnectX-6 HDR, UCX 1.16, cuda_copy/cuda_ipc/gdr_copy.
  * Per-operation costs (README "Per-operation costs", UCX 1.16 rules):
- *   rc_mlx5 (L 600, o 40): short 600/40/40/40, bcopy 950/45/40/40,
- *     zcopy 950/40/60/40 (latency/send before/after/receive, ns)
+ *   rc_mlx5 (L 600 + 1·N, o 40): at N = 1 endpoint short 601/40/40/40,
+ *     bcopy 951/45/40/40, zcopy 951/40/60/40 (latency/send before/after/
+ *     receive, ns)
  *   cma (L 80, o 2000 in the attributes): 80/500/0/500 for every class
  *     (uct_scopy_iface_estimate_perf: 500 ns, UCX >= 1.16)
  *   sysv (L 80, o 10): 80/10/0/10; cuda_ipc (L 1000, o 7000): 1000/7000/0/7000
@@ -520,19 +531,19 @@ static const golden_lane_t lanes_002_same_host[] = {
  * Host memory, same host. The host table uses no GPU-only lane.
  *  ..92      egr/short (sysv am_short 100 - 8): 0.100 us + 0.062088 +
  *            2·0.164429 = 0.390946 ns/B, ties egr/bcopy and wins on order.
- *  ..5032    egr/bcopy 0.100 us + 0.390946 ns/B (fragment 8224 is not
+ *  ..5034    egr/bcopy 0.100 us + 0.390946 ns/B (fragment 8224 is not
  *            reached). rndv/get over cma + rc_mlx5: 2 MDs x 50 ns x 2
  *            (rrc 1) = 0.2 + three bcopy control AMs on sysv 3·(0.08 +
- *            0.02) = 0.3 + the data's zcopy latency max(80, 950) = 0.95 + its
- *            send max(500, 40) = 0.5 -> 1.95 us, m_r = 0.027457. Unbiased
- *            (1950 - 100) / (0.390946 - 0.027457) = 5089.5; biased
- *            (1930.5 - 100) / (0.390946 - 0.027182) = 5032.1
- *            (psel_info -x: "cross at 5089.6 bytes, at 5032.2").
+ *            0.02) = 0.3 + the data's zcopy latency max(80, 951) = 0.951 +
+ *            its send max(500, 40) = 0.5 -> 1.951 us, m_r = 0.027457.
+ *            Unbiased (1951 - 100) / (0.390946 - 0.027457) = 5092.3; biased
+ *            (1931.49 - 100) / (0.390946 - 0.027182) = 5034.8
+ *            (psel_info -x: "cross at 5092.4 bytes, at 5034.9").
  *  ..inf     rndv/get; rndv/put has the same line and comes later.
  */
 static const golden_row_t rows_002_host[] = {
     {92, "egr/short", "sysv/memory"},
-    {5032, "egr/bcopy", "sysv/memory"},
+    {5034, "egr/bcopy", "sysv/memory"},
     {SIZE_MAX, "rndv/get", "cma/memory 32% + rc_mlx5/mlx5_0:1 68%"},
     ROWS_END
 };
@@ -571,14 +582,14 @@ static void test_002_gpu_node_same_host(void **state)
  * 2200 MB/s < 23588 / 4), and no lane registers cuda memory (no GPUDirect
  * RDMA in this dump: mlx5_0's memory types are host only).
  * cuda memory:
- *  egr/bcopy on rc_mlx5 with gdr_copy: 0.95 + 0.045 + 0.04 + 2·1.4 = 3.835 us,
- *  m = 0.040430 + 2·0.137994 = 0.316418, + 85 ns / 8222 = 0.010338 above the
- *  fragment = 0.326756.
- *  rndv/mtype stages through host: control 3·0.95 + 3·0.085 + data 0.95 +
- *  0.04 = 4.095 us plus two cuda_copy copies (the best bandwidth: 8 us +
- *  1/10000 MB/s = 0.095367 ns/B) = 20.095 us, m = 2·0.095367 + 0.040430 +
- *  100 ns / 512 KiB = 0.231356. Biased (19894.05 - 3835) / (0.326756 -
- *  0.229042) = 164347.6 (psel_info -x: "at 164348.4"; the digits above are
+ *  egr/bcopy on rc_mlx5 with gdr_copy: 0.951 + 0.045 + 0.04 + 2·1.4 = 3.836
+ *  us, m = 0.040430 + 2·0.137994 = 0.316418, + 85 ns / 8222 = 0.010338
+ *  above the fragment = 0.326756.
+ *  rndv/mtype stages through host: control 3·0.951 + 3·0.085 + data 0.951 +
+ *  0.04 = 4.099 us plus two cuda_copy copies (the best bandwidth: 8 us +
+ *  1/10000 MB/s = 0.095367 ns/B) = 20.099 us, m = 2·0.095367 + 0.040430 +
+ *  100 ns / 512 KiB = 0.231356. Biased (19898.01 - 3836) / (0.326756 -
+ *  0.229042) = 164378.5 (psel_info -x: "at 164378.7"; the digits above are
  *  rounded).
  */
 static const golden_lane_t lanes_002_remote[] = {
@@ -586,7 +597,7 @@ static const golden_lane_t lanes_002_remote[] = {
 };
 
 static const golden_row_t rows_002_cuda_remote[] = {
-    {164348, "egr/bcopy", "rc_mlx5/mlx5_0:1"},
+    {164378, "egr/bcopy", "rc_mlx5/mlx5_0:1"},
     {SIZE_MAX, "rndv/mtype", "cuda_copy/cuda + rc_mlx5/mlx5_0:1"},
     ROWS_END
 };
@@ -608,12 +619,14 @@ static void test_002_gpu_node_remote_host(void **state)
  * rc_mlx5 (L 600 + 1·N, o 40, 11794.23 MB/s: 1/bw 0.080860) has every role
  * (rc verbs o 75, dc 660, ud 610; one path; tcp/ib0 has no put/get zcopy in
  * 1.6).
- *  ..304     egr/short 0.68 us + 0.409718 ns/B vs egr/zcopy 0.73 + 0.245289:
- *            0.05 / 0.164429 = 304.1.
- *  ..11885   egr/zcopy, + 40 / (8190 - 32) = 0.004903 above the fragment:
- *            m_e = 0.250192. rndv/get 2·0.05 + 3·0.6 + 0.6 + 3·0.08 + 0.04
- *            = 2.78 us: biased (2752.2 - 730) / (0.250192 - 0.080051) =
- *            11885.4, unbiased 12106.4.
+ * At N = 1 endpoint L = 0.601 us.
+ *  ..304     egr/short 0.681 us + 0.409718 ns/B vs egr/zcopy 0.731 +
+ *            0.245289: 0.05 / 0.164429 = 304.1.
+ *  ..11903   egr/zcopy, + 40 / (8190 - 32) = 0.004903 above the fragment:
+ *            m_e = 0.080859 + 0.164427 + 0.004903 = 0.250189. rndv/get
+ *            2·0.05 + 3·0.601 + 0.601 + 3·0.08 + 0.04 = 2.784 us: biased
+ *            (2756.16 - 731) / (0.250189 - 0.080051) = 11903.0, unbiased
+ *            12124.3 (psel_info -x: "cross at 12124.3 bytes, at 11903.0").
  */
 static void test_003_ucx16_layout(void **state)
 {
@@ -622,7 +635,7 @@ static void test_003_ucx16_layout(void **state)
     };
     static const golden_row_t rows[] = {
         {304, "egr/short", "rc_mlx5/mlx5_0:1"},
-        {11885, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {11903, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_0:1"},
         ROWS_END
     };
@@ -635,10 +648,12 @@ static void test_003_ucx16_layout(void **state)
  * terms. am/am_bw on rc_mlx5/mlx5_0:1; rma_bw takes both HCAs (two rails of
  * 11794.23 MB/s: 1/bw 0.040430 together).
  *  ..304     egr/short vs egr/zcopy as in 003.
- *  ..10094   egr/zcopy m_e = 0.080860 + 0.164429 + 40 / 8222 = 0.250154.
- *            rndv/get: two MDs register, 2·(0.05 + 0.05) + 1.8 + 0.6 + 0.24
- *            + 0.04 = 2.88 us, m_r = 0.040430. Biased (2851.2 - 730) /
- *            (0.250154 - 0.040026) = 10094.8, unbiased 10251.5.
+ *  ..10109   egr/zcopy m_e = 0.080859 + 0.164427 + 40 / 8222 = 0.250151.
+ *            rndv/get (L = 0.601 at N = 1): two MDs register, 2·(0.05 +
+ *            0.05) + 3·0.601 + 0.601 + 0.24 + 0.04 = 2.884 us, m_r =
+ *            0.040430. Biased (2855.16 - 731) / (0.250151 - 0.040025) =
+ *            10109.0, unbiased 10266.0 (psel_info -x: "at 10109.0"; the
+ *            boundary is that close to the integer, so the digits matter).
  */
 static void test_004_two_rails_without_hash(void **state)
 {
@@ -649,7 +664,7 @@ static void test_004_two_rails_without_hash(void **state)
     };
     static const golden_row_t rows[] = {
         {304, "egr/short", "rc_mlx5/mlx5_0:1"},
-        {10094, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {10109, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_0:1 50% + rc_mlx5/mlx5_1:1 50%"},
         ROWS_END
     };
@@ -664,7 +679,8 @@ static void test_004_two_rails_without_hash(void **state)
  * 4x25.78125 Gb/s with RoCE headers: uct_ib_iface_query's wire speed), and
  * for the bond "device num paths: 2" (the RoCE LAG level,
  * uct_ib_device_get_roce_lag_level). UCX 1.16, so the per-operation terms
- * apply: short 800/40/40/40, bcopy 1150/45/40/40, zcopy 1150/40/60/40.
+ * apply, at N = 1 endpoint (latency 801): short 801/40/40/40, bcopy
+ * 1151/45/40/40, zcopy 1151/40/60/40.
  */
 #define ROCE_MD(_dev, _paths) \
     "# Library version: 1.16.0\n" \
@@ -695,15 +711,15 @@ static void test_004_two_rails_without_hash(void **state)
 
 /*
  * One RoCE port: 1/bw = 0.041691 ns/B.
- *  ..2038    egr/short 0.88 us + 0.370549 ns/B up to am_short 2046 - 8; it
- *            would cross egr/zcopy (1.28 us + 0.206120) only at 0.40 /
+ *  ..2038    egr/short 0.881 us + 0.370549 ns/B up to am_short 2046 - 8;
+ *            it would cross egr/zcopy (1.281 us + 0.206120) only at 0.40 /
  *            0.164429 = 2432.7, beyond its size (the issue's UCX 1.16 table
  *            of a ConnectX-6 ends eager short at 2038 too).
- *  ..20705   egr/zcopy (beats egr/bcopy, 1.235 us + 0.370549, from 274 B),
+ *  ..20722   egr/zcopy (beats egr/bcopy, 1.236 us + 0.370549, from 274 B),
  *            m_e = 0.206120 + 100 / 8222 = 0.218282 above the fragment.
- *            rndv/get: 0.1 + 3·(1.15 + 0.085) + 1.15 + 0.04 = 4.995 us,
- *            m_r = 0.041691. Biased (4945.05 - 1280) / (0.218282 -
- *            0.041274) = 20705.6, unbiased 21037.4.
+ *            rndv/get: 0.1 + 3·(1.151 + 0.085) + 1.151 + 0.04 = 4.999 us,
+ *            m_r = 0.041691. Biased (4949.01 - 1281) / (0.218282 -
+ *            0.041274) = 20722.3, unbiased 21054.3.
  */
 static void test_roce_port(void **state)
 {
@@ -712,7 +728,7 @@ static void test_roce_port(void **state)
     };
     static const golden_row_t rows[] = {
         {2038, "egr/short", "rc_mlx5/mlx5_2:1"},
-        {20705, "egr/zcopy", "rc_mlx5/mlx5_2:1"},
+        {20722, "egr/zcopy", "rc_mlx5/mlx5_2:1"},
         {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_2:1"},
         ROWS_END
     };
@@ -729,9 +745,9 @@ static void test_roce_port(void **state)
  * The bond: two paths, so two lanes of one resource, named by path; am and
  * am_bw on path0 (one eager lane), rma_bw on both.
  *  ..2038    egr/short as above.
- *  ..18543   egr/zcopy; rndv/get now moves 0.020846 ns/B over both paths:
- *            biased (4945.05 - 1280) / (0.218282 - 0.020638) = 18543.7,
- *            unbiased 18816.1 (psel_info -x: "at 18543.8").
+ *  ..18558   egr/zcopy; rndv/get now moves 0.020846 ns/B over both paths:
+ *            biased (4949.01 - 1281) / (0.218282 - 0.020638) = 18558.6,
+ *            unbiased 18831.4.
  */
 static void test_roce_bond_two_paths(void **state)
 {
@@ -742,7 +758,7 @@ static void test_roce_bond_two_paths(void **state)
     };
     static const golden_row_t rows[] = {
         {2038, "egr/short", "rc_mlx5/mlx5_bond_0:1/path0"},
-        {18543, "egr/zcopy", "rc_mlx5/mlx5_bond_0:1/path0"},
+        {18558, "egr/zcopy", "rc_mlx5/mlx5_bond_0:1/path0"},
         {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_bond_0:1/path0 50% + "
                                "rc_mlx5/mlx5_bond_0:1/path1 50%"},
         ROWS_END
