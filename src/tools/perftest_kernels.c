@@ -223,10 +223,10 @@ static ucs_status_t pt_bw_client(pt_run_t *run, uint64_t iters,
         return status;
     }
 
-    if (pt_get((const uint8_t*)&run->ack, 8) != iters) {
+    if (psel_oob_get_le((const uint8_t*)&run->ack, 8) != iters) {
         PT_ERR("the server received %llu messages, "
                 "%llu were sent\n",
-                (unsigned long long)pt_get((const uint8_t*)&run->ack, 8),
+                (unsigned long long)psel_oob_get_le((const uint8_t*)&run->ack, 8),
                 (unsigned long long)iters);
         return UCS_ERR_IO_ERROR;
     }
@@ -270,7 +270,7 @@ static ucs_status_t pt_bw_server(pt_run_t *run, uint64_t iters)
         }
     }
 
-    pt_put((uint8_t*)&run->ack, done, 8);
+    psel_oob_put_le((uint8_t*)&run->ack, done, 8);
     req = psel_tag_send_nb(run->ep, &run->ack, sizeof(run->ack), PT_TAG_ACK,
                            pt_request_cb, NULL);
     return pt_wait(run, req, NULL, "send of the acknowledgement");

@@ -30,7 +30,7 @@ static ucs_status_t pt_send_cmd(pt_run_t *run, uint32_t cmd)
 {
     uint8_t wire[4];
 
-    pt_put(wire, cmd, sizeof(wire));
+    psel_oob_put_le(wire, cmd, sizeof(wire));
     return psel_oob_send(&run->oob, wire, sizeof(wire));
 }
 
@@ -94,7 +94,7 @@ static ucs_status_t pt_serve_configure(pt_run_t *run)
     }
     free(text);
 
-    pt_put(wire, verdict, sizeof(wire));
+    psel_oob_put_le(wire, verdict, sizeof(wire));
     status = psel_oob_send(&run->oob, wire, sizeof(wire));
     if (status == UCS_OK) {
         status = psel_oob_send_blob(&run->oob, err, strlen(err));
@@ -122,7 +122,7 @@ static ucs_status_t pt_serve_measure(pt_run_t *run)
         PT_ERR("rejected a measurement: %s\n", err);
         return UCS_ERR_INVALID_PARAM;
     }
-    repeats = pt_get(wire + PT_WIRE_PARAMS_SIZE, 4);
+    repeats = psel_oob_get_le(wire + PT_WIRE_PARAMS_SIZE, 4);
     if ((run->params.test >= PT_TEST_CALIBRATE) || (repeats == 0) ||
         (repeats > PT_SESSION_MAX_REPEATS) || (run->ep == NULL)) {
         PT_ERR("rejected a measurement: test %u, %u repeats%s\n",
@@ -144,7 +144,7 @@ ucs_status_t pt_session_serve(pt_run_t *run)
         if (status != UCS_OK) {
             return status;
         }
-        cmd = pt_get(wire, sizeof(wire));
+        cmd = psel_oob_get_le(wire, sizeof(wire));
         switch (cmd) {
         case PT_CMD_CONFIGURE:
             status = pt_serve_configure(run);
@@ -193,7 +193,7 @@ ucs_status_t pt_session_configure(pt_run_t *run, const char *text)
     if (status != UCS_OK) {
         return status;
     }
-    if (pt_get(wire, sizeof(wire)) != 0) {
+    if (psel_oob_get_le(wire, sizeof(wire)) != 0) {
         PT_ERR("the server rejected the settings: %.*s\n", (int)reason_len,
                (char*)reason);
         free(reason);
@@ -227,7 +227,7 @@ ucs_status_t pt_session_measure(pt_run_t *run, pt_test_id_t test, size_t size,
     }
 
     pt_params_pack(&params, wire);
-    pt_put(wire + PT_WIRE_PARAMS_SIZE, repeats, 4);
+    psel_oob_put_le(wire + PT_WIRE_PARAMS_SIZE, repeats, 4);
     status = pt_send_cmd(run, PT_CMD_MEASURE);
     if (status == UCS_OK) {
         status = psel_oob_send(&run->oob, wire, sizeof(wire));

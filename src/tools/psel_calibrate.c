@@ -550,11 +550,6 @@ static ucs_status_t cal_fork_peer(pt_run_t *run, pid_t *pid_p)
 /* A remote peer: the handshake of a psel_perftest client, for a session. */
 static ucs_status_t cal_connect_server(pt_run_t *run, const cal_opts_t *opts)
 {
-    pt_params_t params = {.test = PT_TEST_CALIBRATE, .iters = 1};
-    uint8_t wire[PT_WIRE_PARAMS_SIZE];
-    uint32_t reply[2];
-    void *reason = NULL;
-    size_t reason_len;
     ucs_status_t status;
 
     status = psel_oob_connect(opts->server, AF_UNSPEC, opts->port,
@@ -565,27 +560,9 @@ static ucs_status_t cal_connect_server(pt_run_t *run, const cal_opts_t *opts)
         return status;
     }
 
-    pt_params_pack(&params, wire);
-    status = psel_oob_send(&run->oob, wire, sizeof(wire));
-    if (status == UCS_OK) {
-        status = psel_oob_recv(&run->oob, reply, sizeof(reply));
-    }
-    if (status == UCS_OK) {
-        status = psel_oob_recv_blob(&run->oob, "reply", PT_MAX_REPLY_LEN,
-                                    &reason, &reason_len);
-    }
-    if ((status == UCS_OK) && (pt_get((uint8_t*)reply, 4) != PT_WIRE_MAGIC)) {
-        fprintf(stderr, "psel_calibrate: %s:%u is not a psel_perftest "
-                "server\n", opts->server, opts->port);
-        status = UCS_ERR_INVALID_PARAM;
-    } else if ((status == UCS_OK) && (pt_get((uint8_t*)&reply[1], 4) != 0)) {
-        fprintf(stderr, "psel_calibrate: the server refused the calibration "
-                "session: %s (is it an older psel_perftest?)\n",
-                (char*)reason);
-        status = UCS_ERR_INVALID_PARAM;
-    }
-    free(reason);
-    return status;
+    run->params = (pt_params_t){.test = PT_TEST_CALIBRATE, .iters = 1};
+    return pt_handshake_client(run, opts->server, opts->port,
+                               "calibration session");
 }
 
 
