@@ -23,10 +23,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define PSEL_CALIB_FORMAT_VERSION 1    /**< Written on line 2, the only one read */
+#define PSEL_CALIB_FORMAT_VERSION 2    /**< Written on line 2; 1 and 2 are read
+                                            (2 added noise and rail lines) */
 #define PSEL_CALIB_PROTO_MAX      32   /**< Bytes of a protocol name, with NUL */
 #define PSEL_CALIB_MAX_LINES      512  /**< Lines (proto, lanes, memtype) per calibration */
 #define PSEL_CALIB_MAX_POINTS     4096 /**< Points per line */
+#define PSEL_CALIB_MAX_RAILS      PSEL_MAX_LANES /**< Measured rails */
 #define PSEL_CALIB_MAX_TEXT_LINE  1024 /**< Longest line of a file, without '\n' */
 #define PSEL_CALIB_MAX_FIT_RANGES 4    /**< Ranges between breaks that a fit
                                             makes; each may be split in two
@@ -55,6 +57,31 @@ typedef struct psel_calib_line {
 } psel_calib_line_t;
 
 
+/**
+ * One rail (network lane) measured on its own: what selection takes instead
+ * of the lane's advertised latency and bandwidth (lane_engine.h).
+ */
+typedef struct psel_calib_rail {
+    char   lane[PSEL_LANE_NAME_MAX]; /**< Local "transport/device", "tcp/eth1" */
+    double latency;                  /**< Half the round trip of a small
+                                          message over this rail alone [s] */
+    double bandwidth;                /**< Streaming bandwidth of this rail
+                                          alone [B/s] */
+} psel_calib_rail_t;
+
+
+/** How noisy the machine was while it was measured. */
+typedef struct psel_calib_noise {
+    double   spread;      /**< Median over the points kept of their run
+                               spread, median / fastest repeat - 1 */
+    double   max_spread;  /**< Largest run spread of a point kept */
+    double   steal;       /**< Share of CPU time the hypervisor stole */
+    double   load;        /**< CPU time other processes took on the CPUs
+                               used, in CPUs (1 = one CPU busy all along) */
+    unsigned refused;     /**< Points left out as too noisy */
+} psel_calib_noise_t;
+
+
 /** A calibration: where and when it was measured, and its lines. */
 typedef struct psel_calib {
     char     hostname[128];       /**< Host measured on (no whitespace) */
@@ -63,6 +90,10 @@ typedef struct psel_calib {
     char     created[32];         /**< ISO 8601 UTC, "2026-11-22T10:11:12Z" */
     double   duration;            /**< Seconds the measurement took */
     char     mode[16];            /**< "quick" or "full" */
+    int      has_noise;           /**< Whether @a noise was measured */
+    psel_calib_noise_t noise;     /**< The machine's noise while measuring */
+    unsigned num_rails;           /**< Entries in @a rails */
+    psel_calib_rail_t rails[PSEL_CALIB_MAX_RAILS]; /**< Unique lane names */
     unsigned num_lines;           /**< Entries in @a lines */
     psel_calib_line_t *lines;     /**< Room for PSEL_CALIB_MAX_LINES, so a line
                                        pointer stays valid until cleanup */
@@ -285,6 +316,31 @@ ucs_status_t psel_calib_load(const char *path, psel_calib_t *calib);
  */
 psel_calib_match_t psel_calib_check(const psel_calib_t *calib, char *why,
                                     size_t max);
+
+
+/**
+ * Record a rail's measurement (replacing an earlier one of the same lane).
+ *
+ * @param [in,out] calib      Calibration.
+ * @param [in]     lane       Local "transport/device": a token shorter than
+ *                            PSEL_LANE_NAME_MAX.
+ * @param [in]     latency    Half round trip of a small message [s], > 0.
+ * @param [in]     bandwidth  Streaming bandwidth [B/s], > 0.
+ *
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM on a bad name or value;
+ *         UCS_ERR_EXCEEDS_LIMIT at PSEL_CALIB_MAX_RAILS rails.
+ */
+ucs_status_t psel_calib_rail_set(psel_calib_t *calib, const char *lane,
+                                 double latency, double bandwidth);
+
+
+/**
+ * Find a rail's measurement.
+ *
+ * @return The rail, or NULL if @a lane was not measured.
+ */
+const psel_calib_rail_t *psel_calib_rail_find(const psel_calib_t *calib,
+                                              const char *lane);
 
 
 /**

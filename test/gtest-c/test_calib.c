@@ -566,6 +566,20 @@ static void assert_calib_equal(const psel_calib_t *a, const psel_calib_t *b)
     assert_string_equal(a->created, b->created);
     assert_string_equal(a->mode, b->mode);
     assert_rel_close(a->duration, b->duration, 1e-6);
+    assert_int_equal(a->has_noise, b->has_noise);
+    if (a->has_noise) {
+        assert_rel_close(a->noise.spread, b->noise.spread, 1e-9);
+        assert_rel_close(a->noise.max_spread, b->noise.max_spread, 1e-9);
+        assert_rel_close(a->noise.steal, b->noise.steal, 1e-9);
+        assert_rel_close(a->noise.load, b->noise.load, 1e-9);
+        assert_int_equal(a->noise.refused, b->noise.refused);
+    }
+    assert_int_equal(a->num_rails, b->num_rails);
+    for (i = 0; i < a->num_rails; ++i) {
+        assert_string_equal(a->rails[i].lane, b->rails[i].lane);
+        assert_rel_close(a->rails[i].latency, b->rails[i].latency, 1e-9);
+        assert_rel_close(a->rails[i].bandwidth, b->rails[i].bandwidth, 1e-9);
+    }
     assert_int_equal(a->num_lines, b->num_lines);
     for (i = 0; i < a->num_lines; ++i) {
         la = &a->lines[i];
@@ -607,6 +621,16 @@ static void make_sample(psel_calib_t *calib)
     psel_calib_init(calib);
     calib->duration = 123.456789;
     ucs_strncpy_zero(calib->mode, "quick", sizeof(calib->mode));
+    calib->has_noise        = 1;
+    calib->noise.spread     = 0.0325;
+    calib->noise.max_spread = 0.415;
+    calib->noise.steal      = 0.005;
+    calib->noise.load       = 1.875;
+    calib->noise.refused    = 4;
+    assert_int_equal(psel_calib_rail_set(calib, "tcp/pr1", 21.5 * US,
+                                         1540.25e6), UCS_OK);
+    assert_int_equal(psel_calib_rail_set(calib, "tcp/pr2", 22.1 * US,
+                                         112.5e6), UCS_OK);
 
     rng_state = 12345;
     line = psel_calib_line_get(calib, "egr/bcopy", "tcp/lo",
@@ -699,8 +723,11 @@ static void test_round_trip_write_parse(void **state)
     assert_calib_equal(&calib, &parsed);
 
     /* human- and awk-readable: keyword, names, then numbers in ns */
-    assert_non_null(strstr(text, "\nprotosel-calibration 1\n"));
+    assert_non_null(strstr(text, "\nprotosel-calibration 2\n"));
     assert_non_null(strstr(text, "\nmode quick\n"));
+    assert_non_null(strstr(text, "\nnoise 3.25 41.5 0.5 1.875 4\n"));
+    assert_non_null(strstr(text, "\nrail tcp/pr1 21500 1540.25\n"
+                                 "rail tcp/pr2 22100 112.5\n"));
     assert_non_null(strstr(text, "\nrange egr/bcopy tcp/lo host 8192 "));
     assert_non_null(strstr(text, "\nrange egr/short posix/memory host inf 700 "
                                  "0 200 1.024\n"));
@@ -850,9 +877,22 @@ typedef struct {
 } bad_file_t;
 
 static const bad_file_t bad_files[] = {
-    {"", 1, "missing 'protosel-calibration 1' line"},
-    {"# only a comment\n\n", 2, "missing 'protosel-calibration 1' line"},
-    {"hello 1\n", 1, "expected 'protosel-calibration 1' as the first line"},
+    {"", 1, "missing 'protosel-calibration 2' line"},
+    {"# only a comment\n\n", 2, "missing 'protosel-calibration 2' line"},
+    /* format 2: noise and rails */
+    {HDR "noise 1 2 3 4\n", 7, "noise: expected 5 field(s), got 4"},
+    {HDR "noise 1 2 101 4 0\n", 7, "noise: steal 101% or refused 0 out of "
+     "range"},
+    {HDR "noise 1 2 3 4 -1\n", 7, "noise refused '-1'"},
+    {HDR "noise 1 2 3 4 5\nnoise 1 2 3 4 5\n", 8, "noise: duplicate"},
+    {HDR RANGE("inf") "noise 1 2 3 4 5\n", 8, "noise: header line after"},
+    {HDR "rail tcp/eth0 20000\n", 7, "rail: expected 3 fields"},
+    {HDR "rail tcp/eth0 0 1000\n", 7, "rail tcp/eth0: bad value"},
+    {HDR "rail tcp/eth0 20000 nan\n", 7, "bandwidth 'nan': expected a number"},
+    {HDR "rail tcp/eth0 1 1\nrail tcp/eth0 2 2\n", 8,
+     "rail tcp/eth0: duplicate"},
+    {HDR "rail tcp/eth0#1 1 1\n", 7, "lane 'tcp/eth0#1': expected a printable name"},
+    {"hello 1\n", 1, "expected 'protosel-calibration 2' as the first line"},
     {HDR_HOST HDR_MAGIC, 1, "as the first line, got 'host'"},
     {"protosel-calibration x\n", 1, "format version 'x'"},
     {"protosel-calibration 1 2\n", 1, "first line"},
@@ -1039,14 +1079,15 @@ static void test_accepted_variants(void **state)
 
 static void test_other_format_version_unsupported(void **state)
 {
-    static const char text[] = "protosel-calibration 2\nwhatever new\n";
+    static const char text[] = "protosel-calibration 3\nwhatever new\n";
     psel_calib_t calib;
 
     psel_test_log_capture_start();
     assert_int_equal(psel_calib_parse(text, sizeof(text) - 1, "test", &calib),
                      UCS_ERR_UNSUPPORTED);
     psel_test_log_capture_stop();
-    psel_assert_log_contains("test:1: format version 2, this build reads 1");
+    psel_assert_log_contains("test:1: format version 3, this build reads 1 "
+                             "to 2");
 }
 
 
