@@ -14,13 +14,27 @@
 #include <stdio.h>
 #include <string.h>
 
+/* What a pair of resources delivers: from the attributes, or measured */
+typedef struct psel_pair_perf {
+    double latency;    /* [s] */
+    double bandwidth;  /* [B/s] */
+    int    measured;   /* from params->measured */
+} psel_pair_perf_t;
+
 typedef struct psel_lane_selector {
     const char *name;
     /* nonzero if the local resource can serve the role */
     int         (*applies)(const psel_resource_t *rsc);
     double      (*score)(const psel_resource_t *local,
-                         const psel_resource_t *remote);
+                         const psel_resource_t *remote,
+                         const psel_pair_perf_t *perf);
 } psel_lane_selector_t;
+
+/* "transport/device", the name of a lane from this local resource */
+static void psel_lane_name(const psel_resource_t *rsc, char *name, size_t max)
+{
+    snprintf(name, max, "%.31s/%.31s", rsc->tl_name, rsc->dev_name);
+}
 
 static double psel_rsc_bandwidth(const psel_resource_t *rsc)
 {
@@ -53,12 +67,15 @@ static int psel_am_applies(const psel_resource_t *rsc)
             (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY));
 }
 
-/* am: 1e-3 / (lat + o_l + o_r) */
+/* am: 1e-3 / (lat + o_l + o_r); on a measured pair also the time of a
+ * PSEL_LANE_AM_MEASURED_SIZE message on the wire (see lane_engine.h) */
 static double psel_am_score(const psel_resource_t *local,
-                            const psel_resource_t *remote)
+                            const psel_resource_t *remote,
+                            const psel_pair_perf_t *perf)
 {
-    return 1e-3 / (psel_pair_latency(local, remote) + local->overhead +
-                   remote->overhead);
+    return 1e-3 / (perf->latency + local->overhead + remote->overhead +
+                   (perf->measured ?
+                    (PSEL_LANE_AM_MEASURED_SIZE / perf->bandwidth) : 0));
 }
 
 static int psel_am_bw_applies(const psel_resource_t *rsc)
@@ -70,11 +87,11 @@ static int psel_am_bw_applies(const psel_resource_t *rsc)
 
 /* am_bw: 1 / (256K/bw + lat + o_l) */
 static double psel_am_bw_score(const psel_resource_t *local,
-                               const psel_resource_t *remote)
+                               const psel_resource_t *remote,
+                               const psel_pair_perf_t *perf)
 {
-    return 1.0 / ((PSEL_LANE_BW_SCORE_SIZE /
-                   psel_pair_bandwidth(local, remote)) +
-                  psel_pair_latency(local, remote) + local->overhead);
+    return 1.0 / ((PSEL_LANE_BW_SCORE_SIZE / perf->bandwidth) +
+                  perf->latency + local->overhead);
 }
 
 static int psel_rma_bw_applies(const psel_resource_t *rsc)
@@ -87,11 +104,11 @@ static int psel_rma_bw_applies(const psel_resource_t *rsc)
 
 /* rma_bw: 1 / (256K/bw + lat + o_l + reg(256K)) */
 static double psel_rma_bw_score(const psel_resource_t *local,
-                                const psel_resource_t *remote)
+                                const psel_resource_t *remote,
+                                const psel_pair_perf_t *perf)
 {
-    return 1.0 / ((PSEL_LANE_BW_SCORE_SIZE /
-                   psel_pair_bandwidth(local, remote)) +
-                  psel_pair_latency(local, remote) + local->overhead +
+    return 1.0 / ((PSEL_LANE_BW_SCORE_SIZE / perf->bandwidth) +
+                  perf->latency + local->overhead +
                   ucs_linear_func_apply(local->reg_cost,
                                         PSEL_LANE_BW_SCORE_SIZE));
 }
@@ -113,6 +130,31 @@ static const psel_lane_selector_t psel_lane_selectors[PSEL_LANE_ROLE_LAST] = {
 const char *psel_lane_role_name(psel_lane_role_t role)
 {
     return (role < PSEL_LANE_ROLE_LAST) ? psel_lane_selectors[role].name : "?";
+}
+
+/* The pair's latency and bandwidth: measured (params->measured, by the
+ * local "transport/device") or from both sides' attributes */
+static void psel_pair_perf(const psel_lane_select_params_t *params,
+                           const psel_resource_t *local,
+                           const psel_resource_t *remote,
+                           psel_pair_perf_t *perf)
+{
+    char name[PSEL_LANE_NAME_MAX];
+    double latency, bandwidth;
+
+    perf->latency   = psel_pair_latency(local, remote);
+    perf->bandwidth = psel_pair_bandwidth(local, remote);
+    perf->measured  = 0;
+    if (params->measured == NULL) {
+        return;
+    }
+    psel_lane_name(local, name, sizeof(name));
+    if (params->measured(params->measured_arg, name, &latency, &bandwidth) &&
+        (latency > 0) && (bandwidth > 0)) {
+        perf->latency   = latency;
+        perf->bandwidth = bandwidth;
+        perf->measured  = 1;
+    }
 }
 
 static int psel_dev_is_host_memory(const psel_resource_t *rsc)
@@ -178,16 +220,18 @@ static unsigned psel_md_index(const psel_resource_table_t *local, unsigned idx)
     return idx;
 }
 
-static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
+static void psel_lane_fill(const psel_lane_select_params_t *params,
+                           const psel_resource_table_t *local, unsigned l,
                            const psel_resource_t *remote, unsigned index,
                            psel_lane_t *lane)
 {
     const psel_resource_t *rsc = &local->resources[l];
     uint64_t f                 = rsc->cap_flags;
+    psel_pair_perf_t perf;
 
     memset(lane, 0, sizeof(*lane));
-    snprintf(lane->name, sizeof(lane->name), "%.31s/%.31s", rsc->tl_name,
-             rsc->dev_name);
+    psel_lane_name(rsc, lane->name, sizeof(lane->name));
+    psel_pair_perf(params, rsc, remote, &perf);
     lane->index         = index;
     lane->md_index      = psel_md_index(local, l);
     lane->caps          = ((f & UCT_IFACE_FLAG_AM_SHORT) ?
@@ -203,8 +247,8 @@ static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
                           (psel_amo_applies(rsc) ? PSEL_LANE_CAP_AMO : 0) |
                           ((rsc->md_flags & UCT_MD_FLAG_REG) ?
                            PSEL_LANE_CAP_MEM_REG : 0);
-    lane->latency       = psel_pair_latency(rsc, remote);
-    lane->bandwidth     = psel_pair_bandwidth(rsc, remote);
+    lane->latency       = perf.latency;
+    lane->bandwidth     = perf.bandwidth;
     lane->overhead_send = rsc->overhead;
     lane->overhead_recv = remote->overhead;
     lane->reg_cost      = (rsc->md_flags & UCT_MD_FLAG_REG) ?
@@ -227,7 +271,8 @@ static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
 }
 
 /* Find or add the lane for (local l, remote r, path); -1 if full. */
-static int psel_lane_get(psel_ep_lanes_t *ep, const psel_resource_table_t *local,
+static int psel_lane_get(const psel_lane_select_params_t *params,
+                         psel_ep_lanes_t *ep, const psel_resource_table_t *local,
                          unsigned l, const psel_resource_table_t *remote,
                          unsigned r, unsigned path)
 {
@@ -247,7 +292,7 @@ static int psel_lane_get(psel_ep_lanes_t *ep, const psel_resource_table_t *local
     ep->info[i].local  = l;
     ep->info[i].remote = r;
     ep->info[i].path   = path;
-    psel_lane_fill(local, l, &remote->resources[r], i, &ep->lanes[i]);
+    psel_lane_fill(params, local, l, &remote->resources[r], i, &ep->lanes[i]);
     return i;
 }
 
@@ -288,9 +333,10 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
 {
     const psel_lane_selector_t *selector = &psel_lane_selectors[role];
     psel_lane_set_t *set                 = &ep->sets.role[role];
-    double score, best, total_bw = 0;
+    double score, best, best_bw = 0, total_bw = 0;
     unsigned l, r, best_l = 0, best_r = 0, path, i;
     const psel_resource_t *lrsc, *rrsc;
+    psel_pair_perf_t perf;
     int lane;
 
     while (set->count < ucs_min(params->max_lanes[role], PSEL_MAX_LANES)) {
@@ -308,28 +354,28 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
                                          role)) {
                     continue;
                 }
-                score = selector->score(lrsc, rrsc);
+                psel_pair_perf(params, lrsc, rrsc, &perf);
+                score = selector->score(lrsc, rrsc, &perf);
                 if ((score > 0) && isfinite(score) &&
                     ((best == 0) || psel_pair_better(local, remote, score, l,
                                                      r, best, best_l,
                                                      best_r))) {
-                    best   = score;
-                    best_l = l;
-                    best_r = r;
+                    best    = score;
+                    best_l  = l;
+                    best_r  = r;
+                    best_bw = perf.bandwidth;
                 }
             }
         }
 
         if ((best == 0) ||
             ((set->count > 0) &&
-             (psel_pair_bandwidth(&local->resources[best_l],
-                                  &remote->resources[best_r]) <
-              set->lanes[0]->bandwidth / params->max_ratio))) {
+             (best_bw < set->lanes[0]->bandwidth / params->max_ratio))) {
             break;
         }
 
         path = psel_paths_used(ep, local, 0, &local->resources[best_l], role);
-        lane = psel_lane_get(ep, local, best_l, remote, best_r, path);
+        lane = psel_lane_get(params, ep, local, best_l, remote, best_r, path);
         if (lane < 0) {
             break;
         }
@@ -358,6 +404,7 @@ static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
     psel_lane_set_t *am                  = &ep->sets.role[PSEL_LANE_ROLE_AM];
     psel_lane_set_t *set                 = &ep->sets.role[PSEL_LANE_ROLE_AM_BW];
     const psel_resource_t *lrsc, *rrsc;
+    psel_pair_perf_t perf;
     unsigned lane;
 
     if ((am->count == 0) || (params->max_lanes[PSEL_LANE_ROLE_AM_BW] == 0)) {
@@ -370,7 +417,9 @@ static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
         return;
     }
     ep->info[lane].roles                      |= UCS_BIT(PSEL_LANE_ROLE_AM_BW);
-    ep->info[lane].score[PSEL_LANE_ROLE_AM_BW] = selector->score(lrsc, rrsc);
+    psel_pair_perf(params, lrsc, rrsc, &perf);
+    ep->info[lane].score[PSEL_LANE_ROLE_AM_BW] = selector->score(lrsc, rrsc,
+                                                                 &perf);
     set->lanes[set->count++]                   = &ep->lanes[lane];
 }
 
