@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const pt_test_info_t pt_tests[PT_TEST_LAST] = {
     [PT_TEST_TAG_LAT]   = {"tag_lat", "tag match latency",   "latency",  1,  1},
@@ -173,11 +174,23 @@ static void pt_progress_cb(void *arg)
     psel_worker_progress((psel_worker_h)arg);
 }
 
+/* Bytes of the last level cache; 32 MiB when the system does not say */
+static size_t pt_llc_size(void)
+{
+    long size = sysconf(_SC_LEVEL3_CACHE_SIZE);
+
+    if (size <= 0) {
+        size = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    }
+    return (size > 0) ? (size_t)size : (32ul << 20);
+}
+
 ucs_status_t pt_prepare(pt_run_t *run)
 {
     size_t size     = run->params.size ? run->params.size : 1;
     unsigned window = pt_window(&run->params);
     psel_request_t **ring;
+    size_t span;
 
     run->window    = window;
     run->recv_mask = (run->params.flags & PT_FLAG_WILDCARD) ? 0 :
@@ -191,6 +204,19 @@ ucs_status_t pt_prepare(pt_run_t *run)
         run->ring_size = window;
     }
     run->ring_head = run->ring_count = 0;
+
+    /* cold: messages rotate over page-aligned slots that span twice the
+     * last level cache, so each one starts out of cache, as an
+     * application's data would */
+    run->slot_size = ucs_align_up(size, 4096);
+    run->num_slots = 1;
+    if (run->params.flags & PT_FLAG_COLD) {
+        span           = ucs_min(ucs_max(2 * pt_llc_size(),
+                                         2 * run->slot_size),
+                                 ucs_max(PT_COLD_MAX_SPAN, 2 * run->slot_size));
+        run->num_slots = span / run->slot_size;
+        size           = run->num_slots * run->slot_size;
+    }
 
     if (size <= run->buf_size) {
         return UCS_OK;

@@ -38,7 +38,12 @@
 
 /* Test flags, sent to the server */
 #define PT_FLAG_WILDCARD       (1u << 0)  /* -C: receive with tag mask 0 */
-#define PT_FLAGS_ALL           PT_FLAG_WILDCARD
+#define PT_FLAG_COLD           (1u << 1)  /* consecutive messages use other
+                                             buffers, over twice the last
+                                             level cache (calibration) */
+#define PT_FLAGS_ALL           (PT_FLAG_WILDCARD | PT_FLAG_COLD)
+
+#define PT_COLD_MAX_SPAN       (256ul << 20) /* bytes of rotating buffers */
 
 typedef enum {
     PT_TEST_TAG_LAT,
@@ -85,6 +90,9 @@ typedef struct {
     psel_oob_t       oob;
     void            *sbuf, *rbuf;
     size_t           buf_size;  /* bytes allocated in sbuf and rbuf */
+    size_t           slot_size; /* PT_FLAG_COLD: bytes between buffers */
+    unsigned         num_slots; /* buffers that messages rotate over (1
+                                   without PT_FLAG_COLD) */
     uint64_t         ack;       /* tag_bw: messages the server received */
     psel_request_t **ring;      /* outstanding requests, oldest at head */
     unsigned         ring_head, ring_count, ring_size;
@@ -126,6 +134,13 @@ ucs_status_t pt_connect(pt_run_t *run, int is_client);
 
 /** Size the buffers and the request ring for run->params (grows only). */
 ucs_status_t pt_prepare(pt_run_t *run);
+
+/** The send or receive buffer of message @a i (rotating with
+ *  PT_FLAG_COLD, else always the same). */
+static inline void *pt_buf(const pt_run_t *run, void *base, uint64_t i)
+{
+    return (char*)base + (i % run->num_slots) * run->slot_size;
+}
 
 /** Destroy the endpoint, worker and context; keep buffers and oob. */
 void pt_disconnect(pt_run_t *run);

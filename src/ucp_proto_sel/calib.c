@@ -283,7 +283,22 @@ ucs_status_t psel_calib_line_add_point(psel_calib_line_t *line, size_t size,
     }
 
     line->points[idx].size                   = size;
-    line->points[idx].time[PSEL_PERF_SINGLE] = single;
-    line->points[idx].time[PSEL_PERF_MULTI]  = multi;
+    line->points[idx].time[PSEL_PERF_SINGLE]   = single;
+    line->points[idx].time[PSEL_PERF_MULTI]    = multi;
+    line->points[idx].spread[PSEL_PERF_SINGLE] = NAN;
+    line->points[idx].spread[PSEL_PERF_MULTI]  = NAN;
+    return UCS_OK;
+}
+
+ucs_status_t psel_calib_line_set_spread(psel_calib_line_t *line, size_t size,
+                                        double single, double multi)
+{
+    unsigned idx = psel_calib_point_index(line, size);
+
+    if ((idx == line->num_points) || (line->points[idx].size != size)) {
+        return UCS_ERR_NO_ELEM;
+    }
+    line->points[idx].spread[PSEL_PERF_SINGLE] = single;
+    line->points[idx].spread[PSEL_PERF_MULTI]  = multi;
     return UCS_OK;
 }

@@ -18,6 +18,7 @@
 #include "proto.h"
 
 #include <ucs/datastruct/linear_func.h>
+#include <ucs/datastruct/string_buffer.h>
 #include <ucs/memory/memory_type.h>
 #include <ucs/type/status.h>
 #include <stddef.h>
@@ -41,6 +42,9 @@ typedef struct psel_calib_point {
     size_t size;                   /**< Message size [B] */
     double time[PSEL_PERF_LAST];   /**< Median seconds per message, by
                                         psel_perf_type_t; NAN if not measured */
+    double spread[PSEL_PERF_LAST]; /**< Run spread of each time, median /
+                                        fastest repeat - 1; NAN if unknown
+                                        (not kept in the file) */
 } psel_calib_point_t;
 
 
@@ -164,6 +168,68 @@ psel_calib_line_t *psel_calib_line_get(psel_calib_t *calib, const char *proto,
  */
 ucs_status_t psel_calib_line_add_point(psel_calib_line_t *line, size_t size,
                                        double single, double multi);
+
+
+/**
+ * Set the run spreads of the point of size @a size (see psel_calib_point_t).
+ *
+ * @return UCS_OK; UCS_ERR_NO_ELEM if the line has no point of that size.
+ */
+ucs_status_t psel_calib_line_set_spread(psel_calib_line_t *line, size_t size,
+                                        double single, double multi);
+
+
+/** One protocol of a transport setup, for psel_calib_fit_in_order(). */
+typedef struct psel_calib_order_entry {
+    psel_calib_line_t *line;        /**< Its measured points, with spreads */
+    unsigned           rank;        /**< Place in the natural order: copy
+                                         before zero-copy before rendezvous
+                                         (psel_calib_natural_rank) */
+    size_t             min_length;  /**< Sizes it runs: from this one */
+    size_t             max_length;  /**< up to this one */
+    const size_t      *breaks;      /**< Breaks for psel_calib_line_fit_knee */
+    unsigned           num_breaks;  /**< Entries in @a breaks */
+} psel_calib_order_entry_t;
+
+
+/**
+ * Natural rank of a protocol: 2 x its class (copy 0, eager zero-copy 1,
+ * rendezvous 2: caps->cfg_priority), plus 1 if it has no largest size (in
+ * a class, the protocol limited to small sizes, like eager short, comes
+ * first).
+ */
+unsigned psel_calib_natural_rank(unsigned cfg_priority, size_t max_length);
+
+
+/**
+ * Fit the lines of one transport setup so that noise cannot turn into a
+ * table (see README.md, "Noise and natural order"):
+ *  1. a point whose run spread is above @a max_spread is dropped; a line
+ *     that loses more than a third of its points, or keeps fewer than 2,
+ *     is refused (cleared: it is not written, its protocol keeps its
+ *     attribute line);
+ *  2. where a protocol of a later rank looks faster than one of an earlier
+ *     rank at a measured size by less than their summed spreads, it is a
+ *     tie: its time is raised to the earlier one's;
+ *  3. each line is fitted (psel_calib_line_fit_knee);
+ *  4. the table the fitted single lines give at the measured sizes must
+ *     keep the natural order, unless at the size where it goes back to an
+ *     earlier rank the points show that protocol faster by more than their
+ *     summed spreads; a later-rank line that makes such an unsupported
+ *     turn is refused.
+ * Every drop and refusal is described in @a report, one line each ("what,
+ * where, why").
+ *
+ * @param [in,out] entries     The setup's protocols.
+ * @param [in]     num         Number of entries.
+ * @param [in]     max_spread  Largest run spread a kept point may have.
+ * @param [out]    report      Appended to.
+ *
+ * @return UCS_OK; UCS_ERR_NO_MEMORY.
+ */
+ucs_status_t psel_calib_fit_in_order(psel_calib_order_entry_t *entries,
+                                     unsigned num, double max_spread,
+                                     ucs_string_buffer_t *report);
 
 
 /**

@@ -410,6 +410,188 @@ static void test_fit_multi_envelope_of_crossing_stages(void **state)
     psel_calib_cleanup(&calib);
 }
 
+/* Natural order under noise (psel_calib_fit_in_order) */
+
+/* Points from 8 B to @a hi, 4 a octave, t = c + m·x times @a factor up to
+ * @a factor_upto (1 after), each with run spread @a spread */
+static void add_order_points(psel_calib_line_t *line, size_t hi, double c,
+                             double m, double factor, size_t factor_upto,
+                             double spread)
+{
+    size_t x[MAX_SIZES];
+    unsigned n, i;
+    double t;
+
+    n = log_sizes(8, hi, 4, x);
+    for (i = 0; i < n; ++i) {
+        t = (c + m * x[i]) * ((x[i] <= factor_upto) ? factor : 1);
+        assert_int_equal(psel_calib_line_add_point(line, x[i], t, t / 2),
+                         UCS_OK);
+        assert_int_equal(psel_calib_line_set_spread(line, x[i], spread,
+                                                    spread), UCS_OK);
+    }
+}
+
+/* The table the fitted lines give at every size 8 B..64 KiB: the entry
+ * index at each, for @a num entries covering min..max */
+static void order_table(const psel_calib_order_entry_t *e, unsigned num,
+                        int *winner, unsigned *count)
+{
+    size_t x;
+    unsigned i, r;
+    double best, t;
+
+    *count = 0;
+    for (x = 8; x <= 65536; x += x / 8) {
+        winner[*count] = -1;
+        best           = INFINITY;
+        for (i = 0; i < num; ++i) {
+            if ((e[i].line->num_ranges == 0) || (x < e[i].min_length) ||
+                (x > e[i].max_length)) {
+                continue;
+            }
+            for (r = 0; x > e[i].line->ranges[r].max_length; ++r) {
+            }
+            t = ucs_linear_func_apply(e[i].line->ranges[r]
+                                              .perf[PSEL_PERF_SINGLE], x);
+            if (t < best) {
+                best           = t;
+                winner[*count] = i;
+            }
+        }
+        ++*count;
+    }
+}
+
+/* egr/short (rank 0, up to 2695 B) and egr/bcopy (rank 1): bcopy measured
+ * 2% faster up to 1 KiB with 5% run spreads, as a busy machine made it: a
+ * tie, so the table keeps short first; then bcopy past short's limit */
+static void test_order_noise_does_not_reorder(void **state)
+{
+    psel_calib_order_entry_t e[2];
+    ucs_string_buffer_t report;
+    psel_calib_t calib;
+    int winner[128];
+    unsigned count, i;
+
+    psel_calib_init(&calib);
+    memset(e, 0, sizeof(e));
+    e[0].line = psel_calib_line_get(&calib, "egr/short", "tcp/lo",
+                                    UCS_MEMORY_TYPE_HOST);
+    e[1].line = psel_calib_line_get(&calib, "egr/bcopy", "tcp/lo",
+                                    UCS_MEMORY_TYPE_HOST);
+    e[0].rank = psel_calib_natural_rank(0, 2695);
+    e[1].rank = psel_calib_natural_rank(0, SIZE_MAX);
+    assert_true(e[0].rank < e[1].rank);
+    e[0].max_length = 2695;
+    e[1].max_length = SIZE_MAX;
+    add_order_points(e[0].line, 2695, 20 * US, 0.5 * NS, 1, 0, 0.05);
+    add_order_points(e[1].line, 65536, 20.5 * US, 0.5 * NS, 0.98 / 1.025,
+                     1024, 0.05);
+
+    ucs_string_buffer_init(&report);
+    assert_int_equal(psel_calib_fit_in_order(e, 2, 0.5, &report), UCS_OK);
+    print_message("%s", ucs_string_buffer_cstr(&report));
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report),
+                           "egr/bcopy over tcp/lo: "));
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report),
+                           "taken as a tie, which egr/short keeps"));
+    /* the points kept are the measured ones */
+    assert_rel_close(e[1].line->points[0].time[PSEL_PERF_SINGLE],
+                     (20.5 * US + 4 * NS) * 0.98 / 1.025, 1e-12);
+
+    order_table(e, 2, winner, &count);
+    for (i = 1; i < count; ++i) {
+        assert_true(winner[i] >= winner[i - 1]); /* never back to short */
+    }
+    assert_int_equal(winner[0], 0);
+    assert_int_equal(winner[count - 1], 1);
+    ucs_string_buffer_cleanup(&report);
+    psel_calib_cleanup(&calib);
+}
+
+/* The same, bcopy 30% faster up to 1 KiB with 2% spreads: the points show
+ * it, the table starts with bcopy */
+static void test_order_shown_by_the_points_stays(void **state)
+{
+    psel_calib_order_entry_t e[2];
+    ucs_string_buffer_t report;
+    psel_calib_t calib;
+    int winner[128];
+    unsigned count;
+
+    psel_calib_init(&calib);
+    memset(e, 0, sizeof(e));
+    e[0].line = psel_calib_line_get(&calib, "egr/short", "tcp/lo",
+                                    UCS_MEMORY_TYPE_HOST);
+    e[1].line = psel_calib_line_get(&calib, "egr/bcopy", "tcp/lo",
+                                    UCS_MEMORY_TYPE_HOST);
+    e[0].rank       = psel_calib_natural_rank(0, 2695);
+    e[1].rank       = psel_calib_natural_rank(0, SIZE_MAX);
+    e[0].max_length = 2695;
+    e[1].max_length = SIZE_MAX;
+    add_order_points(e[0].line, 2695, 20 * US, 0.5 * NS, 1, 0, 0.02);
+    add_order_points(e[1].line, 65536, 14 * US, 0.5 * NS, 1, 0, 0.02);
+
+    ucs_string_buffer_init(&report);
+    assert_int_equal(psel_calib_fit_in_order(e, 2, 0.5, &report), UCS_OK);
+    assert_string_equal(ucs_string_buffer_cstr(&report), "");
+    order_table(e, 2, winner, &count);
+    assert_int_equal(winner[0], 1);
+    assert_true(e[0].line->num_ranges > 0);
+    ucs_string_buffer_cleanup(&report);
+    psel_calib_cleanup(&calib);
+}
+
+/* Spreads that stay wide: noisy measurements are left out; a line with
+ * more than a third of them noisy is refused, naming the sizes */
+static void test_order_noisy_points_refused(void **state)
+{
+    psel_calib_order_entry_t e[2];
+    ucs_string_buffer_t report;
+    psel_calib_t calib;
+    unsigned i, n;
+
+    psel_calib_init(&calib);
+    memset(e, 0, sizeof(e));
+    e[0].line = psel_calib_line_get(&calib, "egr/short", "tcp/lo",
+                                    UCS_MEMORY_TYPE_HOST);
+    e[1].line = psel_calib_line_get(&calib, "egr/bcopy", "tcp/lo",
+                                    UCS_MEMORY_TYPE_HOST);
+    e[0].rank       = 0;
+    e[1].rank       = 1;
+    e[0].max_length = 2695;
+    e[1].max_length = SIZE_MAX;
+    add_order_points(e[0].line, 2695, 20 * US, 0.5 * NS, 1, 0, 0.02);
+    add_order_points(e[1].line, 65536, 30 * US, 0.5 * NS, 1, 0, 0.02);
+    /* short: one noisy latency; bcopy: every other point noisy */
+    e[0].line->points[3].spread[PSEL_PERF_SINGLE] = 0.9;
+    n = e[1].line->num_points;
+    for (i = 0; i < n; i += 2) {
+        e[1].line->points[i].spread[PSEL_PERF_SINGLE] = 2.5;
+        e[1].line->points[i].spread[PSEL_PERF_MULTI]  = 1.5;
+    }
+
+    ucs_string_buffer_init(&report);
+    assert_int_equal(psel_calib_fit_in_order(e, 2, 0.5, &report), UCS_OK);
+    print_message("%s", ucs_string_buffer_cstr(&report));
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report),
+                           "egr/short over tcp/lo: 1 noisy measurement left "
+                           "out (run spread above 50%: 13 B latency 90%)"));
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report),
+                           "egr/bcopy over tcp/lo: refused: "));
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report),
+                           "8 B latency 250%, 8 B streaming 150%"));
+    assert_int_equal(e[1].line->num_points, 0);
+    assert_int_equal(e[1].line->num_ranges, 0);
+    assert_true(e[0].line->num_ranges > 0);
+    /* the noisy latency point keeps its streaming time */
+    assert_true(isnan(e[0].line->points[3].time[PSEL_PERF_SINGLE]));
+    assert_false(isnan(e[0].line->points[3].time[PSEL_PERF_MULTI]));
+    ucs_string_buffer_cleanup(&report);
+    psel_calib_cleanup(&calib);
+}
+
 /* Points of a bcopy-like protocol: one line up to @a frag, a steeper one
  * (per-fragment overhead) above; multi is 60% of single */
 static void add_two_segment_points(psel_calib_line_t *line, size_t frag,
@@ -1367,6 +1549,9 @@ int main(void)
         cmocka_unit_test(test_check_host_and_ucx),
         cmocka_unit_test(test_read_machine_id),
         cmocka_unit_test(test_fit_multi_envelope_of_crossing_stages),
+        cmocka_unit_test(test_order_noise_does_not_reorder),
+        cmocka_unit_test(test_order_shown_by_the_points_stays),
+        cmocka_unit_test(test_order_noisy_points_refused),
         cmocka_unit_test(test_apply_replaces_ranges),
         cmocka_unit_test(test_default_path),
     };
