@@ -164,7 +164,43 @@ ucs_status_t pt_session_serve(pt_run_t *run)
     }
 }
 
-ucs_status_t pt_session_configure(pt_run_t *run, const char *text)
+/* Names this side set for itself last time (pt_session_configure's
+ * @a local), to unset before the next configuration */
+static char pt_local_names[PT_SETTINGS_MAX_TEXT + 1];
+
+/* Unset the previous local settings, set these ("NAME=VALUE" lines) */
+static void pt_local_apply(const char *local)
+{
+    char buf[PT_SETTINGS_MAX_TEXT + 1];
+    char *line, *save, *eq;
+
+    for (line = strtok_r(pt_local_names, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        unsetenv(line);
+    }
+    pt_local_names[0] = '\0';
+    if (local == NULL) {
+        return;
+    }
+    snprintf(buf, sizeof(buf), "%s", local);
+    for (line = strtok_r(buf, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        eq = strchr(line, '=');
+        if (eq == NULL) {
+            continue;
+        }
+        *eq = '\0';
+        setenv(line, eq + 1, 1);
+        if (strlen(pt_local_names) + strlen(line) + 2 <=
+            sizeof(pt_local_names)) {
+            strcat(pt_local_names, line);
+            strcat(pt_local_names, "\n");
+        }
+    }
+}
+
+ucs_status_t pt_session_configure(pt_run_t *run, const char *text,
+                                  const char *local)
 {
     size_t len  = strlen(text);
     pt_settings_t settings;
@@ -202,17 +238,19 @@ ucs_status_t pt_session_configure(pt_run_t *run, const char *text)
     free(reason);
 
     pt_settings_apply(&settings);
+    pt_local_apply(local);
     pt_disconnect(run);
     return pt_connect(run, 1);
 }
 
 ucs_status_t pt_session_measure(pt_run_t *run, pt_test_id_t test, size_t size,
-                                uint64_t iters, unsigned repeats,
-                                double *times)
+                                uint32_t flags, uint64_t iters,
+                                unsigned repeats, double *times)
 {
     uint8_t wire[PT_WIRE_PARAMS_SIZE + 4];
     pt_params_t params = {
         .test   = test,
+        .flags  = flags,
         .size   = size,
         .iters  = iters,
         .warmup = ucs_max(iters / 4, 1)

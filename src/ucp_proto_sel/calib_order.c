@@ -17,6 +17,10 @@
 #define PSEL_CALIB_NOISY_SHARE   (1.0 / 3)
 /* Noisy points named in a report, at most */
 #define PSEL_CALIB_REPORT_POINTS 6
+/* Times closer than this (relative) always tie */
+#define PSEL_CALIB_TIE_FLOOR     0.03
+/* Rounds of lifting ranges to keep the table in order, at most */
+#define PSEL_CALIB_ORDER_ROUNDS  64
 
 static const char *psel_calib_flavour_names[] = {
     [PSEL_PERF_SINGLE] = "latency",
@@ -32,6 +36,17 @@ static double psel_calib_spread_of(const psel_calib_point_t *point,
                                    psel_perf_type_t t)
 {
     return isnan(point->spread[t]) ? 0 : point->spread[t];
+}
+
+/* How far two protocols' times at one size may be apart and still tie:
+ * their summed run spreads, and at least PSEL_CALIB_TIE_FLOOR (protocols
+ * are measured one after the other: the machine drifts in between) */
+static double psel_calib_tie_margin(const psel_calib_point_t *a,
+                                    const psel_calib_point_t *b,
+                                    psel_perf_type_t t)
+{
+    return ucs_max(psel_calib_spread_of(a, t) + psel_calib_spread_of(b, t),
+                   PSEL_CALIB_TIE_FLOOR);
 }
 
 static int psel_calib_time_usable(double t)
@@ -141,7 +156,7 @@ static void psel_calib_ties(psel_calib_order_entry_t *early,
         for (t = 0; (pe != NULL) && (t < PSEL_PERF_LAST); ++t) {
             te     = pe->time[t];
             tl     = pl->time[t];
-            margin = psel_calib_spread_of(pe, t) + psel_calib_spread_of(pl, t);
+            margin = psel_calib_tie_margin(pe, pl, t);
             if (psel_calib_time_usable(te) && psel_calib_time_usable(tl) &&
                 (tl < te) && (te <= tl * (1 + margin))) {
                 pl->time[t] = te;
@@ -210,24 +225,101 @@ static double psel_calib_fit_miss(psel_calib_line_t *line, size_t size)
            (fabs(psel_calib_model(line, size) - y) / y) : INFINITY;
 }
 
-static int psel_calib_size_cmp(const void *a, const void *b)
+/* The range of @a line that holds @a size */
+static psel_perf_range_t *psel_calib_range_at(psel_calib_line_t *line,
+                                              size_t size)
 {
-    size_t x = *(const size_t*)a, y = *(const size_t*)b;
+    unsigned r;
 
-    return (x > y) - (x < y);
+    for (r = 0; r < line->num_ranges; ++r) {
+        if (size <= line->ranges[r].max_length) {
+            return &line->ranges[r];
+        }
+    }
+    return NULL;
 }
 
-/* 4. The first turn back to an earlier rank that the points do not show;
- * the line to refuse, or -1 */
-static int psel_calib_unsupported_turn(psel_calib_order_entry_t *entries,
-                                       unsigned num, const size_t *sizes,
-                                       unsigned num_sizes,
-                                       ucs_string_buffer_t *why)
+/*
+ * 4a. The fitted lines of a later rank below an earlier rank's at a size
+ * where the points tie: the fit, not the measurement, would reorder the
+ * table. Lift the later line's single cost in that range by the gap, if
+ * the gap is within the points' spreads there (noise); what is left is for
+ * the turn check.
+ */
+static void psel_calib_lift_ties(psel_calib_order_entry_t *early,
+                                 psel_calib_order_entry_t *late,
+                                 const size_t *sizes, unsigned num_sizes,
+                                 ucs_string_buffer_t *report)
+{
+    double lift[PSEL_PROTO_MAX_RANGES] = {0}, te, tl, me, ml, margin;
+    psel_calib_point_t *pe, *pl;
+    psel_perf_range_t *range;
+    unsigned k, r, lifted = 0;
+    size_t x;
+
+    if ((early->line->num_ranges == 0) || (late->line->num_ranges == 0)) {
+        return;
+    }
+    for (k = 0; k < num_sizes; ++k) {
+        x = sizes[k];
+        if ((x < early->min_length) || (x > early->max_length) ||
+            (x < late->min_length) || (x > late->max_length)) {
+            continue;
+        }
+        me = psel_calib_model(early->line, x);
+        ml = psel_calib_model(late->line, x);
+        pe = psel_calib_point_at(early->line, x);
+        pl = psel_calib_point_at(late->line, x);
+        if (!(ml < me) || (pe == NULL) || (pl == NULL)) {
+            continue;
+        }
+        te     = pe->time[PSEL_PERF_SINGLE];
+        tl     = pl->time[PSEL_PERF_SINGLE];
+        margin = psel_calib_tie_margin(pe, pl, PSEL_PERF_SINGLE);
+        if (!psel_calib_time_usable(te) || !psel_calib_time_usable(tl) ||
+            (tl * (1 + margin) < te) ||       /* the points show it */
+            (me - ml > margin * me)) {        /* more than noise: not ours */
+            continue;
+        }
+        range = psel_calib_range_at(late->line, x);
+        r     = range - late->line->ranges;
+        lift[r] = ucs_max(lift[r], (me - ml) * (1 + 1e-9));
+    }
+    for (r = 0; r < late->line->num_ranges; ++r) {
+        if (lift[r] > 0) {
+            late->line->ranges[r].perf[PSEL_PERF_SINGLE].c += lift[r];
+            ++lifted;
+        }
+    }
+    if (lifted > 0) {
+        ucs_string_buffer_appendf(report, "%s over %s: %u fitted range%s "
+                                  "lifted to %s's line where the points tie "
+                                  "within their spread\n",
+                                  late->line->proto, late->line->lanes, lifted,
+                                  (lifted == 1) ? "" : "s",
+                                  early->line->proto);
+    }
+}
+
+/*
+ * 4b. The first turn back to an earlier rank that the points do not show.
+ * Within the points' spreads (noise) the earlier protocol's line is lifted
+ * there, so the later one, which won at a smaller size, keeps winning;
+ * beyond them the line whose fit strays further from its own point is
+ * refused. Sizes where either protocol has no point cannot be judged and
+ * are skipped. Returns 1 if it changed a line (check again), 0 if the
+ * table is in order.
+ */
+static int psel_calib_fix_turn(psel_calib_order_entry_t *entries,
+                               unsigned num, const size_t *sizes,
+                               unsigned num_sizes, int allow_lift,
+                               ucs_string_buffer_t *why)
 {
     psel_calib_point_t *pw, *ph;
+    psel_perf_range_t *range;
+    double tw, th, margin, gap;
     int w, hi = -1, bad;
     unsigned k;
-    double tw, th;
 
     for (k = 0; k < num_sizes; ++k) {
         w = psel_calib_winner(entries, num, sizes[k]);
@@ -243,10 +335,29 @@ static int psel_calib_unsupported_turn(psel_calib_order_entry_t *entries,
         ph = psel_calib_point_at(entries[hi].line, sizes[k]);
         tw = (pw != NULL) ? pw->time[PSEL_PERF_SINGLE] : NAN;
         th = (ph != NULL) ? ph->time[PSEL_PERF_SINGLE] : NAN;
-        if (psel_calib_time_usable(tw) && psel_calib_time_usable(th) &&
-            (tw * (1 + psel_calib_spread_of(pw, PSEL_PERF_SINGLE) +
-                   psel_calib_spread_of(ph, PSEL_PERF_SINGLE)) < th)) {
+        if (!psel_calib_time_usable(tw) || !psel_calib_time_usable(th)) {
+            continue; /* no points of both here: cannot be judged */
+        }
+        margin = psel_calib_tie_margin(pw, ph, PSEL_PERF_SINGLE);
+        if (tw * (1 + margin) < th) {
             continue; /* shown by the points, beyond their spread */
+        }
+
+        gap = psel_calib_model(entries[hi].line, sizes[k]) -
+              psel_calib_model(entries[w].line, sizes[k]);
+        if (allow_lift &&
+            (gap <= margin * psel_calib_model(entries[w].line, sizes[k]))) {
+            range = psel_calib_range_at(entries[w].line, sizes[k]);
+            range->perf[PSEL_PERF_SINGLE].c += gap * (1 + 1e-9) +
+                                               1e-15; /* not a tie */
+            ucs_string_buffer_appendf(why, "%s over %s: fitted range lifted "
+                                      "to %s's line at %zu B, where the "
+                                      "points tie within their spread, so "
+                                      "the table does not go back\n",
+                                      entries[w].line->proto,
+                                      entries[w].line->lanes,
+                                      entries[hi].line->proto, sizes[k]);
+            return 1;
         }
 
         /* the line whose fit strays further from its own point is wrong */
@@ -263,9 +374,17 @@ static int psel_calib_unsupported_turn(psel_calib_order_entry_t *entries,
                                   entries[w].line->proto, sizes[k],
                                   entries[w].line->proto, tw * 1e6,
                                   entries[hi].line->proto, th * 1e6);
-        return bad;
+        psel_calib_line_clear(entries[bad].line);
+        return 1;
     }
-    return -1;
+    return 0;
+}
+
+static int psel_calib_size_cmp(const void *a, const void *b)
+{
+    size_t x = *(const size_t*)a, y = *(const size_t*)b;
+
+    return (x > y) - (x < y);
 }
 
 ucs_status_t psel_calib_fit_in_order(psel_calib_order_entry_t *entries,
@@ -276,7 +395,6 @@ ucs_status_t psel_calib_fit_in_order(psel_calib_order_entry_t *entries,
     unsigned i, j, num_sizes = 0, total = 0;
     ucs_status_t status = UCS_OK;
     size_t *sizes;
-    int bad;
 
     for (i = 0; i < num; ++i) {
         psel_calib_drop_noisy(&entries[i], max_spread, report);
@@ -345,14 +463,24 @@ ucs_status_t psel_calib_fit_in_order(psel_calib_order_entry_t *entries,
     }
     num_sizes = j;
 
-    /* each refusal removes a line: at most num rounds */
     for (i = 0; i < num; ++i) {
-        bad = psel_calib_unsupported_turn(entries, num, sizes, num_sizes,
-                                          report);
-        if (bad < 0) {
-            break;
+        for (j = 0; j < num; ++j) {
+            if (entries[i].rank < entries[j].rank) {
+                psel_calib_lift_ties(&entries[i], &entries[j], sizes,
+                                     num_sizes, report);
+            }
         }
-        psel_calib_line_clear(entries[bad].line);
+    }
+
+    /* each round lifts a range or refuses a line; after too many lifts,
+     * only refusals (each removes a line) */
+    for (i = 0; (i < PSEL_CALIB_ORDER_ROUNDS) &&
+                psel_calib_fix_turn(entries, num, sizes, num_sizes, 1, report);
+         ++i) {
+    }
+    for (; (i < PSEL_CALIB_ORDER_ROUNDS + num) &&
+           psel_calib_fix_turn(entries, num, sizes, num_sizes, 0, report);
+         ++i) {
     }
     free(sizes);
 
