@@ -23,6 +23,8 @@
 #define CAL_COLD_MIN       (64ul << 10) /* from this size, buffers out of cache */
 #define CAL_STREAM_MIN     8            /* tag_bw messages of a phase, at least */
 #define CAL_MAX_ITERS      100000
+#define CAL_RAIL_TRIES     2            /* measurements of a rail, fastest kept */
+#define CAL_RAILS_SHARE    0.3          /* of a setup's time, for its rails */
 #define CAL_LOAD_SLACK     0.5          /* CPUs of others' load tolerated */
 #define CAL_SETTLE_ITERS   50           /* round trips after each connect */
 

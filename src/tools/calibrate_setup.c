@@ -265,10 +265,63 @@ static ucs_status_t cal_write_rails_file(cal_ctx_t *ctx)
 }
 
 /*
+ * One rail's latency and bandwidth: the fastest of CAL_RAIL_TRIES
+ * measurements of each (what the rail can do: a stall of the machine only
+ * ever makes a rail look slower), within @a end.
+ */
+static ucs_status_t cal_rail(cal_ctx_t *ctx, double end, double *latency,
+                             double *bandwidth)
+{
+    double now, t_end, best_lat = INFINITY, best_bw = 0;
+    cal_point_status_t result;
+    cal_point_t point;
+    ucs_status_t status;
+    unsigned i;
+    size_t size;
+
+    for (i = 0; i < CAL_RAIL_TRIES; ++i) {
+        now    = psel_oob_time();
+        status = cal_measure(ctx, PT_TEST_TAG_LAT, 8, 0,
+                             now + (end - now) / (2 * (CAL_RAIL_TRIES - i)),
+                             &point, &result);
+        if (status != UCS_OK) {
+            return status;
+        }
+        if (result != CAL_POINT_LATE) {
+            best_lat = ucs_min(best_lat, point.time);
+        }
+
+        /* the largest size whose phases fit this try's share of the time */
+        now   = psel_oob_time();
+        t_end = now + (end - now) / (CAL_RAIL_TRIES - i);
+        for (size = ctx->opts.mode->rail_size; ; size /= 4) {
+            status = cal_measure(ctx, PT_TEST_TAG_BW, size, 0, t_end, &point,
+                                 &result);
+            if ((status != UCS_OK) || (result != CAL_POINT_LATE) ||
+                (size < 4 * CAL_COLD_MIN)) {
+                break;
+            }
+        }
+        if (status != UCS_OK) {
+            return status;
+        }
+        if (result != CAL_POINT_LATE) {
+            best_bw = ucs_max(best_bw, size / point.time);
+        }
+    }
+    if (!isfinite(best_lat) || !(best_bw > 0)) {
+        return UCS_ERR_TIMED_OUT;
+    }
+    *latency   = best_lat;
+    *bandwidth = best_bw;
+    return UCS_OK;
+}
+
+/*
  * Each lane alone (this side's UCX_PSEL_NET_DEVICES): half the round trip
  * of an 8-byte message, and the bandwidth of streaming mode->rail_size
  * messages. Recorded as rails, which lane selection takes instead of the
- * advertised attributes.
+ * advertised attributes; not when other processes took the CPUs meanwhile.
  */
 static ucs_status_t cal_rails(cal_ctx_t *ctx, const cal_setup_t *setup,
                               const cal_proto_t *protos, unsigned count,
@@ -276,17 +329,17 @@ static ucs_status_t cal_rails(cal_ctx_t *ctx, const cal_setup_t *setup,
 {
     char names[PSEL_CALIB_MAX_RAILS][PSEL_LANE_NAME_MAX], local[128];
     double lat[PSEL_CALIB_MAX_RAILS], bw[PSEL_CALIB_MAX_RAILS], fastest = 0;
-    unsigned num, i, done = 0;
-    cal_point_status_t result;
-    cal_point_t point;
+    double steal, load;
+    cal_cpu_sample_t before, after;
     ucs_status_t status;
-    size_t size;
+    unsigned num, i;
 
     num = cal_rail_names(protos, count, names);
     if (num < 2) {
         return UCS_OK;
     }
 
+    cal_cpu_sample(ctx, &before);
     for (i = 0; i < num; ++i) {
         snprintf(local, sizeof(local), "UCX_PSEL_NET_DEVICES=%s",
                  strchr(names[i], '/') + 1);
@@ -296,38 +349,29 @@ static ucs_status_t cal_rails(cal_ctx_t *ctx, const cal_setup_t *setup,
                     names[i]);
             return status;
         }
-        status = cal_measure(ctx, PT_TEST_TAG_LAT, 8, 0,
-                             psel_oob_time() + (end - psel_oob_time()) /
-                                               (2 * (num - i)),
-                             &point, &result);
-        if ((status != UCS_OK) || (result == CAL_POINT_LATE)) {
-            break;
+        status = cal_rail(ctx, psel_oob_time() +
+                               (end - psel_oob_time()) / (num - i),
+                          &lat[i], &bw[i]);
+        if (status == UCS_ERR_TIMED_OUT) {
+            printf("# %-4s rails: not measured (no time left in the "
+                   "budget)\n", setup->name);
+            return UCS_OK;
+        } else if (status != UCS_OK) {
+            return status;
         }
-        lat[i] = point.time;
-        /* the largest size whose phases fit the rail's share of the time */
-        for (size = ctx->opts.mode->rail_size; ; size /= 4) {
-            status = cal_measure(ctx, PT_TEST_TAG_BW, size, 0,
-                                 psel_oob_time() + (end - psel_oob_time()) /
-                                                   (num - i),
-                                 &point, &result);
-            if ((status != UCS_OK) || (result != CAL_POINT_LATE) ||
-                (size < 4 * CAL_COLD_MIN)) {
-                break;
-            }
-        }
-        if ((status != UCS_OK) || (result == CAL_POINT_LATE)) {
-            break;
-        }
-        bw[i]   = size / point.time;
         fastest = ucs_max(fastest, bw[i]);
-        ++done;
     }
-    if (status != UCS_OK) {
-        return status;
-    }
-    if (done < num) {
-        printf("# %-4s rails: not measured (no time left in the budget)\n",
-               setup->name);
+    cal_cpu_sample(ctx, &after);
+    cal_cpu_delta(&before, &after, &steal, &load);
+    if (load > cal_cpu_spare(ctx)) {
+        ucs_string_buffer_appendf(&ctx->report, "rails: refused: other "
+                                  "processes used %.2f CPUs while they were "
+                                  "measured, more than the %.2f this "
+                                  "calibration leaves them (CPU steal "
+                                  "%.1f%%); lane selection keeps the "
+                                  "advertised attributes\n", load,
+                                  cal_cpu_spare(ctx), 100 * steal);
+        ctx->refused += 2 * num;
         return UCS_OK;
     }
 
@@ -554,7 +598,8 @@ ucs_status_t cal_setup(cal_ctx_t *ctx, const cal_setup_t *setup, double end)
      * lanes the calibration will give */
     if (ctx->opts.server != NULL) {
         status = cal_rails(ctx, setup, protos, count,
-                           psel_oob_time() + 0.2 * (end - psel_oob_time()));
+                           psel_oob_time() + CAL_RAILS_SHARE *
+                                             (end - psel_oob_time()));
         if (status != UCS_OK) {
             return status;
         }

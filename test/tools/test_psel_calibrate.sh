@@ -295,8 +295,9 @@ sed 's/^/#   /' "$tmp/busy.out" | tail -12
 if [ $st -eq 0 ]; then
     table "$tmp/busy.rows" "$tmp/busy.txt" "${tcp_env[@]}" &&
         natural_order "$tmp/busy.rows"
+    st=$? # (a $(...) in result's arguments would reset $?)
     result "two busy loops: a table in natural order ($(tr '\n' ';' <"$tmp/busy.rows"))" \
-        $? "$tmp/busy.out"
+        $st "$tmp/busy.out"
 else
     refused_ok "$tmp/busy.out" "$tmp/busy.txt"
     result "two busy loops: refused, naming the other processes' load, nothing written (exit $st)" \

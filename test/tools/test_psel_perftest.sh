@@ -179,7 +179,8 @@ if start_server; then
     [ $cstatus -eq 0 ] && [ $sstatus -eq 0 ] &&
         grep -q "127.0.0.1:$port " "$tmp/listen" &&
         [ "$(wc -l <"$tmp/listen")" -eq 1 ]
-    result "--bind 127.0.0.1: the server listens there only ($(tr -s ' ' <"$tmp/listen")) and serves a client" $?
+    st=$? # (a $(...) in result's arguments would reset $?)
+    result "--bind 127.0.0.1: the server listens there only ($(tr -s ' ' <"$tmp/listen")) and serves a client" $st
 else
     result "--bind 127.0.0.1: the server starts" 1
 fi
