@@ -7,6 +7,7 @@
 
 #include "lane_engine.h"
 #include "reachability.h"
+#include "resource_table.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
@@ -14,7 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-/* What a pair of resources delivers: from the attributes, or measured */
+/* What a pair of resources delivers at the number of endpoints: from the
+ * attributes, or measured */
 typedef struct psel_pair_perf {
     double latency;    /* [s] */
     double bandwidth;  /* [B/s] */
@@ -25,10 +27,19 @@ typedef struct psel_lane_selector {
     const char *name;
     /* nonzero if the local resource can serve the role */
     int         (*applies)(const psel_resource_t *rsc);
+    /* score of the pair, which delivers @a perf */
     double      (*score)(const psel_resource_t *local,
                          const psel_resource_t *remote,
                          const psel_pair_perf_t *perf);
 } psel_lane_selector_t;
+
+/* One selection pass: the caller's limits, the number of endpoints, and
+ * whether transports that do not scale to it are left out */
+typedef struct psel_lane_pass {
+    const psel_lane_select_params_t *params;
+    size_t                           num_eps;
+    int                              scalable_only;
+} psel_lane_pass_t;
 
 /* "transport/device", the name of a lane from this local resource */
 static void psel_lane_name(const psel_resource_t *rsc, char *name, size_t max)
@@ -41,16 +52,46 @@ static double psel_rsc_bandwidth(const psel_resource_t *rsc)
     return rsc->bw_dedicated + rsc->bw_shared;
 }
 
+/* Each side's latency at its number of endpoints (a job's processes have
+ * as many peers each): UCP's ucp_wireup_tl_iface_latency() takes the larger
+ * of the peer's packed latency and its own at est_num_eps */
 static double psel_pair_latency(const psel_resource_t *local,
-                                const psel_resource_t *remote)
+                                const psel_resource_t *remote, size_t num_eps)
 {
-    return ucs_max(local->latency.c, remote->latency.c);
+    return ucs_max(psel_resource_latency(local, num_eps),
+                   psel_resource_latency(remote, num_eps));
 }
 
 static double psel_pair_bandwidth(const psel_resource_t *local,
                                   const psel_resource_t *remote)
 {
     return ucs_min(psel_rsc_bandwidth(local), psel_rsc_bandwidth(remote));
+}
+
+/* The pair's latency (at @a num_eps endpoints) and bandwidth: measured
+ * (params->measured, by the local "transport/device") or from both sides'
+ * attributes; @a params may be NULL (attributes) */
+static void psel_pair_perf(const psel_lane_select_params_t *params,
+                           const psel_resource_t *local,
+                           const psel_resource_t *remote, size_t num_eps,
+                           psel_pair_perf_t *perf)
+{
+    char name[PSEL_LANE_NAME_MAX];
+    double latency, bandwidth;
+
+    perf->latency   = psel_pair_latency(local, remote, num_eps);
+    perf->bandwidth = psel_pair_bandwidth(local, remote);
+    perf->measured  = 0;
+    if ((params == NULL) || (params->measured == NULL)) {
+        return;
+    }
+    psel_lane_name(local, name, sizeof(name));
+    if (params->measured(params->measured_arg, name, &latency, &bandwidth) &&
+        (latency > 0) && (bandwidth > 0)) {
+        perf->latency   = latency;
+        perf->bandwidth = bandwidth;
+        perf->measured  = 1;
+    }
 }
 
 static int psel_rsc_connects(const psel_resource_t *rsc)
@@ -132,31 +173,6 @@ const char *psel_lane_role_name(psel_lane_role_t role)
     return (role < PSEL_LANE_ROLE_LAST) ? psel_lane_selectors[role].name : "?";
 }
 
-/* The pair's latency and bandwidth: measured (params->measured, by the
- * local "transport/device") or from both sides' attributes */
-static void psel_pair_perf(const psel_lane_select_params_t *params,
-                           const psel_resource_t *local,
-                           const psel_resource_t *remote,
-                           psel_pair_perf_t *perf)
-{
-    char name[PSEL_LANE_NAME_MAX];
-    double latency, bandwidth;
-
-    perf->latency   = psel_pair_latency(local, remote);
-    perf->bandwidth = psel_pair_bandwidth(local, remote);
-    perf->measured  = 0;
-    if (params->measured == NULL) {
-        return;
-    }
-    psel_lane_name(local, name, sizeof(name));
-    if (params->measured(params->measured_arg, name, &latency, &bandwidth) &&
-        (latency > 0) && (bandwidth > 0)) {
-        perf->latency   = latency;
-        perf->bandwidth = bandwidth;
-        perf->measured  = 1;
-    }
-}
-
 static int psel_dev_is_host_memory(const psel_resource_t *rsc)
 {
     return (rsc->dev_type == UCT_DEVICE_TYPE_SHM) ||
@@ -222,8 +238,8 @@ static unsigned psel_md_index(const psel_resource_table_t *local, unsigned idx)
 
 static void psel_lane_fill(const psel_lane_select_params_t *params,
                            const psel_resource_table_t *local, unsigned l,
-                           const psel_resource_t *remote, unsigned index,
-                           psel_lane_t *lane)
+                           const psel_resource_t *remote, size_t num_eps,
+                           unsigned index, psel_lane_t *lane)
 {
     const psel_resource_t *rsc = &local->resources[l];
     uint64_t f                 = rsc->cap_flags;
@@ -231,7 +247,6 @@ static void psel_lane_fill(const psel_lane_select_params_t *params,
 
     memset(lane, 0, sizeof(*lane));
     psel_lane_name(rsc, lane->name, sizeof(lane->name));
-    psel_pair_perf(params, rsc, remote, &perf);
     lane->index         = index;
     lane->md_index      = psel_md_index(local, l);
     lane->caps          = ((f & UCT_IFACE_FLAG_AM_SHORT) ?
@@ -247,6 +262,7 @@ static void psel_lane_fill(const psel_lane_select_params_t *params,
                           (psel_amo_applies(rsc) ? PSEL_LANE_CAP_AMO : 0) |
                           ((rsc->md_flags & UCT_MD_FLAG_REG) ?
                            PSEL_LANE_CAP_MEM_REG : 0);
+    psel_pair_perf(params, rsc, remote, num_eps, &perf);
     lane->latency       = perf.latency;
     lane->bandwidth     = perf.bandwidth;
     lane->overhead_send = rsc->overhead;
@@ -274,7 +290,7 @@ static void psel_lane_fill(const psel_lane_select_params_t *params,
 static int psel_lane_get(const psel_lane_select_params_t *params,
                          psel_ep_lanes_t *ep, const psel_resource_table_t *local,
                          unsigned l, const psel_resource_table_t *remote,
-                         unsigned r, unsigned path)
+                         unsigned r, unsigned path, size_t num_eps)
 {
     unsigned i;
 
@@ -292,7 +308,8 @@ static int psel_lane_get(const psel_lane_select_params_t *params,
     ep->info[i].local  = l;
     ep->info[i].remote = r;
     ep->info[i].path   = path;
-    psel_lane_fill(params, local, l, &remote->resources[r], i, &ep->lanes[i]);
+    psel_lane_fill(params, local, l, &remote->resources[r], num_eps, i,
+                   &ep->lanes[i]);
     return i;
 }
 
@@ -308,6 +325,14 @@ static int psel_pair_reachable(const psel_lane_select_params_t *params,
                                         params->locality);
 }
 
+/* Scores within 1e-6 of their sum are equal, as UCP's ucp_score_cmp():
+ * c + m·N in floating point must not decide a tie (600 + 1·60 ns against
+ * 660 ns) */
+static int psel_score_cmp(double a, double b)
+{
+    return (fabs(a - b) < ((a + b) * 1e-6)) ? 0 : ((a > b) ? 1 : -1);
+}
+
 /* Higher score; then higher device priority; then a peer device of the same
  * name (lo to lo rather than lo to eth0) */
 static int psel_pair_better(const psel_resource_table_t *local,
@@ -315,7 +340,7 @@ static int psel_pair_better(const psel_resource_table_t *local,
                             unsigned l, unsigned r, double best_score,
                             unsigned best_l, unsigned best_r)
 {
-    if (score != best_score) {
+    if (psel_score_cmp(score, best_score) != 0) {
         return score > best_score;
     }
     if (local->resources[l].priority != local->resources[best_l].priority) {
@@ -326,13 +351,22 @@ static int psel_pair_better(const psel_resource_table_t *local,
                   remote->resources[best_r].dev_name);
 }
 
+/* Can local resource @a l take part in this pass? */
+static int psel_pass_uses(const psel_lane_pass_t *pass,
+                          const psel_resource_t *lrsc)
+{
+    return !pass->scalable_only ||
+           psel_resource_is_scalable(lrsc, pass->num_eps);
+}
+
 static void psel_lanes_select_role(const psel_resource_table_t *local,
                                    const psel_resource_table_t *remote,
-                                   const psel_lane_select_params_t *params,
+                                   const psel_lane_pass_t *pass,
                                    psel_lane_role_t role, psel_ep_lanes_t *ep)
 {
-    const psel_lane_selector_t *selector = &psel_lane_selectors[role];
-    psel_lane_set_t *set                 = &ep->sets.role[role];
+    const psel_lane_select_params_t *params = pass->params;
+    const psel_lane_selector_t *selector    = &psel_lane_selectors[role];
+    psel_lane_set_t *set                    = &ep->sets.role[role];
     double score, best, best_bw = 0, total_bw = 0;
     unsigned l, r, best_l = 0, best_r = 0, path, i;
     const psel_resource_t *lrsc, *rrsc;
@@ -343,7 +377,7 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
         best = 0;
         for (l = 0; l < local->count; ++l) {
             lrsc = &local->resources[l];
-            if (!selector->applies(lrsc)) {
+            if (!selector->applies(lrsc) || !psel_pass_uses(pass, lrsc)) {
                 continue;
             }
             for (r = 0; r < remote->count; ++r) {
@@ -354,7 +388,7 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
                                          role)) {
                     continue;
                 }
-                psel_pair_perf(params, lrsc, rrsc, &perf);
+                psel_pair_perf(params, lrsc, rrsc, pass->num_eps, &perf);
                 score = selector->score(lrsc, rrsc, &perf);
                 if ((score > 0) && isfinite(score) &&
                     ((best == 0) || psel_pair_better(local, remote, score, l,
@@ -375,7 +409,8 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
         }
 
         path = psel_paths_used(ep, local, 0, &local->resources[best_l], role);
-        lane = psel_lane_get(params, ep, local, best_l, remote, best_r, path);
+        lane = psel_lane_get(params, ep, local, best_l, remote, best_r, path,
+                             pass->num_eps);
         if (lane < 0) {
             break;
         }
@@ -397,7 +432,7 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
  * so eager messages stay on one lane; extra am_bw lanes come by score. */
 static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
                                      const psel_resource_table_t *remote,
-                                     const psel_lane_select_params_t *params,
+                                     const psel_lane_pass_t *pass,
                                      psel_ep_lanes_t *ep)
 {
     const psel_lane_selector_t *selector = &psel_lane_selectors[PSEL_LANE_ROLE_AM_BW];
@@ -407,7 +442,8 @@ static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
     psel_pair_perf_t perf;
     unsigned lane;
 
-    if ((am->count == 0) || (params->max_lanes[PSEL_LANE_ROLE_AM_BW] == 0)) {
+    if ((am->count == 0) ||
+        (pass->params->max_lanes[PSEL_LANE_ROLE_AM_BW] == 0)) {
         return;
     }
     lane = am->lanes[0]->index;
@@ -417,10 +453,48 @@ static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
         return;
     }
     ep->info[lane].roles                      |= UCS_BIT(PSEL_LANE_ROLE_AM_BW);
-    psel_pair_perf(params, lrsc, rrsc, &perf);
+    psel_pair_perf(pass->params, lrsc, rrsc, pass->num_eps, &perf);
     ep->info[lane].score[PSEL_LANE_ROLE_AM_BW] = selector->score(lrsc, rrsc,
                                                                  &perf);
     set->lanes[set->count++]                   = &ep->lanes[lane];
+}
+
+static void psel_lanes_select_pass(const psel_resource_table_t *local,
+                                   const psel_resource_table_t *remote,
+                                   const psel_lane_pass_t *pass,
+                                   psel_ep_lanes_t *result)
+{
+    unsigned role;
+
+    memset(result, 0, sizeof(*result));
+    for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
+        if (role == PSEL_LANE_ROLE_AM_BW) {
+            psel_lanes_am_bw_from_am(local, remote, pass, result);
+        }
+        psel_lanes_select_role(local, remote, pass, role, result);
+    }
+    result->num_eps = pass->num_eps;
+}
+
+size_t psel_lane_num_eps(const psel_lane_select_params_t *params)
+{
+    return (params->num_eps == 0) ? 1 : params->num_eps;
+}
+
+int psel_resource_is_scalable(const psel_resource_t *resource, size_t num_eps)
+{
+    return resource->max_num_eps >= num_eps;
+}
+
+/* UCP needs an am lane whenever the endpoint sends messages; a pass over
+ * the scalable transports only that finds none fails (as
+ * ucp_wireup_search_lanes() does) */
+static int psel_pass_complete(const psel_lane_select_params_t *params,
+                              const psel_ep_lanes_t *ep)
+{
+    return (ep->num_lanes > 0) &&
+           ((params->max_lanes[PSEL_LANE_ROLE_AM] == 0) ||
+            (ep->sets.role[PSEL_LANE_ROLE_AM].count > 0));
 }
 
 ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
@@ -428,8 +502,9 @@ ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
                                const psel_lane_select_params_t *params,
                                psel_ep_lanes_t *ep)
 {
+    psel_lane_pass_t pass = {params, psel_lane_num_eps(params), 0};
     psel_ep_lanes_t result;
-    unsigned role;
+    unsigned role, l, unscalable = 0;
 
     for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
         if (params->max_lanes[role] > 0) {
@@ -441,12 +516,26 @@ ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    memset(&result, 0, sizeof(result));
-    for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
-        if (role == PSEL_LANE_ROLE_AM_BW) {
-            psel_lanes_am_bw_from_am(local, remote, params, &result);
+    /* As UCP (ucp_wireup_select_lanes): first the transports whose max eps
+     * covers the estimated number of endpoints; if they cannot make the
+     * endpoint, every transport, on score alone */
+    for (l = 0; l < local->count; ++l) {
+        unscalable += !psel_resource_is_scalable(&local->resources[l],
+                                                 pass.num_eps);
+    }
+    if (unscalable > 0) {
+        pass.scalable_only = 1;
+        psel_lanes_select_pass(local, remote, &pass, &result);
+        result.unscalable_left_out = unscalable;
+        if (!psel_pass_complete(params, &result)) {
+            ucs_debug("the transports that scale to %zu endpoints make no "
+                      "endpoint; selecting among all", pass.num_eps);
+            pass.scalable_only = 0;
         }
-        psel_lanes_select_role(local, remote, params, role, &result);
+    }
+    if (!pass.scalable_only) {
+        psel_lanes_select_pass(local, remote, &pass, &result);
+        result.unscalable_fallback = (unscalable > 0);
     }
     if (result.num_lanes == 0) {
         ucs_error("no lane: none of the %u local resources reaches any of "
@@ -492,6 +581,143 @@ void psel_ep_lanes_print(FILE *stream, const psel_ep_lanes_t *ep)
         fprintf(stream, "# %4u  %-22s %-40s %6.0f ns %5.0f MB/s %6.0f ns\n",
                 i, lane->name, roles, lane->latency * 1e9,
                 lane->bandwidth / UCS_MBYTE, lane->overhead_send * 1e9);
+    }
+    fprintf(stream, "#\n");
+}
+
+/* "inf" or the number */
+static const char *psel_max_eps_str(size_t max_num_eps, char *buf, size_t max)
+{
+    if (max_num_eps == PSEL_SIZE_UNLIMITED) {
+        return "inf";
+    }
+    snprintf(buf, max, "%zu", max_num_eps);
+    return buf;
+}
+
+/* Best score of local resource @a l for @a role over the reachable peer
+ * resources, at the pass's number of endpoints; 0 if none */
+static double psel_candidate_score(const psel_resource_table_t *local,
+                                   unsigned l,
+                                   const psel_resource_table_t *remote,
+                                   const psel_lane_select_params_t *params,
+                                   psel_lane_role_t role, size_t num_eps,
+                                   unsigned *best_r)
+{
+    const psel_lane_selector_t *selector = &psel_lane_selectors[role];
+    psel_pair_perf_t perf;
+    double score, best = 0;
+    unsigned r;
+
+    if (!selector->applies(&local->resources[l])) {
+        return 0;
+    }
+    for (r = 0; r < remote->count; ++r) {
+        if (!selector->applies(&remote->resources[r]) ||
+            !psel_pair_reachable(params, local, l, remote, r)) {
+            continue;
+        }
+        psel_pair_perf(params, &local->resources[l], &remote->resources[r],
+                       num_eps, &perf);
+        score = selector->score(&local->resources[l], &remote->resources[r],
+                                &perf);
+        if (isfinite(score) && (score > best)) {
+            best    = score;
+            *best_r = r;
+        }
+    }
+    return best;
+}
+
+static int psel_ep_uses_local(const psel_ep_lanes_t *ep, unsigned l,
+                              psel_lane_role_t role)
+{
+    unsigned i;
+
+    for (i = 0; i < ep->num_lanes; ++i) {
+        if ((ep->info[i].local == l) && (ep->info[i].roles & UCS_BIT(role))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+#define PSEL_EXPLAIN_MAX_CANDIDATES 8
+
+/* Does (score a, index la) come before (b, lb): higher score, then order */
+static int psel_candidate_before(double a, unsigned la, double b, unsigned lb)
+{
+    return (a > b) || ((a == b) && (la < lb));
+}
+
+void psel_lanes_print_candidates(FILE *stream,
+                                 const psel_resource_table_t *local,
+                                 const psel_resource_table_t *remote,
+                                 const psel_lane_select_params_t *params,
+                                 const psel_ep_lanes_t *ep)
+{
+    size_t num_eps = ep->num_eps ? ep->num_eps : 1;
+    double score, best, last = INFINITY;
+    unsigned role, l, j, r = 0, best_l, last_l = 0;
+    const psel_resource_t *rsc;
+    char name[PSEL_LANE_NAME_MAX], eps[32];
+
+    fprintf(stream, "# %zu endpoint%s per process (UCX_PSEL_NUM_EPS, "
+            "--peers): latency at %zu endpoints; as UCP, transports whose "
+            "max eps\n# is below it are left out while the others can make "
+            "the endpoint\n", num_eps, (num_eps == 1) ? "" : "s", num_eps);
+    if (ep->unscalable_fallback) {
+        fprintf(stream, "# no am lane among the transports that scale to "
+                "%zu endpoints: all transports weighed on score alone\n",
+                num_eps);
+    }
+    fprintf(stream, "# %-6s   %-22s %10s %10s  %s\n", "role", "candidate",
+            "score", "latency", "why");
+    for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
+        if (params->max_lanes[role] == 0) {
+            continue;
+        }
+        /* the best candidates in order: each round the best after the last */
+        last = INFINITY;
+        for (j = 0; j < PSEL_EXPLAIN_MAX_CANDIDATES; ++j) {
+            best   = 0;
+            best_l = local->count;
+            for (l = 0; l < local->count; ++l) {
+                score = psel_candidate_score(local, l, remote, params, role,
+                                             num_eps, &r);
+                if ((score > 0) &&
+                    ((j == 0) ||
+                     psel_candidate_before(last, last_l, score, l)) &&
+                    ((best_l == local->count) ||
+                     psel_candidate_before(score, l, best, best_l))) {
+                    best   = score;
+                    best_l = l;
+                }
+            }
+            if (best_l == local->count) {
+                break;
+            }
+            last   = best;
+            last_l = best_l;
+            rsc    = &local->resources[best_l];
+            snprintf(name, sizeof(name), "%.31s/%.31s", rsc->tl_name,
+                     rsc->dev_name);
+            fprintf(stream, "# %-6s %c %-22s %10.4g %7.0f ns",
+                    psel_lane_role_name(role),
+                    psel_ep_uses_local(ep, best_l, role) ? '*' : ' ', name,
+                    best, psel_resource_latency(rsc, num_eps) * 1e9);
+            if (!psel_resource_is_scalable(rsc, num_eps)) {
+                fprintf(stream, "  max eps %s < %zu: %s",
+                        psel_max_eps_str(rsc->max_num_eps, eps, sizeof(eps)),
+                        num_eps, ep->unscalable_fallback ?
+                        "weighed, nothing that scales makes the endpoint" :
+                        "left out");
+            } else if (rsc->latency.m > 0) {
+                fprintf(stream, "  latency %.0f + %.3g x %zu ns",
+                        rsc->latency.c * 1e9, rsc->latency.m * 1e9, num_eps);
+            }
+            fputs("\n", stream);
+        }
     }
     fprintf(stream, "#\n");
 }

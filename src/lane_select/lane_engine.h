@@ -35,6 +35,16 @@
  * also counts the wire time of a PSEL_LANE_AM_MEASURED_SIZE message,
  * since a shaped or congested rail (a token bucket) lets one small message
  * through at full speed and its latency alone cannot tell it apart.
+ *
+ * Number of peers, as UCP does with its estimated number of endpoints
+ * (UCX_NUM_EPS, ucp_params.estimated_num_eps; 1 when not given):
+ *  - every latency above is taken at N endpoints: c + m·N
+ *    (ucp_wireup_tl_iface_latency(); rc adds 1 ns per connected QP), on
+ *    each side, and the lanes' latencies are too;
+ *  - local transports whose max eps is below N do not scale to the job
+ *    (ucp_is_scalable_transport()). Selection first runs without them; if
+ *    that gives no am lane (or no lane at all), it runs again over every
+ *    transport, on score alone (ucp_wireup_select_lanes()).
  */
 #ifndef PSEL_LANE_SELECT_LANE_ENGINE_H_
 #define PSEL_LANE_SELECT_LANE_ENGINE_H_
@@ -80,6 +90,8 @@ typedef struct psel_lane_select_params {
     psel_lane_measured_cb_t measured; /**< Measured lanes, or NULL: the
                                            attributes only */
     void    *measured_arg;  /**< Argument of @a measured */
+    size_t   num_eps;     /**< Endpoints per process (peers), UCP's
+                               est_num_eps; 0 means 1 */
 } psel_lane_select_params_t;
 
 
@@ -99,6 +111,12 @@ typedef struct psel_ep_lanes {
     psel_lane_t      lanes[PSEL_MAX_LANES];  /**< Lane attributes */
     psel_lane_info_t info[PSEL_MAX_LANES];   /**< Origin and scores */
     psel_lane_sets_t sets;                   /**< Lanes by role */
+    size_t           num_eps;                /**< Endpoints selected for */
+    unsigned         unscalable_left_out;    /**< Local resources left out:
+                                                  max eps below num_eps */
+    int              unscalable_fallback;    /**< Nonzero: those could not
+                                                  be left out (nothing that
+                                                  scales made an am lane) */
 } psel_ep_lanes_t;
 
 
@@ -119,6 +137,33 @@ ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
                                const psel_resource_table_t *remote,
                                const psel_lane_select_params_t *params,
                                psel_ep_lanes_t *ep);
+
+/** @return The number of endpoints of @a params: num_eps, or 1 if 0. */
+size_t psel_lane_num_eps(const psel_lane_select_params_t *params);
+
+/**
+ * As UCP's ucp_is_scalable_transport(): does the transport of @a resource
+ * support @a num_eps endpoints (max eps >= num_eps)?
+ */
+int psel_resource_is_scalable(const psel_resource_t *resource, size_t num_eps);
+
+/**
+ * Explain a selection: per role, the best local candidates by score (best
+ * pair with the peer, at the endpoints the lanes were selected for), the
+ * selected ones marked '*', with their latency at that number of endpoints
+ * and why a transport was left out (max eps) or lost (latency growth).
+ *
+ * @param [in] stream  Where to print.
+ * @param [in] local   Local resources.
+ * @param [in] remote  The peer's resources.
+ * @param [in] params  The limits the lanes were selected with.
+ * @param [in] ep      The selected lanes.
+ */
+void psel_lanes_print_candidates(FILE *stream,
+                                 const psel_resource_table_t *local,
+                                 const psel_resource_table_t *remote,
+                                 const psel_lane_select_params_t *params,
+                                 const psel_ep_lanes_t *ep);
 
 /** @return Name of a lane role: "am", "am_bw", "rma_bw" or "amo". */
 const char *psel_lane_role_name(psel_lane_role_t role);

@@ -243,6 +243,11 @@ static int psel_dev_name_matches(const char *dev_name, const char *entry)
     return !strcmp(entry, "all") || !strcmp(entry, dev_name);
 }
 
+double psel_resource_latency(const psel_resource_t *resource, size_t num_eps)
+{
+    return ucs_linear_func_apply(resource->latency, (double)num_eps);
+}
+
 int psel_resource_tl_allowed(const char *tl_name,
                              const ucs_config_allow_list_t *tls)
 {

@@ -69,6 +69,23 @@ psel_resource_table_find(const psel_resource_table_t *table,
 
 
 /**
+ * Latency of a resource's transport with @a num_eps connected endpoints:
+ * latency.c + latency.m * num_eps. Some transports' latency grows with the
+ * number of endpoints (`ucx_info -d` prints "600 + 1.000 * N nsec", UCX 1.6
+ * "600 nsec + 1 * N"; rc_mlx5/rc_verbs add 1 ns per QP). UCX evaluates the
+ * line at its estimated number of endpoints, `UCX_NUM_EPS` or
+ * `ucp_params.estimated_num_eps`, 1 when unset (`ucp_tl_iface_latency()` in
+ * ucp/core/ucp_context.h, used by ucp/wireup/select.c).
+ *
+ * @param [in] resource  Resource.
+ * @param [in] num_eps   Number of endpoints (1 for one peer).
+ *
+ * @return Latency in seconds.
+ */
+double psel_resource_latency(const psel_resource_t *resource, size_t num_eps);
+
+
+/**
  * Check whether a transport name passes a UCX_TLS-style allow-list, with the
  * UCX aliases expanded: "shm"/"sm" (posix, sysv, cma, knem, xpmem), "mm"
  * (posix, sysv, xpmem), "ib" (rc/ud verbs/mlx5, dc_mlx5), "rc" (rc_verbs,

@@ -84,7 +84,8 @@ static const psel_ikey_t psel_ikeys[] = {
     {"system device", PSEL_IKEY_SYS_DEV, 0, 0, 0, 0, "'NAME (N)' or '<unknown>'"},
     {"bandwidth", PSEL_IKEY_BANDWIDTH, 0, 0, 0, 1,
      "'SHARED/ppn + DEDICATED MB/sec', 'DEDICATED + SHARED MB/sec' or 'N MB/sec'"},
-    {"latency", PSEL_IKEY_LATENCY, 0, 0, 0, 1, "'N nsec' or 'N + M * N nsec'"},
+    {"latency", PSEL_IKEY_LATENCY, 0, 0, 0, 1,
+     "'C nsec', 'C + M * N nsec' or 'C nsec + M * N'"},
     {"overhead", PSEL_IKEY_OVERHEAD, 0, 0, 0, 1, "'N nsec'"},
     {"put_short", PSEL_IKEY_SHORT, PSEL_IMPORT_OP_PUT, UCT_IFACE_FLAG_PUT_SHORT,
      0, 0, PSEL_SIZE_GRAMMAR},
@@ -404,34 +405,65 @@ static int psel_import_range(const char **p, size_t *min_p, size_t *max_p)
     return 1;
 }
 
-/* "N nsec", "A + B * N nsec"; also usec/msec/sec. Returns seconds. */
+/* An optional time unit; *scale_p is seconds per unit, or 0 if none */
+static void psel_import_time_unit(const char **p, double *scale_p)
+{
+    static const struct {
+        const char *name;
+        double     scale;
+    } units[] = {
+        {"nsec", 1e-9}, {"ns", 1e-9}, {"usec", 1e-6}, {"us", 1e-6},
+        {"msec", 1e-3}, {"ms", 1e-3}, {"sec", 1},     {"s", 1}
+    };
+    unsigned i;
+
+    for (i = 0; i < sizeof(units) / sizeof(units[0]); ++i) {
+        if (psel_import_literal(p, units[i].name)) {
+            *scale_p = units[i].scale;
+            return;
+        }
+    }
+    *scale_p = 0;
+}
+
+/*
+ * A time that may grow with the number of endpoints N, in seconds:
+ *   "C nsec"               every version
+ *   "C + M * N nsec"       UCX >= 1.8 (PRINT_LINEAR_FUNC_NS in tl_info.c)
+ *   "C nsec + M * N"       UCX <= 1.7 (latency.overhead, then .growth)
+ * also with usec/msec/sec, a unit after both terms, and any spacing
+ * ("600nsec+1*N"). A term without its own unit takes the other term's;
+ * at least one unit is required.
+ */
 static int psel_import_linear_time(const char **p, ucs_linear_func_t *func)
 {
     const char *s = *p;
-    double c, m = 0, scale;
+    double c, m = 0, c_scale, m_scale = 0, end_scale;
 
     if (!psel_import_double(&s, &c)) {
         return 0;
     }
+    psel_import_time_unit(&s, &c_scale);
     if (psel_import_literal(&s, "+")) {
-        if (!psel_import_double(&s, &m) || !psel_import_literal(&s, "*") ||
-            !psel_import_literal(&s, "N")) {
+        if (!psel_import_double(&s, &m)) {
+            return 0;
+        }
+        psel_import_time_unit(&s, &m_scale);
+        if (!psel_import_literal(&s, "*") || !psel_import_literal(&s, "N")) {
             return 0;
         }
     }
-    if (psel_import_literal(&s, "nsec") || psel_import_literal(&s, "ns")) {
-        scale = 1e-9;
-    } else if (psel_import_literal(&s, "usec") || psel_import_literal(&s, "us")) {
-        scale = 1e-6;
-    } else if (psel_import_literal(&s, "msec") || psel_import_literal(&s, "ms")) {
-        scale = 1e-3;
-    } else if (psel_import_literal(&s, "sec") || psel_import_literal(&s, "s")) {
-        scale = 1;
-    } else {
+    psel_import_time_unit(&s, &end_scale);
+    if (end_scale != 0) {
+        /* "C + M * N nsec": the unit applies to the terms without one */
+        c_scale = (c_scale != 0) ? c_scale : end_scale;
+        m_scale = (m_scale != 0) ? m_scale : end_scale;
+    }
+    if (c_scale == 0) {
         return 0;
     }
-    func->c = c * scale;
-    func->m = m * scale;
+    func->c = c * c_scale;
+    func->m = m * ((m_scale != 0) ? m_scale : c_scale);
     *p      = s;
     return 1;
 }

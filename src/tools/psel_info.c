@@ -44,6 +44,7 @@ typedef struct {
     const char *local_path, *peer_path, *save_path;
     const char *plot_path, *plot_keep;
     int         locality; /* -1: default */
+    psel_info_scale_opts_t scale;
 } psel_info_opts_t;
 
 static void usage(FILE *stream)
@@ -71,7 +72,9 @@ static void usage(FILE *stream)
             "  --plot-keep DIR  keep the plot's data files and gnuplot script in DIR\n"
             "  --ucx-env     print the UCX_* settings that bring stock UCP closest to\n"
             "                this selection: env $(psel_info --ucx-env) ucx_perftest ...\n"
-            "  -q            with --ucx-env: no comments on stderr\n"
+            "  -q            with --ucx-env: no comments on stderr\n");
+    psel_info_scale_usage(stream);
+    fprintf(stream,
             "  -h            this help\n"
             "With no option: -d -e on this machine.\n");
 }
@@ -218,9 +221,11 @@ static int show_endpoint(const psel_resource_table_t *local,
         .remote   = peer,
         .locality = opts->locality,
         .config   = config,
-        .calib    = calib
+        .calib    = calib,
+        .num_eps  = psel_info_scale_num_eps(&opts->scale, config)
     };
     unsigned num_print = opts->all_types ? 3 : 1;
+    psel_info_ep_ctx_t ctx;
     psel_info_table_t tables[3];
     psel_select_t *attrs = NULL;
     psel_ep_config_t *ep;
@@ -257,11 +262,13 @@ static int show_endpoint(const psel_resource_table_t *local,
     if (count == 0) {
         goto out_attrs;
     }
+    ctx = (psel_info_ep_ctx_t){local, peer, config, calib, opts->locality, ep,
+                               tables, count};
 
     if (opts->endpoint && opts->json) {
         printf("{\"local\": \"%s\", \"peer\": \"%s\", \"peer_on\": "
-               "\"%s\", ", local->origin, peer->origin,
-               locality_name(opts->locality));
+               "\"%s\", \"num_eps\": %zu, ", local->origin, peer->origin,
+               locality_name(opts->locality), ep->lanes.num_eps);
         psel_select_dump_json_calib(stdout, &ep->select);
         printf(", \"tables\": [\n");
         print_tables(tables, ucs_min(count, num_print), opts);
@@ -271,14 +278,32 @@ static int show_endpoint(const psel_resource_table_t *local,
                table_name(local), table_name(peer),
                locality_name(opts->locality));
         psel_ep_lanes_print(stdout, &ep->lanes);
+        if (opts->explain) {
+            psel_lanes_print_candidates(stdout, local, peer, &ep->lane_params,
+                                        &ep->lanes);
+        }
+        if (opts->scale.peers > 0) {
+            psel_info_footprint_print(stdout, &ctx, opts->scale.peers);
+        }
         print_tables(tables, ucs_min(count, num_print), opts);
     }
 
     ret = 0;
-    if ((opts->plot_path != NULL) &&
-        (psel_info_plot(opts->plot_path, opts->plot_keep, tables,
-                        ucs_min(count, num_print), calib) != 0)) {
+    if (opts->scale.alltoall > 0) {
+        /* --plot draws the alltoall estimate */
+        ret |= psel_info_alltoall(stdout, &ctx, &opts->scale, opts->plot_path,
+                                  opts->plot_keep);
+    } else if ((opts->plot_path != NULL) && (opts->scale.peers > 0)) {
+        ret |= psel_info_footprint_plot(opts->plot_path, opts->plot_keep, &ctx,
+                                        opts->scale.peers);
+    } else if ((opts->plot_path != NULL) &&
+               (psel_info_plot(opts->plot_path, opts->plot_keep, tables,
+                               ucs_min(count, num_print), calib) != 0)) {
         ret = 1;
+    }
+    if (opts->scale.rq_suggest) {
+        ret |= psel_info_rq_suggest(stdout, &ctx,
+                                    ucs_max(ep->lanes.num_eps, (size_t)1));
     }
     if (opts->ucx_env && (psel_info_ucx_env(local, &ep->lanes, tables, count,
                                             opts->quiet) != 0)) {
@@ -309,6 +334,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         {"plot", required_argument, NULL, OPT_PLOT},
         {"plot-keep", required_argument, NULL, OPT_PLOT_KEEP},
         {"ucx-env", no_argument, NULL, OPT_UCX_ENV},
+        PSEL_INFO_SCALE_LONG_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}
     };
@@ -316,6 +342,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
 
     memset(opts, 0, sizeof(*opts));
     opts->locality = -1;
+    psel_info_scale_defaults(&opts->scale);
     while ((c = getopt_long(argc, argv, "dexajcqh", long_opts, NULL)) != -1) {
         switch (c) {
         case 'd': opts->devices   = 1; break;
@@ -334,6 +361,16 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         case OPT_PLOT:      opts->plot_path = optarg; break;
         case OPT_PLOT_KEEP: opts->plot_keep = optarg; break;
         case OPT_UCX_ENV:   opts->ucx_env   = 1; break;
+        case PSEL_INFO_OPT_PEERS:
+        case PSEL_INFO_OPT_RQ:
+        case PSEL_INFO_OPT_RQ_SUGGEST:
+        case PSEL_INFO_OPT_ALLTOALL:
+        case PSEL_INFO_OPT_SIZE:
+        case PSEL_INFO_OPT_PROXY:
+            if (psel_info_scale_opt(c, optarg, &opts->scale) != 0) {
+                return -1;
+            }
+            break;
         case 'h': usage(stdout); exit(0);
         default:  usage(stderr); return -1;
         }
@@ -352,9 +389,13 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
                 "without -d, -e, -x, -a, -j and -c\n");
         return -1;
     }
+    if (psel_info_scale_check(&opts->scale, opts->endpoint, opts->json) != 0) {
+        return -1;
+    }
     if (!opts->devices && !opts->endpoint && !opts->config &&
         (opts->save_path == NULL) && (opts->plot_path == NULL) &&
-        !opts->ucx_env) {
+        !opts->ucx_env && (opts->scale.rq_spec == NULL) &&
+        !psel_info_scale_needs_ep(&opts->scale)) {
         opts->devices = opts->endpoint = 1;
     }
     if (opts->locality < 0) {
@@ -382,6 +423,16 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    if (opts.scale.rq_spec != NULL) {
+        ret = psel_info_rq_spec(stdout, opts.scale.rq_spec, opts.scale.peers);
+        if ((ret != 0) || (!opts.devices && !opts.endpoint && !opts.config &&
+                           (opts.save_path == NULL) &&
+                           (opts.plot_path == NULL) && !opts.ucx_env &&
+                           !psel_info_scale_needs_ep(&opts.scale))) {
+            goto out_config;
+        }
+    }
+
     if (opts.config) {
         psel_config_print(stdout, &config);
         if (!opts.devices && !opts.endpoint && (opts.save_path == NULL) &&
@@ -391,7 +442,8 @@ int main(int argc, char **argv)
         }
     }
 
-    need_ep = opts.endpoint || (opts.plot_path != NULL) || opts.ucx_env;
+    need_ep = opts.endpoint || (opts.plot_path != NULL) || opts.ucx_env ||
+              psel_info_scale_needs_ep(&opts.scale);
     if (need_ep && (psel_config_calibration_load(&config, &calib) != UCS_OK)) {
         goto out_config;
     }

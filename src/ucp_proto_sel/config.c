@@ -11,6 +11,7 @@
 
 #include <lane_select/lane.h>
 #include <ucs/debug/log_def.h>
+#include <ucs/sys/preprocessor.h>
 #include <ucs/sys/string.h>
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -149,6 +150,15 @@ ucs_config_field_t psel_config_table[] = {
      "version is ignored with a warning; a malformed file is an error.",
      ucs_offsetof(psel_config_t, calibration), UCS_CONFIG_TYPE_STRING},
 
+    {"NUM_EPS", "auto",
+     "How many endpoints (peers) each process of the job will have, as\n"
+     "UCX_NUM_EPS: latencies that grow with endpoints are taken at this\n"
+     "number, and transports whose max eps is below it are left out of lane\n"
+     "selection while the others can make an endpoint. \"auto\" takes the\n"
+     "application's estimate (psel_context_set_num_eps; 1 when not given); a\n"
+     "number (1.." UCS_PP_MAKE_STRING(PSEL_NUM_EPS_MAX) ") overrides it.",
+     ucs_offsetof(psel_config_t, num_eps), UCS_CONFIG_TYPE_ULUNITS},
+
     {"MAX_EAGER_LANES", "1",
      "Maximal number of am_bw lanes (1..16): eager bandwidth protocols and\n"
      "rendezvous over active messages use them, as UCX_MAX_EAGER_LANES.",
@@ -198,6 +208,14 @@ static ucs_status_t psel_config_check(const psel_config_t *config)
     if (!(config->rcache_overhead >= 0)) {
         ucs_error("invalid value for UCX_PSEL_RCACHE_OVERHEAD: it must be a "
                   "time >= 0 such as 50ns, or inf");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((config->num_eps != UCS_ULUNITS_AUTO) &&
+        ((config->num_eps == 0) || (config->num_eps > PSEL_NUM_EPS_MAX))) {
+        ucs_error("invalid value for UCX_PSEL_NUM_EPS: %s. Expected: auto, or "
+                  "a number of endpoints 1..%d",
+                  (config->num_eps == UCS_ULUNITS_INF) ? "inf" : "out of range",
+                  PSEL_NUM_EPS_MAX);
         return UCS_ERR_INVALID_PARAM;
     }
     if (!(config->bcopy_bw > 0)) {
@@ -257,6 +275,7 @@ static ucs_status_t psel_config_check_env(void)
         memset(scratch, 0, sizeof(scratch));
         /* strtoul() would quietly wrap "-5" around to a huge size */
         if (((field->parser.read == ucs_config_sscanf_memunits) ||
+             (field->parser.read == ucs_config_sscanf_ulunits) ||
              (field->parser.read == ucs_config_sscanf_uint)) &&
             (value[strspn(value, " \t")] == '-')) {
             field->parser.help(help, sizeof(help), field->parser.arg);
@@ -318,6 +337,14 @@ void psel_config_print(FILE *stream, const psel_config_t *config)
                                  UCS_CONFIG_PRINT_CONFIG |
                                  UCS_CONFIG_PRINT_HEADER |
                                  UCS_CONFIG_PRINT_DOC);
+}
+
+size_t psel_config_num_eps(const psel_config_t *config, size_t estimate)
+{
+    if (config->num_eps != UCS_ULUNITS_AUTO) {
+        return config->num_eps;
+    }
+    return (estimate == 0) ? 1 : estimate;
 }
 
 double psel_config_rndv_bias(const psel_config_t *config)

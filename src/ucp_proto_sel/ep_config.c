@@ -55,7 +55,6 @@ ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
                                  const psel_ep_params_t *params)
 {
     const psel_config_t *config = params->config;
-    psel_lane_select_params_t lane_params;
     const psel_select_table_t *table;
     const psel_proto_t *proto;
     ucs_status_t status;
@@ -85,15 +84,16 @@ ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
     }
 
     /* 4. lanes */
-    psel_ep_lane_limits(config, ep->lane_roles, &lane_params);
-    lane_params.locality      = params->locality;
-    lane_params.is_reachable  = params->is_reachable;
-    lane_params.reachable_arg = params->reachable_arg;
-    lane_params.measured      = (params->calib != NULL) ?
-                                psel_ep_rail_measured : NULL;
-    lane_params.measured_arg  = (void*)params->calib;
-    status = psel_lanes_select(params->local, params->remote, &lane_params,
-                               &ep->lanes);
+    psel_ep_lane_limits(config, ep->lane_roles, &ep->lane_params);
+    ep->lane_params.locality      = params->locality;
+    ep->lane_params.is_reachable  = params->is_reachable;
+    ep->lane_params.reachable_arg = params->reachable_arg;
+    ep->lane_params.num_eps       = params->num_eps;
+    ep->lane_params.measured      = (params->calib != NULL) ?
+                                    psel_ep_rail_measured : NULL;
+    ep->lane_params.measured_arg  = (void*)params->calib;
+    status = psel_lanes_select(params->local, params->remote,
+                               &ep->lane_params, &ep->lanes);
     if (status != UCS_OK) {
         return status;
     }

@@ -3,7 +3,8 @@
  * real endpoint-init path: import the fixture, psel_ep_config_init() with
  * PSEL_FEATURE_TAG, local = remote = the fixture (a cluster of identical
  * machines, PSEL_PEER_REMOTE_HOST), default config unless a test overrides
- * one variable.
+ * one variable. One endpoint per process (UCX_PSEL_NUM_EPS unset), so a
+ * latency that grows with endpoints is taken at N = 1, as UCP does.
  *
  * Units in the reasoning: us and ns/B; "MB/s" is ucx_info's 2^20 B/s, so
  * 1/bw [ns/B] = 1e3 / (MB/s · 1.048576). With the defaults:
@@ -285,26 +286,28 @@ static const golden_lane_t lanes_001[] = {
 };
 
 /*
- * Rows (L + o = 0.60 + 0.08 = 0.68 us, 1/bw = 0.0404 ns/B, reg.c = 50 ns):
+ * Rows (rc_mlx5's latency 600 + 1·N ns at N = 1 endpoint: L = 0.601 us;
+ * L + o = 0.601 + 0.08 = 0.681 us, 1/bw = 0.0404 ns/B, reg.c = 50 ns):
  *  ..226     egr/short: am_short 234 - 8 B tag header (short ties bcopy
- *            at 0.68 us + 0.3693 ns/B and wins on list order).
- *  ..304     egr/bcopy 0.68 + 0.3693 (0.0404 + 2·0.1644) vs egr/zcopy
- *            0.73 + 0.2049 (0.0404 + 0.1644): cross at 0.05 us / 0.1644
+ *            at 0.681 us + 0.3693 ns/B and wins on list order).
+ *  ..304     egr/bcopy 0.681 + 0.3693 (0.0404 + 2·0.1644) vs egr/zcopy
+ *            0.731 + 0.2049 (0.0404 + 0.1644): cross at 0.05 us / 0.1644
  *            ns/B = 304.1 B (psel_info -x: "cross at 304.1 bytes").
- *  ..11916   egr/zcopy; above its fragment 8254 - 32 = 8222 B it adds
+ *  ..11934   egr/zcopy; above its fragment 8254 - 32 = 8222 B it adds
  *            40 ns / 8222 = 0.0049 ns/B: m_e = 0.2097.
- *            rndv/get: c_r = 2·0.05 + 3·0.60 + 0.60 + 3·0.08 + 0.04 = 2.78 us,
- *            m_r = 0.0404. Unbiased (2.78 - 0.73) / (0.2097 - 0.0404) =
- *            12109 B; biased (2.7522 - 0.73) / (0.2097 - 0.0400) = 11916.6
- *            (psel_info -x: "cross at 12109.3 bytes, at 11916.6 with the
- *            rendezvous bias").
+ *            rndv/get: c_r = 2·0.05 + 3·0.601 + 0.601 + 3·0.08 + 0.04 =
+ *            2.784 us, m_r = 0.0404. Unbiased (2.784 - 0.731) / (0.2097 -
+ *            0.0404) = 12127 B; biased (2.7562 - 0.731) / (0.2097 - 0.0400)
+ *            = 11934.1 (psel_info -x: "cross at 12127.0 bytes, at 11934.1
+ *            with the rendezvous bias"). At L = 0.600 (no growth term) it
+ *            was 11916.
  *  ..inf     rndv/get; rndv/put has the very same line and loses the tie
  *            to the earlier protocol in the list.
  */
 static const golden_row_t rows_001[] = {
     {226, "egr/short", "rc_mlx5/mlx5_0:1"},
     {304, "egr/bcopy", "rc_mlx5/mlx5_0:1"},
-    {11916, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+    {11934, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
     {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_0:1"},
     ROWS_END
 };
@@ -329,13 +332,13 @@ static void test_001_rndv_thresh(void **state)
 }
 
 /* UCX_PSEL_PROTOS=^rndv/get: rndv/put has the same line, so it takes the
- * same boundary 11916. */
+ * same boundary 11934. */
 static void test_001_no_rndv_get(void **state)
 {
     static const golden_row_t rows[] = {
         {226, "egr/short", "rc_mlx5/mlx5_0:1"},
         {304, "egr/bcopy", "rc_mlx5/mlx5_0:1"},
-        {11916, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {11934, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "rndv/put", "rc_mlx5/mlx5_0:1"},
         ROWS_END
     };
@@ -364,22 +367,27 @@ static const golden_lane_t lanes_048[] = {
 };
 
 /*
- * Rows (L + o = 0.78 us, 1/bw = 0.1482 ns/B, reg.c = 50 ns):
- *  ..304     egr/short, below its limit 2046 - 8: short (0.78 us + 0.1482 +
- *            2·0.1644 = 0.4771 ns/B) and zcopy (0.83 us + 0.3127 ns/B)
+ * Rows (rc_mlx5's latency 700 + 1·N ns at N = 1: L = 0.701 us; L + o =
+ * 0.781 us, 1/bw = 0.1482 ns/B, reg.c = 50 ns):
+ *  ..304     egr/short, below its limit 2046 - 8: short (0.781 us + 0.1482 +
+ *            2·0.1644 = 0.4771 ns/B) and zcopy (0.831 us + 0.3127 ns/B)
  *            cross at 0.05 / 0.1645 = 304.1 B; bcopy ties with short and
  *            loses on list order.
- *  ..13574   egr/zcopy (0.3175 ns/B above its 8222 B fragment: + 40 / 8222).
+ *  ..13591   egr/zcopy (0.3175 ns/B above its 8222 B fragment: + 40 / 8222).
  *            rndv/get takes, of the two rma_bw lanes, the one with
- *            get_zcopy: rc_mlx5 alone. c_r = 2·0.05 + 3·0.70 + 0.70 + 3·0.08 +
- *            0.04 = 3.18 us, m_r = 0.1482: crossing 13881.4, biased 13574.7.
- *  ..748114  rndv/get. rndv/put runs on both lanes (tcp/ib0 has put_zcopy):
+ *            get_zcopy: rc_mlx5 alone. c_r = 2·0.05 + 3·0.701 + 0.701 +
+ *            3·0.08 + 0.04 = 3.184 us, m_r = 0.1482: crossing 13899.1,
+ *            biased 13592.0 (13574 at L = 0.700).
+ *  ..748101  rndv/get. rndv/put runs on both lanes (tcp/ib0 has put_zcopy):
  *            m = 1 / (6433.22 + 6239.81 MB/s) = 0.0753 ns/B, but its
  *            constant pays the registration on both MDs, the slowest data
  *            lane's latency (tcp/ib0, 5.21 us) and its 50 us send overhead:
- *            2·(0.05 + 0.05) + 3·0.70 + 5.21 + 3·0.08 + 50 = 57.75 us. Both
+ *            2·(0.05 + 0.05) + 3·0.701 + 5.21 + 3·0.08 + 50 = 57.753 us. Both
  *            are biased alike, so they cross where the unbiased lines do:
- *            (57.75 - 3.18) / (0.1482 - 0.0753) = 748114.
+ *            (57.753 - 3.184) / (0.1482 - 0.0753) = 748101 (the growth
+ *            term adds 3 ns to put's constant, 3 L of the am lane, and 4
+ *            ns to get's, whose data lane is rc_mlx5 too: 1 ns less
+ *            between them, 13.7 B earlier than the 748114 of L = 0.700).
  *  ..inf     rndv/put over "rc_mlx5/mlx5_0:1 51% + tcp/ib0 49%".
  *  (ib0 is IPoIB on the same FDR port, so in reality the summed bandwidth
  *  exceeds the link; a UCX 1.9 dump has no sys_dev to tell: a data limit.)
@@ -388,8 +396,8 @@ static void test_048_default(void **state)
 {
     static const golden_row_t rows[] = {
         {304, "egr/short", "rc_mlx5/mlx5_0:1"},
-        {13574, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
-        {748114, "rndv/get", "rc_mlx5/mlx5_0:1"},
+        {13591, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {748101, "rndv/get", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "rndv/put", "rc_mlx5/mlx5_0:1 51% + tcp/ib0 49%"},
         ROWS_END
     };
@@ -401,12 +409,12 @@ static void test_048_default(void **state)
  * UCX_PSEL_MAX_RNDV_LANES=1: rma_bw takes one lane (am_bw has one anyway:
  * UCX_PSEL_MAX_EAGER_LANES=1), so tcp/ib0 is gone.
  *  ..304     egr/short (crosses zcopy at 304.1 B, as in the default table).
- *  ..13574   egr/zcopy 0.83 us + 0.3127 ns/B; above 8222 B fragments add
- *            40 / 8222 = 0.0049: m_e = 0.3175.
- *            rndv/get c_r = 2·0.05 + 4·0.70 + 3·0.08 + 0.04 = 3.18 us,
- *            m_r = 0.1482. Unbiased (3.18 - 0.83) / (0.3175 - 0.1482) =
- *            13881 B; biased (3.1482 - 0.83) / (0.3175 - 0.1467) = 13574.7
- *            (psel_info -x: "cross at 13881.4 bytes, at 13574.7").
+ *  ..13591   egr/zcopy 0.831 us + 0.3127 ns/B (L = 0.701 at N = 1);
+ *            above 8222 B fragments add 40 / 8222 = 0.0049: m_e = 0.3175.
+ *            rndv/get c_r = 2·0.05 + 4·0.701 + 3·0.08 + 0.04 = 3.184 us,
+ *            m_r = 0.1482. Unbiased (3.184 - 0.831) / (0.3175 - 0.1482) =
+ *            13899 B; biased (3.1522 - 0.831) / (0.3175 - 0.1467) = 13592.0
+ *            (psel_info -x: "cross at 13899.1 bytes, at 13592.0").
  *  ..inf     rndv/get (rndv/put ties and comes later in the list).
  */
 static void test_048_one_rndv_lane(void **state)
@@ -416,7 +424,7 @@ static void test_048_one_rndv_lane(void **state)
     };
     static const golden_row_t rows[] = {
         {304, "egr/short", "rc_mlx5/mlx5_0:1"},
-        {13574, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {13591, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_0:1"},
         ROWS_END
     };

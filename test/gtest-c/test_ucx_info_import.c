@@ -5,6 +5,8 @@
  */
 #include "test_util.h"
 
+#include <lane_select/resource_table.h>
+#include <lane_select/snapshot.h>
 #include <lane_select/ucx_info_import.h>
 
 #include <math.h>
@@ -326,7 +328,7 @@ static void test_layout_ucx16(void **state)
         "#\n"
         "#      capabilities:\n"
         "#            bandwidth: 3200.00 MB/sec\n"
-        "#              latency: 800 + 1.000 * N nsec\n"
+        "#              latency: 800 nsec + 1 * N\n"
         "#             overhead: 75 nsec\n"
         "#             am_short: <= 8k\n"
         "#           connection: to ep\n"
@@ -368,8 +370,14 @@ static void test_layout_ucx16(void **state)
     assert_int_equal(r->dev_num_paths, 1);
     assert_int_equal(r->max_num_eps, PSEL_SIZE_UNLIMITED);
     assert_near(r->reg_cost.c, 90 * NSEC);
+    /* UCX 1.6 prints the growth after the unit: 800 ns + 1 ns per endpoint */
+    assert_near(r->latency.c, 800 * NSEC);
+    assert_near(r->latency.m, 1 * NSEC);
+    assert_near(psel_resource_latency(r, 1), 801 * NSEC);
+    assert_near(psel_resource_latency(r, 4096), (800 + 4096) * NSEC);
     assert_near(find(&table, "mlx4_0", "rc", "mlx4_0:2")->bw_shared,
                 3100 * MB);
+    assert_near(find(&table, "mlx4_0", "rc", "mlx4_0:2")->latency.m, 0);
     r = find(&table, "posix", "mm", "posix");
     assert_int_equal(r->dev_type, UCT_DEVICE_TYPE_SHM);
     assert_near(r->bw_dedicated, 12179 * MB);
@@ -448,6 +456,71 @@ static void test_layout_register_variants(void **state)
         assert_near(table.resources[0].reg_cost.c, cases[i].c);
         assert_near(table.resources[0].reg_cost.m, cases[i].m);
         assert_true(table.resources[0].md_flags & UCT_MD_FLAG_REG);
+        free(table.resources);
+    }
+}
+
+/* The growth term is kept by a snapshot of the imported table */
+static void check_growth_survives_snapshot(const psel_resource_table_t *table)
+{
+    psel_resource_table_t loaded;
+    FILE *f = tmpfile();
+
+    assert_non_null(f);
+    assert_int_equal(psel_snapshot_save(table, f), UCS_OK);
+    rewind(f);
+    memset(&loaded, 0, sizeof(loaded));
+    assert_int_equal(psel_snapshot_load(f, "growth", &loaded), UCS_OK);
+    fclose(f);
+    assert_int_equal(loaded.count, 1);
+    assert_true(loaded.resources[0].latency.c == table->resources[0].latency.c);
+    assert_true(loaded.resources[0].latency.m == table->resources[0].latency.m);
+    free(loaded.resources);
+}
+
+/* Latency that grows with the number of endpoints N, in every layout and
+ * with the spacing a hand-edited or re-wrapped dump may have */
+static void test_layout_latency_growth(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *value;
+        double     c, m; /* ns, ns per endpoint */
+    } cases[] = {
+        {"600 nsec + 1 * N",            600, 1},     /* UCX <= 1.7 */
+        {"600 + 1.000 * N nsec",        600, 1},     /* UCX >= 1.8 */
+        {"600nsec+1*N",                 600, 1},
+        {"600 nsec+ 1 *N",              600, 1},
+        {"  600   nsec   +   2.5   *   N  ", 600, 2.5},
+        {"600 nsec + 1 nsec * N",       600, 1},
+        {"600 nsec + 1 * N nsec",       600, 1},
+        {"1 usec + 3 * N",              1000, 3000}, /* N takes C's unit */
+        {"1 usec + 3 nsec * N",         1000, 3},
+        {"600 + 0.001 * N nsec",        600, 0.001},
+        {"700 nsec",                    700, 0},
+    };
+    char text[1024];
+    psel_resource_table_t table;
+    unsigned i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+        print_message("latency: %s\n", cases[i].value);
+        snprintf(text, sizeof(text),
+                 "# Memory domain: m\n"
+                 "#   Transport: t\n"
+                 "#      Device: d\n"
+                 "#            bandwidth: 1.00/ppn + 2.00 MB/sec\n"
+                 "#              latency: %s\n"
+                 "#             overhead: 1 nsec\n" BLOCK_TAIL,
+                 cases[i].value);
+        memset(&table, 0, sizeof(table));
+        assert_int_equal(import_text(text, &table), UCS_OK);
+        assert_near(table.resources[0].latency.c, cases[i].c * NSEC);
+        assert_near(table.resources[0].latency.m, cases[i].m * NSEC);
+        /* hand-computed: c + m * N at N = 64 */
+        assert_near(psel_resource_latency(&table.resources[0], 64),
+                    (cases[i].c + 64 * cases[i].m) * NSEC);
+        check_growth_survives_snapshot(&table);
         free(table.resources);
     }
 }
@@ -586,6 +659,23 @@ static void test_malformed_inputs(void **state)
         {"latency without unit", MD_HEAD TL_HEAD
          "#              latency: 600 + 1.000 * N\n",
          "snippet:5: expected 'latency:"},
+        {"latency growth without N", MD_HEAD TL_HEAD
+         "#              latency: 600 nsec + 1 *\n",
+         "snippet:5: expected 'latency: 'C nsec', 'C + M * N nsec' or "
+         "'C nsec + M * N''"},
+        {"latency growth times M", MD_HEAD TL_HEAD
+         "#              latency: 600 nsec + 1 * M\n",
+         "snippet:5: expected 'latency:"},
+        {"latency growth negative", MD_HEAD TL_HEAD
+         "#              latency: 600 nsec + -1 * N\n",
+         "snippet:5: expected 'latency:"},
+        {"latency growth trailing text", MD_HEAD TL_HEAD
+         "#              latency: 600 nsec + 1 * N per ep\n",
+         "snippet:5: expected 'latency:"},
+        {"overhead with growth", MD_HEAD TL_HEAD
+         "#              latency: 600 nsec\n"
+         "#             overhead: 10 nsec + 1 * N\n",
+         "snippet:6: expected 'overhead:"},
         {"garbled size", MD_HEAD TL_HEAD "#   am_short: <= 8Q\n",
          "snippet:5: expected 'am_short: '<= SIZE'"},
         {"size overflow", MD_HEAD TL_HEAD
@@ -815,6 +905,7 @@ int main(void)
         cmocka_unit_test(test_layout_ucx16),
         cmocka_unit_test(test_layout_ucx18_bandwidth),
         cmocka_unit_test(test_layout_register_variants),
+        cmocka_unit_test(test_layout_latency_growth),
         cmocka_unit_test(test_layout_newest_and_unknown_lines),
         cmocka_unit_test(test_malformed_inputs),
         cmocka_unit_test(test_malformed_nul_byte),
