@@ -412,8 +412,10 @@ ucs_status_t psel_calib_fit_in_order(psel_calib_order_entry_t *entries,
             status = UCS_ERR_NO_MEMORY;
             goto out;
         }
-        memcpy(measured[i], entries[i].line->points,
-               entries[i].line->num_points * sizeof(**measured));
+        if (entries[i].line->num_points > 0) { /* a refused line has none */
+            memcpy(measured[i], entries[i].line->points,
+                   entries[i].line->num_points * sizeof(**measured));
+        }
     }
     for (i = 0; i < num; ++i) {
         for (j = 0; j < num; ++j) {
