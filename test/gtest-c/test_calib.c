@@ -463,6 +463,23 @@ static void order_table(const psel_calib_order_entry_t *e, unsigned num,
     }
 }
 
+/* egr/short (up to 2695 B) and egr/bcopy over tcp/lo, in natural order */
+static void order_entries(psel_calib_t *calib, psel_calib_order_entry_t *e)
+{
+    psel_calib_init(calib);
+    memset(e, 0, 2 * sizeof(*e));
+    e[0].line = psel_calib_line_get(calib, "egr/short", "tcp/lo",
+                                    UCS_MEMORY_TYPE_HOST);
+    e[1].line = psel_calib_line_get(calib, "egr/bcopy", "tcp/lo",
+                                    UCS_MEMORY_TYPE_HOST);
+    e[0].rank       = psel_calib_natural_rank(0, 2695);
+    e[1].rank       = psel_calib_natural_rank(0, SIZE_MAX);
+    e[0].max_length = 2695;
+    e[1].max_length = SIZE_MAX;
+    assert_int_equal(e[0].rank, 0);
+    assert_int_equal(e[1].rank, 1);
+}
+
 /* egr/short (rank 0, up to 2695 B) and egr/bcopy (rank 1): bcopy measured
  * 2% faster up to 1 KiB with 5% run spreads, as a busy machine made it: a
  * tie, so the table keeps short first; then bcopy past short's limit */
@@ -474,17 +491,7 @@ static void test_order_noise_does_not_reorder(void **state)
     int winner[128];
     unsigned count, i;
 
-    psel_calib_init(&calib);
-    memset(e, 0, sizeof(e));
-    e[0].line = psel_calib_line_get(&calib, "egr/short", "tcp/lo",
-                                    UCS_MEMORY_TYPE_HOST);
-    e[1].line = psel_calib_line_get(&calib, "egr/bcopy", "tcp/lo",
-                                    UCS_MEMORY_TYPE_HOST);
-    e[0].rank = psel_calib_natural_rank(0, 2695);
-    e[1].rank = psel_calib_natural_rank(0, SIZE_MAX);
-    assert_true(e[0].rank < e[1].rank);
-    e[0].max_length = 2695;
-    e[1].max_length = SIZE_MAX;
+    order_entries(&calib, e);
     add_order_points(e[0].line, 2695, 20 * US, 0.5 * NS, 1, 0, 0.05);
     add_order_points(e[1].line, 65536, 20.5 * US, 0.5 * NS, 0.98 / 1.025,
                      1024, 0.05);
@@ -520,16 +527,7 @@ static void test_order_shown_by_the_points_stays(void **state)
     int winner[128];
     unsigned count;
 
-    psel_calib_init(&calib);
-    memset(e, 0, sizeof(e));
-    e[0].line = psel_calib_line_get(&calib, "egr/short", "tcp/lo",
-                                    UCS_MEMORY_TYPE_HOST);
-    e[1].line = psel_calib_line_get(&calib, "egr/bcopy", "tcp/lo",
-                                    UCS_MEMORY_TYPE_HOST);
-    e[0].rank       = psel_calib_natural_rank(0, 2695);
-    e[1].rank       = psel_calib_natural_rank(0, SIZE_MAX);
-    e[0].max_length = 2695;
-    e[1].max_length = SIZE_MAX;
+    order_entries(&calib, e);
     add_order_points(e[0].line, 2695, 20 * US, 0.5 * NS, 1, 0, 0.02);
     add_order_points(e[1].line, 65536, 14 * US, 0.5 * NS, 1, 0, 0.02);
 
@@ -552,16 +550,7 @@ static void test_order_noisy_points_refused(void **state)
     psel_calib_t calib;
     unsigned i, n;
 
-    psel_calib_init(&calib);
-    memset(e, 0, sizeof(e));
-    e[0].line = psel_calib_line_get(&calib, "egr/short", "tcp/lo",
-                                    UCS_MEMORY_TYPE_HOST);
-    e[1].line = psel_calib_line_get(&calib, "egr/bcopy", "tcp/lo",
-                                    UCS_MEMORY_TYPE_HOST);
-    e[0].rank       = 0;
-    e[1].rank       = 1;
-    e[0].max_length = 2695;
-    e[1].max_length = SIZE_MAX;
+    order_entries(&calib, e);
     add_order_points(e[0].line, 2695, 20 * US, 0.5 * NS, 1, 0, 0.02);
     add_order_points(e[1].line, 65536, 30 * US, 0.5 * NS, 1, 0, 0.02);
     /* short: one noisy latency; bcopy: every other point noisy */
