@@ -15,13 +15,22 @@
 #include <stdio.h>
 #include <string.h>
 
+/* What a pair of resources delivers at the number of endpoints: from the
+ * attributes, or measured */
+typedef struct psel_pair_perf {
+    double latency;    /* [s] */
+    double bandwidth;  /* [B/s] */
+    int    measured;   /* from params->measured */
+} psel_pair_perf_t;
+
 typedef struct psel_lane_selector {
     const char *name;
     /* nonzero if the local resource can serve the role */
     int         (*applies)(const psel_resource_t *rsc);
-    /* score of the pair with @a num_eps endpoints per process */
+    /* score of the pair, which delivers @a perf */
     double      (*score)(const psel_resource_t *local,
-                         const psel_resource_t *remote, size_t num_eps);
+                         const psel_resource_t *remote,
+                         const psel_pair_perf_t *perf);
 } psel_lane_selector_t;
 
 /* One selection pass: the caller's limits, the number of endpoints, and
@@ -31,6 +40,12 @@ typedef struct psel_lane_pass {
     size_t                           num_eps;
     int                              scalable_only;
 } psel_lane_pass_t;
+
+/* "transport/device", the name of a lane from this local resource */
+static void psel_lane_name(const psel_resource_t *rsc, char *name, size_t max)
+{
+    snprintf(name, max, "%.31s/%.31s", rsc->tl_name, rsc->dev_name);
+}
 
 static double psel_rsc_bandwidth(const psel_resource_t *rsc)
 {
@@ -53,6 +68,32 @@ static double psel_pair_bandwidth(const psel_resource_t *local,
     return ucs_min(psel_rsc_bandwidth(local), psel_rsc_bandwidth(remote));
 }
 
+/* The pair's latency (at @a num_eps endpoints) and bandwidth: measured
+ * (params->measured, by the local "transport/device") or from both sides'
+ * attributes; @a params may be NULL (attributes) */
+static void psel_pair_perf(const psel_lane_select_params_t *params,
+                           const psel_resource_t *local,
+                           const psel_resource_t *remote, size_t num_eps,
+                           psel_pair_perf_t *perf)
+{
+    char name[PSEL_LANE_NAME_MAX];
+    double latency, bandwidth;
+
+    perf->latency   = psel_pair_latency(local, remote, num_eps);
+    perf->bandwidth = psel_pair_bandwidth(local, remote);
+    perf->measured  = 0;
+    if ((params == NULL) || (params->measured == NULL)) {
+        return;
+    }
+    psel_lane_name(local, name, sizeof(name));
+    if (params->measured(params->measured_arg, name, &latency, &bandwidth) &&
+        (latency > 0) && (bandwidth > 0)) {
+        perf->latency   = latency;
+        perf->bandwidth = bandwidth;
+        perf->measured  = 1;
+    }
+}
+
 static int psel_rsc_connects(const psel_resource_t *rsc)
 {
     return !!(rsc->cap_flags & (UCT_IFACE_FLAG_CONNECT_TO_IFACE |
@@ -67,12 +108,15 @@ static int psel_am_applies(const psel_resource_t *rsc)
             (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY));
 }
 
-/* am: 1e-3 / (lat + o_l + o_r) */
+/* am: 1e-3 / (lat + o_l + o_r); on a measured pair also the time of a
+ * PSEL_LANE_AM_MEASURED_SIZE message on the wire (see lane_engine.h) */
 static double psel_am_score(const psel_resource_t *local,
-                            const psel_resource_t *remote, size_t num_eps)
+                            const psel_resource_t *remote,
+                            const psel_pair_perf_t *perf)
 {
-    return 1e-3 / (psel_pair_latency(local, remote, num_eps) +
-                   local->overhead + remote->overhead);
+    return 1e-3 / (perf->latency + local->overhead + remote->overhead +
+                   (perf->measured ?
+                    (PSEL_LANE_AM_MEASURED_SIZE / perf->bandwidth) : 0));
 }
 
 static int psel_am_bw_applies(const psel_resource_t *rsc)
@@ -84,12 +128,11 @@ static int psel_am_bw_applies(const psel_resource_t *rsc)
 
 /* am_bw: 1 / (256K/bw + lat + o_l) */
 static double psel_am_bw_score(const psel_resource_t *local,
-                               const psel_resource_t *remote, size_t num_eps)
+                               const psel_resource_t *remote,
+                               const psel_pair_perf_t *perf)
 {
-    return 1.0 / ((PSEL_LANE_BW_SCORE_SIZE /
-                   psel_pair_bandwidth(local, remote)) +
-                  psel_pair_latency(local, remote, num_eps) +
-                  local->overhead);
+    return 1.0 / ((PSEL_LANE_BW_SCORE_SIZE / perf->bandwidth) +
+                  perf->latency + local->overhead);
 }
 
 static int psel_rma_bw_applies(const psel_resource_t *rsc)
@@ -102,12 +145,11 @@ static int psel_rma_bw_applies(const psel_resource_t *rsc)
 
 /* rma_bw: 1 / (256K/bw + lat + o_l + reg(256K)) */
 static double psel_rma_bw_score(const psel_resource_t *local,
-                                const psel_resource_t *remote, size_t num_eps)
+                                const psel_resource_t *remote,
+                                const psel_pair_perf_t *perf)
 {
-    return 1.0 / ((PSEL_LANE_BW_SCORE_SIZE /
-                   psel_pair_bandwidth(local, remote)) +
-                  psel_pair_latency(local, remote, num_eps) +
-                  local->overhead +
+    return 1.0 / ((PSEL_LANE_BW_SCORE_SIZE / perf->bandwidth) +
+                  perf->latency + local->overhead +
                   ucs_linear_func_apply(local->reg_cost,
                                         PSEL_LANE_BW_SCORE_SIZE));
 }
@@ -194,16 +236,17 @@ static unsigned psel_md_index(const psel_resource_table_t *local, unsigned idx)
     return idx;
 }
 
-static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
+static void psel_lane_fill(const psel_lane_select_params_t *params,
+                           const psel_resource_table_t *local, unsigned l,
                            const psel_resource_t *remote, size_t num_eps,
                            unsigned index, psel_lane_t *lane)
 {
     const psel_resource_t *rsc = &local->resources[l];
     uint64_t f                 = rsc->cap_flags;
+    psel_pair_perf_t perf;
 
     memset(lane, 0, sizeof(*lane));
-    snprintf(lane->name, sizeof(lane->name), "%.31s/%.31s", rsc->tl_name,
-             rsc->dev_name);
+    psel_lane_name(rsc, lane->name, sizeof(lane->name));
     lane->index         = index;
     lane->md_index      = psel_md_index(local, l);
     lane->caps          = ((f & UCT_IFACE_FLAG_AM_SHORT) ?
@@ -219,8 +262,9 @@ static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
                           (psel_amo_applies(rsc) ? PSEL_LANE_CAP_AMO : 0) |
                           ((rsc->md_flags & UCT_MD_FLAG_REG) ?
                            PSEL_LANE_CAP_MEM_REG : 0);
-    lane->latency       = psel_pair_latency(rsc, remote, num_eps);
-    lane->bandwidth     = psel_pair_bandwidth(rsc, remote);
+    psel_pair_perf(params, rsc, remote, num_eps, &perf);
+    lane->latency       = perf.latency;
+    lane->bandwidth     = perf.bandwidth;
     lane->overhead_send = rsc->overhead;
     lane->overhead_recv = remote->overhead;
     lane->reg_cost      = (rsc->md_flags & UCT_MD_FLAG_REG) ?
@@ -243,7 +287,8 @@ static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
 }
 
 /* Find or add the lane for (local l, remote r, path); -1 if full. */
-static int psel_lane_get(psel_ep_lanes_t *ep, const psel_resource_table_t *local,
+static int psel_lane_get(const psel_lane_select_params_t *params,
+                         psel_ep_lanes_t *ep, const psel_resource_table_t *local,
                          unsigned l, const psel_resource_table_t *remote,
                          unsigned r, unsigned path, size_t num_eps)
 {
@@ -263,7 +308,8 @@ static int psel_lane_get(psel_ep_lanes_t *ep, const psel_resource_table_t *local
     ep->info[i].local  = l;
     ep->info[i].remote = r;
     ep->info[i].path   = path;
-    psel_lane_fill(local, l, &remote->resources[r], num_eps, i, &ep->lanes[i]);
+    psel_lane_fill(params, local, l, &remote->resources[r], num_eps, i,
+                   &ep->lanes[i]);
     return i;
 }
 
@@ -321,9 +367,10 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
     const psel_lane_select_params_t *params = pass->params;
     const psel_lane_selector_t *selector    = &psel_lane_selectors[role];
     psel_lane_set_t *set                    = &ep->sets.role[role];
-    double score, best, total_bw = 0;
+    double score, best, best_bw = 0, total_bw = 0;
     unsigned l, r, best_l = 0, best_r = 0, path, i;
     const psel_resource_t *lrsc, *rrsc;
+    psel_pair_perf_t perf;
     int lane;
 
     while (set->count < ucs_min(params->max_lanes[role], PSEL_MAX_LANES)) {
@@ -341,28 +388,28 @@ static void psel_lanes_select_role(const psel_resource_table_t *local,
                                          role)) {
                     continue;
                 }
-                score = selector->score(lrsc, rrsc, pass->num_eps);
+                psel_pair_perf(params, lrsc, rrsc, pass->num_eps, &perf);
+                score = selector->score(lrsc, rrsc, &perf);
                 if ((score > 0) && isfinite(score) &&
                     ((best == 0) || psel_pair_better(local, remote, score, l,
                                                      r, best, best_l,
                                                      best_r))) {
-                    best   = score;
-                    best_l = l;
-                    best_r = r;
+                    best    = score;
+                    best_l  = l;
+                    best_r  = r;
+                    best_bw = perf.bandwidth;
                 }
             }
         }
 
         if ((best == 0) ||
             ((set->count > 0) &&
-             (psel_pair_bandwidth(&local->resources[best_l],
-                                  &remote->resources[best_r]) <
-              set->lanes[0]->bandwidth / params->max_ratio))) {
+             (best_bw < set->lanes[0]->bandwidth / params->max_ratio))) {
             break;
         }
 
         path = psel_paths_used(ep, local, 0, &local->resources[best_l], role);
-        lane = psel_lane_get(ep, local, best_l, remote, best_r, path,
+        lane = psel_lane_get(params, ep, local, best_l, remote, best_r, path,
                              pass->num_eps);
         if (lane < 0) {
             break;
@@ -392,6 +439,7 @@ static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
     psel_lane_set_t *am                  = &ep->sets.role[PSEL_LANE_ROLE_AM];
     psel_lane_set_t *set                 = &ep->sets.role[PSEL_LANE_ROLE_AM_BW];
     const psel_resource_t *lrsc, *rrsc;
+    psel_pair_perf_t perf;
     unsigned lane;
 
     if ((am->count == 0) ||
@@ -405,8 +453,9 @@ static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
         return;
     }
     ep->info[lane].roles                      |= UCS_BIT(PSEL_LANE_ROLE_AM_BW);
+    psel_pair_perf(pass->params, lrsc, rrsc, pass->num_eps, &perf);
     ep->info[lane].score[PSEL_LANE_ROLE_AM_BW] = selector->score(lrsc, rrsc,
-                                                                 pass->num_eps);
+                                                                 &perf);
     set->lanes[set->count++]                   = &ep->lanes[lane];
 }
 
@@ -556,6 +605,7 @@ static double psel_candidate_score(const psel_resource_table_t *local,
                                    unsigned *best_r)
 {
     const psel_lane_selector_t *selector = &psel_lane_selectors[role];
+    psel_pair_perf_t perf;
     double score, best = 0;
     unsigned r;
 
@@ -567,8 +617,10 @@ static double psel_candidate_score(const psel_resource_table_t *local,
             !psel_pair_reachable(params, local, l, remote, r)) {
             continue;
         }
+        psel_pair_perf(params, &local->resources[l], &remote->resources[r],
+                       num_eps, &perf);
         score = selector->score(&local->resources[l], &remote->resources[r],
-                                num_eps);
+                                &perf);
         if (isfinite(score) && (score > best)) {
             best    = score;
             *best_r = r;

@@ -203,16 +203,44 @@ void psel_proto_add_range(psel_proto_caps_t *caps, size_t max_length,
                           const ucs_linear_func_t *stages, unsigned num_stages,
                           size_t frag_size, double frag_overhead)
 {
-    ucs_linear_func_t all[num_stages + 1];
-    psel_perf_range_t *range = &caps->ranges[caps->num_ranges++];
+    ucs_linear_func_t all[num_stages + 1], single = ucs_linear_func_make(0, 0);
+    psel_perf_segment_t segments[num_stages + 1];
+    size_t lo = (caps->num_ranges > 0) ?
+                (caps->ranges[caps->num_ranges - 1].max_length + 1) :
+                caps->min_length;
+    psel_perf_range_t *range;
+    unsigned i, count, room;
 
     memcpy(all, stages, sizeof(*stages) * num_stages);
     /* each extra fragment costs one more send: frag_overhead per frag_size;
      * a fragment size near SIZE_MAX means "unlimited" (no fragmentation) */
     all[num_stages] = ucs_linear_func_make(0, (frag_size >= PSEL_FRAG_UNLIMITED) ?
                                            0 : frag_overhead / frag_size);
-    range->max_length = max_length;
-    psel_perf_from_stages(all, num_stages + 1, range);
+    for (i = 0; i <= num_stages; ++i) {
+        ucs_linear_func_add_inplace(&single, all[i]);
+    }
+
+    /* single: the sum of the stages; multi: the slowest stage at each
+     * size, one range per stage that is the slowest somewhere */
+    count = psel_perf_envelope(all, num_stages + 1, ucs_min(lo, max_length),
+                               max_length, segments);
+    room  = PSEL_PROTO_MAX_RANGES - caps->num_ranges;
+    for (i = 0; (i < count) && (i < room); ++i) {
+        range                         = &caps->ranges[caps->num_ranges++];
+        range->max_length             = segments[i].max_length;
+        range->perf[PSEL_PERF_SINGLE] = single;
+        range->perf[PSEL_PERF_MULTI]  = all[segments[i].index];
+    }
+    /* out of ranges (no built-in protocol gets here): the last range takes
+     * the rest with a bound of the remaining pieces, max(c) + max(m)·x */
+    for (; i < count; ++i) {
+        range             = &caps->ranges[caps->num_ranges - 1];
+        range->max_length = max_length;
+        range->perf[PSEL_PERF_MULTI].c = ucs_max(range->perf[PSEL_PERF_MULTI].c,
+                                                 all[segments[i].index].c);
+        range->perf[PSEL_PERF_MULTI].m = ucs_max(range->perf[PSEL_PERF_MULTI].m,
+                                                 all[segments[i].index].m);
+    }
 }
 
 ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,

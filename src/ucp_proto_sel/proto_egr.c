@@ -53,7 +53,9 @@ static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
     psel_proto_add_range(caps,
                          set.lanes[0]->am_max_short - PSEL_EAGER_SHORT_HDR,
                          stages, 3, SIZE_MAX, 0);
-    psel_proto_set_lanes(&set, NULL, caps->ranges[0].max_length, 0, caps);
+    psel_proto_set_lanes(&set, NULL,
+                         caps->ranges[caps->num_ranges - 1].max_length, 0,
+                         caps);
     return UCS_OK;
 }
 
