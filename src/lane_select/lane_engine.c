@@ -15,13 +15,22 @@
 #include <stdio.h>
 #include <string.h>
 
+/* What a pair of resources delivers at the number of endpoints: from the
+ * attributes, or measured */
+typedef struct psel_pair_perf {
+    double latency;    /* [s] */
+    double bandwidth;  /* [B/s] */
+    int    measured;   /* from params->measured */
+} psel_pair_perf_t;
+
 typedef struct psel_lane_selector {
     const char *name;
     /* nonzero if the local resource can serve the role */
     int         (*applies)(const psel_resource_t *rsc);
-    /* score of the pair with @a num_eps endpoints per process */
+    /* score of the pair, which delivers @a perf */
     double      (*score)(const psel_resource_t *local,
-                         const psel_resource_t *remote, size_t num_eps);
+                         const psel_resource_t *remote,
+                         const psel_pair_perf_t *perf);
 } psel_lane_selector_t;
 
 /* One selection pass: the caller's limits, the number of endpoints, and
@@ -31,6 +40,12 @@ typedef struct psel_lane_pass {
     size_t                           num_eps;
     int                              scalable_only;
 } psel_lane_pass_t;
+
+/* "transport/device", the name of a lane from this local resource */
+static void psel_lane_name(const psel_resource_t *rsc, char *name, size_t max)
+{
+    snprintf(name, max, "%.31s/%.31s", rsc->tl_name, rsc->dev_name);
+}
 
 static double psel_rsc_bandwidth(const psel_resource_t *rsc)
 {
@@ -51,6 +66,32 @@ static double psel_pair_bandwidth(const psel_resource_t *local,
                                   const psel_resource_t *remote)
 {
     return ucs_min(psel_rsc_bandwidth(local), psel_rsc_bandwidth(remote));
+}
+
+/* The pair's latency (at @a num_eps endpoints) and bandwidth: measured
+ * (params->measured, by the local "transport/device") or from both sides'
+ * attributes; @a params may be NULL (attributes) */
+static void psel_pair_perf(const psel_lane_select_params_t *params,
+                           const psel_resource_t *local,
+                           const psel_resource_t *remote, size_t num_eps,
+                           psel_pair_perf_t *perf)
+{
+    char name[PSEL_LANE_NAME_MAX];
+    double latency, bandwidth;
+
+    perf->latency   = psel_pair_latency(local, remote, num_eps);
+    perf->bandwidth = psel_pair_bandwidth(local, remote);
+    perf->measured  = 0;
+    if ((params == NULL) || (params->measured == NULL)) {
+        return;
+    }
+    psel_lane_name(local, name, sizeof(name));
+    if (params->measured(params->measured_arg, name, &latency, &bandwidth) &&
+        (latency > 0) && (bandwidth > 0)) {
+        perf->latency   = latency;
+        perf->bandwidth = bandwidth;
+        perf->measured  = 1;
+    }
 }
 
 static int psel_rsc_connects(const psel_resource_t *rsc)
@@ -77,12 +118,15 @@ static int psel_am_applies(const psel_resource_t *rsc)
             (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY));
 }
 
-/* am: 1e-3 / (lat + o_l + o_r) */
+/* am: 1e-3 / (lat + o_l + o_r); on a measured pair also the time of a
+ * PSEL_LANE_AM_MEASURED_SIZE message on the wire (see lane_engine.h) */
 static double psel_am_score(const psel_resource_t *local,
-                            const psel_resource_t *remote, size_t num_eps)
+                            const psel_resource_t *remote,
+                            const psel_pair_perf_t *perf)
 {
-    return 1e-3 / (psel_pair_latency(local, remote, num_eps) +
-                   local->overhead + remote->overhead);
+    return 1e-3 / (perf->latency + local->overhead + remote->overhead +
+                   (perf->measured ?
+                    (PSEL_LANE_AM_MEASURED_SIZE / perf->bandwidth) : 0));
 }
 
 static int psel_am_bw_applies(const psel_resource_t *rsc)
@@ -94,12 +138,11 @@ static int psel_am_bw_applies(const psel_resource_t *rsc)
 
 /* am_bw: 1 / (256K/bw + lat + o_l) */
 static double psel_am_bw_score(const psel_resource_t *local,
-                               const psel_resource_t *remote, size_t num_eps)
+                               const psel_resource_t *remote,
+                               const psel_pair_perf_t *perf)
 {
-    return 1.0 / ((PSEL_LANE_BW_SCORE_SIZE /
-                   psel_pair_bandwidth(local, remote)) +
-                  psel_pair_latency(local, remote, num_eps) +
-                  local->overhead);
+    return 1.0 / ((PSEL_LANE_BW_SCORE_SIZE / perf->bandwidth) +
+                  perf->latency + local->overhead);
 }
 
 static int psel_rma_bw_applies(const psel_resource_t *rsc)
@@ -112,12 +155,11 @@ static int psel_rma_bw_applies(const psel_resource_t *rsc)
 
 /* rma_bw: 1 / (256K/bw + lat + o_l + reg(256K)) */
 static double psel_rma_bw_score(const psel_resource_t *local,
-                                const psel_resource_t *remote, size_t num_eps)
+                                const psel_resource_t *remote,
+                                const psel_pair_perf_t *perf)
 {
-    return 1.0 / ((PSEL_LANE_BW_SCORE_SIZE /
-                   psel_pair_bandwidth(local, remote)) +
-                  psel_pair_latency(local, remote, num_eps) +
-                  local->overhead +
+    return 1.0 / ((PSEL_LANE_BW_SCORE_SIZE / perf->bandwidth) +
+                  perf->latency + local->overhead +
                   ucs_linear_func_apply(local->reg_cost,
                                         PSEL_LANE_BW_SCORE_SIZE));
 }
@@ -222,10 +264,13 @@ static void psel_rsc_op_cost(const psel_resource_t *rsc,
 
 /* Per class as psel_pair_latency(): each side's operation latency grows
  * with the endpoints as its interface's does (uct_base_iface_estimate_perf
- * copies iface_attr.latency, c and m, and the IB terms add to c only) */
+ * copies iface_attr.latency, c and m, and the IB terms add to c only).
+ * A measured rail moves every class by @a shift, what the measurement
+ * changed of the pair's latency: UCX's per-class terms stay on top of it */
 static void psel_lane_fill_op_cost(const psel_resource_t *local,
                                    const psel_resource_t *remote,
-                                   size_t num_eps, psel_lane_t *lane)
+                                   size_t num_eps, double shift,
+                                   psel_lane_t *lane)
 {
     psel_op_cost_t lcost[PSEL_OP_CLASS_LAST], rcost[PSEL_OP_CLASS_LAST];
     unsigned op;
@@ -236,7 +281,8 @@ static void psel_lane_fill_op_cost(const psel_resource_t *local,
         lane->op[op].latency   = ucs_max(lcost[op].latency +
                                          local->latency.m * num_eps,
                                          rcost[op].latency +
-                                         remote->latency.m * num_eps);
+                                         remote->latency.m * num_eps) +
+                                 shift;
         lane->op[op].send_pre  = lcost[op].send_pre;
         lane->op[op].send_post = lcost[op].send_post;
         lane->op[op].recv      = rcost[op].recv;
@@ -244,22 +290,24 @@ static void psel_lane_fill_op_cost(const psel_resource_t *local,
     lane->op_valid = 1;
 }
 
-static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
+static void psel_lane_fill(const psel_lane_select_params_t *params,
+                           const psel_resource_table_t *local, unsigned l,
                            const psel_resource_t *remote, size_t num_eps,
                            unsigned index, unsigned path, psel_lane_t *lane)
 {
     const psel_resource_t *rsc = &local->resources[l];
     uint64_t f                 = rsc->cap_flags;
+    psel_pair_perf_t perf;
 
     memset(lane, 0, sizeof(*lane));
     if (rsc->dev_num_paths > 1) {
         /* a device with several paths (RoCE LAG bond, IB LMC): each lane is
-         * one path, "rc_mlx5/mlx5_bond_0:1/path1", as UCX says "on path1" */
+         * one path, "rc_mlx5/mlx5_bond_0:1/path1", as UCX says "on path1";
+         * a measured rail is the device's, for every path */
         snprintf(lane->name, sizeof(lane->name), "%.24s/%.24s/path%u",
                  rsc->tl_name, rsc->dev_name, path);
     } else {
-        snprintf(lane->name, sizeof(lane->name), "%.31s/%.31s", rsc->tl_name,
-                 rsc->dev_name);
+        psel_lane_name(rsc, lane->name, sizeof(lane->name));
     }
     lane->index         = index;
     lane->md_index      = psel_md_index(local, l);
@@ -276,8 +324,9 @@ static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
                           (psel_amo_applies(rsc) ? PSEL_LANE_CAP_AMO : 0) |
                           ((rsc->md_flags & UCT_MD_FLAG_REG) ?
                            PSEL_LANE_CAP_MEM_REG : 0);
-    lane->latency       = psel_pair_latency(rsc, remote, num_eps);
-    lane->bandwidth     = psel_pair_bandwidth(rsc, remote);
+    psel_pair_perf(params, rsc, remote, num_eps, &perf);
+    lane->latency       = perf.latency;
+    lane->bandwidth     = perf.bandwidth;
     lane->overhead_send = rsc->overhead;
     lane->overhead_recv = remote->overhead;
     lane->reg_cost      = (rsc->md_flags & UCT_MD_FLAG_REG) ?
@@ -295,7 +344,11 @@ static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
         lane->rma_min_zcopy = rsc->put.min_zcopy;
         lane->zcopy_align   = rsc->put.opt_zcopy_align;
     }
-    psel_lane_fill_op_cost(rsc, remote, num_eps, lane);
+    psel_lane_fill_op_cost(rsc, remote, num_eps,
+                           perf.measured ?
+                           (perf.latency -
+                            psel_pair_latency(rsc, remote, num_eps)) : 0,
+                           lane);
     lane->max_iov       = rsc->am.max_iov;
     lane->reg_mem_types = (rsc->md_flags & UCT_MD_FLAG_REG) ?
                           rsc->reg_mem_types : 0;
@@ -303,7 +356,8 @@ static void psel_lane_fill(const psel_resource_table_t *local, unsigned l,
 }
 
 /* Find or add the lane for (local l, remote r, path); -1 if full. */
-static int psel_lane_get(psel_ep_lanes_t *ep, const psel_resource_table_t *local,
+static int psel_lane_get(const psel_lane_select_params_t *params,
+                         psel_ep_lanes_t *ep, const psel_resource_table_t *local,
                          unsigned l, const psel_resource_table_t *remote,
                          unsigned r, unsigned path, size_t num_eps)
 {
@@ -323,7 +377,7 @@ static int psel_lane_get(psel_ep_lanes_t *ep, const psel_resource_table_t *local
     ep->info[i].local  = l;
     ep->info[i].remote = r;
     ep->info[i].path   = path;
-    psel_lane_fill(local, l, &remote->resources[r], num_eps, i, path,
+    psel_lane_fill(params, local, l, &remote->resources[r], num_eps, i, path,
                    &ep->lanes[i]);
     return i;
 }
@@ -389,9 +443,10 @@ static void psel_lanes_select_set(const psel_resource_table_t *local,
 {
     const psel_lane_select_params_t *params = pass->params;
     const psel_lane_selector_t *selector    = &psel_lane_selectors[role];
-    double score, best, total_bw = 0;
+    double score, best, best_bw = 0, total_bw = 0;
     unsigned l, r, best_l = 0, best_r = 0, path, i;
     const psel_resource_t *lrsc, *rrsc;
+    psel_pair_perf_t perf;
     int lane;
 
     while (set->count < ucs_min(params->max_lanes[role], PSEL_MAX_LANES)) {
@@ -410,28 +465,28 @@ static void psel_lanes_select_set(const psel_resource_table_t *local,
                     !psel_pair_has_paths(ep, local, lrsc, remote, rrsc, set)) {
                     continue;
                 }
-                score = selector->score(lrsc, rrsc, pass->num_eps);
+                psel_pair_perf(params, lrsc, rrsc, pass->num_eps, &perf);
+                score = selector->score(lrsc, rrsc, &perf);
                 if ((score > 0) && isfinite(score) &&
                     ((best == 0) || psel_pair_better(local, remote, score, l,
                                                      r, best, best_l,
                                                      best_r))) {
-                    best   = score;
-                    best_l = l;
-                    best_r = r;
+                    best    = score;
+                    best_l  = l;
+                    best_r  = r;
+                    best_bw = perf.bandwidth;
                 }
             }
         }
 
         if ((best == 0) ||
             ((set->count > 0) &&
-             (psel_pair_bandwidth(&local->resources[best_l],
-                                  &remote->resources[best_r]) <
-              set->lanes[0]->bandwidth / params->max_ratio))) {
+             (best_bw < set->lanes[0]->bandwidth / params->max_ratio))) {
             break;
         }
 
         path = psel_paths_used(ep, local, 0, &local->resources[best_l], set);
-        lane = psel_lane_get(ep, local, best_l, remote, best_r, path,
+        lane = psel_lane_get(params, ep, local, best_l, remote, best_r, path,
                              pass->num_eps);
         if (lane < 0) {
             break;
@@ -549,6 +604,7 @@ static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
     psel_lane_set_t *am                  = &ep->sets.role[PSEL_LANE_ROLE_AM];
     psel_lane_set_t *set                 = &ep->sets.role[PSEL_LANE_ROLE_AM_BW];
     const psel_resource_t *lrsc, *rrsc;
+    psel_pair_perf_t perf;
     unsigned lane;
 
     if ((am->count == 0) ||
@@ -562,8 +618,9 @@ static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
         return;
     }
     ep->info[lane].roles                      |= UCS_BIT(PSEL_LANE_ROLE_AM_BW);
+    psel_pair_perf(pass->params, lrsc, rrsc, pass->num_eps, &perf);
     ep->info[lane].score[PSEL_LANE_ROLE_AM_BW] = selector->score(lrsc, rrsc,
-                                                                 pass->num_eps);
+                                                                 &perf);
     set->lanes[set->count++]                   = &ep->lanes[lane];
 }
 
@@ -722,6 +779,7 @@ static double psel_candidate_score(const psel_resource_table_t *local,
                                    unsigned *best_r)
 {
     const psel_lane_selector_t *selector = &psel_lane_selectors[role];
+    psel_pair_perf_t perf;
     double score, best = 0;
     unsigned r;
 
@@ -733,8 +791,10 @@ static double psel_candidate_score(const psel_resource_table_t *local,
             !psel_pair_reachable(params, local, l, remote, r)) {
             continue;
         }
+        psel_pair_perf(params, &local->resources[l], &remote->resources[r],
+                       num_eps, &perf);
         score = selector->score(&local->resources[l], &remote->resources[r],
-                                num_eps);
+                                &perf);
         if (isfinite(score) && (score > best)) {
             best    = score;
             *best_r = r;

@@ -118,10 +118,11 @@ static ucs_status_t pt_lat_client(pt_run_t *run, uint64_t iters,
     uint64_t i;
 
     for (i = 0; i < iters; ++i) {
-        rreq = psel_tag_recv_nb(run->worker, run->rbuf, size, PT_TAG_REPLY,
-                                run->recv_mask, pt_request_cb, NULL);
-        sreq = psel_tag_send_nb(run->ep, run->sbuf, size, PT_TAG_DATA,
-                                pt_request_cb, NULL);
+        rreq = psel_tag_recv_nb(run->worker, pt_buf(run, run->rbuf, i), size,
+                                PT_TAG_REPLY, run->recv_mask, pt_request_cb,
+                                NULL);
+        sreq = psel_tag_send_nb(run->ep, pt_buf(run, run->sbuf, i), size,
+                                PT_TAG_DATA, pt_request_cb, NULL);
         status = pt_wait(run, sreq, NULL, "send");
         if (status != UCS_OK) {
             if (rreq != NULL) {
@@ -150,8 +151,8 @@ static ucs_status_t pt_lat_server(pt_run_t *run, uint64_t iters)
     ucs_status_t status;
     uint64_t i;
 
-    rreq = psel_tag_recv_nb(run->worker, run->rbuf, size, PT_TAG_DATA,
-                            run->recv_mask, pt_request_cb, NULL);
+    rreq = psel_tag_recv_nb(run->worker, pt_buf(run, run->rbuf, 0), size,
+                            PT_TAG_DATA, run->recv_mask, pt_request_cb, NULL);
     for (i = 0; i < iters; ++i) {
         status = pt_wait_recv(run, rreq, size, "receive");
         if (status != UCS_OK) {
@@ -160,12 +161,14 @@ static ucs_status_t pt_lat_server(pt_run_t *run, uint64_t iters)
 
         rreq = NULL;
         if (i + 1 < iters) {
-            rreq = psel_tag_recv_nb(run->worker, run->rbuf, size, PT_TAG_DATA,
-                                    run->recv_mask, pt_request_cb, NULL);
+            rreq = psel_tag_recv_nb(run->worker,
+                                    pt_buf(run, run->rbuf, i + 1), size,
+                                    PT_TAG_DATA, run->recv_mask,
+                                    pt_request_cb, NULL);
         }
 
-        sreq   = psel_tag_send_nb(run->ep, run->sbuf, size, PT_TAG_REPLY,
-                                  pt_request_cb, NULL);
+        sreq   = psel_tag_send_nb(run->ep, pt_buf(run, run->sbuf, i), size,
+                                  PT_TAG_REPLY, pt_request_cb, NULL);
         status = pt_wait(run, sreq, NULL, "send of the reply");
         if (status != UCS_OK) {
             if (rreq != NULL) {
@@ -199,8 +202,8 @@ static ucs_status_t pt_bw_client(pt_run_t *run, uint64_t iters,
             }
         }
 
-        req = psel_tag_send_nb(run->ep, run->sbuf, size, PT_TAG_DATA,
-                               pt_request_cb, NULL);
+        req = psel_tag_send_nb(run->ep, pt_buf(run, run->sbuf, i), size,
+                               PT_TAG_DATA, pt_request_cb, NULL);
         if (req != NULL) {
             pt_ring_push(run, req);
         }
@@ -223,10 +226,10 @@ static ucs_status_t pt_bw_client(pt_run_t *run, uint64_t iters,
         return status;
     }
 
-    if (pt_get((const uint8_t*)&run->ack, 8) != iters) {
+    if (psel_oob_get_le((const uint8_t*)&run->ack, 8) != iters) {
         PT_ERR("the server received %llu messages, "
                 "%llu were sent\n",
-                (unsigned long long)pt_get((const uint8_t*)&run->ack, 8),
+                (unsigned long long)psel_oob_get_le((const uint8_t*)&run->ack, 8),
                 (unsigned long long)iters);
         return UCS_ERR_IO_ERROR;
     }
@@ -250,8 +253,10 @@ static ucs_status_t pt_bw_server(pt_run_t *run, uint64_t iters)
 
     while (done < iters) {
         while ((run->ring_count < run->window) && (posted < iters)) {
-            req = psel_tag_recv_nb(run->worker, run->rbuf, size, PT_TAG_DATA,
-                                   run->recv_mask, pt_request_cb, NULL);
+            req = psel_tag_recv_nb(run->worker,
+                                   pt_buf(run, run->rbuf, posted), size,
+                                   PT_TAG_DATA, run->recv_mask, pt_request_cb,
+                                   NULL);
             ++posted;
             if (req != NULL) {
                 pt_ring_push(run, req);
@@ -270,7 +275,7 @@ static ucs_status_t pt_bw_server(pt_run_t *run, uint64_t iters)
         }
     }
 
-    pt_put((uint8_t*)&run->ack, done, 8);
+    psel_oob_put_le((uint8_t*)&run->ack, done, 8);
     req = psel_tag_send_nb(run->ep, &run->ack, sizeof(run->ack), PT_TAG_ACK,
                            pt_request_cb, NULL);
     return pt_wait(run, req, NULL, "send of the acknowledgement");

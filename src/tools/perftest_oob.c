@@ -27,6 +27,26 @@
 
 const char *psel_oob_prog = "psel_perftest";
 
+void psel_oob_put_le(uint8_t *p, uint64_t value, unsigned bytes)
+{
+    unsigned i;
+
+    for (i = 0; i < bytes; ++i) {
+        p[i]    = value & 0xff;
+        value >>= 8;
+    }
+}
+
+uint64_t psel_oob_get_le(const uint8_t *p, unsigned bytes)
+{
+    uint64_t value = 0;
+
+    while (bytes-- > 0) {
+        value = (value << 8) | p[bytes];
+    }
+    return value;
+}
+
 double psel_oob_time(void)
 {
     struct timespec ts;
@@ -398,15 +418,15 @@ ucs_status_t psel_oob_recv(psel_oob_t *oob, void *buffer, size_t length)
 ucs_status_t psel_oob_send_blob(psel_oob_t *oob, const void *buffer,
                                 size_t length)
 {
-    uint32_t hdr;
+    uint8_t hdr[4];
     ucs_status_t status;
 
     if (length > UINT32_MAX) {
         return UCS_ERR_INVALID_PARAM;
     }
 
-    hdr    = htonl((uint32_t)length);
-    status = psel_oob_send(oob, &hdr, sizeof(hdr));
+    psel_oob_put_le(hdr, length, sizeof(hdr));
+    status = psel_oob_send(oob, hdr, sizeof(hdr));
     if (status != UCS_OK) {
         return status;
     }
@@ -419,16 +439,16 @@ ucs_status_t psel_oob_recv_blob(psel_oob_t *oob, const char *what,
                                 size_t *length_p)
 {
     ucs_status_t status;
-    uint32_t hdr;
+    uint8_t hdr[4];
     size_t length;
     void *buffer;
 
-    status = psel_oob_recv(oob, &hdr, sizeof(hdr));
+    status = psel_oob_recv(oob, hdr, sizeof(hdr));
     if (status != UCS_OK) {
         return status;
     }
 
-    length = ntohl(hdr);
+    length = psel_oob_get_le(hdr, sizeof(hdr));
     if (length > max_length) {
         fprintf(stderr, "%s: the peer announced a %s of %zu bytes; "
                 "at most %zu are accepted\n",
@@ -439,8 +459,7 @@ ucs_status_t psel_oob_recv_blob(psel_oob_t *oob, const char *what,
     buffer = malloc(length + 1); /* NUL after the bytes, for text */
     if (buffer == NULL) {
         fprintf(stderr, "%s: out of memory for a %s of %zu bytes\n",
-        psel_oob_prog,
-                what, length);
+                psel_oob_prog, what, length);
         return UCS_ERR_NO_MEMORY;
     }
 
@@ -458,23 +477,24 @@ ucs_status_t psel_oob_recv_blob(psel_oob_t *oob, const char *what,
 
 ucs_status_t psel_oob_barrier(psel_oob_t *oob)
 {
-    uint32_t token = htonl(PSEL_OOB_BARRIER_MAGIC);
+    uint8_t token[4];
     ucs_status_t status;
 
-    status = psel_oob_send(oob, &token, sizeof(token));
+    psel_oob_put_le(token, PSEL_OOB_BARRIER_MAGIC, sizeof(token));
+    status = psel_oob_send(oob, token, sizeof(token));
     if (status != UCS_OK) {
         return status;
     }
 
-    status = psel_oob_recv(oob, &token, sizeof(token));
+    status = psel_oob_recv(oob, token, sizeof(token));
     if (status != UCS_OK) {
         return status;
     }
 
-    if (ntohl(token) != PSEL_OOB_BARRIER_MAGIC) {
+    if (psel_oob_get_le(token, sizeof(token)) != PSEL_OOB_BARRIER_MAGIC) {
         fprintf(stderr, "%s: the peer is out of step on the control "
-                "connection (barrier token 0x%08x)\n",
-                psel_oob_prog, ntohl(token));
+                "connection (barrier token 0x%08x)\n", psel_oob_prog,
+                (unsigned)psel_oob_get_le(token, sizeof(token)));
         return UCS_ERR_INVALID_PARAM;
     }
 

@@ -76,7 +76,7 @@ ucs_status_t psel_oob_send(psel_oob_t *oob, const void *buffer, size_t length);
  */
 ucs_status_t psel_oob_recv(psel_oob_t *oob, void *buffer, size_t length);
 
-/** Send a blob as a 32-bit big-endian length and its bytes. */
+/** Send a blob as a 32-bit little-endian length and its bytes. */
 ucs_status_t psel_oob_send_blob(psel_oob_t *oob, const void *buffer,
                                 size_t length);
 
@@ -101,6 +101,13 @@ ucs_status_t psel_oob_barrier(psel_oob_t *oob);
  *         never blocks. Pending unread bytes do not count as closed.
  */
 int psel_oob_peer_closed(psel_oob_t *oob);
+
+/** Store @a bytes (up to 8) of @a value little-endian, as every protosel
+ *  wire format (README, "Wire formats"). */
+void psel_oob_put_le(uint8_t *p, uint64_t value, unsigned bytes);
+
+/** Load @a bytes (up to 8) of a little-endian integer. */
+uint64_t psel_oob_get_le(const uint8_t *p, unsigned bytes);
 
 /** Seconds of a monotonic clock. */
 double psel_oob_time(void);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const pt_test_info_t pt_tests[PT_TEST_LAST] = {
     [PT_TEST_TAG_LAT]   = {"tag_lat", "tag match latency",   "latency",  1,  1},
@@ -59,50 +60,30 @@ static unsigned pt_window(const pt_params_t *params)
 
 
 /* ---------------------------------------------------------------------- */
-/* Parameters on the wire (big-endian)                                    */
+/* Parameters on the wire (little-endian, after the magic "PSPT")          */
 /* ---------------------------------------------------------------------- */
-
-void pt_put(uint8_t *p, uint64_t value, unsigned bytes)
-{
-    while (bytes-- > 0) {
-        p[bytes] = value & 0xff;
-        value  >>= 8;
-    }
-}
-
-uint64_t pt_get(const uint8_t *p, unsigned bytes)
-{
-    uint64_t value = 0;
-    unsigned i;
-
-    for (i = 0; i < bytes; ++i) {
-        value = (value << 8) | p[i];
-    }
-    return value;
-}
 
 void pt_params_pack(const pt_params_t *params,
                            uint8_t buf[PT_WIRE_PARAMS_SIZE])
 {
-    pt_put(buf + 0,  PT_WIRE_MAGIC,       4);
-    pt_put(buf + 4,  PT_WIRE_VERSION,     2);
-    pt_put(buf + 6,  params->test,        2);
-    pt_put(buf + 8,  params->flags,       4);
-    pt_put(buf + 12, params->outstanding, 4);
-    pt_put(buf + 16, params->size,        8);
-    pt_put(buf + 24, params->iters,       8);
-    pt_put(buf + 32, params->warmup,      8);
+    memcpy(buf, PT_WIRE_MAGIC, 4);
+    psel_oob_put_le(buf + 4,  PT_WIRE_VERSION,     2);
+    psel_oob_put_le(buf + 6,  params->test,        2);
+    psel_oob_put_le(buf + 8,  params->flags,       4);
+    psel_oob_put_le(buf + 12, params->outstanding, 4);
+    psel_oob_put_le(buf + 16, params->size,        8);
+    psel_oob_put_le(buf + 24, params->iters,       8);
+    psel_oob_put_le(buf + 32, params->warmup,      8);
 }
 
 int pt_params_unpack(const uint8_t buf[PT_WIRE_PARAMS_SIZE],
                             pt_params_t *params, char *err, size_t len)
 {
-    uint64_t magic   = pt_get(buf, 4);
-    uint64_t version = pt_get(buf + 4, 2);
+    uint64_t version = psel_oob_get_le(buf + 4, 2);
 
-    if (magic != PT_WIRE_MAGIC) {
-        snprintf(err, len, "not a psel_perftest client (magic 0x%08llx)",
-                 (unsigned long long)magic);
+    if (memcmp(buf, PT_WIRE_MAGIC, 4)) {
+        snprintf(err, len, "not a psel_perftest client (magic bytes "
+                 "%02x %02x %02x %02x)", buf[0], buf[1], buf[2], buf[3]);
         return -1;
     }
     if (version != PT_WIRE_VERSION) {
@@ -111,13 +92,76 @@ int pt_params_unpack(const uint8_t buf[PT_WIRE_PARAMS_SIZE],
         return -1;
     }
 
-    params->test        = pt_get(buf + 6, 2);
-    params->flags       = pt_get(buf + 8, 4);
-    params->outstanding = pt_get(buf + 12, 4);
-    params->size        = pt_get(buf + 16, 8);
-    params->iters       = pt_get(buf + 24, 8);
-    params->warmup      = pt_get(buf + 32, 8);
+    params->test        = psel_oob_get_le(buf + 6, 2);
+    params->flags       = psel_oob_get_le(buf + 8, 4);
+    params->outstanding = psel_oob_get_le(buf + 12, 4);
+    params->size        = psel_oob_get_le(buf + 16, 8);
+    params->iters       = psel_oob_get_le(buf + 24, 8);
+    params->warmup      = psel_oob_get_le(buf + 32, 8);
     return pt_params_check(params, err, len);
+}
+
+
+/* ---------------------------------------------------------------------- */
+/* The handshake: the client's parameters, the server's verdict           */
+/* ---------------------------------------------------------------------- */
+
+ucs_status_t pt_handshake_client(pt_run_t *run, const char *server,
+                                 uint16_t port, const char *what)
+{
+    uint8_t wire[PT_WIRE_PARAMS_SIZE], reply[8]; /* magic, verdict */
+    void *reason = NULL;
+    size_t reason_len;
+    ucs_status_t status;
+
+    pt_params_pack(&run->params, wire);
+    status = psel_oob_send(&run->oob, wire, sizeof(wire));
+    if (status == UCS_OK) {
+        status = psel_oob_recv(&run->oob, reply, sizeof(reply));
+    }
+    if ((status == UCS_OK) && memcmp(reply, PT_WIRE_MAGIC, 4)) {
+        PT_ERR("%s:%u is not a psel_perftest server of this version "
+               "(unexpected reply %02x %02x %02x %02x)\n", server, port,
+               reply[0], reply[1], reply[2], reply[3]);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (status == UCS_OK) {
+        status = psel_oob_recv_blob(&run->oob, "reply", PT_MAX_REPLY_LEN,
+                                    &reason, &reason_len);
+    }
+    if ((status == UCS_OK) && (psel_oob_get_le(reply + 4, 4) != 0)) {
+        PT_ERR("the server rejected the %s: %.*s\n", what, (int)reason_len,
+               (char*)reason);
+        status = UCS_ERR_INVALID_PARAM;
+    }
+    free(reason);
+    return status;
+}
+
+ucs_status_t pt_handshake_server(pt_run_t *run)
+{
+    uint8_t wire[PT_WIRE_PARAMS_SIZE], reply[8];
+    char err[256] = "";
+    uint32_t verdict;
+    ucs_status_t status;
+
+    status = psel_oob_recv(&run->oob, wire, sizeof(wire));
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    verdict = (pt_params_unpack(wire, &run->params, err, sizeof(err)) != 0);
+    if (verdict) {
+        PT_ERR("rejected the client's test: %s\n", err);
+    }
+    memcpy(reply, PT_WIRE_MAGIC, 4);
+    psel_oob_put_le(reply + 4, verdict, 4);
+    status = psel_oob_send(&run->oob, reply, sizeof(reply));
+    if (status == UCS_OK) {
+        status = psel_oob_send_blob(&run->oob, err, strlen(err));
+    }
+    return (status != UCS_OK) ? status :
+           verdict            ? UCS_ERR_INVALID_PARAM : UCS_OK;
 }
 
 
@@ -130,11 +174,23 @@ static void pt_progress_cb(void *arg)
     psel_worker_progress((psel_worker_h)arg);
 }
 
+/* Bytes of the last level cache; 32 MiB when the system does not say */
+static size_t pt_llc_size(void)
+{
+    long size = sysconf(_SC_LEVEL3_CACHE_SIZE);
+
+    if (size <= 0) {
+        size = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    }
+    return (size > 0) ? (size_t)size : (32ul << 20);
+}
+
 ucs_status_t pt_prepare(pt_run_t *run)
 {
     size_t size     = run->params.size ? run->params.size : 1;
     unsigned window = pt_window(&run->params);
     psel_request_t **ring;
+    size_t span;
 
     run->window    = window;
     run->recv_mask = (run->params.flags & PT_FLAG_WILDCARD) ? 0 :
@@ -148,6 +204,19 @@ ucs_status_t pt_prepare(pt_run_t *run)
         run->ring_size = window;
     }
     run->ring_head = run->ring_count = 0;
+
+    /* cold: messages rotate over page-aligned slots that span twice the
+     * last level cache, so each one starts out of cache, as an
+     * application's data would */
+    run->slot_size = ucs_align_up(size, 4096);
+    run->num_slots = 1;
+    if (run->params.flags & PT_FLAG_COLD) {
+        span           = ucs_min(ucs_max(2 * pt_llc_size(),
+                                         2 * run->slot_size),
+                                 ucs_max(PT_COLD_MAX_SPAN, 2 * run->slot_size));
+        run->num_slots = span / run->slot_size;
+        size           = run->num_slots * run->slot_size;
+    }
 
     if (size <= run->buf_size) {
         return UCS_OK;
@@ -200,7 +269,7 @@ static ucs_status_t pt_setup_send(pt_run_t *run, ucs_status_t status,
         memcpy(blob + 1, payload, len);
     } else {
         blob[0] = PT_SETUP_FAILED;
-        pt_put(blob + 1, (uint32_t)(int32_t)status, 4);
+        psel_oob_put_le(blob + 1, (uint32_t)(int32_t)status, 4);
         memcpy(blob + 5, reason, strlen(reason));
     }
     ret = psel_oob_send_blob(&run->oob, blob, blob_len);
@@ -248,7 +317,7 @@ static ucs_status_t pt_setup_recv(pt_run_t *run, int is_client,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    code = (int32_t)pt_get(blob + 1, 4);
+    code = (int32_t)psel_oob_get_le(blob + 1, 4);
     for (i = 0; (i < len - 5) && (i < sizeof(reason) - 1); ++i) {
         reason[i] = ((blob[5 + i] >= ' ') && (blob[5 + i] <= '~')) ?
                     blob[5 + i] : '?';

@@ -26,8 +26,9 @@
 #define PT_MAX_REPLY_LEN       512u
 #define PT_SPINS_PER_CHECK     16384u     /* progress calls between checks */
 
-#define PT_WIRE_MAGIC          0x50535054u /* "PSPT" */
-#define PT_WIRE_VERSION        2u /* 2: setup steps say why they failed */
+#define PT_WIRE_MAGIC          "PSPT"     /* the first 4 bytes */
+#define PT_WIRE_VERSION        2u /* 2: little-endian; setup steps say
+                                             why they failed */
 #define PT_WIRE_PARAMS_SIZE    40u
 
 #define PT_TAG_DATA            0x7073656c00000001ull
@@ -37,7 +38,12 @@
 
 /* Test flags, sent to the server */
 #define PT_FLAG_WILDCARD       (1u << 0)  /* -C: receive with tag mask 0 */
-#define PT_FLAGS_ALL           PT_FLAG_WILDCARD
+#define PT_FLAG_COLD           (1u << 1)  /* consecutive messages use other
+                                             buffers, over twice the last
+                                             level cache (calibration) */
+#define PT_FLAGS_ALL           (PT_FLAG_WILDCARD | PT_FLAG_COLD)
+
+#define PT_COLD_MAX_SPAN       (256ul << 20) /* bytes of rotating buffers */
 
 typedef enum {
     PT_TEST_TAG_LAT,
@@ -84,6 +90,9 @@ typedef struct {
     psel_oob_t       oob;
     void            *sbuf, *rbuf;
     size_t           buf_size;  /* bytes allocated in sbuf and rbuf */
+    size_t           slot_size; /* PT_FLAG_COLD: bytes between buffers */
+    unsigned         num_slots; /* buffers that messages rotate over (1
+                                   without PT_FLAG_COLD) */
     uint64_t         ack;       /* tag_bw: messages the server received */
     psel_request_t **ring;      /* outstanding requests, oldest at head */
     unsigned         ring_head, ring_count, ring_size;
@@ -95,16 +104,27 @@ typedef struct {
 /** 0 if @a params are valid, else -1 with the reason in @a err. */
 int pt_params_check(const pt_params_t *params, char *err, size_t len);
 
-/** Big-endian wire form of @a params. */
+/** Wire form of @a params: "PSPT", then little-endian fields. */
 void pt_params_pack(const pt_params_t *params, uint8_t buf[PT_WIRE_PARAMS_SIZE]);
 
 /** Parse and check a wire form; -1 with the reason in @a err. */
 int pt_params_unpack(const uint8_t buf[PT_WIRE_PARAMS_SIZE],
                      pt_params_t *params, char *err, size_t len);
 
-/** Store / load @a bytes of a big-endian integer. */
-void pt_put(uint8_t *p, uint64_t value, unsigned bytes);
-uint64_t pt_get(const uint8_t *p, unsigned bytes);
+/**
+ * Client: send run->params, then read the server's verdict; a refusal is
+ * printed with the server's reason ("the server rejected the @a what: ...").
+ */
+ucs_status_t pt_handshake_client(pt_run_t *run, const char *server,
+                                 uint16_t port, const char *what);
+
+/**
+ * Server: read the client's parameters into run->params, check them as
+ * outside input and answer accepted, or rejected with the reason.
+ *
+ * @return UCS_OK if accepted; UCS_ERR_INVALID_PARAM if rejected (printed).
+ */
+ucs_status_t pt_handshake_server(pt_run_t *run);
 
 /**
  * Context, worker, address exchange over run->oob (the client sends first)
@@ -114,6 +134,13 @@ ucs_status_t pt_connect(pt_run_t *run, int is_client);
 
 /** Size the buffers and the request ring for run->params (grows only). */
 ucs_status_t pt_prepare(pt_run_t *run);
+
+/** The send or receive buffer of message @a i (rotating with
+ *  PT_FLAG_COLD, else always the same). */
+static inline void *pt_buf(const pt_run_t *run, void *base, uint64_t i)
+{
+    return (char*)base + (i % run->num_slots) * run->slot_size;
+}
 
 /** Destroy the endpoint, worker and context; keep buffers and oob. */
 void pt_disconnect(pt_run_t *run);

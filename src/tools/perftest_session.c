@@ -30,7 +30,7 @@ static ucs_status_t pt_send_cmd(pt_run_t *run, uint32_t cmd)
 {
     uint8_t wire[4];
 
-    pt_put(wire, cmd, sizeof(wire));
+    psel_oob_put_le(wire, cmd, sizeof(wire));
     return psel_oob_send(&run->oob, wire, sizeof(wire));
 }
 
@@ -94,7 +94,7 @@ static ucs_status_t pt_serve_configure(pt_run_t *run)
     }
     free(text);
 
-    pt_put(wire, verdict, sizeof(wire));
+    psel_oob_put_le(wire, verdict, sizeof(wire));
     status = psel_oob_send(&run->oob, wire, sizeof(wire));
     if (status == UCS_OK) {
         status = psel_oob_send_blob(&run->oob, err, strlen(err));
@@ -122,7 +122,7 @@ static ucs_status_t pt_serve_measure(pt_run_t *run)
         PT_ERR("rejected a measurement: %s\n", err);
         return UCS_ERR_INVALID_PARAM;
     }
-    repeats = pt_get(wire + PT_WIRE_PARAMS_SIZE, 4);
+    repeats = psel_oob_get_le(wire + PT_WIRE_PARAMS_SIZE, 4);
     if ((run->params.test >= PT_TEST_CALIBRATE) || (repeats == 0) ||
         (repeats > PT_SESSION_MAX_REPEATS) || (run->ep == NULL)) {
         PT_ERR("rejected a measurement: test %u, %u repeats%s\n",
@@ -144,7 +144,7 @@ ucs_status_t pt_session_serve(pt_run_t *run)
         if (status != UCS_OK) {
             return status;
         }
-        cmd = pt_get(wire, sizeof(wire));
+        cmd = psel_oob_get_le(wire, sizeof(wire));
         switch (cmd) {
         case PT_CMD_CONFIGURE:
             status = pt_serve_configure(run);
@@ -164,7 +164,43 @@ ucs_status_t pt_session_serve(pt_run_t *run)
     }
 }
 
-ucs_status_t pt_session_configure(pt_run_t *run, const char *text)
+/* Names this side set for itself last time (pt_session_configure's
+ * @a local), to unset before the next configuration */
+static char pt_local_names[PT_SETTINGS_MAX_TEXT + 1];
+
+/* Unset the previous local settings, set these ("NAME=VALUE" lines) */
+static void pt_local_apply(const char *local)
+{
+    char buf[PT_SETTINGS_MAX_TEXT + 1];
+    char *line, *save, *eq;
+
+    for (line = strtok_r(pt_local_names, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        unsetenv(line);
+    }
+    pt_local_names[0] = '\0';
+    if (local == NULL) {
+        return;
+    }
+    snprintf(buf, sizeof(buf), "%s", local);
+    for (line = strtok_r(buf, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        eq = strchr(line, '=');
+        if (eq == NULL) {
+            continue;
+        }
+        *eq = '\0';
+        setenv(line, eq + 1, 1);
+        if (strlen(pt_local_names) + strlen(line) + 2 <=
+            sizeof(pt_local_names)) {
+            strcat(pt_local_names, line);
+            strcat(pt_local_names, "\n");
+        }
+    }
+}
+
+ucs_status_t pt_session_configure(pt_run_t *run, const char *text,
+                                  const char *local)
 {
     size_t len  = strlen(text);
     pt_settings_t settings;
@@ -193,7 +229,7 @@ ucs_status_t pt_session_configure(pt_run_t *run, const char *text)
     if (status != UCS_OK) {
         return status;
     }
-    if (pt_get(wire, sizeof(wire)) != 0) {
+    if (psel_oob_get_le(wire, sizeof(wire)) != 0) {
         PT_ERR("the server rejected the settings: %.*s\n", (int)reason_len,
                (char*)reason);
         free(reason);
@@ -202,17 +238,19 @@ ucs_status_t pt_session_configure(pt_run_t *run, const char *text)
     free(reason);
 
     pt_settings_apply(&settings);
+    pt_local_apply(local);
     pt_disconnect(run);
     return pt_connect(run, 1);
 }
 
 ucs_status_t pt_session_measure(pt_run_t *run, pt_test_id_t test, size_t size,
-                                uint64_t iters, unsigned repeats,
-                                double *times)
+                                uint32_t flags, uint64_t iters,
+                                unsigned repeats, double *times)
 {
     uint8_t wire[PT_WIRE_PARAMS_SIZE + 4];
     pt_params_t params = {
         .test   = test,
+        .flags  = flags,
         .size   = size,
         .iters  = iters,
         .warmup = ucs_max(iters / 4, 1)
@@ -227,7 +265,7 @@ ucs_status_t pt_session_measure(pt_run_t *run, pt_test_id_t test, size_t size,
     }
 
     pt_params_pack(&params, wire);
-    pt_put(wire + PT_WIRE_PARAMS_SIZE, repeats, 4);
+    psel_oob_put_le(wire + PT_WIRE_PARAMS_SIZE, repeats, 4);
     status = pt_send_cmd(run, PT_CMD_MEASURE);
     if (status == UCS_OK) {
         status = psel_oob_send(&run->oob, wire, sizeof(wire));

@@ -744,11 +744,7 @@ out:
 
 static int pt_client(const pt_opts_t *opts)
 {
-    uint8_t wire[PT_WIRE_PARAMS_SIZE];
     pt_run_t run = {.params = opts->params, .oob = {.fd = -1}};
-    void *reason = NULL;
-    size_t reason_len;
-    uint32_t reply[2]; /* magic, verdict */
     ucs_status_t status;
 
     status = psel_oob_connect(opts->server, opts->family, opts->port,
@@ -757,49 +753,22 @@ static int pt_client(const pt_opts_t *opts)
         return 1;
     }
 
-    pt_params_pack(&opts->params, wire);
-    status = psel_oob_send(&run.oob, wire, sizeof(wire));
+    status = pt_handshake_client(&run, opts->server, opts->port, "test");
     if (status == UCS_OK) {
-        status = psel_oob_recv(&run.oob, reply, sizeof(reply));
+        status = pt_connect(&run, 1);
     }
-    if ((status == UCS_OK) && (ntohl(reply[0]) != PT_WIRE_MAGIC)) {
-        fprintf(stderr, "psel_perftest: %s:%u is not a psel_perftest server "
-                "(unexpected reply 0x%08x)\n", opts->server, opts->port,
-                ntohl(reply[0]));
-        status = UCS_ERR_INVALID_PARAM;
-    }
-    if (status == UCS_OK) {
-        status = psel_oob_recv_blob(&run.oob, "reply", PT_MAX_REPLY_LEN,
-                                    &reason, &reason_len);
-    }
-    if (status != UCS_OK) {
-        goto out;
-    }
-
-    if (reply[1] != 0) {
-        fprintf(stderr, "psel_perftest: the server rejected the test: %.*s\n",
-                (int)reason_len, (char*)reason);
-        status = UCS_ERR_INVALID_PARAM;
-        goto out;
-    }
-
-    status = pt_connect(&run, 1);
     if (status == UCS_OK) {
         status = pt_run_test(&run, 1, opts);
     }
 
-out:
-    free(reason);
     pt_cleanup(&run);
     return (status == UCS_OK) ? 0 : 1;
 }
 
 static int pt_server(const pt_opts_t *opts)
 {
-    uint8_t wire[PT_WIRE_PARAMS_SIZE];
     pt_run_t run = {.oob = {.fd = -1}};
-    char peer[128], err[256] = "";
-    uint32_t verdict, reply[2]; /* magic, verdict */
+    char peer[128];
     ucs_status_t status;
     int listen_fd;
 
@@ -820,24 +789,8 @@ static int pt_server(const pt_opts_t *opts)
     printf("Accepted connection from %s\n", peer);
     fflush(stdout);
 
-    status = psel_oob_recv(&run.oob, wire, sizeof(wire));
+    status = pt_handshake_server(&run);
     if (status != UCS_OK) {
-        goto out;
-    }
-
-    verdict = (pt_params_unpack(wire, &run.params, err, sizeof(err)) != 0);
-    if (verdict) {
-        fprintf(stderr, "psel_perftest: rejected the client's test: %s\n",
-                err);
-    }
-    reply[0] = htonl(PT_WIRE_MAGIC);
-    reply[1] = htonl(verdict);
-    status   = psel_oob_send(&run.oob, reply, sizeof(reply));
-    if (status == UCS_OK) {
-        status = psel_oob_send_blob(&run.oob, err, strlen(err));
-    }
-    if ((status != UCS_OK) || verdict) {
-        status = (status != UCS_OK) ? status : UCS_ERR_INVALID_PARAM;
         goto out;
     }
 

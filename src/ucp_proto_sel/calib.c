@@ -121,6 +121,8 @@ void psel_calib_cleanup(psel_calib_t *calib)
     free(calib->lines);
     calib->lines     = NULL;
     calib->num_lines = 0;
+    calib->num_rails = 0;
+    calib->has_noise = 0;
 }
 
 
@@ -199,6 +201,42 @@ psel_calib_line_t *psel_calib_line_get(psel_calib_t *calib, const char *proto,
     return line;
 }
 
+ucs_status_t psel_calib_rail_set(psel_calib_t *calib, const char *lane,
+                                 double latency, double bandwidth)
+{
+    psel_calib_rail_t *rail;
+
+    if (!psel_calib_token_ok(lane, PSEL_LANE_NAME_MAX) ||
+        !isfinite(latency) || !(latency > 0) || !isfinite(bandwidth) ||
+        !(bandwidth > 0)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    rail = (psel_calib_rail_t*)psel_calib_rail_find(calib, lane);
+    if (rail == NULL) {
+        if (calib->num_rails >= PSEL_CALIB_MAX_RAILS) {
+            return UCS_ERR_EXCEEDS_LIMIT;
+        }
+        rail = &calib->rails[calib->num_rails++];
+        ucs_strncpy_zero(rail->lane, lane, sizeof(rail->lane));
+    }
+    rail->latency   = latency;
+    rail->bandwidth = bandwidth;
+    return UCS_OK;
+}
+
+const psel_calib_rail_t *psel_calib_rail_find(const psel_calib_t *calib,
+                                              const char *lane)
+{
+    unsigned i;
+
+    for (i = 0; i < calib->num_rails; ++i) {
+        if (!strcmp(calib->rails[i].lane, lane)) {
+            return &calib->rails[i];
+        }
+    }
+    return NULL;
+}
+
 unsigned psel_calib_point_index(const psel_calib_line_t *line, size_t size)
 {
     unsigned lo = 0, hi = line->num_points, mid;
@@ -245,7 +283,22 @@ ucs_status_t psel_calib_line_add_point(psel_calib_line_t *line, size_t size,
     }
 
     line->points[idx].size                   = size;
-    line->points[idx].time[PSEL_PERF_SINGLE] = single;
-    line->points[idx].time[PSEL_PERF_MULTI]  = multi;
+    line->points[idx].time[PSEL_PERF_SINGLE]   = single;
+    line->points[idx].time[PSEL_PERF_MULTI]    = multi;
+    line->points[idx].spread[PSEL_PERF_SINGLE] = NAN;
+    line->points[idx].spread[PSEL_PERF_MULTI]  = NAN;
+    return UCS_OK;
+}
+
+ucs_status_t psel_calib_line_set_spread(psel_calib_line_t *line, size_t size,
+                                        double single, double multi)
+{
+    unsigned idx = psel_calib_point_index(line, size);
+
+    if ((idx == line->num_points) || (line->points[idx].size != size)) {
+        return UCS_ERR_NO_ELEM;
+    }
+    line->points[idx].spread[PSEL_PERF_SINGLE] = single;
+    line->points[idx].spread[PSEL_PERF_MULTI]  = multi;
     return UCS_OK;
 }

@@ -24,6 +24,7 @@
 #define PSEL_CALIB_MAGIC        "protosel-calibration"
 #define PSEL_CALIB_NS           1e9      /* ns per second */
 #define PSEL_CALIB_KB           1024.0   /* bytes per KB in slopes */
+#define PSEL_CALIB_MB           1e6      /* bytes/s per MB/s in rails */
 #define PSEL_CALIB_VALUE_MIN    1e-30    /* smallest nonzero number in a file */
 #define PSEL_CALIB_VALUE_MAX    1e18     /* largest number in a file [ns] */
 #define PSEL_CALIB_MAX_FILE     (256ul << 20)
@@ -172,6 +173,29 @@ static ucs_status_t psel_calib_write_line(const psel_calib_line_t *line,
     return UCS_OK;
 }
 
+static ucs_status_t psel_calib_write_rail(const psel_calib_rail_t *rail,
+                                          ucs_string_buffer_t *strb)
+{
+    /* what reads back as 0 would not parse as a rail */
+    if (!psel_calib_token_ok(rail->lane, sizeof(rail->lane)) ||
+        !(rail->latency * PSEL_CALIB_NS >= PSEL_CALIB_VALUE_MIN) ||
+        !(rail->bandwidth / PSEL_CALIB_MB >= PSEL_CALIB_VALUE_MIN)) {
+        ucs_error("calibration rail '%.*s': bad name, latency %g or "
+                  "bandwidth %g", (int)sizeof(rail->lane), rail->lane,
+                  rail->latency, rail->bandwidth);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    ucs_string_buffer_appendf(strb, "rail %s", rail->lane);
+    if (!psel_calib_append_value(strb, rail->latency * PSEL_CALIB_NS) ||
+        !psel_calib_append_value(strb, rail->bandwidth / PSEL_CALIB_MB)) {
+        ucs_error("calibration rail %s: latency %g or bandwidth %g out of "
+                  "range", rail->lane, rail->latency, rail->bandwidth);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    ucs_string_buffer_appendf(strb, "\n");
+    return UCS_OK;
+}
+
 static ucs_status_t psel_calib_check_header(const psel_calib_t *calib)
 {
     const char *what = NULL;
@@ -191,6 +215,14 @@ static ucs_status_t psel_calib_check_header(const psel_calib_t *calib)
         what = "duration";
     } else if (strcmp(calib->mode, "quick") && strcmp(calib->mode, "full")) {
         what = "mode (quick or full)";
+    } else if (calib->has_noise &&
+               (!psel_calib_value_ok(100 * calib->noise.spread) ||
+                !psel_calib_value_ok(100 * calib->noise.max_spread) ||
+                !psel_calib_value_ok(calib->noise.load) ||
+                !(calib->noise.steal >= 0) || !(calib->noise.steal <= 1))) {
+        what = "noise (spreads, steal 0..1, load)";
+    } else if (calib->num_rails > PSEL_CALIB_MAX_RAILS) {
+        what = "number of rails";
     }
     if (what != NULL) {
         ucs_error("calibration header: bad %s", what);
@@ -223,13 +255,32 @@ ucs_status_t psel_calib_write(const psel_calib_t *calib, FILE *stream)
             PSEL_CALIB_FORMAT_VERSION, calib->hostname, calib->machine_id,
             calib->ucx_version, calib->created);
     psel_calib_append_value(&strb, calib->duration);
+    ucs_string_buffer_appendf(&strb, "\nmode %s\n", calib->mode);
+    if (calib->has_noise) {
+        ucs_string_buffer_appendf(&strb, "# noise <run spread, median [%%]> "
+                                  "<run spread, worst kept [%%]> "
+                                  "<CPU steal [%%]> <others' load [CPUs]> "
+                                  "<points refused>\nnoise");
+        psel_calib_append_value(&strb, 100 * calib->noise.spread);
+        psel_calib_append_value(&strb, 100 * calib->noise.max_spread);
+        psel_calib_append_value(&strb, 100 * calib->noise.steal);
+        psel_calib_append_value(&strb, calib->noise.load);
+        ucs_string_buffer_appendf(&strb, " %u\n", calib->noise.refused);
+    }
     ucs_string_buffer_appendf(&strb,
-            "\nmode %s\n"
+            "# rail <lane> <latency [ns]> <bandwidth [MB/s]>\n"
             "# range <proto> <lanes> <memtype> <max_length|inf> "
             "<single c [ns]> <single m [ns/KB]> <multi c [ns]> "
             "<multi m [ns/KB]>\n"
             "# point <proto> <lanes> <memtype> <size> <single [ns]|-> "
-            "<multi [ns]|->\n", calib->mode);
+            "<multi [ns]|->\n");
+
+    for (i = 0; i < calib->num_rails; ++i) {
+        status = psel_calib_write_rail(&calib->rails[i], &strb);
+        if (status != UCS_OK) {
+            goto out;
+        }
+    }
 
     for (i = 0; i < calib->num_lines; ++i) {
         status = psel_calib_write_line(&calib->lines[i], &strb);
@@ -352,6 +403,7 @@ enum {
     PSEL_CALIB_HDR_CREATED,
     PSEL_CALIB_HDR_DURATION,
     PSEL_CALIB_HDR_MODE,
+    PSEL_CALIB_HDR_NOISE,   /* optional */
     PSEL_CALIB_HDR_LAST
 };
 
@@ -360,7 +412,8 @@ static const char *psel_calib_hdr_names[] = {
     [PSEL_CALIB_HDR_UCX]      = "ucx",
     [PSEL_CALIB_HDR_CREATED]  = "created",
     [PSEL_CALIB_HDR_DURATION] = "duration",
-    [PSEL_CALIB_HDR_MODE]     = "mode"
+    [PSEL_CALIB_HDR_MODE]     = "mode",
+    [PSEL_CALIB_HDR_NOISE]    = "noise"
 };
 
 /* Fields after the keyword, for each header line */
@@ -369,7 +422,8 @@ static const unsigned psel_calib_hdr_fields[] = {
     [PSEL_CALIB_HDR_UCX]      = 1,
     [PSEL_CALIB_HDR_CREATED]  = 1,
     [PSEL_CALIB_HDR_DURATION] = 1,
-    [PSEL_CALIB_HDR_MODE]     = 1
+    [PSEL_CALIB_HDR_MODE]     = 1,
+    [PSEL_CALIB_HDR_NOISE]    = 5
 };
 
 typedef struct psel_calib_parser {
@@ -493,13 +547,83 @@ static ucs_status_t psel_calib_parse_magic(psel_calib_parser_t *p,
         UCS_OK) {
         return UCS_ERR_INVALID_PARAM;
     }
-    if (version != PSEL_CALIB_FORMAT_VERSION) {
-        psel_calib_parse_error(p, "format version %zu, this build reads %d: "
-                               "measure again", version,
+    if ((version < 1) || (version > PSEL_CALIB_FORMAT_VERSION)) {
+        psel_calib_parse_error(p, "format version %zu, this build reads 1 to "
+                               "%d: measure again", version,
                                PSEL_CALIB_FORMAT_VERSION);
         return UCS_ERR_UNSUPPORTED;
     }
     p->have_magic = 1;
+    return UCS_OK;
+}
+
+/* noise <spread %> <max spread %> <steal %> <load [CPUs]> <refused> */
+static ucs_status_t psel_calib_parse_noise(psel_calib_parser_t *p,
+                                           char **tokens,
+                                           psel_calib_noise_t *noise)
+{
+    double spread, max_spread, steal;
+    size_t refused;
+
+    if ((psel_calib_parse_value(p, "noise spread", tokens[1], 0, &spread) !=
+         UCS_OK) ||
+        (psel_calib_parse_value(p, "noise max spread", tokens[2], 0,
+                                &max_spread) != UCS_OK) ||
+        (psel_calib_parse_value(p, "noise steal", tokens[3], 0, &steal) !=
+         UCS_OK) ||
+        (psel_calib_parse_value(p, "noise load", tokens[4], 0,
+                                &noise->load) != UCS_OK) ||
+        (psel_calib_parse_size(p, "noise refused", tokens[5], 0, &refused) !=
+         UCS_OK)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((steal > 100) || (refused > UINT_MAX)) {
+        psel_calib_parse_error(p, "noise: steal %s%% or refused %s out of "
+                               "range", tokens[3], tokens[5]);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    noise->spread     = spread / 100;
+    noise->max_spread = max_spread / 100;
+    noise->steal      = steal / 100;
+    noise->refused    = refused;
+    return UCS_OK;
+}
+
+/* rail <lane> <latency [ns]> <bandwidth [MB/s]> */
+static ucs_status_t psel_calib_parse_rail(psel_calib_parser_t *p,
+                                          char **tokens, unsigned count)
+{
+    char lane[PSEL_LANE_NAME_MAX];
+    double latency, bandwidth;
+    ucs_status_t status;
+
+    if (count != 4) {
+        psel_calib_parse_error(p, "rail: expected 3 fields (lane latency "
+                               "bandwidth), got %u", count - 1);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((psel_calib_parse_token(p, "lane", tokens[1], lane, sizeof(lane)) !=
+         UCS_OK) ||
+        (psel_calib_parse_value(p, "latency", tokens[2], 0, &latency) !=
+         UCS_OK) ||
+        (psel_calib_parse_value(p, "bandwidth", tokens[3], 0, &bandwidth) !=
+         UCS_OK)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (psel_calib_rail_find(&p->calib, lane) != NULL) {
+        psel_calib_parse_error(p, "rail %s: duplicate", lane);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    status = psel_calib_rail_set(&p->calib, lane, latency / PSEL_CALIB_NS,
+                                 bandwidth * PSEL_CALIB_MB);
+    if (status != UCS_OK) {
+        psel_calib_parse_error(p, "rail %s: %s (latency and bandwidth above "
+                               "0, at most %u rails)", lane,
+                               (status == UCS_ERR_EXCEEDS_LIMIT) ?
+                               "too many rails" : "bad value",
+                               PSEL_CALIB_MAX_RAILS);
+        return UCS_ERR_INVALID_PARAM;
+    }
     return UCS_OK;
 }
 
@@ -554,6 +678,10 @@ static ucs_status_t psel_calib_parse_header(psel_calib_parser_t *p, int hdr,
         status = psel_calib_parse_value(p, "duration", tokens[1], 0,
                                         &calib->duration);
         break;
+    case PSEL_CALIB_HDR_NOISE:
+        status = psel_calib_parse_noise(p, tokens, &calib->noise);
+        calib->has_noise = (status == UCS_OK);
+        break;
     default:
         if (strcmp(tokens[1], "quick") && strcmp(tokens[1], "full")) {
             psel_calib_parse_error(p, "mode '%s': expected quick or full",
@@ -583,7 +711,7 @@ static ucs_status_t psel_calib_parse_header_done(psel_calib_parser_t *p,
         return UCS_ERR_INVALID_PARAM;
     }
     for (hdr = 0; hdr < PSEL_CALIB_HDR_LAST; ++hdr) {
-        if (p->hdr_line[hdr] == 0) {
+        if ((p->hdr_line[hdr] == 0) && (hdr != PSEL_CALIB_HDR_NOISE)) {
             psel_calib_parse_error(p, "missing '%s' line%s",
                                    psel_calib_hdr_names[hdr], where);
             return UCS_ERR_INVALID_PARAM;
@@ -764,16 +892,21 @@ static ucs_status_t psel_calib_parse_text_line(psel_calib_parser_t *p,
         }
     }
 
-    if (strcmp(tokens[0], "range") && strcmp(tokens[0], "point")) {
+    if (strcmp(tokens[0], "range") && strcmp(tokens[0], "point") &&
+        strcmp(tokens[0], "rail")) {
         psel_calib_parse_error(p, "unknown keyword '%s'", tokens[0]);
         return UCS_ERR_INVALID_PARAM;
     }
     if (!p->in_data) {
-        if (psel_calib_parse_header_done(p, " before the first range/point") !=
+        if (psel_calib_parse_header_done(p, " before the first range/point/"
+                                         "rail") !=
             UCS_OK) {
             return UCS_ERR_INVALID_PARAM;
         }
         p->in_data = 1;
+    }
+    if (!strcmp(tokens[0], "rail")) {
+        return psel_calib_parse_rail(p, tokens, count);
     }
     return (tokens[0][0] == 'r') ? psel_calib_parse_range(p, tokens, count) :
                                    psel_calib_parse_point(p, tokens, count);

@@ -128,19 +128,8 @@ in_a timeout 20 "$psel_info" --save "$tmp/snap_a" >"$tmp/save" 2>&1 &&
     grep -q "$dev1" "$tmp/snap_a" && grep -q "$dev2" "$tmp/snap_a"
 result "psel_info --save in $ns_a: a snapshot naming $dev1 and $dev2" $? "$tmp/save"
 
-# info NAME ENV...: psel_info -e -x in B against A's snapshot
-info() {
-    local name=$1
-    shift
-    in_b env "$@" timeout 20 "$psel_info" -e -x --peer "$tmp/snap_a" \
-        --remote-host >"$tmp/$name" 2>&1
-}
-
-# proto_lanes FILE PROTO: the lanes column of PROTO's "# protocol" line
-proto_lanes() {
-    awk -v p="$2" '$1 == "#" && $2 == p && $3 == "sizes" {
-                       $1 = $2 = $3 = $4 = ""; sub(/^ +/, ""); print }' "$1"
-}
+# info NAME ENV... (psel_info -e -x in B against A's snapshot), proto_lanes
+. "$(dirname "$0")/netns_psel_info.sh"
 
 # two_lanes FILE PROTO: PROTO's lanes are both devices, 50% each
 two_lanes() {

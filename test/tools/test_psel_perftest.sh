@@ -179,7 +179,8 @@ if start_server; then
     [ $cstatus -eq 0 ] && [ $sstatus -eq 0 ] &&
         grep -q "127.0.0.1:$port " "$tmp/listen" &&
         [ "$(wc -l <"$tmp/listen")" -eq 1 ]
-    result "--bind 127.0.0.1: the server listens there only ($(tr -s ' ' <"$tmp/listen")) and serves a client" $?
+    st=$? # (a $(...) in result's arguments would reset $?)
+    result "--bind 127.0.0.1: the server listens there only ($(tr -s ' ' <"$tmp/listen")) and serves a client" $st
 else
     result "--bind 127.0.0.1: the server starts" 1
 fi
@@ -218,8 +219,9 @@ foreign_client "$(printf '%080x' 0)"
     "$tmp/server"
 result "the server rejects a foreign client and exits 1" $?
 
-# magic PSPT, version 2, tag_lat, no flags, window 0, size 8, 0 iterations
-foreign_client "505350540002000000000000000000000000000000000008$(printf '%032x' 0)"
+# magic PSPT, then little-endian: version 2, tag_lat, no flags, window 0,
+# size 8, 0 iterations, 0 warm-up
+foreign_client "50535054020000000000000000000000$(printf '08%014x' 0)$(printf '%032x' 0)"
 [ $? -eq 1 ] && grep -q "rejected the client's test: iterations 0 out of range" \
     "$tmp/server"
 result "the server rejects 0 iterations from the client" $?
