@@ -138,6 +138,13 @@ ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
                                const psel_lane_select_params_t *params,
                                psel_ep_lanes_t *ep);
 
+/**
+ * @return Bitmap of the memory types an endpoint's lanes can send from:
+ *         host, and each memory type with an rma_bw lane whose MD registers
+ *         it or a copy engine (lane.h) that reaches host memory.
+ */
+uint64_t psel_lane_sets_mem_types(const psel_lane_sets_t *sets);
+
 /** @return The number of endpoints of @a params: num_eps, or 1 if 0. */
 size_t psel_lane_num_eps(const psel_lane_select_params_t *params);
 

@@ -86,6 +86,25 @@ double psel_resource_latency(const psel_resource_t *resource, size_t num_eps);
 
 
 /**
+ * Derive the per-operation costs of a resource from its attributes with the
+ * rules of UCX's own estimates (uct_iface_estimate_perf) of the UCX version
+ * that printed them; the rules, each with the UCX function that applies it,
+ * are in src/lane_select/README.md ("Per-operation costs"). Sets
+ * op_cost[] and op_cost_source = PSEL_OP_COST_DERIVED.
+ *
+ * @param [inout] resource     Resource with its attributes filled.
+ * @param [in]    ucx_version  "1.16.0", "1.6"...; NULL or "" for the UCX
+ *                             protosel is built against.
+ */
+void psel_resource_op_cost_derive(psel_resource_t *resource,
+                                  const char *ucx_version);
+
+
+/** @return Name of an operation class: "short", "bcopy" or "zcopy". */
+const char *psel_op_class_name(psel_op_class_t op_class);
+
+
+/**
  * Check whether a transport name passes a UCX_TLS-style allow-list, with the
  * UCX aliases expanded: "shm"/"sm" (posix, sysv, cma, knem, xpmem), "mm"
  * (posix, sysv, xpmem), "ib" (rc/ud verbs/mlx5, dc_mlx5), "rc" (rc_verbs,

@@ -4,6 +4,8 @@
  */
 #include "calib_int.h"
 
+#include <lane_select/text_scan.h>
+
 #include <ucs/debug/log_def.h>
 #include <ucs/datastruct/string_buffer.h>
 #include <ucs/sys/string.h>
@@ -12,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <locale.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,28 +29,6 @@
 #define PSEL_CALIB_VALUE_MAX    1e18     /* largest number in a file [ns] */
 #define PSEL_CALIB_MAX_FILE     (256ul << 20)
 #define PSEL_CALIB_MAX_TOKENS   12
-
-
-/* Numbers are written and read in the C locale, whatever LC_NUMERIC the
- * application chose (a decimal comma would make files unreadable) */
-typedef struct {
-    locale_t c;
-    locale_t saved;
-} psel_calib_locale_t;
-
-static void psel_calib_locale_enter(psel_calib_locale_t *loc)
-{
-    loc->c     = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    loc->saved = (loc->c != (locale_t)0) ? uselocale(loc->c) : (locale_t)0;
-}
-
-static void psel_calib_locale_leave(psel_calib_locale_t *loc)
-{
-    if (loc->c != (locale_t)0) {
-        uselocale(loc->saved);
-        freelocale(loc->c);
-    }
-}
 
 
 /* Writing */
@@ -98,8 +77,11 @@ static int psel_calib_append_value(ucs_string_buffer_t *strb, double value)
     if (!isfinite(value) || (value < 0)) {
         return 0;
     }
-    snprintf(buf, sizeof(buf), "%.10g", value + 0.0); /* + 0.0: no "-0" */
-    printed = strtod(buf, NULL);
+    /* C locale: '.' whatever LC_NUMERIC the application set */
+    psel_text_snprintf(buf, sizeof(buf), "%.10g", value + 0.0); /* no "-0" */
+    if (!psel_scan_double_all(buf, &printed)) {
+        return 0;
+    }
     if (printed < PSEL_CALIB_VALUE_MIN) {
         ucs_strncpy_zero(buf, "0", sizeof(buf));
     } else if (printed > PSEL_CALIB_VALUE_MAX) {
@@ -251,7 +233,6 @@ static ucs_status_t psel_calib_check_header(const psel_calib_t *calib)
 
 ucs_status_t psel_calib_write(const psel_calib_t *calib, FILE *stream)
 {
-    psel_calib_locale_t loc;
     ucs_string_buffer_t strb;
     ucs_status_t status;
     size_t length;
@@ -262,7 +243,6 @@ ucs_status_t psel_calib_write(const psel_calib_t *calib, FILE *stream)
         return status;
     }
 
-    psel_calib_locale_enter(&loc);
     ucs_string_buffer_init(&strb);
     ucs_string_buffer_appendf(&strb,
             "# protosel calibration: measured cost lines (comments and blank "
@@ -318,7 +298,6 @@ ucs_status_t psel_calib_write(const psel_calib_t *calib, FILE *stream)
 
 out:
     ucs_string_buffer_cleanup(&strb);
-    psel_calib_locale_leave(&loc);
     return status;
 }
 
@@ -454,11 +433,18 @@ typedef struct psel_calib_parser {
     unsigned     hdr_line[PSEL_CALIB_HDR_LAST];  /* where each was, or 0 */
     int          in_data;                        /* a range/point was seen */
     unsigned     range_line[PSEL_CALIB_MAX_LINES]; /* last range of each line */
+    const char   *line_text;                     /* current line, for columns */
     psel_calib_t calib;                          /* result being built */
 } psel_calib_parser_t;
 
 #define psel_calib_parse_error(_p, _fmt, ...) \
     ucs_error("%s:%u: " _fmt, (_p)->name, (_p)->line_no, ## __VA_ARGS__)
+
+/* "<file>:<line>:<column>: <field> '<token>': <what>", the column being
+ * the token's in the line */
+#define psel_calib_token_error(_p, _token, _fmt, ...) \
+    ucs_error("%s:%u:%u: " _fmt, (_p)->name, (_p)->line_no, \
+              (unsigned)((_token) - (_p)->line_text) + 1, ## __VA_ARGS__)
 
 
 /* A size: decimal digits only, no sign, no overflow; "inf" if @a inf_ok */
@@ -466,25 +452,21 @@ static ucs_status_t psel_calib_parse_size(psel_calib_parser_t *p,
                                           const char *field, const char *token,
                                           int inf_ok, size_t *size)
 {
-    unsigned long long value;
-    const char *c;
-    char *end;
+    uint64_t value;
 
     if (inf_ok && !strcmp(token, "inf")) {
         *size = SIZE_MAX;
         return UCS_OK;
     }
-    for (c = token; *c != '\0'; ++c) {
-        if (!isdigit((unsigned char)*c)) {
-            psel_calib_parse_error(p, "%s '%s': expected a size in bytes%s",
-                                   field, token, inf_ok ? " or 'inf'" : "");
-            return UCS_ERR_INVALID_PARAM;
-        }
+    if (strspn(token, "0123456789") != strlen(token)) {
+        psel_calib_token_error(p, token, "%s '%s': expected a size in bytes%s",
+                               field, token, inf_ok ? " or 'inf'" : "");
+        return UCS_ERR_INVALID_PARAM;
     }
-    errno = 0;
-    value = strtoull(token, &end, 10);
-    if ((errno == ERANGE) || (value > SIZE_MAX)) {
-        psel_calib_parse_error(p, "%s '%s': out of range", field, token);
+    /* the one number scanner (lane_select/text_scan.h) */
+    if (!psel_scan_u64_all(token, &value) || (value > SIZE_MAX)) {
+        psel_calib_token_error(p, token, "%s '%s': out of range", field,
+                               token);
         return UCS_ERR_INVALID_PARAM;
     }
     *size = value;
@@ -497,8 +479,7 @@ static ucs_status_t psel_calib_parse_value(psel_calib_parser_t *p,
                                            const char *field, const char *token,
                                            int dash_ok, double *value)
 {
-    const char *c;
-    char *end;
+    const char *digits;
     double v;
 
     if (dash_ok && !strcmp(token, "-")) {
@@ -506,26 +487,30 @@ static ucs_status_t psel_calib_parse_value(psel_calib_parser_t *p,
         return UCS_OK;
     }
     if (token[0] == '-') {
-        psel_calib_parse_error(p, "%s '%s': negative", field, token);
+        psel_calib_token_error(p, token, "%s '%s': negative", field, token);
         return UCS_ERR_INVALID_PARAM;
     }
-    /* Plain decimal only: strtod would also take "nan", "inf" and hex */
-    for (c = token; *c != '\0'; ++c) {
-        if (!isdigit((unsigned char)*c) && !strchr(".eE+-", *c)) {
-            break;
+    /* the one number scanner (lane_select/text_scan.h): plain decimal in
+     * the C locale; an exponent that overflows a double is out of range */
+    if (!psel_scan_double_all(token, &v)) {
+        digits = token + strspn(token, "0123456789.");
+        if ((digits > token) && ((*digits == 'e') || (*digits == 'E')) &&
+            (strspn(digits + 1 + ((digits[1] == '+') || (digits[1] == '-')),
+                    "0123456789") ==
+             strlen(digits + 1 + ((digits[1] == '+') || (digits[1] == '-')))) &&
+            (digits[1 + ((digits[1] == '+') || (digits[1] == '-'))] != '\0')) {
+            psel_calib_token_error(p, token, "%s '%s': out of range (0, or "
+                                   "%g..%g)", field, token,
+                                   PSEL_CALIB_VALUE_MIN, PSEL_CALIB_VALUE_MAX);
+        } else {
+            psel_calib_token_error(p, token, "%s '%s': expected a number%s",
+                                   field, token, dash_ok ? " or '-'" : "");
         }
-    }
-    errno = 0;
-    v     = strtod(token, &end);
-    if ((*c != '\0') || (end == token) || (*end != '\0') ||
-        !isdigit((unsigned char)token[strspn(token, "+.")])) {
-        psel_calib_parse_error(p, "%s '%s': expected a number%s", field, token,
-                               dash_ok ? " or '-'" : "");
         return UCS_ERR_INVALID_PARAM;
     }
-    if ((errno == ERANGE) || !psel_calib_value_ok(v)) {
-        psel_calib_parse_error(p, "%s '%s': out of range (0, or %g..%g)",
-                               field, token, PSEL_CALIB_VALUE_MIN,
+    if (!psel_calib_value_ok(v)) {
+        psel_calib_token_error(p, token, "%s '%s': out of range (0, or "
+                               "%g..%g)", field, token, PSEL_CALIB_VALUE_MIN,
                                PSEL_CALIB_VALUE_MAX);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -873,6 +858,7 @@ static ucs_status_t psel_calib_parse_text_line(psel_calib_parser_t *p,
     unsigned count = 0;
     int hdr;
 
+    p->line_text = text;
     for (token = strtok_r(text, " \t\r\v\f", &save); token != NULL;
          token = strtok_r(NULL, " \t\r\v\f", &save)) {
         if (token[0] == '#') {
@@ -955,7 +941,6 @@ ucs_status_t psel_calib_parse(const char *text, size_t length,
                               const char *name, psel_calib_t *calib)
 {
     char buf[PSEL_CALIB_MAX_TEXT_LINE + 1];
-    psel_calib_locale_t loc;
     psel_calib_parser_t *p;
     const char *pos, *end = text + length, *nl;
     ucs_status_t status = UCS_OK;
@@ -967,7 +952,6 @@ ucs_status_t psel_calib_parse(const char *text, size_t length,
     }
     p->name = name;
 
-    psel_calib_locale_enter(&loc);
     for (pos = text; (pos < end) && (status == UCS_OK); pos = nl + 1) {
         ++p->line_no;
         nl = memchr(pos, '\n', end - pos);
@@ -995,7 +979,6 @@ ucs_status_t psel_calib_parse(const char *text, size_t length,
         }
         status = psel_calib_parse_finish(p);
     }
-    psel_calib_locale_leave(&loc);
 
     if (status == UCS_OK) {
         *calib = p->calib;

@@ -1166,7 +1166,8 @@ static void test_malformed_files_name_line_and_field(void **state)
                         ucs_status_string(status), bad_files[i].text);
             fail();
         }
-        snprintf(needle, sizeof(needle), "test:%u: ", bad_files[i].line);
+        /* "test:LINE: " or, at a token, "test:LINE:COLUMN: " */
+        snprintf(needle, sizeof(needle), "test:%u:", bad_files[i].line);
         if (!strstr(psel_test_log_captured(), needle) ||
             !strstr(psel_test_log_captured(), bad_files[i].needle)) {
             print_error("bad file %u: expected '%s%s', got '%s'\n", i, needle,
@@ -1176,6 +1177,23 @@ static void test_malformed_files_name_line_and_field(void **state)
         assert_int_equal(psel_test_log_count(), 1);
         assert_memory_equal(&calib, &untouched, sizeof(calib));
     }
+}
+
+/* A bad number is reported at its column, in the C locale's terms: a
+ * comma is not a decimal point */
+static void test_malformed_number_column(void **state)
+{
+    static const char text[] = HDR "range egr/bcopy tcp/lo host 8192 7600 "
+                                   "2,5 3000 200\n";
+    psel_calib_t calib;
+
+    (void)state;
+    psel_test_log_capture_start();
+    assert_int_equal(psel_calib_parse(text, strlen(text), "test", &calib),
+                     UCS_ERR_INVALID_PARAM);
+    /* "range egr/bcopy tcp/lo host 8192 7600 " is 38 characters */
+    psel_assert_log_contains("test:7:39: single m '2,5': expected a number");
+    psel_test_log_capture_stop();
 }
 
 static void test_malformed_long_line_and_nul(void **state)
@@ -1533,6 +1551,7 @@ int main(void)
         cmocka_unit_test(test_write_rejects_unreadable_content_and_io_errors),
         cmocka_unit_test(test_malformed_files_name_line_and_field),
         cmocka_unit_test(test_malformed_long_line_and_nul),
+        cmocka_unit_test(test_malformed_number_column),
         cmocka_unit_test(test_accepted_variants),
         cmocka_unit_test(test_other_format_version_unsupported),
         cmocka_unit_test(test_check_host_and_ucx),
