@@ -22,7 +22,7 @@ shift || true
 
 packages=(build-essential autoconf automake libtool pkg-config
           libucx-dev ucx-utils libibverbs-dev rdma-core libcmocka-dev
-          iproute2 gnuplot-nox dpkg-dev libnuma-dev openmpi-bin libopenmpi-dev)
+          iproute2 gnuplot-nox locales dpkg-dev libnuma-dev openmpi-bin libopenmpi-dev)
 
 log() { printf '[dev.sh] %s\n' "$*" >&2; }
 

@@ -26,6 +26,15 @@
  * divided by max_ratio is dropped (UCX_MULTI_LANE_MAX_RATIO: the ratio of the
  * fastest to the slowest lane).
  * Shares within a role are proportional to bandwidth.
+ * Measured lanes (params->measured, from a calibration's rails): a pair
+ * whose local "transport/device" was measured takes the measured latency
+ * and bandwidth instead of both sides' attributes, in its scores, the
+ * ratio check, its shares and the lane's facts. So an extra rail slower
+ * than the fastest by more than max_ratio is dropped, shares follow what
+ * the rails deliver, and the am lane is the measured fastest: its score
+ * also counts the wire time of a PSEL_LANE_AM_MEASURED_SIZE message,
+ * since a shaped or congested rail (a token bucket) lets one small message
+ * through at full speed and its latency alone cannot tell it apart.
  *
  * Number of peers, as UCP does with its estimated number of endpoints
  * (UCX_NUM_EPS, ucp_params.estimated_num_eps; 1 when not given):
@@ -49,6 +58,9 @@
 /** Message size that bandwidth scores are taken at (UCX uses 256K too). */
 #define PSEL_LANE_BW_SCORE_SIZE  (256 * 1024)
 
+/** Eager message whose wire time the am score of a measured lane counts. */
+#define PSEL_LANE_AM_MEASURED_SIZE  (8 * 1024)
+
 
 /**
  * Live reachability: nonzero if local resource @a local reaches the peer's
@@ -56,6 +68,14 @@
  */
 typedef int (*psel_lane_reachable_cb_t)(void *arg, unsigned local,
                                         unsigned remote);
+
+
+/**
+ * Measured latency [s] and bandwidth [B/s] of a lane, by the local
+ * "transport/device" name: nonzero (both set) if it was measured.
+ */
+typedef int (*psel_lane_measured_cb_t)(void *arg, const char *lane_name,
+                                       double *latency, double *bandwidth);
 
 
 /** Limits of lane selection. */
@@ -67,6 +87,9 @@ typedef struct psel_lane_select_params {
                                                 for snapshots and imports:
                                                 the rules of reachability.h */
     void    *reachable_arg; /**< Argument of @a is_reachable */
+    psel_lane_measured_cb_t measured; /**< Measured lanes, or NULL: the
+                                           attributes only */
+    void    *measured_arg;  /**< Argument of @a measured */
     size_t   num_eps;     /**< Endpoints per process (peers), UCP's
                                est_num_eps; 0 means 1 */
 } psel_lane_select_params_t;
@@ -122,6 +145,7 @@ typedef struct psel_lane_layout {
     unsigned num_lanes;                      /**< Lanes */
     unsigned local[PSEL_MAX_LANES];          /**< Local resource of lane i */
     unsigned remote[PSEL_MAX_LANES];         /**< Remote resource of lane i */
+    unsigned path[PSEL_MAX_LANES];           /**< Path on the device of lane i */
     unsigned role_count[PSEL_LANE_ROLE_LAST];/**< Lanes per role */
     unsigned role_lanes[PSEL_LANE_ROLE_LAST][PSEL_MAX_LANES]; /**< Lane
                                                   indices per role, best first */
@@ -131,11 +155,14 @@ typedef struct psel_lane_layout {
 /**
  * Build the lanes of an endpoint whose lanes someone else chose: the lane
  * facts of each (local, remote) pair and the role sets in the given order,
- * with bandwidth shares as psel_lanes_select() gives them. No scores.
+ * with bandwidth shares as psel_lanes_select() gives them, and the rma_bw
+ * lanes per memory type (those whose memory domain registers it). No
+ * scores.
  *
  * @param [in]  local   Local resources.
  * @param [in]  remote  The peer's resources.
  * @param [in]  layout  Pairs and roles; indices must be in range.
+ * @param [in]  params  For measured lanes (params->measured), or NULL.
  * @param [out] ep      The lanes; its sets point into it, so it must not be
  *                      copied.
  *
@@ -144,7 +171,16 @@ typedef struct psel_lane_layout {
 ucs_status_t psel_lanes_from_layout(const psel_resource_table_t *local,
                                     const psel_resource_table_t *remote,
                                     const psel_lane_layout_t *layout,
+                                    const psel_lane_select_params_t *params,
                                     psel_ep_lanes_t *ep);
+
+/**
+ * @return Bitmap of the memory types an endpoint's lanes can send from:
+ *         host, and each memory type with an rma_bw lane whose MD registers
+ *         it or a copy engine (lane.h) that reaches host memory.
+ */
+uint64_t psel_lane_sets_mem_types(const psel_lane_sets_t *sets);
+
 /** @return The number of endpoints of @a params: num_eps, or 1 if 0. */
 size_t psel_lane_num_eps(const psel_lane_select_params_t *params);
 

@@ -16,6 +16,7 @@
 #include <ucp_proto_sel/dump.h>
 #include <ucp_proto_sel/ep_config.h>
 #include <ucp_proto_sel/select.h>
+#include <ucp_proto_sel/ucx_thresh.h>
 
 #include "psel_info.h"
 
@@ -36,7 +37,8 @@ enum {
     OPT_PLOT,
     OPT_PLOT_KEEP,
     OPT_UCX_ENV,
-    OPT_UCX_CONF
+    OPT_UCX_CONF,
+    OPT_COMPARE_UCX
 };
 
 typedef struct {
@@ -44,7 +46,9 @@ typedef struct {
     int         ucx_env, quiet;
     const char *local_path, *peer_path, *save_path;
     const char *plot_path, *plot_keep, *ucx_conf;
+    const char *compare_path;
     int         locality; /* -1: default */
+    int         locality_given;
     psel_info_scale_opts_t scale;
 } psel_info_opts_t;
 
@@ -75,7 +79,10 @@ static void usage(FILE *stream)
             "                this selection: env $(psel_info --ucx-env) ucx_perftest ...\n"
             "  --ucx-conf DIR  write the same settings as DIR/ucx.conf, for\n"
             "                UCX_CONFIG_DIR=DIR (sites that cannot preload libprotosel_ucx.so)\n"
-            "  -q            with --ucx-env, --ucx-conf: no comments on stderr\n");
+            "  -q            with --ucx-env, --ucx-conf: no comments on stderr\n"
+            "  --compare-ucx FILE  UCX's tag-send table for this machine (UCX_PROTO_INFO\n"
+            "                or ucx_info -e output) beside protosel's for the same lanes,\n"
+            "                with the reasons where they differ (-j: JSON)\n");
     psel_info_scale_usage(stream);
     fprintf(stream,
             "  -h            this help\n"
@@ -154,22 +161,31 @@ static const char *table_name(const psel_resource_table_t *table)
     return name;
 }
 
-/* Build the tables of the buffer types asked for (contig first). With a
- * calibration, also the tables the transports' attributes alone give. */
+/* Build the tables of the buffer types asked for (contig first, then iov,
+ * generic, and contig of each other memory type the lanes can send from).
+ * With a calibration, also the tables the transports' attributes alone give. */
 static unsigned build_tables(psel_select_t *select, psel_select_t *attrs,
-                             unsigned count, psel_info_table_t *tables)
+                             unsigned count, uint64_t mem_types,
+                             psel_info_table_t *tables)
 {
-    const psel_buffer_type_t types[] = {
+    psel_buffer_type_t types[3 + UCS_MEMORY_TYPE_LAST] = {
         psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_CONTIG,
                          UCS_MEMORY_TYPE_HOST, 1),
         psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_IOV, UCS_MEMORY_TYPE_HOST, 4),
         psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_GENERIC,
                          UCS_MEMORY_TYPE_HOST, 1),
     };
+    unsigned i, built = 0, num_types = 3;
     psel_info_table_t *t;
-    unsigned i, built = 0;
+    ucs_memory_type_t mt;
 
-    for (i = 0; i < ucs_min(count, ucs_static_array_size(types)); ++i) {
+    for (mt = UCS_MEMORY_TYPE_HOST + 1; mt < UCS_MEMORY_TYPE_LAST; ++mt) {
+        if (mem_types & UCS_BIT(mt)) {
+            types[num_types++] = psel_buffer_type(PSEL_OP_TAG_SEND,
+                                                  PSEL_DT_CONTIG, mt, 1);
+        }
+    }
+    for (i = 0; i < ucs_min(count, num_types); ++i) {
         t         = &tables[built];
         t->select = select;
         if ((psel_select_build(select, types[i], &t->table) != UCS_OK) ||
@@ -208,6 +224,10 @@ static void print_tables(const psel_info_table_t *tables, unsigned count,
         if (opts->explain && (t->select->calib != NULL)) {
             psel_select_dump_compare(stdout, t->select, t->table, t->attrs);
         }
+        if (opts->explain && (t->table->buf_type.dt_class == PSEL_DT_CONTIG) &&
+            (t->table->buf_type.mem_type == UCS_MEMORY_TYPE_HOST)) {
+            psel_ucx_thresh_dump(stdout, t->select, t->table);
+        }
         fputs("\n", stdout);
     }
 }
@@ -227,9 +247,9 @@ static int show_endpoint(const psel_resource_table_t *local,
         .calib    = calib,
         .num_eps  = psel_info_scale_num_eps(&opts->scale, config)
     };
-    unsigned num_print = opts->all_types ? 3 : 1;
+    unsigned num_print = opts->all_types ? 3 + UCS_MEMORY_TYPE_LAST : 1;
     psel_info_ep_ctx_t ctx;
-    psel_info_table_t tables[3];
+    psel_info_table_t tables[3 + UCS_MEMORY_TYPE_LAST];
     psel_select_t *attrs = NULL;
     psel_ep_config_t *ep;
     unsigned count;
@@ -259,9 +279,9 @@ static int show_endpoint(const psel_resource_table_t *local,
         }
     }
 
-    /* --ucx-env weighs every buffer type UCP may send */
+    /* --ucx-env weighs the host buffer types only */
     count = build_tables(&ep->select, attrs, opts->ucx_env ? 3 : num_print,
-                         tables);
+                         psel_lane_sets_mem_types(&ep->lanes.sets), tables);
     if (count == 0) {
         goto out_attrs;
     }
@@ -269,6 +289,7 @@ static int show_endpoint(const psel_resource_table_t *local,
                                tables, count};
 
     if (opts->endpoint && opts->json) {
+        psel_info_diag_json_started();
         printf("{\"local\": \"%s\", \"peer\": \"%s\", \"peer_on\": "
                "\"%s\", \"num_eps\": %zu, ", local->origin, peer->origin,
                locality_name(opts->locality), ep->lanes.num_eps);
@@ -338,6 +359,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         {"plot-keep", required_argument, NULL, OPT_PLOT_KEEP},
         {"ucx-env", no_argument, NULL, OPT_UCX_ENV},
         {"ucx-conf", required_argument, NULL, OPT_UCX_CONF},
+        {"compare-ucx", required_argument, NULL, OPT_COMPARE_UCX},
         PSEL_INFO_SCALE_LONG_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}
@@ -366,6 +388,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         case OPT_PLOT_KEEP: opts->plot_keep = optarg; break;
         case OPT_UCX_ENV:   opts->ucx_env   = 1; break;
         case OPT_UCX_CONF:  opts->ucx_conf  = optarg; opts->ucx_env = 1; break;
+        case OPT_COMPARE_UCX: opts->compare_path = optarg; break;
         case PSEL_INFO_OPT_PEERS:
         case PSEL_INFO_OPT_RQ:
         case PSEL_INFO_OPT_RQ_SUGGEST:
@@ -394,12 +417,14 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
                 "settings; run them without -d, -e, -x, -a, -j and -c\n");
         return -1;
     }
+    opts->locality_given = (opts->locality >= 0);
     if (psel_info_scale_check(&opts->scale, opts->endpoint, opts->json) != 0) {
         return -1;
     }
     if (!opts->devices && !opts->endpoint && !opts->config &&
         (opts->save_path == NULL) && (opts->plot_path == NULL) &&
-        !opts->ucx_env && (opts->scale.rq_spec == NULL) &&
+        !opts->ucx_env && (opts->compare_path == NULL) &&
+        (opts->scale.rq_spec == NULL) &&
         !psel_info_scale_needs_ep(&opts->scale)) {
         opts->devices = opts->endpoint = 1;
     }
@@ -419,12 +444,19 @@ int main(int argc, char **argv)
     psel_config_t config;
     int ret = 1, need_ep;
 
+    psel_info_diag_init("psel_info");
     if (parse_args(argc, argv, &opts) != 0) {
+        if (opts.json) {
+            psel_info_diag_json_error(stdout, "bad command line");
+        }
         return 2;
     }
     if (psel_config_read(&config) != UCS_OK) {
         fprintf(stderr, "psel_info: fix the variable above; psel_info -c "
                 "lists every UCX_PSEL_* variable with its accepted values\n");
+        if (opts.json) {
+            psel_info_diag_json_error(stdout, "bad UCX_PSEL_* setting");
+        }
         return 1;
     }
 
@@ -467,6 +499,12 @@ int main(int argc, char **argv)
     }
 
     ret = 0;
+    if (opts.compare_path != NULL) {
+        ret = psel_info_compare_ucx(opts.compare_path, &local, &local, &config,
+                                    opts.locality_given ? opts.locality : -1,
+                                    opts.json);
+        need_ep = 0;
+    }
     if (need_ep) {
         if (opts.peer_path != NULL) {
             if (get_resources(opts.peer_path, &config, &peer) != UCS_OK) {
@@ -485,5 +523,9 @@ out_local:
 out_config:
     psel_config_calibration_release(calib);
     psel_config_release(&config);
+    if (opts.json && (ret != 0)) {
+        psel_info_diag_json_error(stdout, "no selection table; the messages "
+                                  "say why");
+    }
     return ret;
 }

@@ -106,6 +106,48 @@ int psel_info_ucx_env(const psel_resource_table_t *local,
                       const char *conf_dir, int quiet);
 
 
+/**
+ * Route every libucs log message to stderr ("psel_info: error: ..."), so
+ * that stdout holds only tables or JSON; errors and warnings are also kept
+ * for psel_info_diag_json_error(). Call first in main().
+ *
+ * @param [in] prog  Program name for the messages.
+ */
+void psel_info_diag_init(const char *prog);
+
+/** Say that stdout now holds JSON output, so no error object follows it. */
+void psel_info_diag_json_started(void);
+
+/**
+ * With -j, after a failure: print {"error": {"what": ..., "messages": [...]}}
+ * on @a stream, unless JSON was already started.
+ *
+ * @param [in] stream  Where to print (stdout).
+ * @param [in] what    One sentence saying what failed.
+ */
+void psel_info_diag_json_error(FILE *stream, const char *what);
+
+/** Print @a text as a JSON string (quoted, escaped). */
+void psel_info_json_string(FILE *stream, const char *text);
+
+
+/**
+ * --compare-ucx FILE: UCX's tag-send table for a machine (protocols v2 table
+ * or the v1 "tag_send:" line) beside protosel's over the same lanes, range
+ * by range, with the reasons where they differ (psel_info_compare.c).
+ *
+ * @param [in] path      UCX's output.
+ * @param [in] local     Local resources (the machine UCX ran on).
+ * @param [in] peer      The peer's resources.
+ * @param [in] config    protosel's settings.
+ * @param [in] locality  PSEL_PEER_*, or -1 to take it from the file.
+ * @param [in] json      Nonzero: JSON on stdout.
+ *
+ * @return 0, or 1 with the reason on stderr.
+ */
+int psel_info_compare_ucx(const char *path, const psel_resource_table_t *local,
+                          const psel_resource_table_t *peer,
+                          const psel_config_t *config, int locality, int json);
 /* ------------------------------------------------------------------------
  * Scale: number of peers, memory footprint, Open MPI receive queues, LogGP
  * alltoall (psel_info_scale.c, psel_info_rq.c, psel_info_alltoall.c)

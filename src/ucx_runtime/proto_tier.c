@@ -266,11 +266,12 @@ static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
             psel_resource_from_uct(&ep->rscs[r],
                                    context->tl_cmpts[md->cmpt_index].attr.name,
                                    md->rsc.md_name, &tl->tl_rsc, &md->attr,
-                                   &wiface->attr);
+                                   &wiface->attr, wiface->iface);
             rscs[r] = rsc_index;
             ++ep->num_rscs;
         }
         lane_map[lane]                             = ep->layout.num_lanes;
+        ep->layout.path[ep->layout.num_lanes]      = key->lanes[lane].path_index;
         ep->layout.local[ep->layout.num_lanes]     = r;
         ep->layout.remote[ep->layout.num_lanes++]  = r;
     }
@@ -309,16 +310,38 @@ static void psel_pt_ep_release(psel_pt_ep_t *ep)
     ep->used = 0;
 }
 
+/* Lanes measured by the calibration (its rails) */
+static int psel_pt_rail_measured(void *arg, const char *lane_name,
+                                 double *latency, double *bandwidth)
+{
+    const psel_calib_rail_t *rail = psel_calib_rail_find(arg, lane_name);
+
+    if (rail == NULL) {
+        return 0;
+    }
+    *latency   = rail->latency;
+    *bandwidth = rail->bandwidth;
+    return 1;
+}
+
 static ucs_status_t psel_pt_ep_init(psel_pt_ep_t *ep)
 {
+    psel_lane_select_params_t lane_params;
     ucs_string_buffer_t strb;
     unsigned i, role;
 
     ep->table.count     = ep->num_rscs;
     ep->table.resources = ep->rscs;
     ucs_strncpy_zero(ep->table.origin, "UCP", sizeof(ep->table.origin));
+    /* lanes a calibration measured (its rails) take their measured
+     * latency and bandwidth, as in protosel's own endpoints */
+    memset(&lane_params, 0, sizeof(lane_params));
+    lane_params.num_eps      = ep->layout.num_eps;
+    lane_params.measured     = (psel_pt.calib != NULL) ? psel_pt_rail_measured :
+                                                         NULL;
+    lane_params.measured_arg = (void*)psel_pt.calib;
     if (psel_lanes_from_layout(&ep->table, &ep->table, &ep->layout,
-                               &ep->lanes) != UCS_OK) {
+                               &lane_params, &ep->lanes) != UCS_OK) {
         return UCS_ERR_INVALID_PARAM;
     }
 
