@@ -252,6 +252,43 @@ ucs_status_t psel_uct_iface_open(uct_md_h md, uct_worker_h worker,
     return status;
 }
 
+void psel_resource_from_uct(psel_resource_t *resource,
+                            const char *component_name, const char *md_name,
+                            const uct_tl_resource_desc_t *tl,
+                            const uct_md_attr_t *md_attr,
+                            const uct_iface_attr_t *iface_attr,
+                            uct_iface_h iface)
+{
+    const char *sys_dev_name;
+    char bdf[PSEL_NAME_MAX];
+
+    memset(resource, 0, sizeof(*resource));
+    ucs_strncpy_zero(resource->component, component_name,
+                     sizeof(resource->component));
+    ucs_strncpy_zero(resource->md_name, md_name, sizeof(resource->md_name));
+    ucs_strncpy_zero(resource->tl_name, tl->tl_name,
+                     sizeof(resource->tl_name));
+    ucs_strncpy_zero(resource->dev_name, tl->dev_name,
+                     sizeof(resource->dev_name));
+    resource->dev_type = tl->dev_type;
+    if (tl->sys_device != UCS_SYS_DEVICE_ID_UNKNOWN) {
+        sys_dev_name = ucs_topo_sys_device_bdf_name(tl->sys_device, bdf,
+                                                    sizeof(bdf));
+        ucs_strncpy_zero(resource->sys_dev, sys_dev_name ? sys_dev_name : "",
+                         sizeof(resource->sys_dev));
+    }
+
+    psel_discover_fill_iface(resource, iface_attr);
+    psel_discover_fill_md(resource, md_attr);
+#ifdef HAVE_UCT_API_V2_UCT_V2_H
+    if ((iface == NULL) || !psel_discover_estimate(iface, iface_attr, resource))
+#endif
+    {
+        /* the installed UCT's own rules (README, "Per-operation costs") */
+        psel_resource_op_cost_derive(resource, NULL);
+    }
+}
+
 static void psel_discover_tl(uct_md_h md, const uct_md_attr_t *md_attr,
                              const char *component_name, const char *md_name,
                              const uct_tl_resource_desc_t *tl,
@@ -261,8 +298,6 @@ static void psel_discover_tl(uct_md_h md, const uct_md_attr_t *md_attr,
     psel_resource_t resource;
     uct_iface_h iface;
     ucs_status_t status;
-    const char *sys_dev_name;
-    char bdf[PSEL_NAME_MAX];
 
     status = psel_uct_iface_open(md, worker, tl->tl_name, tl->dev_name,
                                  NULL, NULL,
@@ -281,30 +316,8 @@ static void psel_discover_tl(uct_md_h md, const uct_md_attr_t *md_attr,
         return;
     }
 
-    memset(&resource, 0, sizeof(resource));
-    ucs_strncpy_zero(resource.component, component_name,
-                     sizeof(resource.component));
-    ucs_strncpy_zero(resource.md_name, md_name, sizeof(resource.md_name));
-    ucs_strncpy_zero(resource.tl_name, tl->tl_name, sizeof(resource.tl_name));
-    ucs_strncpy_zero(resource.dev_name, tl->dev_name,
-                     sizeof(resource.dev_name));
-    resource.dev_type = tl->dev_type;
-    if (tl->sys_device != UCS_SYS_DEVICE_ID_UNKNOWN) {
-        sys_dev_name = ucs_topo_sys_device_bdf_name(tl->sys_device, bdf,
-                                                    sizeof(bdf));
-        ucs_strncpy_zero(resource.sys_dev, sys_dev_name ? sys_dev_name : "",
-                         sizeof(resource.sys_dev));
-    }
-
-    psel_discover_fill_iface(&resource, &attr);
-    psel_discover_fill_md(&resource, md_attr);
-#ifdef HAVE_UCT_API_V2_UCT_V2_H
-    if (!psel_discover_estimate(iface, &attr, &resource))
-#endif
-    {
-        /* the installed UCT's own rules (README, "Per-operation costs") */
-        psel_resource_op_cost_derive(&resource, NULL);
-    }
+    psel_resource_from_uct(&resource, component_name, md_name, tl, md_attr,
+                           &attr, iface);
     uct_iface_close(iface);
 
     if (!strcmp(component_name, "ib") &&

@@ -420,6 +420,21 @@ static int psel_pair_better(const psel_resource_table_t *local,
                   remote->resources[best_r].dev_name);
 }
 
+/* Shares within a role are proportional to bandwidth */
+static void psel_lane_set_shares(psel_lane_set_t *set)
+{
+    double total_bw = 0;
+    unsigned i;
+
+    for (i = 0; i < set->count; ++i) {
+        total_bw += set->lanes[i]->bandwidth;
+    }
+    for (i = 0; i < set->count; ++i) {
+        set->shares[i] = (total_bw > 0) ? set->lanes[i]->bandwidth / total_bw :
+                                          1.0 / set->count;
+    }
+}
+
 /* Can local resource @a l take part in this pass? */
 static int psel_pass_uses(const psel_lane_pass_t *pass,
                           const psel_resource_t *lrsc)
@@ -443,8 +458,8 @@ static void psel_lanes_select_set(const psel_resource_table_t *local,
 {
     const psel_lane_select_params_t *params = pass->params;
     const psel_lane_selector_t *selector    = &psel_lane_selectors[role];
-    double score, best, best_bw = 0, total_bw = 0;
-    unsigned l, r, best_l = 0, best_r = 0, path, i;
+    double score, best, best_bw = 0;
+    unsigned l, r, best_l = 0, best_r = 0, path;
     const psel_resource_t *lrsc, *rrsc;
     psel_pair_perf_t perf;
     int lane;
@@ -496,13 +511,7 @@ static void psel_lanes_select_set(const psel_resource_table_t *local,
         set->lanes[set->count++]   = &ep->lanes[lane];
     }
 
-    for (i = 0; i < set->count; ++i) {
-        total_bw += set->lanes[i]->bandwidth;
-    }
-    for (i = 0; i < set->count; ++i) {
-        set->shares[i] = (total_bw > 0) ? set->lanes[i]->bandwidth / total_bw :
-                                          1.0 / set->count;
-    }
+    psel_lane_set_shares(set);
 }
 
 static void psel_lanes_select_role(const psel_resource_table_t *local,
@@ -725,6 +734,69 @@ ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
     }
     for (role = 0; role < UCS_MEMORY_TYPE_LAST; ++role) {
         psel_lane_set_rebase(&ep->sets.rma_bw_mem[role], ep);
+    }
+    return UCS_OK;
+}
+
+ucs_status_t psel_lanes_from_layout(const psel_resource_table_t *local,
+                                    const psel_resource_table_t *remote,
+                                    const psel_lane_layout_t *layout,
+                                    const psel_lane_select_params_t *params,
+                                    psel_ep_lanes_t *ep)
+{
+    size_t num_eps = ucs_max(layout->num_eps, 1);
+    const psel_lane_set_t *rma_bw;
+    ucs_memory_type_t mem_type;
+    psel_lane_set_t *set;
+    unsigned i, role, lane;
+
+    if (layout->num_lanes > PSEL_MAX_LANES) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    memset(ep, 0, sizeof(*ep));
+    for (i = 0; i < layout->num_lanes; ++i) {
+        if ((layout->local[i] >= local->count) ||
+            (layout->remote[i] >= remote->count)) {
+            return UCS_ERR_INVALID_PARAM;
+        }
+        ep->info[i].local  = layout->local[i];
+        ep->info[i].remote = layout->remote[i];
+        ep->info[i].path   = layout->path[i];
+        psel_lane_fill(params, local, layout->local[i],
+                       &remote->resources[layout->remote[i]], num_eps, i,
+                       layout->path[i], &ep->lanes[i]);
+    }
+    ep->num_lanes = layout->num_lanes;
+    ep->num_eps   = num_eps;
+
+    for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
+        set = &ep->sets.role[role];
+        if (layout->role_count[role] > PSEL_MAX_LANES) {
+            return UCS_ERR_INVALID_PARAM;
+        }
+        for (i = 0; i < layout->role_count[role]; ++i) {
+            lane = layout->role_lanes[role][i];
+            if (lane >= ep->num_lanes) {
+                return UCS_ERR_INVALID_PARAM;
+            }
+            ep->info[lane].roles   |= UCS_BIT(role);
+            set->lanes[set->count++] = &ep->lanes[lane];
+        }
+        psel_lane_set_shares(set);
+    }
+
+    /* per memory type, the rma_bw lanes whose memory domain registers it;
+     * host memory's are the role's */
+    rma_bw = &ep->sets.role[PSEL_LANE_ROLE_RMA_BW];
+    for (mem_type = 0; mem_type < UCS_MEMORY_TYPE_LAST; ++mem_type) {
+        set = &ep->sets.rma_bw_mem[mem_type];
+        for (i = 0; i < rma_bw->count; ++i) {
+            if ((mem_type == UCS_MEMORY_TYPE_HOST) ||
+                (rma_bw->lanes[i]->reg_mem_types & UCS_BIT(mem_type))) {
+                set->lanes[set->count++] = rma_bw->lanes[i];
+            }
+        }
+        psel_lane_set_shares(set);
     }
     return UCS_OK;
 }

@@ -138,6 +138,42 @@ ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
                                const psel_lane_select_params_t *params,
                                psel_ep_lanes_t *ep);
 
+/** Lanes chosen elsewhere (by stock UCP): pairs and their order per role. */
+typedef struct psel_lane_layout {
+    size_t   num_eps;                        /**< Endpoints they were chosen
+                                                  for (latency growth); 0: 1 */
+    unsigned num_lanes;                      /**< Lanes */
+    unsigned local[PSEL_MAX_LANES];          /**< Local resource of lane i */
+    unsigned remote[PSEL_MAX_LANES];         /**< Remote resource of lane i */
+    unsigned path[PSEL_MAX_LANES];           /**< Path on the device of lane i */
+    unsigned role_count[PSEL_LANE_ROLE_LAST];/**< Lanes per role */
+    unsigned role_lanes[PSEL_LANE_ROLE_LAST][PSEL_MAX_LANES]; /**< Lane
+                                                  indices per role, best first */
+} psel_lane_layout_t;
+
+
+/**
+ * Build the lanes of an endpoint whose lanes someone else chose: the lane
+ * facts of each (local, remote) pair and the role sets in the given order,
+ * with bandwidth shares as psel_lanes_select() gives them, and the rma_bw
+ * lanes per memory type (those whose memory domain registers it). No
+ * scores.
+ *
+ * @param [in]  local   Local resources.
+ * @param [in]  remote  The peer's resources.
+ * @param [in]  layout  Pairs and roles; indices must be in range.
+ * @param [in]  params  For measured lanes (params->measured), or NULL.
+ * @param [out] ep      The lanes; its sets point into it, so it must not be
+ *                      copied.
+ *
+ * @return UCS_OK, or UCS_ERR_INVALID_PARAM for an index out of range.
+ */
+ucs_status_t psel_lanes_from_layout(const psel_resource_table_t *local,
+                                    const psel_resource_table_t *remote,
+                                    const psel_lane_layout_t *layout,
+                                    const psel_lane_select_params_t *params,
+                                    psel_ep_lanes_t *ep);
+
 /**
  * @return Bitmap of the memory types an endpoint's lanes can send from:
  *         host, and each memory type with an rma_bw lane whose MD registers

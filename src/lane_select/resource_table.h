@@ -216,6 +216,27 @@ const char *psel_ib_link_layer_name(int link_layer);
 ucs_status_t psel_resource_discover(psel_resource_table_t *table);
 
 /**
+ * Fill a resource from attributes queried elsewhere (stock UCP's context
+ * and worker, for libprotosel_ucx.so), as discovery fills it, without the
+ * libibverbs port facts; per-operation costs from the iface's own estimate
+ * when it has one (UCT v2), else the installed UCT's rules.
+ *
+ * @param [out] resource        Resource to fill (zeroed first).
+ * @param [in]  component_name  UCT component, e.g. "ib".
+ * @param [in]  md_name         Memory domain name.
+ * @param [in]  tl              Transport and device.
+ * @param [in]  md_attr         The memory domain's attributes.
+ * @param [in]  iface_attr      The iface's attributes.
+ * @param [in]  iface           The open iface, or NULL.
+ */
+void psel_resource_from_uct(psel_resource_t *resource,
+                            const char *component_name, const char *md_name,
+                            const uct_tl_resource_desc_t *tl,
+                            const uct_md_attr_t *md_attr,
+                            const uct_iface_attr_t *iface_attr,
+                            uct_iface_h iface);
+
+/**
  * Open a UCT iface for a transport on a device, with default configuration
  * (discovery and the data path open their ifaces the same way).
  *

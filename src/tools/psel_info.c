@@ -37,6 +37,7 @@ enum {
     OPT_PLOT,
     OPT_PLOT_KEEP,
     OPT_UCX_ENV,
+    OPT_UCX_CONF,
     OPT_COMPARE_UCX
 };
 
@@ -44,7 +45,7 @@ typedef struct {
     int         devices, endpoint, explain, json, config, all_types;
     int         ucx_env, quiet;
     const char *local_path, *peer_path, *save_path;
-    const char *plot_path, *plot_keep;
+    const char *plot_path, *plot_keep, *ucx_conf;
     const char *compare_path;
     int         locality; /* -1: default */
     int         locality_given;
@@ -76,7 +77,9 @@ static void usage(FILE *stream)
             "  --plot-keep DIR  keep the plot's data files and gnuplot script in DIR\n"
             "  --ucx-env     print the UCX_* settings that bring stock UCP closest to\n"
             "                this selection: env $(psel_info --ucx-env) ucx_perftest ...\n"
-            "  -q            with --ucx-env: no comments on stderr\n"
+            "  --ucx-conf DIR  write the same settings as DIR/ucx.conf, for\n"
+            "                UCX_CONFIG_DIR=DIR (sites that cannot preload libprotosel_ucx.so)\n"
+            "  -q            with --ucx-env, --ucx-conf: no comments on stderr\n"
             "  --compare-ucx FILE  UCX's tag-send table for this machine (UCX_PROTO_INFO\n"
             "                or ucx_info -e output) beside protosel's for the same lanes,\n"
             "                with the reasons where they differ (-j: JSON)\n");
@@ -327,7 +330,7 @@ static int show_endpoint(const psel_resource_table_t *local,
                                     ucs_max(ep->lanes.num_eps, (size_t)1));
     }
     if (opts->ucx_env && (psel_info_ucx_env(local, &ep->lanes, tables, count,
-                                            opts->quiet) != 0)) {
+                                            opts->ucx_conf, opts->quiet) != 0)) {
         ret = 1;
     }
 
@@ -355,6 +358,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         {"plot", required_argument, NULL, OPT_PLOT},
         {"plot-keep", required_argument, NULL, OPT_PLOT_KEEP},
         {"ucx-env", no_argument, NULL, OPT_UCX_ENV},
+        {"ucx-conf", required_argument, NULL, OPT_UCX_CONF},
         {"compare-ucx", required_argument, NULL, OPT_COMPARE_UCX},
         PSEL_INFO_SCALE_LONG_OPTIONS,
         {"help", no_argument, NULL, 'h'},
@@ -383,6 +387,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         case OPT_PLOT:      opts->plot_path = optarg; break;
         case OPT_PLOT_KEEP: opts->plot_keep = optarg; break;
         case OPT_UCX_ENV:   opts->ucx_env   = 1; break;
+        case OPT_UCX_CONF:  opts->ucx_conf  = optarg; opts->ucx_env = 1; break;
         case OPT_COMPARE_UCX: opts->compare_path = optarg; break;
         case PSEL_INFO_OPT_PEERS:
         case PSEL_INFO_OPT_RQ:
@@ -408,8 +413,8 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         return -1;
     }
     if (opts->ucx_env && (opts->devices || opts->endpoint || opts->config)) {
-        fprintf(stderr, "psel_info: --ucx-env prints only settings; run it "
-                "without -d, -e, -x, -a, -j and -c\n");
+        fprintf(stderr, "psel_info: --ucx-env and --ucx-conf give only "
+                "settings; run them without -d, -e, -x, -a, -j and -c\n");
         return -1;
     }
     opts->locality_given = (opts->locality >= 0);

@@ -2,7 +2,7 @@
  * @file psel_info.h
  * psel_info's outputs beyond the dumps of ucp_proto_sel/dump.h: the cost
  * plot (psel_info_plot.c) and the UCX settings closest to a selection
- * (psel_info_ucx_env.c).
+ * or as a ucx.conf (psel_info_ucx_env.c).
  */
 #ifndef PSEL_TOOLS_PSEL_INFO_H_
 #define PSEL_TOOLS_PSEL_INFO_H_
@@ -85,23 +85,25 @@ int psel_info_plot(const char *path, const char *keep_dir,
 
 
 /**
- * Print, one NAME=VALUE per line on stdout, the UCX settings that bring a
- * stock UCP application closest to the selection of @a tables (thresholds,
- * rendezvous scheme, rails, transports, protocols). Each setting is checked
- * against the installed UCP; one it does not know is left out with a note.
+ * Print, one NAME=VALUE per line on stdout, or write as DIR/ucx.conf, the
+ * UCX settings that bring a stock UCP application closest to the selection
+ * of @a tables (thresholds, rendezvous scheme, rails, transports,
+ * protocols; ucx_runtime/ucx_settings.h). Each setting is checked against
+ * the installed UCP; one it does not know is left out with a note.
  *
- * @param [in] local   Local resources (the lanes index them).
- * @param [in] lanes   The endpoint's lanes.
- * @param [in] tables  The tables of every buffer type, contig first.
- * @param [in] count   Number of tables.
- * @param [in] quiet   Nonzero: no comments on stderr (warnings stay).
+ * @param [in] local     Local resources (the lanes index them).
+ * @param [in] lanes     The endpoint's lanes.
+ * @param [in] tables    The tables of every buffer type, contig first.
+ * @param [in] count     Number of tables.
+ * @param [in] conf_dir  Write DIR/ucx.conf instead of printing, or NULL.
+ * @param [in] quiet     Nonzero: no comments on stderr (warnings stay).
  *
  * @return 0 on success, 1 with a message on stderr.
  */
 int psel_info_ucx_env(const psel_resource_table_t *local,
                       const psel_ep_lanes_t *lanes,
                       const psel_info_table_t *tables, unsigned count,
-                      int quiet);
+                      const char *conf_dir, int quiet);
 
 
 /**

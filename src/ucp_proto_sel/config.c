@@ -24,6 +24,13 @@ static const char *psel_perf_type_names[] = {
     [PSEL_PERF_LAST]   = NULL
 };
 
+static const char *psel_tier_names[] = {
+    [PSEL_TIER_AUTO]     = "auto",
+    [PSEL_TIER_CONFIG]   = "config",
+    [PSEL_TIER_PROTOCOL] = "protocol",
+    [PSEL_TIER_LAST]     = NULL
+};
+
 static const char *psel_proto_info_names[] = {
     [PSEL_PROTO_INFO_NO]   = "n",
     [PSEL_PROTO_INFO_YES]  = "y",
@@ -167,6 +174,20 @@ ucs_config_field_t psel_config_table[] = {
     {"MAX_RNDV_LANES", "2",
      "Maximal number of rma_bw lanes for rendezvous get and put (1..16).",
      ucs_offsetof(psel_config_t, max_rndv_lanes), UCS_CONFIG_TYPE_UINT},
+
+    {"ENABLE", "y",
+     "With libprotosel_ucx.so preloaded into a stock UCX application\n"
+     "(LD_PRELOAD), select UCP's protocols with protosel; \"n\" leaves UCP as it\n"
+     "is. See src/ucx_runtime/README.md.",
+     ucs_offsetof(psel_config_t, enable), UCS_CONFIG_TYPE_BOOL},
+
+    {"TIER", "auto",
+     "How libprotosel_ucx.so acts in stock UCP: \"config\" applies the UCX_*\n"
+     "settings closest to protosel's selection (any UCX >= 1.13); \"protocol\"\n"
+     "replaces the cost lines of UCP's protocols per endpoint (protocols v2 of\n"
+     "the UCX version the library was built for); \"auto\" takes the protocol\n"
+     "tier where it can act, else the config tier.",
+     ucs_offsetof(psel_config_t, tier), UCS_CONFIG_TYPE_ENUM(psel_tier_names)},
 
     {"MULTI_LANE_MAX_RATIO", "4",
      "Drop an extra lane whose bandwidth is more than this many times lower\n"

@@ -30,6 +30,16 @@ typedef enum {
 } psel_proto_info_t;
 
 
+/** Values of UCX_PSEL_TIER: how libprotosel_ucx.so acts in stock UCP. */
+typedef enum {
+    PSEL_TIER_AUTO,         /**< The protocol tier where it can act, else
+                                 the config tier */
+    PSEL_TIER_CONFIG,       /**< UCX_* settings only */
+    PSEL_TIER_PROTOCOL,     /**< Cost lines per endpoint (warn if it cannot) */
+    PSEL_TIER_LAST
+} psel_tier_t;
+
+
 /** All protosel settings. */
 typedef struct psel_config {
     ucs_config_allow_list_t protos;          /**< UCX_PSEL_PROTOS */
@@ -60,6 +70,9 @@ typedef struct psel_config {
                                                   iface (testing wireup) */
     char                   *calibration;     /**< UCX_PSEL_CALIBRATION:
                                                   FILE, "auto" or "none" */
+    int                     enable;          /**< UCX_PSEL_ENABLE: act in
+                                                  stock UCP when preloaded */
+    int                     tier;            /**< psel_tier_t */
 } psel_config_t;
 
 
