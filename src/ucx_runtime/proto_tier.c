@@ -383,9 +383,13 @@ static psel_select_t *psel_pt_select(psel_pt_ep_t *ep, psel_pt_kind_t kind,
                               &ep->config[perf]) != UCS_OK)) {
             return NULL;
         }
-        ep->all[perf].calib  = psel_pt.calib;
-        ep->rndv[perf].calib = psel_pt.calib;
-        ep->rtr[perf].calib  = psel_pt.calib;
+        ep->all[perf].calib          = psel_pt.calib;
+        ep->rndv[perf].calib         = psel_pt.calib;
+        ep->rtr[perf].calib          = psel_pt.calib;
+        /* UCP runs these: the lines measured through UCP first */
+        ep->all[perf].calib_for_ucp  = 1;
+        ep->rndv[perf].calib_for_ucp = 1;
+        ep->rtr[perf].calib_for_ucp  = 1;
         ep->inited[perf]     = 1;
     }
     switch (kind) {
