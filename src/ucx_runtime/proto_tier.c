@@ -55,6 +55,14 @@
  * id; 1 ps more makes it draw each boundary at protosel's byte */
 #define PSEL_PT_OWN_DELTA      1e-12 /* [s] */
 
+/* Added to the multi-fragment variant of an eager protocol (egr/multi/bcopy
+ * against egr/single/bcopy): both take protosel's one line, and UCP would
+ * give their tie to the lower id, the multi-fragment one, which pays a
+ * fragment header for every message; half the ownership delta keeps the
+ * single-fragment variant where both fit and the protocol's ownership
+ * everywhere */
+#define PSEL_PT_MULTI_FRAG_DELTA 0.5e-12 /* [s] */
+
 /* What a UCP protocol becomes */
 typedef enum {
     PSEL_PT_LEAF,        /* one protosel protocol's lines */
@@ -71,19 +79,22 @@ static struct psel_pt_proto {
     ucp_operation_id_t     op_id;
     psel_pt_kind_t         kind;
     const char            *psel_name;   /* PSEL_PT_LEAF */
+    double                 extra;       /* [s] added to all its lines */
     ucp_proto_init_func_t  orig_init;   /* set by install */
     const char            *name_ptr;    /* UCP's name string */
 } psel_pt_protos[] = {
-    {"egr/short",        UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/short"},
-    {"egr/single/bcopy", UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/bcopy"},
-    {"egr/multi/bcopy",  UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/bcopy"},
-    {"egr/single/zcopy", UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/zcopy"},
-    {"egr/multi/zcopy",  UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/zcopy"},
-    {"tag/rndv",         UCP_OP_ID_TAG_SEND,  PSEL_PT_RNDV_ALL, NULL},
-    {"rndv/get/zcopy",   UCP_OP_ID_RNDV_RECV, PSEL_PT_LEAF,     "rndv/get"},
-    {"rndv/rtr",         UCP_OP_ID_RNDV_RECV, PSEL_PT_RNDV_RTR, NULL},
-    {"rndv/put/zcopy",   UCP_OP_ID_RNDV_SEND, PSEL_PT_LEAF,     "rndv/put"},
-    {"rndv/am/bcopy",    UCP_OP_ID_RNDV_SEND, PSEL_PT_LEAF,     "rndv/am"}
+    {"egr/short",        UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/short", 0},
+    {"egr/single/bcopy", UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/bcopy", 0},
+    {"egr/multi/bcopy",  UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/bcopy",
+     PSEL_PT_MULTI_FRAG_DELTA},
+    {"egr/single/zcopy", UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/zcopy", 0},
+    {"egr/multi/zcopy",  UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/zcopy",
+     PSEL_PT_MULTI_FRAG_DELTA},
+    {"tag/rndv",         UCP_OP_ID_TAG_SEND,  PSEL_PT_RNDV_ALL, NULL,        0},
+    {"rndv/get/zcopy",   UCP_OP_ID_RNDV_RECV, PSEL_PT_LEAF,     "rndv/get",  0},
+    {"rndv/rtr",         UCP_OP_ID_RNDV_RECV, PSEL_PT_RNDV_RTR, NULL,        0},
+    {"rndv/put/zcopy",   UCP_OP_ID_RNDV_SEND, PSEL_PT_LEAF,     "rndv/put",  0},
+    {"rndv/am/bcopy",    UCP_OP_ID_RNDV_SEND, PSEL_PT_LEAF,     "rndv/am",   0}
 };
 
 /* The rendezvous protocols of each envelope, by protosel name */
@@ -717,6 +728,10 @@ static void psel_pt_replace(const struct psel_pt_proto *map,
             ucs_debug("protosel: %s: too many ranges, UCP's lines stay",
                       map->ucp_name);
             goto out_dump;
+        }
+        for (row = 0; row < num_owned; ++row) {
+            owned[row].perf[PSEL_PERF_SINGLE].c += map->extra;
+            owned[row].perf[PSEL_PERF_MULTI].c  += map->extra;
         }
     }
     /* no line at all: protosel rules the protocol out, the penalty
