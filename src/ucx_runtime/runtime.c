@@ -93,7 +93,7 @@ static void psel_rt_attach(void *libucp)
 
 static void psel_rt_setup(void)
 {
-    unsigned num_via[PSEL_CALIB_VIA_LAST] = {0}, i;
+    unsigned num_via[PSEL_CALIB_VIA_LAST] = {0}, unsupported = 0, i;
     char why[512];
     int quiet;
 
@@ -119,13 +119,19 @@ static void psel_rt_setup(void)
     }
     if (psel_rt.calib != NULL) {
         for (i = 0; i < psel_rt.calib->num_lines; ++i) {
-            ++num_via[psel_rt.calib->lines[i].via];
+            if (psel_rt.calib->lines[i].unsupported) {
+                ++unsupported;
+            } else {
+                ++num_via[psel_rt.calib->lines[i].via];
+            }
         }
         snprintf(psel_rt.calib_desc, sizeof(psel_rt.calib_desc),
-                 "measured cost lines of %s: %u measured through UCP "
-                 "(psel_calibrate --ucp), used first; %u through protosel's "
-                 "data path; attributes elsewhere", psel_rt.config.calibration,
-                 num_via[PSEL_CALIB_VIA_UCP], num_via[PSEL_CALIB_VIA_PROTOSEL]);
+                 "measured cost lines of %s: %u lines measured through UCP "
+                 "(psel_calibrate --ucp), used first, %u protocols UCP does "
+                 "not run; %u through protosel's data path; attributes "
+                 "elsewhere", psel_rt.config.calibration,
+                 num_via[PSEL_CALIB_VIA_UCP], unsupported,
+                 num_via[PSEL_CALIB_VIA_PROTOSEL]);
     } else {
         snprintf(psel_rt.calib_desc, sizeof(psel_rt.calib_desc),
                  "cost lines from the transports' attributes");
