@@ -11,14 +11,17 @@
 #include "wireup.h"
 #include "rndv.h"
 
+#include <ucp_proto_sel/proto_egr.h>
+#include <ucp_proto_sel/proto_rndv.h>
 #include <lane_select/address.h>
 #include <lane_select/resource_table.h>
 #include <ucp_proto_sel/ep_config.h>
 #include <ucs/datastruct/list.h>
 #include <uct/api/uct.h>
-#include <time.h>
+#include <lane_select/clock.h>
 
-#define PSEL_WORKER_MAX_IFACES  32  /**< Ifaces one worker opens */
+#define PSEL_WORKER_MAX_IFACES  PSEL_PROTO_MAX_IFACES /**< Ifaces one
+                                                           worker opens */
 #define PSEL_WORKER_MAX_MDS     16  /**< Memory domains one worker opens */
 #define PSEL_PENDING_PER_PROGRESS 64 /**< Pending sends retried per call */
 #define PSEL_WORKER_MAX_USED    64  /**< Rows of protocol usage kept */
@@ -76,6 +79,8 @@ struct psel_worker {
     unsigned              num_mds;
     uct_md_h              mds[PSEL_WORKER_MAX_MDS];
     char                  md_names[PSEL_WORKER_MAX_MDS][PSEL_NAME_MAX];
+    uct_component_h       md_components[PSEL_WORKER_MAX_MDS]; /**< Of each
+                                                 memory domain */
     unsigned              num_ifaces;
     psel_worker_iface_t   ifaces[PSEL_WORKER_MAX_IFACES];
     unsigned              num_polled_idle; /**< Idle ifaces without an
@@ -97,6 +102,8 @@ struct psel_worker {
                                              those wireup created */
     ucs_list_link_t       wireup_in;    /**< Wireup messages to process */
     psel_rndv_worker_t    rndv;         /**< Rendezvous requests (rndv.c) */
+    psel_proto_worker_t   proto;        /**< What protocols see of it, with
+                                             core's callbacks (rndv.c) */
     unsigned              wireup_out;   /**< Endpoints with a wireup message
                                              waiting for the bootstrap lane */
     unsigned              num_flushing; /**< Flush requests not complete */
@@ -122,8 +129,8 @@ struct psel_ep {
     psel_resource_table_t remote;       /**< The peer's entries, as resources */
     psel_address_t        address;      /**< The peer's unpacked address */
     psel_ep_config_t      config;       /**< Lanes and selection tables */
-    uct_ep_h              uct_eps[PSEL_MAX_LANES];
-    uct_md_h              lane_mds[PSEL_MAX_LANES]; /**< MD of each lane */
+    psel_proto_ep_t       proto;        /**< What protocols see of it:
+                                             its UCT endpoints and lanes */
     ucs_list_link_t       list;         /**< In worker->eps */
     unsigned              num_sends;    /**< Send requests not complete */
     ucs_status_t          status;       /**< UCS_OK, or why the peer failed:
@@ -153,11 +160,6 @@ struct psel_ep {
     size_t                wireup_msg_length;
     int                   rndv_announced; /**< A lane-less wireup REQUEST
                                              told the peer our id (rndv.c) */
-    int                   lane_info_ready; /**< @a lane_info is filled */
-    psel_proto_lane_info_t lane_info[PSEL_MAX_LANES]; /**< For rendezvous
-                                             protocols (rndv.c, on first
-                                             use; reset it when the lanes
-                                             change) */
 };
 
 /** Every ep-to-ep lane is connected: the endpoint can send. */
@@ -251,15 +253,6 @@ void psel_worker_count_used(psel_worker_h worker,
 /** Poll @a wif on every progress call from now on. */
 void psel_worker_iface_activate(psel_worker_h worker, psel_worker_iface_t *wif);
 
-/** Monotonic time in seconds. */
-static inline double psel_worker_time(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + (ts.tv_nsec * 1e-9);
-}
-
 /** Is @a uct_ep one of @a ep's (lane, extra or bootstrap endpoint)? */
 int psel_ep_owns_uct_ep(psel_ep_h ep, uct_ep_h uct_ep);
 
@@ -274,5 +267,13 @@ unsigned psel_ep_progress_flushes(psel_ep_h ep);
 
 /** Run a send's protocol until it is done, blocked or failed. */
 void psel_send_progress(psel_request_t *req);
+
+/** Fail a send now with @a status (peer failure, close): its protocol
+ *  releases what it holds; the request completes. */
+void psel_send_abort(psel_request_t *req, ucs_status_t status);
+
+/** Run a send's protocol again from the worker's progress (the protocols'
+ *  send_resume callback). */
+void psel_send_resume(psel_proto_req_t *proto);
 
 #endif

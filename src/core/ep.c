@@ -149,7 +149,7 @@ static ucs_status_t psel_ep_connect_bootstrap(psel_ep_h ep)
     for (i = 0; i < lanes->num_lanes; ++i) {
         if (!(ep->p2p_lanes & UCS_BIT(i)) &&
             (lanes->lanes[i].caps & PSEL_LANE_CAP_AM_BCOPY)) {
-            ep->bootstrap = ep->uct_eps[i];
+            ep->bootstrap = ep->proto.uct_eps[i];
             return UCS_OK;
         }
     }
@@ -189,7 +189,7 @@ static void psel_ep_destroy_uct_eps(psel_ep_h ep, unsigned num_lanes)
     unsigned i;
 
     for (i = 0; i < num_lanes; ++i) {
-        uct_ep_destroy(ep->uct_eps[i]);
+        uct_ep_destroy(ep->proto.uct_eps[i]);
     }
     for (i = 0; i < ep->num_extra; ++i) {
         uct_ep_destroy(ep->extra_eps[i]);
@@ -201,6 +201,51 @@ static void psel_ep_destroy_uct_eps(psel_ep_h ep, unsigned num_lanes)
     ep->aux_ep    = NULL;
 }
 
+/* The lane of control messages: the am lane with bcopy, else any lane
+ * with bcopy. */
+static uint8_t psel_ep_am_lane(const psel_ep_lanes_t *lanes)
+{
+    unsigned i;
+
+    for (i = 0; i < lanes->num_lanes; ++i) {
+        if ((lanes->info[i].roles & UCS_BIT(PSEL_LANE_ROLE_AM)) &&
+            (lanes->lanes[i].caps & PSEL_LANE_CAP_AM_BCOPY)) {
+            return i;
+        }
+    }
+    for (i = 0; i < lanes->num_lanes; ++i) {
+        if (lanes->lanes[i].caps & PSEL_LANE_CAP_AM_BCOPY) {
+            return i;
+        }
+    }
+    return 0;
+}
+
+/* What the protocols see of the endpoint (its UCT endpoints are filled as
+ * the lanes connect). */
+static void psel_ep_proto_init(psel_ep_h ep)
+{
+    const psel_ep_lanes_t *lanes = &ep->config.lanes;
+    psel_proto_ep_t *proto       = &ep->proto;
+    psel_proto_lane_info_t *info;
+    unsigned i;
+
+    proto->worker             = &ep->worker->proto;
+    proto->id                 = ep->id;
+    proto->num_lanes          = lanes->num_lanes;
+    proto->am_lane            = psel_ep_am_lane(lanes);
+    proto->num_remote_entries = ep->address.count;
+    for (i = 0; i < lanes->num_lanes; ++i) {
+        info                   = &proto->lane_info[i];
+        info->iface            = &ep->worker->proto.ifaces[lanes->info[i].local];
+        info->caps             = lanes->lanes[i].caps;
+        info->local_entry      = lanes->info[i].local;
+        info->remote_entry     = lanes->info[i].remote;
+        info->remote_rkey_size =
+                ep->address.entries[lanes->info[i].remote].rkey_size;
+    }
+}
+
 static ucs_status_t psel_ep_connect_lanes(psel_ep_h ep)
 {
     const psel_ep_lanes_t *lanes = &ep->config.lanes;
@@ -208,16 +253,17 @@ static ucs_status_t psel_ep_connect_lanes(psel_ep_h ep)
     unsigned local;
     unsigned i;
 
+    psel_ep_proto_init(ep);
     for (i = 0; i < lanes->num_lanes; ++i) {
-        local           = lanes->info[i].local;
-        ep->lane_mds[i] = ep->worker->mds[ep->worker->ifaces[local].md_index];
+        local = lanes->info[i].local;
         if (psel_worker_iface_is_p2p(ep->worker, local)) {
             ep->p2p_lanes |= UCS_BIT(i);
-            status = psel_ep_create_unconnected(ep, local, &ep->uct_eps[i]);
+            status = psel_ep_create_unconnected(ep, local,
+                                                &ep->proto.uct_eps[i]);
         } else {
             status = psel_ep_connect_to_iface(ep, local,
                                               lanes->info[i].remote,
-                                              &ep->uct_eps[i]);
+                                              &ep->proto.uct_eps[i]);
         }
         if (status != UCS_OK) {
             ucs_error("endpoint: lane %u (%s) failed to connect: %s", i,
@@ -376,8 +422,7 @@ static void psel_ep_fail_requests(psel_ep_h ep, ucs_status_t status)
     psel_rndv_ep_fail(ep, status);
     ucs_list_for_each_safe(req, tmp, &ep->worker->pending, list) {
         if (req->ep == ep) {
-            ucs_list_del(&req->list);
-            psel_request_complete(req, status);
+            psel_send_abort(req, status);
         }
     }
     ucs_list_for_each_safe(req, tmp, &ep->flushes, list) {
@@ -394,6 +439,7 @@ void psel_ep_destroy(psel_ep_h ep)
         free(ep->wireup_msg);
     }
     ucs_list_del(&ep->list);
+    psel_rndv_ep_remove(ep);
     psel_ep_destroy_uct_eps(ep, ep->config.lanes.num_lanes);
     psel_ep_config_cleanup(&ep->config);
     free(ep->peer_address);
@@ -462,7 +508,8 @@ unsigned psel_ep_progress_flushes(psel_ep_h ep)
     req   = ucs_list_head(&ep->flushes, psel_request_t, list);
     flush = &req->flush;
     while (flush->next_lane < ep->config.lanes.num_lanes) {
-        status = uct_ep_flush(ep->uct_eps[flush->next_lane], 0, &flush->comp);
+        status = uct_ep_flush(ep->proto.uct_eps[flush->next_lane], 0,
+                              &flush->comp);
         if (status == UCS_ERR_NO_RESOURCE) {
             return 0;
         }
@@ -525,7 +572,7 @@ int psel_ep_owns_uct_ep(psel_ep_h ep, uct_ep_h uct_ep)
     unsigned i;
 
     for (i = 0; i < ep->config.lanes.num_lanes; ++i) {
-        if (ep->uct_eps[i] == uct_ep) {
+        if (ep->proto.uct_eps[i] == uct_ep) {
             return 1;
         }
     }
@@ -555,7 +602,7 @@ void psel_ep_keepalive(psel_ep_h ep)
     for (i = 0; i < lanes->num_lanes; ++i) {
         wif = &ep->worker->ifaces[lanes->info[i].local];
         if (wif->attr.cap.flags & UCT_IFACE_FLAG_EP_CHECK) {
-            uct_ep_check(ep->uct_eps[i], 0, NULL);
+            uct_ep_check(ep->proto.uct_eps[i], 0, NULL);
         }
     }
 }

@@ -65,11 +65,16 @@ void psel_request_complete(psel_request_t *req, ucs_status_t status)
 {
     if (req->type == PSEL_REQUEST_SEND) {
         --req->ep->num_sends;
-    }
-    if ((req->type == PSEL_REQUEST_SEND) && (req->proto.req_id != 0)) {
-        /* a rendezvous send: replies no longer find it */
-        psel_rndv_untrack_send(req->worker, req->proto.req_id);
-        req->proto.req_id = 0;
+        if (req->queued) {
+            /* aborted or canceled while waiting to run */
+            ucs_list_del(&req->list);
+            req->queued = 0;
+        }
+        if (req->proto.req_id != 0) {
+            /* a rendezvous send: replies no longer find it */
+            psel_rndv_untrack_send(req->worker, req->proto.req_id);
+            req->proto.req_id = 0;
+        }
     }
     req->status = status;
     if (req->cb != NULL) {
@@ -99,8 +104,33 @@ void psel_request_free(psel_request_t *req)
     }
 }
 
+/* Return a send to its state before the first progress call, if nothing of
+ * it reached the peer: the protocol releases what it holds. */
+static ucs_status_t psel_send_reset(psel_request_t *req)
+{
+    const psel_proto_t *proto;
+    ucs_status_t status;
+
+    if (req->elem == NULL) {
+        return UCS_OK; /* never ran */
+    }
+    proto  = req->elem->proto;
+    status = (proto->reset != NULL) ? proto->reset(&req->proto) :
+             (req->proto.offset == 0) ? UCS_OK : UCS_ERR_BUSY;
+    if (status != UCS_OK) {
+        return status;
+    }
+    if (req->proto.req_id != 0) {
+        psel_rndv_untrack_send(req->worker, req->proto.req_id);
+        req->proto.req_id = 0;
+    }
+    req->proto.offset = 0;
+    req->elem         = NULL;
+    return UCS_OK;
+}
+
 /* Look the protocol up again if the endpoint's configuration changed since
- * the request chose it. */
+ * the request chose it (a send that started is reset first). */
 static ucs_status_t psel_send_select(psel_request_t *req)
 {
     psel_ep_h ep = req->ep;
@@ -108,7 +138,7 @@ static ucs_status_t psel_send_select(psel_request_t *req)
     if ((req->elem != NULL) && (req->cfg_index == ep->cfg_index)) {
         return UCS_OK;
     }
-    if (req->proto.offset > 0) {
+    if (psel_send_reset(req) != UCS_OK) {
         ucs_error("endpoint reconfigured in the middle of a %zu-byte send",
                   req->proto.length);
         return UCS_ERR_CANCELED;
@@ -154,15 +184,18 @@ void psel_send_progress(psel_request_t *req)
     psel_request_complete(req, status);
 }
 
-static void psel_send_completed(psel_proto_req_t *proto, ucs_status_t status)
+void psel_send_abort(psel_request_t *req, ucs_status_t status)
 {
-    psel_request_complete(ucs_container_of(proto, psel_request_t, proto),
-                          status);
+    if ((req->elem != NULL) && (req->elem->proto->abort != NULL)) {
+        req->elem->proto->abort(&req->proto, status); /* completes it */
+    } else {
+        psel_request_complete(req, status);
+    }
 }
 
 /* A rendezvous reply or completion arrived: run the protocol again from the
  * worker's progress, once however many events arrive. */
-static void psel_send_resume(psel_proto_req_t *proto)
+void psel_send_resume(psel_proto_req_t *proto)
 {
     psel_request_t *req = ucs_container_of(proto, psel_request_t, proto);
 
@@ -182,20 +215,13 @@ psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
     if (req == NULL) {
         return NULL;
     }
-    req->ep               = ep;
-    req->proto.buffer     = buffer;
-    req->proto.length     = length;
-    req->proto.tag        = tag;
-    req->proto.sender_id  = ep->id;
-    req->proto.msg_id     = ++ep->next_msg_id;
-    req->proto.lanes      = ep->uct_eps;
-    req->proto.mds        = ep->lane_mds;
-    req->proto.complete   = psel_send_completed;
+    req->ep           = ep;
+    req->proto.buffer = buffer;
+    req->proto.length = length;
+    req->proto.tag    = tag;
+    req->proto.msg_id = ++ep->next_msg_id;
+    req->proto.ep     = &ep->proto;
     ++ep->num_sends;
-    req->proto.lane_info  = ep->lane_info_ready ? ep->lane_info :
-                            psel_rndv_ep_lane_info(ep);
-    req->proto.track      = psel_rndv_track_send;
-    req->proto.resume     = psel_send_resume;
 
     if (ucs_unlikely(ep->status != UCS_OK)) {
         psel_request_complete(req, ep->status); /* the peer failed */
@@ -246,16 +272,16 @@ ucs_status_t psel_request_cancel(psel_request_t *req)
     if (req->type == PSEL_REQUEST_RECV) {
         return psel_tm_cancel(&req->worker->tm, &req->recv);
     }
-    if ((req->type == PSEL_REQUEST_SEND) && req->queued &&
-        (req->elem == NULL)) {
-        /* never ran: nothing of it reached the peer */
-        ucs_list_del(&req->list);
-        req->queued = 0;
+    if (req->type != PSEL_REQUEST_SEND) {
+        return UCS_ERR_BUSY;
+    }
+    if ((req->elem != NULL) && (req->elem->proto->cancel != NULL)) {
+        return req->elem->proto->cancel(&req->proto);
+    }
+    if (req->queued && (psel_send_reset(req) == UCS_OK)) {
+        /* nothing of it reached the peer */
         psel_request_complete(req, UCS_ERR_CANCELED);
         return UCS_OK;
-    }
-    if ((req->type == PSEL_REQUEST_SEND) && (req->proto.rndv != NULL)) {
-        return psel_rndv_cancel_send(req);
     }
     return UCS_ERR_BUSY;
 }

@@ -181,7 +181,7 @@ static unsigned psel_wireup_our_lanes(psel_ep_h ep,
             out[n].our_iface  = lanes->info[i].local;
             out[n].peer_iface = lanes->info[i].remote;
             out[n].path       = lanes->info[i].path;
-            out[n].uct_ep     = ep->uct_eps[i];
+            out[n].uct_ep     = ep->proto.uct_eps[i];
             ++n;
         }
     }
@@ -365,12 +365,13 @@ static uct_ep_h psel_wireup_pair(psel_ep_h ep,
 
     if (index >= 0) {
         if (!(ep->p2p_connected & UCS_BIT(index))) {
-            if (psel_wireup_connect(ep, ep->uct_eps[index], lane) != UCS_OK) {
+            if (psel_wireup_connect(ep, ep->proto.uct_eps[index], lane) !=
+                UCS_OK) {
                 return NULL;
             }
             ep->p2p_connected |= UCS_BIT(index);
         }
-        return ep->uct_eps[index];
+        return ep->proto.uct_eps[index];
     }
 
     for (i = 0; i < ep->num_extra; ++i) {
@@ -439,7 +440,7 @@ static ucs_status_t psel_wireup_on_request(psel_worker_h worker,
     }
     created        = ep->internal && (ep->peer_uuid == 0);
     ep->peer_uuid  = in->hdr.sender_uuid;
-    ep->remote_id  = in->hdr.sender_ep_id;
+    psel_rndv_set_remote_id(ep, in->hdr.sender_ep_id);
 
     for (i = 0; i < in->num_lanes; ++i) {
         lane                = &in->lanes[i];
@@ -468,7 +469,7 @@ static ucs_status_t psel_wireup_on_reply(psel_worker_h worker,
     ucs_list_for_each(ep, &worker->eps, list) {
         if (ep->id == in->hdr.dest_ep_id) {
             ep->peer_uuid = in->hdr.sender_uuid;
-            ep->remote_id = in->hdr.sender_ep_id;
+            psel_rndv_set_remote_id(ep, in->hdr.sender_ep_id);
             for (i = 0; i < in->num_lanes; ++i) {
                 if (psel_wireup_pair(ep, &in->lanes[i]) == NULL) {
                     return UCS_ERR_UNREACHABLE;

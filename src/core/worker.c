@@ -18,42 +18,33 @@
 
 /* ---- active message handlers: wire input, validated before use ---- */
 
+/* A whole message or a first fragment, parsed: to tag matching. */
+static void psel_am_eager_deliver(psel_worker_h worker,
+                                  const psel_eager_first_t *hdr)
+{
+    psel_tm_eager_first(&worker->tm, hdr->sender_id, hdr->msg_id, hdr->tag,
+                        hdr->total_length, hdr->payload, hdr->length);
+}
+
 static ucs_status_t psel_am_eager_short(void *arg, void *data, size_t length,
                                         unsigned flags)
 {
-    psel_worker_h worker = arg;
-    uint64_t tag;
+    psel_eager_first_t hdr;
 
-    if (length < sizeof(tag)) {
-        ucs_error("eager short: %zu bytes, shorter than its 8-byte tag; "
-                  "dropped", length);
-        return UCS_OK;
+    if (psel_eager_short_parse(data, length, &hdr) == UCS_OK) {
+        psel_am_eager_deliver(arg, &hdr);
     }
-    memcpy(&tag, data, sizeof(tag));
-    /* a short message has no sender id: its sender and message ids never
-     * reach the in-flight hash, since it is whole */
-    psel_tm_eager_first(&worker->tm, 0, 0, tag, length - sizeof(tag),
-                        UCS_PTR_BYTE_OFFSET(data, sizeof(tag)),
-                        length - sizeof(tag));
     return UCS_OK;
 }
 
 static ucs_status_t psel_am_eager_first(void *arg, void *data, size_t length,
                                         unsigned flags)
 {
-    psel_worker_h worker = arg;
-    psel_eager_first_hdr_t hdr;
+    psel_eager_first_t hdr;
 
-    if (length < sizeof(hdr)) {
-        ucs_error("eager first fragment: %zu bytes, shorter than its "
-                  "%zu-byte header; dropped", length, sizeof(hdr));
-        return UCS_OK;
+    if (psel_eager_first_parse(data, length, &hdr) == UCS_OK) {
+        psel_am_eager_deliver(arg, &hdr);
     }
-    memcpy(&hdr, data, sizeof(hdr));
-    psel_tm_eager_first(&worker->tm, hdr.sender_id, hdr.msg_id, hdr.tag,
-                        hdr.total_length,
-                        UCS_PTR_BYTE_OFFSET(data, sizeof(hdr)),
-                        length - sizeof(hdr));
     return UCS_OK;
 }
 
@@ -61,17 +52,12 @@ static ucs_status_t psel_am_eager_middle(void *arg, void *data, size_t length,
                                          unsigned flags)
 {
     psel_worker_h worker = arg;
-    psel_eager_middle_hdr_t hdr;
+    psel_eager_middle_t hdr;
 
-    if (length < sizeof(hdr)) {
-        ucs_error("eager fragment: %zu bytes, shorter than its %zu-byte "
-                  "header; dropped", length, sizeof(hdr));
-        return UCS_OK;
+    if (psel_eager_middle_parse(data, length, &hdr) == UCS_OK) {
+        psel_tm_eager_middle(&worker->tm, hdr.sender_id, hdr.msg_id,
+                             hdr.offset, hdr.payload, hdr.length);
     }
-    memcpy(&hdr, data, sizeof(hdr));
-    psel_tm_eager_middle(&worker->tm, hdr.sender_id, hdr.msg_id, hdr.offset,
-                         UCS_PTR_BYTE_OFFSET(data, sizeof(hdr)),
-                         length - sizeof(hdr));
     return UCS_OK;
 }
 
@@ -95,22 +81,33 @@ static ucs_status_t psel_am_wireup(void *arg, void *data, size_t length,
     return UCS_OK;
 }
 
-static const struct {
-    uint8_t          id;
-    uct_am_callback_t cb;
-} psel_am_handlers[] = {
+/* Core's handlers (arg = the worker); the rendezvous ids' handlers are the
+ * protocols' (psel_rndv_am_handlers, arg = the worker's protocol view). */
+static const psel_rndv_am_handler_t psel_am_handlers[] = {
     {PSEL_AM_ID_WIREUP,       psel_am_wireup},
     {PSEL_AM_ID_EAGER_SHORT,  psel_am_eager_short},
     {PSEL_AM_ID_EAGER_FIRST,  psel_am_eager_first},
-    {PSEL_AM_ID_EAGER_MIDDLE, psel_am_eager_middle},
-    {PSEL_AM_ID_RNDV_RTS,     psel_rndv_am_rts},
-    {PSEL_AM_ID_RNDV_RTR,     psel_rndv_am_rtr},
-    {PSEL_AM_ID_RNDV_ATS,     psel_rndv_am_ats},
-    {PSEL_AM_ID_RNDV_FIN,     psel_rndv_am_fin},
-    {PSEL_AM_ID_RNDV_DATA,    psel_rndv_am_data},
-    {PSEL_AM_ID_RNDV_CANCEL,  psel_rndv_am_cancel},
-    {PSEL_AM_ID_RNDV_CANCEL_ACK, psel_rndv_am_cancel_ack}
+    {PSEL_AM_ID_EAGER_MIDDLE, psel_am_eager_middle}
 };
+
+static ucs_status_t psel_worker_set_am_handlers(psel_worker_h worker,
+                                                uct_iface_h iface)
+{
+    ucs_status_t status = UCS_OK;
+    unsigned i;
+
+    for (i = 0; (status == UCS_OK) &&
+                (i < ucs_static_array_size(psel_am_handlers)); ++i) {
+        status = uct_iface_set_am_handler(iface, psel_am_handlers[i].id,
+                                          psel_am_handlers[i].cb, worker, 0);
+    }
+    for (i = 0; (status == UCS_OK) && (i < psel_rndv_num_am_handlers); ++i) {
+        status = uct_iface_set_am_handler(iface, psel_rndv_am_handlers[i].id,
+                                          psel_rndv_am_handlers[i].cb,
+                                          &worker->proto, 0);
+    }
+    return status;
+}
 
 /* ---- opening memory domains and ifaces ---- */
 
@@ -152,6 +149,7 @@ static ucs_status_t psel_worker_open_md(psel_worker_h worker,
         }
         ucs_strncpy_zero(worker->md_names[worker->num_mds], rsc->md_name,
                          PSEL_NAME_MAX);
+        worker->md_components[worker->num_mds] = worker->components[i];
         *md_index_p = worker->num_mds++;
         return UCS_OK;
     }
@@ -309,8 +307,8 @@ static ucs_status_t psel_worker_open_iface(psel_worker_h worker,
 {
     const psel_resource_t *rsc = &worker->context->resources.resources[rsc_index];
     psel_worker_iface_t *wif   = &worker->ifaces[worker->num_ifaces];
+    psel_proto_iface_info_t *info;
     ucs_status_t status;
-    unsigned i;
 
     status = psel_worker_open_md(worker, rsc, &wif->md_index);
     if (status != UCS_OK) {
@@ -339,21 +337,24 @@ static ucs_status_t psel_worker_open_iface(psel_worker_h worker,
         status = uct_iface_get_address(wif->iface,
                                        (uct_iface_addr_t*)wif->iface_addr);
     }
-    for (i = 0; (status == UCS_OK) &&
-                (i < ucs_static_array_size(psel_am_handlers)); ++i) {
-        if (wif->attr.cap.flags &
-            (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY)) {
-            status = uct_iface_set_am_handler(wif->iface,
-                                              psel_am_handlers[i].id,
-                                              psel_am_handlers[i].cb, worker,
-                                              0);
-        }
+    if ((status == UCS_OK) &&
+        (wif->attr.cap.flags &
+         (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY))) {
+        status = psel_worker_set_am_handlers(worker, wif->iface);
     }
     if (status != UCS_OK) {
         uct_iface_close(wif->iface);
         return status;
     }
 
+    info            = &worker->proto.ifaces[worker->num_ifaces];
+    info->attr      = &wif->attr;
+    info->md        = worker->mds[wif->md_index];
+    info->md_index  = wif->md_index;
+    info->component = worker->md_components[wif->md_index];
+    info->rkey_size = rsc->rkey_size;
+    info->mem_reg   = !!(rsc->md_flags & UCT_MD_FLAG_REG);
+    worker->proto.num_ifaces = worker->num_ifaces + 1;
     wif->rsc_index = rsc_index;
     ++worker->num_ifaces;
     psel_worker_iface_idle(worker, wif);
@@ -392,7 +393,7 @@ ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
     ucs_list_head_init(&worker->pending);
     ucs_list_head_init(&worker->free_requests);
     ucs_list_head_init(&worker->eps);
-    worker->keepalive_next = psel_worker_time();
+    worker->keepalive_next = psel_time_sec();
     ucs_list_head_init(&worker->wireup_in);
     psel_resource_table_init(&worker->local);
     ucs_strncpy_zero(worker->local.origin, "this worker",
@@ -486,8 +487,7 @@ void psel_worker_destroy(psel_worker_h worker)
         free(msg);
     }
     ucs_list_for_each_safe(req, tmp, &worker->pending, list) {
-        ucs_list_del(&req->list);
-        psel_request_complete(req, UCS_ERR_CANCELED);
+        psel_send_abort(req, UCS_ERR_CANCELED);
     }
     psel_tm_cleanup(&worker->tm);
     psel_request_pool_cleanup(worker);
@@ -522,7 +522,7 @@ static unsigned psel_worker_progress_wireup(psel_worker_h worker)
  * back through psel_worker_ep_error(). */
 static void psel_worker_keepalive(psel_worker_h worker)
 {
-    double now = psel_worker_time();
+    double now = psel_time_sec();
     psel_ep_h ep;
 
     if (now < worker->keepalive_next) {
@@ -547,8 +547,8 @@ unsigned psel_worker_progress(psel_worker_h worker)
         count += psel_worker_progress_wireup(worker);
     }
 
-    if (!ucs_list_is_empty(&worker->rndv.work)) {
-        count += psel_rndv_progress(worker);
+    if (!ucs_list_is_empty(&worker->proto.rndv_work)) {
+        count += psel_rndv_progress(&worker->proto);
     }
 
     if (ucs_unlikely(worker->num_failed_eps > 0)) {

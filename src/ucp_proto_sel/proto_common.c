@@ -218,6 +218,7 @@ void psel_proto_add_range(psel_proto_caps_t *caps, size_t max_length,
 ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
                                   psel_lane_role_t role, uint32_t lane_caps,
                                   unsigned rrc, int zcopy, unsigned copies,
+                                  const struct psel_rndv_mode_ops *ops,
                                   psel_proto_caps_t *caps)
 {
     const psel_config_t *config = params->config;
@@ -282,5 +283,6 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
     psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
                          bw.overhead_send);
     psel_proto_set_lanes(&data, ctrl_set.lanes[0], frag_size, zcopy, caps);
+    ((psel_proto_lanes_priv_t*)caps->priv)->rndv = ops;
     return UCS_OK;
 }

@@ -400,7 +400,7 @@ static void run_sender_dies_mid_get(const char *tls)
     assert_true(took < PF_GET_FAIL_WITHIN);
     /* the rendezvous let go of it: rkeys and registrations released */
     assert_int_equal(kh_size(&worker->rndv.recvs), 0);
-    assert_true(ucs_list_is_empty(&worker->rndv.work));
+    assert_true(ucs_list_is_empty(&worker->proto.rndv_work));
     psel_request_free(req);
     free(buf);
     psel_ep_destroy(ep);
