@@ -95,7 +95,9 @@ struct psel_worker {
     psel_tm_t             tm;         /**< Receive-side tag matching */
     unsigned              num_used;   /**< Rows in @a used */
     psel_used_row_t       used[PSEL_WORKER_MAX_USED]; /**< Protocols that ran */
-    ucs_list_link_t       pending;    /**< Sends waiting for resources */
+    ucs_list_link_t       pending_eps; /**< Endpoints with sends waiting
+                                            (psel_ep::pending), served
+                                            round robin */
     ucs_list_link_t       free_requests; /**< Pool of released requests */
     unsigned              num_free_requests;
     ucs_list_link_t       eps;          /**< Every endpoint, the user's and
@@ -132,6 +134,11 @@ struct psel_ep {
     psel_proto_ep_t       proto;        /**< What protocols see of it:
                                              its UCT endpoints and lanes */
     ucs_list_link_t       list;         /**< In worker->eps */
+    ucs_list_link_t       pending;      /**< Its sends waiting for the
+                                             transport or for wireup, in
+                                             send order */
+    ucs_list_link_t       pending_link; /**< In worker->pending_eps */
+    int                   pending_scheduled; /**< In worker->pending_eps */
     unsigned              num_sends;    /**< Send requests not complete */
     ucs_status_t          status;       /**< UCS_OK, or why the peer failed:
                                              every request fails with it */
@@ -219,14 +226,14 @@ struct psel_request {
     int                        released;   /**< psel_request_free() called */
     psel_request_cb_t          cb;
     void                      *arg;
-    ucs_list_link_t            list;       /**< In worker->pending, or in
-                                                the pool once released */
+    ucs_list_link_t            list;       /**< In ep->pending, or in the
+                                                pool once released */
     /* send */
     psel_ep_h                  ep;
     unsigned                   cfg_index;  /**< ep->cfg_index at lookup */
     const psel_select_elem_t  *elem;       /**< The protocol running it */
     psel_proto_req_t           proto;      /**< The protocol's view */
-    int                        queued;     /**< In worker->pending */
+    int                        queued;     /**< In ep->pending */
     /* receive */
     psel_tm_recv_t             recv;
     /* flush */
@@ -264,6 +271,14 @@ void psel_ep_keepalive(psel_ep_h ep);
 
 /** Move the endpoint's flush requests on (from worker progress). */
 unsigned psel_ep_progress_flushes(psel_ep_h ep);
+
+/** Queue a send on its endpoint's pending queue (@a at_head: a send that
+ *  found the transport busy keeps its place), and the endpoint on the
+ *  worker's list of endpoints to serve. */
+void psel_send_queue(psel_request_t *req, int at_head);
+
+/** Retry the sends of the endpoints that have some waiting (bounded). */
+unsigned psel_worker_progress_pending(psel_worker_h worker);
 
 /** Run a send's protocol until it is done, blocked or failed. */
 void psel_send_progress(psel_request_t *req);

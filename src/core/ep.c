@@ -316,6 +316,7 @@ ucs_status_t psel_ep_create_common(psel_worker_h worker, const void *address,
     ep->internal = internal;
     ep->status   = UCS_OK;
     ucs_list_head_init(&ep->flushes);
+    ucs_list_head_init(&ep->pending);
     psel_resource_table_init(&ep->remote);
 
     status = psel_address_unpack(address, length, &ep->address);
@@ -420,10 +421,8 @@ static void psel_ep_fail_requests(psel_ep_h ep, ucs_status_t status)
     psel_request_t *req, *tmp;
 
     psel_rndv_ep_fail(ep, status);
-    ucs_list_for_each_safe(req, tmp, &ep->worker->pending, list) {
-        if (req->ep == ep) {
-            psel_send_abort(req, status);
-        }
+    ucs_list_for_each_safe(req, tmp, &ep->pending, list) {
+        psel_send_abort(req, status);
     }
     ucs_list_for_each_safe(req, tmp, &ep->flushes, list) {
         req->flush.close = 0;
@@ -439,6 +438,9 @@ void psel_ep_destroy(psel_ep_h ep)
         free(ep->wireup_msg);
     }
     ucs_list_del(&ep->list);
+    if (ep->pending_scheduled) {
+        ucs_list_del(&ep->pending_link);
+    }
     psel_rndv_ep_remove(ep);
     psel_ep_destroy_uct_eps(ep, ep->config.lanes.num_lanes);
     psel_ep_config_cleanup(&ep->config);

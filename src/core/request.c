@@ -177,8 +177,7 @@ void psel_send_progress(psel_request_t *req)
 
     if (status == UCS_ERR_NO_RESOURCE) {
         /* the transport is busy: resume from psel_worker_progress() */
-        req->queued = 1;
-        ucs_list_add_head(&req->ep->worker->pending, &req->list);
+        psel_send_queue(req, 1);
         return;
     }
     psel_request_complete(req, status);
@@ -200,9 +199,71 @@ void psel_send_resume(psel_proto_req_t *proto)
     psel_request_t *req = ucs_container_of(proto, psel_request_t, proto);
 
     if (!req->queued) {
-        req->queued = 1;
-        ucs_list_add_tail(&req->ep->worker->pending, &req->list);
+        psel_send_queue(req, 0);
     }
+}
+
+void psel_send_queue(psel_request_t *req, int at_head)
+{
+    psel_ep_h ep = req->ep;
+
+    req->queued = 1;
+    if (at_head) {
+        ucs_list_add_head(&ep->pending, &req->list);
+    } else {
+        ucs_list_add_tail(&ep->pending, &req->list);
+    }
+    if (!ep->pending_scheduled) {
+        ep->pending_scheduled = 1;
+        ucs_list_add_tail(&ep->worker->pending_eps, &ep->pending_link);
+    }
+}
+
+/* Retry @a ep's waiting sends in order until one is still blocked, or
+ * @a budget runs out; another endpoint's busy transport or unfinished
+ * wireup never holds these up. */
+static unsigned psel_ep_progress_pending(psel_ep_h ep, unsigned *budget)
+{
+    unsigned count = 0;
+    psel_request_t *req;
+
+    while ((*budget > 0) && !ucs_list_is_empty(&ep->pending) &&
+           psel_ep_is_ready(ep)) {
+        req = ucs_list_extract_head(&ep->pending, psel_request_t, list);
+        psel_send_progress(req); /* clears queued; re-queues if blocked */
+        --*budget;
+        if (!ucs_list_is_empty(&ep->pending) &&
+            (ucs_list_head(&ep->pending, psel_request_t, list) == req)) {
+            break; /* still blocked: re-queued at the head */
+        }
+        ++count;
+    }
+    return count;
+}
+
+unsigned psel_worker_progress_pending(psel_worker_h worker)
+{
+    unsigned budget = PSEL_PENDING_PER_PROGRESS;
+    unsigned count  = 0;
+    unsigned n      = 0;
+    psel_ep_h ep;
+
+    /* one pass over the endpoints there are now, round robin: each that
+     * still has sends waiting moves to the back */
+    ucs_list_for_each(ep, &worker->pending_eps, pending_link) {
+        ++n;
+    }
+    while ((n-- > 0) && (budget > 0)) {
+        ep = ucs_list_extract_head(&worker->pending_eps, struct psel_ep,
+                                   pending_link);
+        count += psel_ep_progress_pending(ep, &budget);
+        if (ucs_list_is_empty(&ep->pending)) {
+            ep->pending_scheduled = 0;
+        } else {
+            ucs_list_add_tail(&worker->pending_eps, &ep->pending_link);
+        }
+    }
+    return count;
 }
 
 psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
@@ -227,11 +288,10 @@ psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
         psel_request_complete(req, ep->status); /* the peer failed */
         return req;
     }
-    if (!ucs_list_is_empty(&ep->worker->pending) || !psel_ep_is_ready(ep)) {
-        /* keep the send order behind the sends already waiting, or wait
-         * for the wireup reply */
-        req->queued = 1;
-        ucs_list_add_tail(&ep->worker->pending, &req->list);
+    if (!ucs_list_is_empty(&ep->pending) || !psel_ep_is_ready(ep)) {
+        /* keep the send order behind this endpoint's sends already
+         * waiting, or wait for the wireup reply */
+        psel_send_queue(req, 0);
         return req;
     }
     psel_send_progress(req);

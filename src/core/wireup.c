@@ -208,10 +208,11 @@ void psel_wireup_progress(psel_worker_h worker)
 {
     psel_ep_h ep;
 
+    /* each endpoint's message waits only for its own bootstrap lane: a
+     * stalled peer does not hold up another's wireup */
     ucs_list_for_each(ep, &worker->eps, list) {
-        if ((ep->wireup_msg != NULL) &&
-            (psel_wireup_flush_msg(ep) == UCS_ERR_NO_RESOURCE)) {
-            return;
+        if (ep->wireup_msg != NULL) {
+            psel_wireup_flush_msg(ep);
         }
     }
 }

@@ -390,7 +390,7 @@ ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
     worker->context = context;
     worker->uuid    = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^
                       (uintptr_t)worker;
-    ucs_list_head_init(&worker->pending);
+    ucs_list_head_init(&worker->pending_eps);
     ucs_list_head_init(&worker->free_requests);
     ucs_list_head_init(&worker->eps);
     worker->keepalive_next = psel_time_sec();
@@ -469,7 +469,6 @@ static void psel_worker_log_used(psel_worker_h worker);
 void psel_worker_destroy(psel_worker_h worker)
 {
     psel_wireup_msg_t *msg, *tmp_msg;
-    psel_request_t *req, *tmp;
     psel_ep_h ep, tmp_ep;
 
     if (worker->context->config.proto_info == PSEL_PROTO_INFO_USED) {
@@ -485,9 +484,6 @@ void psel_worker_destroy(psel_worker_h worker)
     psel_rndv_cleanup(worker);
     ucs_list_for_each_safe(msg, tmp_msg, &worker->wireup_in, list) {
         free(msg);
-    }
-    ucs_list_for_each_safe(req, tmp, &worker->pending, list) {
-        psel_send_abort(req, UCS_ERR_CANCELED);
     }
     psel_tm_cleanup(&worker->tm);
     psel_request_pool_cleanup(worker);
@@ -538,8 +534,6 @@ unsigned psel_worker_progress(psel_worker_h worker)
 {
     unsigned count = uct_worker_progress(worker->uct_worker);
     psel_ep_h ep, tmp_ep;
-    psel_request_t *req;
-    unsigned i;
 
     count += psel_worker_progress_idle(worker);
     if (ucs_unlikely(!ucs_list_is_empty(&worker->wireup_in) ||
@@ -570,21 +564,8 @@ unsigned psel_worker_progress(psel_worker_h worker)
         }
     }
 
-    /* retry sends that found the transport busy, oldest first, so order is
-     * kept; stop at the first that is still blocked */
-    for (i = 0; (i < PSEL_PENDING_PER_PROGRESS) &&
-                !ucs_list_is_empty(&worker->pending); ++i) {
-        req = ucs_list_head(&worker->pending, psel_request_t, list);
-        if (!psel_ep_is_ready(req->ep)) {
-            break; /* its endpoint waits for the wireup reply */
-        }
-        ucs_list_del(&req->list);
-        psel_send_progress(req);
-        if (!ucs_list_is_empty(&worker->pending) &&
-            (ucs_list_head(&worker->pending, psel_request_t, list) == req)) {
-            break; /* still blocked: re-queued at the head */
-        }
-        ++count;
+    if (!ucs_list_is_empty(&worker->pending_eps)) {
+        count += psel_worker_progress_pending(worker);
     }
     return count;
 }
