@@ -10,6 +10,7 @@
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
+#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,16 @@ typedef struct {
     psel_wireup_in_lane_t lanes[PSEL_MAX_LANES];
 } psel_wireup_in_t;
 
+
+/* Between host order and the wire's little-endian: the same operation in
+ * both directions. */
+static void psel_wireup_hdr_le(psel_wireup_hdr_t *hdr)
+{
+    hdr->address_length = htole32(hdr->address_length);
+    hdr->sender_uuid    = htole64(hdr->sender_uuid);
+    hdr->sender_ep_id   = htole64(hdr->sender_ep_id);
+    hdr->dest_ep_id     = htole64(hdr->dest_ep_id);
+}
 
 int psel_worker_iface_is_p2p(psel_worker_h worker, unsigned iface_index)
 {
@@ -144,6 +155,7 @@ static ucs_status_t psel_wireup_send(psel_ep_h ep, psel_wireup_type_t type,
     hdr.sender_ep_id   = ep->id;
     hdr.dest_ep_id     = (type == PSEL_WIREUP_REPLY) ? ep->remote_id : 0;
     p = ep->wireup_msg;
+    psel_wireup_hdr_le(&hdr);
     memcpy(p, &hdr, sizeof(hdr));
     p += sizeof(hdr);
     if (address_length > 0) {
@@ -234,9 +246,10 @@ static ucs_status_t psel_wireup_parse(psel_worker_h worker, const void *data,
         return UCS_ERR_INVALID_PARAM;
     }
     memcpy(&in->hdr, p, sizeof(in->hdr));
+    psel_wireup_hdr_le(&in->hdr);
     p += sizeof(in->hdr);
     if (in->hdr.version != PSEL_WIREUP_VERSION) {
-        ucs_error("wireup: message version %u, this build speaks %u; "
+        ucs_error("wireup: wire version %u, this build speaks %u; "
                   "dropped (run the same protosel on both peers)",
                   in->hdr.version, PSEL_WIREUP_VERSION);
         return UCS_ERR_UNSUPPORTED;
@@ -289,6 +302,15 @@ static ucs_status_t psel_wireup_parse(psel_worker_h worker, const void *data,
                       "endpoint address; this worker has %u ifaces; dropped",
                       i, record.dest_iface, record.ep_addr_length,
                       worker->num_ifaces);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        if (!(worker->ifaces[record.dest_iface].attr.cap.flags &
+              UCT_IFACE_FLAG_CONNECT_TO_EP)) {
+            ucs_error("wireup: lane record %u names iface %u (%s/%s), which "
+                      "does not connect endpoint to endpoint; dropped", i,
+                      record.dest_iface,
+                      worker->local.resources[record.dest_iface].tl_name,
+                      worker->local.resources[record.dest_iface].dev_name);
             return UCS_ERR_INVALID_PARAM;
         }
         lane->peer_iface     = record.sender_iface;

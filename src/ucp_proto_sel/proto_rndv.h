@@ -568,6 +568,9 @@ void psel_rndv_lane_rec_pack(void *dest, const psel_rndv_lane_rec_t *rec);
 /** Write a DATA header for (@a rreq_id, @a offset) at @a dest. */
 void psel_rndv_data_hdr_pack(void *dest, uint64_t rreq_id, uint64_t offset);
 
+/** Write an ATS, FIN or CANCEL-ACK at @a dest. */
+void psel_rndv_ack_hdr_pack(void *dest, ucs_status_t status, uint64_t req_id);
+
 /** Write a CANCEL at @a dest. */
 void psel_rndv_cancel_pack(void *dest, uint64_t sender_id, uint64_t msg_id,
                            uint64_t sreq_id);

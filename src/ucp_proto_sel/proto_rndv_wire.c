@@ -99,7 +99,17 @@ void psel_rndv_cancel_pack(void *dest, uint64_t sender_id, uint64_t msg_id,
     memcpy(dest, &wire, sizeof(wire));
 }
 
-static size_t psel_rndv_ack_pack(void *dest, void *arg)
+void psel_rndv_ack_hdr_pack(void *dest, ucs_status_t status, uint64_t req_id)
+{
+    psel_rndv_ack_hdr_t wire;
+
+    wire.version = PSEL_RNDV_WIRE_VERSION;
+    wire.status  = (int8_t)status;
+    wire.req_id  = htole64(req_id);
+    memcpy(dest, &wire, sizeof(wire));
+}
+
+static size_t psel_rndv_ack_copy(void *dest, void *arg)
 {
     memcpy(dest, arg, sizeof(psel_rndv_ack_hdr_t));
     return sizeof(psel_rndv_ack_hdr_t);
@@ -108,13 +118,11 @@ static size_t psel_rndv_ack_pack(void *dest, void *arg)
 ucs_status_t psel_rndv_send_ack(uct_ep_h ep, uint8_t am_id,
                                 ucs_status_t status, uint64_t req_id)
 {
-    psel_rndv_ack_hdr_t ack;
+    uint8_t ack[sizeof(psel_rndv_ack_hdr_t)];
     ssize_t packed;
 
-    ack.version = PSEL_RNDV_WIRE_VERSION;
-    ack.status  = (int8_t)status;
-    ack.req_id  = htole64(req_id);
-    packed      = uct_ep_am_bcopy(ep, am_id, psel_rndv_ack_pack, &ack, 0);
+    psel_rndv_ack_hdr_pack(ack, status, req_id);
+    packed = uct_ep_am_bcopy(ep, am_id, psel_rndv_ack_copy, ack, 0);
     return (packed < 0) ? (ucs_status_t)packed : UCS_OK;
 }
 
