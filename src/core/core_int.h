@@ -17,6 +17,7 @@
 #include <lane_select/resource_table.h>
 #include <ucp_proto_sel/ep_config.h>
 #include <ucs/datastruct/list.h>
+#include <ucs/datastruct/mpool.h>
 #include <uct/api/uct.h>
 #include <lane_select/clock.h>
 
@@ -25,7 +26,6 @@
 #define PSEL_WORKER_MAX_MDS     16  /**< Memory domains one worker opens */
 #define PSEL_PENDING_PER_PROGRESS 64 /**< Pending sends retried per call */
 #define PSEL_WORKER_MAX_USED    64  /**< Rows of protocol usage kept */
-#define PSEL_REQUEST_POOL_MAX   1024 /**< Free requests a worker keeps */
 #define PSEL_KEEPALIVE_PERIOD   4096 /**< Progress calls per look at the
                                           clock for keepalive */
 #define PSEL_IDLE_POLL_PERIOD   64  /**< Progress calls per poll of an idle
@@ -59,6 +59,8 @@ typedef struct psel_worker_iface {
     uct_iface_attr_t attr;        /**< Its attributes */
     int              active;      /**< Polled on every progress call (a
                                        lane uses it, or a message came in) */
+    unsigned         num_eps;     /**< UCT endpoints of ours on it (lanes,
+                                       extra and bootstrap endpoints) */
     int              event_fd;    /**< While idle: watched by the async
                                        thread for arrivals; -1 if the iface
                                        has no event fd (then it is polled
@@ -93,13 +95,14 @@ struct psel_worker {
     uint64_t              uuid;       /**< Random; sender ids derive from it */
     uint64_t              next_ep_id;
     psel_tm_t             tm;         /**< Receive-side tag matching */
+    int                   count_used; /**< UCX_PSEL_PROTO_INFO=used: count
+                                           what each send ran */
     unsigned              num_used;   /**< Rows in @a used */
     psel_used_row_t       used[PSEL_WORKER_MAX_USED]; /**< Protocols that ran */
     ucs_list_link_t       pending_eps; /**< Endpoints with sends waiting
                                             (psel_ep::pending), served
                                             round robin */
-    ucs_list_link_t       free_requests; /**< Pool of released requests */
-    unsigned              num_free_requests;
+    ucs_mpool_t           request_mp;   /**< Requests (libucs memory pool) */
     ucs_list_link_t       eps;          /**< Every endpoint, the user's and
                                              those wireup created */
     ucs_list_link_t       wireup_in;    /**< Wireup messages to process */
@@ -158,6 +161,7 @@ struct psel_ep {
     uct_ep_h              bootstrap;    /**< Carries wireup messages */
     uct_ep_h              aux_ep;       /**< Bootstrap of our own when no
                                              lane connects to an iface */
+    unsigned              aux_iface;    /**< Our iface of @a aux_ep */
     unsigned              num_extra;    /**< Peer's ep-to-ep lanes that no
                                              lane of ours pairs with */
     uct_ep_h              extra_eps[PSEL_MAX_LANES];
@@ -244,10 +248,14 @@ struct psel_request {
 /** Complete a request: record the status, call back, free if released. */
 void psel_request_complete(psel_request_t *req, ucs_status_t status);
 
-/** Get a request from the worker's pool (status UCS_INPROGRESS). */
+/** Get a request from the worker's pool (status UCS_INPROGRESS); the
+ *  caller fills its type's part (proto, recv or flush). */
 psel_request_t *psel_request_alloc(psel_worker_h worker,
                                    psel_request_type_t type,
                                    psel_request_cb_t cb, void *arg);
+
+/** Set up the worker's pool of requests. */
+ucs_status_t psel_request_pool_init(psel_worker_h worker);
 
 /** Free the worker's pool of requests. */
 void psel_request_pool_cleanup(psel_worker_h worker);
@@ -259,6 +267,13 @@ void psel_worker_count_used(psel_worker_h worker,
 
 /** Poll @a wif on every progress call from now on. */
 void psel_worker_iface_activate(psel_worker_h worker, psel_worker_iface_t *wif);
+
+/** A UCT endpoint of ours on iface @a iface_index was created: poll it. */
+void psel_worker_iface_get(psel_worker_h worker, unsigned iface_index);
+
+/** ... and destroyed: the last one makes the iface idle again (until a
+ *  peer's message arrives on it). */
+void psel_worker_iface_put(psel_worker_h worker, unsigned iface_index);
 
 /** Is @a uct_ep one of @a ep's (lane, extra or bootstrap endpoint)? */
 int psel_ep_owns_uct_ep(psel_ep_h ep, uct_ep_h uct_ep);

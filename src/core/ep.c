@@ -98,14 +98,19 @@ static ucs_status_t psel_ep_connect_to_iface(psel_ep_h ep, unsigned local,
     const psel_address_entry_t *entry = &ep->address.entries[remote];
     uct_ep_params_t params;
 
-    psel_worker_iface_activate(ep->worker, &ep->worker->ifaces[local]);
+    ucs_status_t status;
+
     params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
                         UCT_EP_PARAM_FIELD_DEV_ADDR |
                         UCT_EP_PARAM_FIELD_IFACE_ADDR;
     params.iface      = ep->worker->ifaces[local].iface;
     params.dev_addr   = (const uct_device_addr_t*)entry->dev_addr;
     params.iface_addr = (const uct_iface_addr_t*)entry->iface_addr;
-    return uct_ep_create(&params, uct_ep_p);
+    status            = uct_ep_create(&params, uct_ep_p);
+    if (status == UCS_OK) {
+        psel_worker_iface_get(ep->worker, local);
+    }
+    return status;
 }
 
 /* A lane that connects endpoint to endpoint starts unconnected; wireup
@@ -115,10 +120,15 @@ ucs_status_t psel_ep_create_unconnected(psel_ep_h ep, unsigned local,
 {
     uct_ep_params_t params;
 
-    psel_worker_iface_activate(ep->worker, &ep->worker->ifaces[local]);
+    ucs_status_t status;
+
     params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
     params.iface      = ep->worker->ifaces[local].iface;
-    return uct_ep_create(&params, uct_ep_p);
+    status            = uct_ep_create(&params, uct_ep_p);
+    if (status == UCS_OK) {
+        psel_worker_iface_get(ep->worker, local);
+    }
+    return status;
 }
 
 static int psel_ep_can_bootstrap(psel_ep_h ep, unsigned local,
@@ -180,6 +190,7 @@ static ucs_status_t psel_ep_connect_bootstrap(psel_ep_h ep)
                                  &ep->aux_ep) != UCS_OK) {
         return UCS_ERR_UNREACHABLE;
     }
+    ep->aux_iface = best_local;
     ep->bootstrap = ep->aux_ep;
     return UCS_OK;
 }
@@ -190,12 +201,15 @@ static void psel_ep_destroy_uct_eps(psel_ep_h ep, unsigned num_lanes)
 
     for (i = 0; i < num_lanes; ++i) {
         uct_ep_destroy(ep->proto.uct_eps[i]);
+        psel_worker_iface_put(ep->worker, ep->config.lanes.info[i].local);
     }
     for (i = 0; i < ep->num_extra; ++i) {
         uct_ep_destroy(ep->extra_eps[i]);
+        psel_worker_iface_put(ep->worker, ep->extra_key[i][1]);
     }
     if (ep->aux_ep != NULL) {
         uct_ep_destroy(ep->aux_ep);
+        psel_worker_iface_put(ep->worker, ep->aux_iface);
     }
     ep->num_extra = 0;
     ep->aux_ep    = NULL;
@@ -538,6 +552,7 @@ static psel_request_t *psel_ep_flush_start(psel_ep_h ep, int close,
     if (req == NULL) {
         return NULL;
     }
+    memset(&req->flush, 0, sizeof(req->flush));
     req->ep                = ep;
     req->flush.close       = close;
     req->flush.comp.func   = psel_ep_flush_lane_done;

@@ -9,56 +9,55 @@
 #include "core_int.h"
 
 #include <ucs/debug/log_def.h>
+#include <ucs/sys/compiler_def.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+static ucs_mpool_ops_t psel_request_mpool_ops = {
+    .chunk_alloc   = ucs_mpool_chunk_malloc,
+    .chunk_release = ucs_mpool_chunk_free
+};
+
+ucs_status_t psel_request_pool_init(psel_worker_h worker)
+{
+    /* requests are taken and returned at the message rate: a libucs memory
+     * pool, grown by chunks, kept until the worker goes */
+    return ucs_mpool_init(&worker->request_mp, 0, sizeof(psel_request_t), 0,
+                          64, 128, UINT_MAX,
+                          &psel_request_mpool_ops, "psel_requests");
+}
+
+void psel_request_pool_cleanup(psel_worker_h worker)
+{
+    ucs_mpool_cleanup(&worker->request_mp, 1);
+}
 
 psel_request_t *psel_request_alloc(psel_worker_h worker,
                                    psel_request_type_t type,
                                    psel_request_cb_t cb, void *arg)
 {
-    psel_request_t *req;
+    psel_request_t *req = ucs_mpool_get(&worker->request_mp);
 
-    /* a pool: requests are taken and returned at the message rate */
-    if (!ucs_list_is_empty(&worker->free_requests)) {
-        req = ucs_list_extract_head(&worker->free_requests, psel_request_t,
-                                    list);
-        --worker->num_free_requests;
-        memset(req, 0, sizeof(*req));
-    } else {
-        req = calloc(1, sizeof(*req));
-        if (req == NULL) {
-            return NULL;
-        }
+    if (ucs_unlikely(req == NULL)) {
+        return NULL;
     }
-    req->worker = worker;
-    req->type   = type;
-    req->status = UCS_INPROGRESS;
-    req->cb     = cb;
-    req->arg    = arg;
+    /* the caller fills what its type uses (proto, recv or flush) */
+    req->worker   = worker;
+    req->type     = type;
+    req->status   = UCS_INPROGRESS;
+    req->released = 0;
+    req->cb       = cb;
+    req->arg      = arg;
+    req->queued   = 0;
+    req->elem     = NULL;
+    req->ep       = NULL;
     return req;
 }
 
 static void psel_request_release(psel_request_t *req)
 {
-    psel_worker_h worker = req->worker;
-
-    if (worker->num_free_requests < PSEL_REQUEST_POOL_MAX) {
-        ucs_list_add_head(&worker->free_requests, &req->list);
-        ++worker->num_free_requests;
-    } else {
-        free(req);
-    }
-}
-
-void psel_request_pool_cleanup(psel_worker_h worker)
-{
-    psel_request_t *req, *tmp;
-
-    ucs_list_for_each_safe(req, tmp, &worker->free_requests, list) {
-        ucs_list_del(&req->list);
-        free(req);
-    }
-    worker->num_free_requests = 0;
+    ucs_mpool_put(req);
 }
 
 void psel_request_complete(psel_request_t *req, ucs_status_t status)
@@ -87,6 +86,9 @@ void psel_request_complete(psel_request_t *req, ucs_status_t status)
 
 ucs_status_t psel_request_test(psel_request_t *req, psel_recv_info_t *info)
 {
+    if (!UCS_PTR_IS_PTR(req)) {
+        return UCS_PTR_STATUS(req); /* completed at once (NULL), or failed */
+    }
     if ((req->status != UCS_INPROGRESS) && (info != NULL) &&
         (req->type == PSEL_REQUEST_RECV)) {
         info->tag    = req->recv.sender_tag;
@@ -97,12 +99,18 @@ ucs_status_t psel_request_test(psel_request_t *req, psel_recv_info_t *info)
 
 void psel_request_free(psel_request_t *req)
 {
+    if (!UCS_PTR_IS_PTR(req)) {
+        return; /* no request */
+    }
     if (req->status == UCS_INPROGRESS) {
         req->released = 1; /* released when it completes */
     } else {
         psel_request_release(req);
     }
 }
+
+static void psel_send_count(psel_ep_h ep, const psel_select_elem_t *elem,
+                            size_t length);
 
 /* Return a send to its state before the first progress call, if nothing of
  * it reached the peer: the protocol releases what it holds. */
@@ -150,8 +158,7 @@ static ucs_status_t psel_send_select(psel_request_t *req)
     }
     req->cfg_index  = ep->cfg_index;
     req->proto.priv = req->elem->priv;
-    psel_worker_count_used(ep->worker, ep->config.select.fast[PSEL_OP_TAG_SEND],
-                           req->elem, req->proto.length);
+    psel_send_count(ep, req->elem, req->proto.length);
     return UCS_OK;
 }
 
@@ -266,26 +273,34 @@ unsigned psel_worker_progress_pending(psel_worker_h worker)
     return count;
 }
 
-psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
-                                 size_t length, uint64_t tag,
-                                 psel_request_cb_t cb, void *arg)
+/* The slow path: a request that runs (or waits for) the protocol. @a elem,
+ * the view's offset and @a status say how far an inline attempt went
+ * (UCS_ERR_NO_RESOURCE: nothing sent; UCS_INPROGRESS: fragments remain, or
+ * no attempt; an error: it failed). */
+static psel_request_t *psel_send_request(psel_ep_h ep,
+                                         const psel_proto_req_t *view,
+                                         const psel_select_elem_t *elem,
+                                         ucs_status_t status,
+                                         psel_request_cb_t cb, void *arg)
 {
     psel_request_t *req;
 
     req = psel_request_alloc(ep->worker, PSEL_REQUEST_SEND, cb, arg);
-    if (req == NULL) {
-        return NULL;
+    if (ucs_unlikely(req == NULL)) {
+        return UCS_STATUS_PTR(UCS_ERR_NO_MEMORY);
     }
-    req->ep           = ep;
-    req->proto.buffer = buffer;
-    req->proto.length = length;
-    req->proto.tag    = tag;
-    req->proto.msg_id = ++ep->next_msg_id;
-    req->proto.ep     = &ep->proto;
+    req->ep        = ep;
+    req->proto     = *view;
+    req->elem      = elem;
+    req->cfg_index = ep->cfg_index;
     ++ep->num_sends;
 
     if (ucs_unlikely(ep->status != UCS_OK)) {
         psel_request_complete(req, ep->status); /* the peer failed */
+        return req;
+    }
+    if (UCS_STATUS_IS_ERR(status) && (status != UCS_ERR_NO_RESOURCE)) {
+        psel_request_complete(req, status); /* the inline attempt failed */
         return req;
     }
     if (!ucs_list_is_empty(&ep->pending) || !psel_ep_is_ready(ep)) {
@@ -296,6 +311,59 @@ psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
     }
     psel_send_progress(req);
     return req;
+}
+
+/* Count a message sent with @a elem (UCX_PSEL_PROTO_INFO=used only). */
+static void psel_send_count(psel_ep_h ep, const psel_select_elem_t *elem,
+                            size_t length)
+{
+    if (ucs_unlikely(ep->worker->count_used)) {
+        psel_worker_count_used(ep->worker,
+                               ep->config.select.fast[PSEL_OP_TAG_SEND], elem,
+                               length);
+    }
+}
+
+psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
+                                 size_t length, uint64_t tag,
+                                 psel_request_cb_t cb, void *arg)
+{
+    const psel_select_elem_t *elem = NULL;
+    ucs_status_t status            = UCS_INPROGRESS;
+    psel_proto_req_t view;
+
+    view.buffer = buffer;
+    view.length = length;
+    view.tag    = tag;
+    view.msg_id = ++ep->next_msg_id;
+    view.offset = 0;
+    view.ep     = &ep->proto;
+    view.memh   = NULL;
+    view.rndv   = NULL;
+    view.req_id = 0;
+    view.comp.func = NULL;
+
+    /* as ucp_tag_send_nbx: a protocol whose first call keeps no pointer to
+     * the request runs on this view, and a send it completes at once needs
+     * no request at all */
+    if (ucs_likely(ucs_list_is_empty(&ep->pending) && psel_ep_is_ready(ep) &&
+                   (ep->status == UCS_OK))) {
+        elem = psel_select_lookup_fast(&ep->config.select, PSEL_OP_TAG_SEND,
+                                       length);
+        if (ucs_likely((elem != NULL) &&
+                       (elem->proto->flags & PSEL_PROTO_FLAG_INLINE))) {
+            view.priv = elem->priv;
+            psel_send_count(ep, elem, length);
+            status    = elem->proto->progress(&view);
+            if (ucs_likely(status == UCS_OK)) {
+                return NULL;
+            }
+            /* busy, more fragments, or failed: a request takes over */
+        } else {
+            elem = NULL; /* the request looks it up and counts */
+        }
+    }
+    return psel_send_request(ep, &view, elem, status, cb, arg);
 }
 
 static void psel_recv_completed(psel_tm_recv_t *recv)
@@ -315,6 +383,7 @@ psel_request_t *psel_tag_recv_nb(psel_worker_h worker, void *buffer,
     if (req == NULL) {
         return NULL;
     }
+    memset(&req->recv, 0, sizeof(req->recv));
     req->recv.tag      = tag;
     req->recv.tag_mask = mask;
     req->recv.buffer   = buffer;
@@ -326,6 +395,9 @@ psel_request_t *psel_tag_recv_nb(psel_worker_h worker, void *buffer,
 
 ucs_status_t psel_request_cancel(psel_request_t *req)
 {
+    if (!UCS_PTR_IS_PTR(req)) {
+        return UCS_ERR_NO_ELEM; /* completed at once, or never started */
+    }
     if (req->status != UCS_INPROGRESS) {
         return UCS_ERR_NO_ELEM;
     }

@@ -414,6 +414,7 @@ static uct_ep_h psel_wireup_pair(psel_ep_h ep,
     }
     if (psel_wireup_connect(ep, uct_ep, lane) != UCS_OK) {
         uct_ep_destroy(uct_ep);
+        psel_worker_iface_put(ep->worker, lane->our_iface);
         return NULL;
     }
     ep->extra_key[ep->num_extra][0] = lane->peer_iface;

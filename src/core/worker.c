@@ -219,6 +219,31 @@ static void psel_worker_iface_idle(psel_worker_h worker,
     }
 }
 
+void psel_worker_iface_get(psel_worker_h worker, unsigned iface_index)
+{
+    psel_worker_iface_t *wif = &worker->ifaces[iface_index];
+
+    ++wif->num_eps;
+    psel_worker_iface_activate(worker, wif);
+}
+
+void psel_worker_iface_put(psel_worker_h worker, unsigned iface_index)
+{
+    psel_worker_iface_t *wif = &worker->ifaces[iface_index];
+
+    if ((--wif->num_eps > 0) || !wif->active) {
+        return;
+    }
+    /* no endpoint of ours uses it: idle again, as UCX deactivates the
+     * ifaces of no lane; a peer's message wakes it */
+    ucs_debug("worker %p: %s/%s idle again", worker,
+              worker->local.resources[iface_index].tl_name,
+              worker->local.resources[iface_index].dev_name);
+    uct_iface_progress_disable(wif->iface,
+                               UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    psel_worker_iface_idle(worker, wif);
+}
+
 void psel_worker_iface_activate(psel_worker_h worker, psel_worker_iface_t *wif)
 {
     if (wif->active) {
@@ -387,11 +412,12 @@ ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
     if (worker == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
-    worker->context = context;
+    worker->context    = context;
+    worker->count_used = (context->config.proto_info == PSEL_PROTO_INFO_USED);
     worker->uuid    = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^
                       (uintptr_t)worker;
     ucs_list_head_init(&worker->pending_eps);
-    ucs_list_head_init(&worker->free_requests);
+
     ucs_list_head_init(&worker->eps);
     worker->keepalive_next = psel_time_sec();
     ucs_list_head_init(&worker->wireup_in);
@@ -399,9 +425,13 @@ ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
     ucs_strncpy_zero(worker->local.origin, "this worker",
                      sizeof(worker->local.origin));
 
-    status = psel_tm_init(&worker->tm);
+    status = psel_request_pool_init(worker);
     if (status != UCS_OK) {
         goto err_free;
+    }
+    status = psel_tm_init(&worker->tm);
+    if (status != UCS_OK) {
+        goto err_pool;
     }
     psel_rndv_init(worker);
 
@@ -458,6 +488,8 @@ err_async:
     ucs_async_context_destroy(worker->async);
 err_tm:
     psel_tm_cleanup(&worker->tm);
+err_pool:
+    psel_request_pool_cleanup(worker);
 err_free:
     psel_resource_table_cleanup(&worker->local);
     free(worker);

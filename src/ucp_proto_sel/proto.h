@@ -24,6 +24,15 @@
 #define PSEL_PROTO_DESC_MAX     128  /**< Lane description / reason text */
 #define PSEL_THRESH_AUTO        SIZE_MAX /**< cfg_thresh: select by perf */
 
+/** Flags of a protocol definition (psel_proto_t::flags). */
+enum {
+    /** Its progress keeps no pointer to the request view between calls
+     *  (no completion, no state but the offset): the data path may run a
+     *  send's first call on a temporary view, so a send it completes at
+     *  once needs no request (as UCX's eager short) */
+    PSEL_PROTO_FLAG_INLINE = 1u << 0
+};
+
 /** Flags of protocol caps. */
 enum {
     /** Rendezvous protocol: the rendezvous bias d applies to its cost */
@@ -137,6 +146,7 @@ typedef struct psel_proto {
     psel_proto_cancel_func_t    cancel;    /**< NULL: reset, else busy */
     const struct psel_rndv_mode_ops *rndv; /**< Rendezvous: its mode (both
                                                 halves, the wire); else NULL */
+    unsigned                    flags;     /**< PSEL_PROTO_FLAG_* */
 } psel_proto_t;
 
 

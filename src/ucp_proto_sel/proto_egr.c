@@ -317,6 +317,7 @@ const psel_proto_t psel_proto_egr_short = {
     .desc     = "eager short",
     .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
     .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM),
+    .flags    = PSEL_PROTO_FLAG_INLINE,
     .init     = psel_egr_short_init,
     .progress = psel_egr_short_progress
 };
@@ -326,6 +327,7 @@ const psel_proto_t psel_proto_egr_bcopy = {
     .desc     = "eager copy-in copy-out",
     .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
     .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM_BW),
+    .flags    = PSEL_PROTO_FLAG_INLINE,
     .init     = psel_egr_bcopy_init,
     .progress = psel_egr_bcopy_progress
 };

@@ -9,6 +9,10 @@
  * message sent to it afterwards, while the stalled one is still stopped.
  * With one pending queue per worker, the healthy peer's messages would
  * wait behind the stalled peer's forever.
+ *
+ * Also: an iface is polled on every progress call only while a UCT
+ * endpoint of ours uses it; once the last goes it is idle again, and a
+ * peer's message wakes it.
  */
 #include "test_util.h"
 
@@ -161,7 +165,7 @@ static unsigned flood(psel_worker_h worker, psel_ep_h ep, const uint8_t *buf,
 
     for (n = 0; (n < EP_FLOOD_MAX) && (n * size < EP_STALL_BYTES_MAX); ++n) {
         reqs[n] = psel_tag_send_nb(ep, buf, size, 1000 + n, NULL, NULL);
-        assert_non_null(reqs[n]);
+        assert_false(UCS_PTR_IS_ERR(reqs[n])); /* NULL: sent at once */
         progress_for(worker, 4);
         if (!ucs_list_is_empty(&ep->pending)) {
             return n + 1;
@@ -208,7 +212,7 @@ static void run_stalled_peer(const char *tls, size_t size)
                      UCS_OK);
     /* the stalled peer got a first message: connected; then it stops */
     hello = psel_tag_send_nb(stalled_ep, buf, size, EP_HELLO_TAG, NULL, NULL);
-    assert_non_null(hello);
+    assert_false(UCS_PTR_IS_ERR(hello));
     start = psel_time_sec();
     while (!psel_test_sock_readable(stalled_sock) &&
            (psel_time_sec() - start < EP_SERVED_WITHIN)) {
@@ -228,7 +232,7 @@ static void run_stalled_peer(const char *tls, size_t size)
     for (i = 0; i < EP_GOOD_MSGS; ++i) {
         good_reqs[i] = psel_tag_send_nb(good_ep, buf + (i + 1) * size, size,
                                         i, NULL, NULL);
-        assert_non_null(good_reqs[i]);
+        assert_false(UCS_PTR_IS_ERR(good_reqs[i]));
     }
     while (!psel_test_sock_readable(good_sock) &&
            (psel_time_sec() - start < EP_SERVED_WITHIN)) {
@@ -298,12 +302,86 @@ static void test_stalled_peer_tcp(void **state)
     run_stalled_peer("tcp", 4096); /* egr/zcopy: fills the socket */
 }
 
+/* Progress @a worker until @a req completes (or 10 s). */
+static ucs_status_t wait_req(psel_worker_h worker, psel_request_t *req)
+{
+    double deadline = psel_time_sec() + 10;
+
+    while ((psel_request_test(req, NULL) == UCS_INPROGRESS) &&
+           (psel_time_sec() < deadline)) {
+        psel_worker_progress(worker);
+    }
+    return psel_request_test(req, NULL);
+}
+
+static void test_iface_idle_again(void **state)
+{
+    psel_context_h context;
+    psel_worker_h a, b;
+    psel_request_t *sreq, *rreq;
+    void *address;
+    size_t len;
+    psel_ep_h ep;
+    unsigned i;
+    char buf[8];
+
+    setenv("UCX_PSEL_TLS", "posix", 1);
+    assert_int_equal(psel_context_create(&context), UCS_OK);
+    assert_int_equal(psel_worker_create(context, &a), UCS_OK);
+    assert_int_equal(psel_worker_create(context, &b), UCS_OK);
+    assert_int_equal(a->num_ifaces, 1);
+    assert_false(a->ifaces[0].active);
+
+    /* a's endpoint to b: its lane's iface is polled */
+    assert_int_equal(psel_worker_get_address(b, &address, &len), UCS_OK);
+    assert_int_equal(psel_ep_create(a, address, len, &ep), UCS_OK);
+    free(address);
+    assert_true(a->ifaces[0].active);
+    assert_int_equal(a->ifaces[0].num_eps, 1);
+    rreq = psel_tag_recv_nb(b, buf, sizeof(buf), 1, UINT64_MAX, NULL, NULL);
+    sreq = psel_tag_send_nb(ep, "hello", 6, 1, NULL, NULL);
+    for (i = 0; (i < 1000000) &&
+                (psel_request_test(rreq, NULL) == UCS_INPROGRESS); ++i) {
+        psel_worker_progress(a);
+        psel_worker_progress(b);
+    }
+    assert_int_equal(wait_req(a, sreq), UCS_OK);
+    assert_int_equal(psel_request_test(rreq, NULL), UCS_OK);
+    psel_request_free(sreq);
+    psel_request_free(rreq);
+
+    /* the last endpoint goes: idle again */
+    assert_int_equal(psel_test_close_ep(a, ep), UCS_OK);
+    assert_int_equal(a->ifaces[0].num_eps, 0);
+    assert_false(a->ifaces[0].active);
+
+    /* a message from b wakes it */
+    assert_int_equal(psel_worker_get_address(a, &address, &len), UCS_OK);
+    assert_int_equal(psel_ep_create(b, address, len, &ep), UCS_OK);
+    free(address);
+    rreq = psel_tag_recv_nb(a, buf, sizeof(buf), 2, UINT64_MAX, NULL, NULL);
+    sreq = psel_tag_send_nb(ep, "again", 6, 2, NULL, NULL);
+    assert_int_equal(wait_req(b, sreq), UCS_OK);
+    assert_int_equal(wait_req(a, rreq), UCS_OK);
+    assert_string_equal(buf, "again");
+    assert_true(a->ifaces[0].active);
+    psel_request_free(sreq);
+    psel_request_free(rreq);
+
+    assert_int_equal(psel_test_close_ep(b, ep), UCS_OK);
+    psel_worker_destroy(a);
+    psel_worker_destroy(b);
+    psel_context_destroy(context);
+    unsetenv("UCX_PSEL_TLS");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_stalled_peer_posix, teardown_children),
         cmocka_unit_test_teardown(test_stalled_peer_sysv, teardown_children),
-        cmocka_unit_test_teardown(test_stalled_peer_tcp, teardown_children)
+        cmocka_unit_test_teardown(test_stalled_peer_tcp, teardown_children),
+        cmocka_unit_test(test_iface_idle_again)
     };
 
     setenv("UCX_PSEL_CALIBRATION", "none", 0);

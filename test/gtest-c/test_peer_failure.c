@@ -165,7 +165,7 @@ static void run_peer_failure(const char *tls)
     memset(buf, 0x5a, sizeof(buf));
     for (i = 0; i < PF_MSGS; ++i) {
         reqs[i] = psel_tag_send_nb(ep, buf, sizeof(buf), i, NULL, NULL);
-        assert_non_null(reqs[i]);
+        assert_false(UCS_PTR_IS_ERR(reqs[i]));
     }
     deadline = now_sec() + 0.2;
     while (now_sec() < deadline) {

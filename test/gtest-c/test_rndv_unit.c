@@ -776,5 +776,7 @@ int main(void)
         cmocka_unit_test(test_cancel_matched_get),
     };
 
+    /* the protocols that ran are checked: count them */
+    setenv("UCX_PSEL_PROTO_INFO", "used", 1);
     return cmocka_run_group_tests_name("rndv_unit", tests, setup, teardown);
 }
