@@ -99,6 +99,8 @@ struct psel_worker {
                                            what each send ran */
     unsigned              num_used;   /**< Rows in @a used */
     psel_used_row_t       used[PSEL_WORKER_MAX_USED]; /**< Protocols that ran */
+    const psel_select_elem_t *used_last_elem; /**< The last send's row... */
+    psel_used_row_t      *used_last_row;  /**< ... and its count */
     ucs_list_link_t       pending_eps; /**< Endpoints with sends waiting
                                             (psel_ep::pending), served
                                             round robin */

@@ -452,6 +452,7 @@ void psel_ep_destroy(psel_ep_h ep)
         free(ep->wireup_msg);
     }
     ucs_list_del(&ep->list);
+    ep->worker->used_last_elem = NULL; /* its table goes */
     if (ep->pending_scheduled) {
         ucs_list_del(&ep->pending_link);
     }

@@ -134,7 +134,11 @@ psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
                                  size_t length, uint64_t tag,
                                  psel_request_cb_t cb, void *arg);
 
-/** Post a tagged receive; it matches when (msg tag & mask) == (tag & mask). */
+/**
+ * Post a tagged receive; it matches when (msg tag & mask) == (tag & mask).
+ *
+ * @return A request to test and free, or UCS_STATUS_PTR(UCS_ERR_NO_MEMORY).
+ */
 psel_request_t *psel_tag_recv_nb(psel_worker_h worker, void *buffer,
                                  size_t length, uint64_t tag, uint64_t mask,
                                  psel_request_cb_t cb, void *arg);

@@ -380,8 +380,8 @@ psel_request_t *psel_tag_recv_nb(psel_worker_h worker, void *buffer,
     psel_request_t *req;
 
     req = psel_request_alloc(worker, PSEL_REQUEST_RECV, cb, arg);
-    if (req == NULL) {
-        return NULL;
+    if (ucs_unlikely(req == NULL)) {
+        return UCS_STATUS_PTR(UCS_ERR_NO_MEMORY);
     }
     memset(&req->recv, 0, sizeof(req->recv));
     req->recv.tag      = tag;

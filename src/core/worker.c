@@ -635,10 +635,15 @@ void psel_worker_count_used(psel_worker_h worker,
                             const psel_select_table_t *table,
                             const psel_select_elem_t *elem, size_t length)
 {
-    size_t start = (elem == table->elems) ? 0 : (elem - 1)->max_length + 1;
+    size_t start;
     psel_used_row_t *row;
     unsigned i;
 
+    if (elem == worker->used_last_elem) {
+        row = worker->used_last_row; /* the same row as the last send */
+        goto found;
+    }
+    start = (elem == table->elems) ? 0 : (elem - 1)->max_length + 1;
     for (i = 0; i < worker->num_used; ++i) {
         row = &worker->used[i];
         if ((row->proto == elem->proto) && (row->row_start == start) &&
@@ -657,6 +662,8 @@ void psel_worker_count_used(psel_worker_h worker,
     row->max_size  = length;
     row->count     = 0;
 found:
+    worker->used_last_elem = elem;
+    worker->used_last_row  = row;
     row->min_size = ucs_min(row->min_size, length);
     row->max_size = ucs_max(row->max_size, length);
     ++row->count;
