@@ -300,9 +300,11 @@ unsigned psel_worker_progress_pending(psel_worker_h worker);
 /** Run a send's protocol until it is done, blocked or failed. */
 void psel_send_progress(psel_request_t *req);
 
-/** Fail a send now with @a status (peer failure, close): its protocol
- *  releases what it holds; the request completes. */
-void psel_send_abort(psel_request_t *req, ucs_status_t status);
+/** Fail a send with @a status (peer failure, close): its protocol releases
+ *  what it holds; the request completes now, or when its operations in
+ *  flight end (@a flags: PSEL_PROTO_ABORT_FORCE, they never will). */
+void psel_send_abort(psel_request_t *req, ucs_status_t status,
+                     unsigned flags);
 
 /** Run a send's protocol again from the worker's progress (the protocols'
  *  send_resume callback). */

@@ -428,15 +428,18 @@ static void psel_ep_flush_done(psel_request_t *req, ucs_status_t status)
     psel_request_complete(req, status);
 }
 
-/* Complete every request of @a ep still running with @a status: its
- * rendezvous (registrations released), pending sends and flushes. */
-static void psel_ep_fail_requests(psel_ep_h ep, ucs_status_t status)
+/* Fail every request of @a ep still running with @a status: its
+ * rendezvous (registrations released), pending sends and flushes; with
+ * operations in flight they end when those do, unless @a flags has
+ * PSEL_PROTO_ABORT_FORCE (the UCT endpoints are gone). */
+static void psel_ep_fail_requests(psel_ep_h ep, ucs_status_t status,
+                                  unsigned flags)
 {
     psel_request_t *req, *tmp;
 
-    psel_rndv_ep_fail(ep, status);
+    psel_rndv_ep_fail(ep, status, flags);
     ucs_list_for_each_safe(req, tmp, &ep->pending, list) {
-        psel_send_abort(req, status);
+        psel_send_abort(req, status, flags);
     }
     ucs_list_for_each_safe(req, tmp, &ep->flushes, list) {
         req->flush.close = 0;
@@ -446,7 +449,10 @@ static void psel_ep_fail_requests(psel_ep_h ep, ucs_status_t status)
 
 void psel_ep_destroy(psel_ep_h ep)
 {
-    psel_ep_fail_requests(ep, UCS_ERR_CANCELED);
+    /* fail what runs; destroying the UCT endpoints completes what they
+     * still had in flight (tcp purges it), and what is left then never
+     * hears from UCT again */
+    psel_ep_fail_requests(ep, UCS_ERR_CANCELED, 0);
     if (ep->wireup_msg != NULL) {
         --ep->worker->wireup_out;
         free(ep->wireup_msg);
@@ -458,6 +464,7 @@ void psel_ep_destroy(psel_ep_h ep)
     }
     psel_rndv_ep_remove(ep);
     psel_ep_destroy_uct_eps(ep, ep->config.lanes.num_lanes);
+    psel_ep_fail_requests(ep, UCS_ERR_CANCELED, PSEL_PROTO_ABORT_FORCE);
     psel_ep_config_cleanup(&ep->config);
     free(ep->peer_address);
     psel_address_release(&ep->address);
@@ -605,7 +612,7 @@ int psel_ep_owns_uct_ep(psel_ep_h ep, uct_ep_h uct_ep)
 void psel_ep_handle_failure(psel_ep_h ep)
 {
     ep->failure_handled = 1;
-    psel_ep_fail_requests(ep, ep->status);
+    psel_ep_fail_requests(ep, ep->status, 0);
 }
 
 void psel_ep_keepalive(psel_ep_h ep)

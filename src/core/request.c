@@ -190,10 +190,16 @@ void psel_send_progress(psel_request_t *req)
     psel_request_complete(req, status);
 }
 
-void psel_send_abort(psel_request_t *req, ucs_status_t status)
+void psel_send_abort(psel_request_t *req, ucs_status_t status,
+                     unsigned flags)
 {
+    if (req->queued) {
+        ucs_list_del(&req->list); /* it moves no more data */
+        req->queued = 0;
+    }
     if ((req->elem != NULL) && (req->elem->proto->abort != NULL)) {
-        req->elem->proto->abort(&req->proto, status); /* completes it */
+        /* completes it, now or when its operations in flight end */
+        req->elem->proto->abort(&req->proto, status, flags);
     } else {
         psel_request_complete(req, status);
     }

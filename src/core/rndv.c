@@ -257,54 +257,64 @@ static int psel_rndv_rreq_of_ep(const psel_proto_rreq_t *rreq, psel_ep_h ep)
             (rreq->sender_id == ep->remote_id));
 }
 
-/* Abort, in bounded rounds (aborting an entry deletes it from its map),
- * every entry of @a map that @a of_ep picks (NULL: all). */
+/* Abort every entry of @a map that belongs to @a ep (NULL: all). The ids
+ * are collected first: an abort that completes at once deletes its entry;
+ * one with operations in flight stays until they complete. */
 static void psel_rndv_abort_all(khash_t(psel_rndv_reqs) *map, int sends,
-                                psel_ep_h ep, ucs_status_t status)
+                                psel_ep_h ep, ucs_status_t status,
+                                unsigned flags)
 {
+    size_t n = 0, i;
     psel_proto_rreq_t *rreq;
     psel_request_t *req;
-    uint64_t ids[64], id;
-    unsigned n, i;
+    uint64_t *ids, id;
     void *value;
 
-    do {
-        n = 0;
-        kh_foreach(map, id, value, {
-            if (n < 64) {
-                if ((ep == NULL) ||
-                    (sends ? (((psel_request_t*)value)->ep == ep) :
-                             psel_rndv_rreq_of_ep(value, ep))) {
-                    ids[n++] = id;
-                }
-            }
-        });
-        for (i = 0; i < n; ++i) {
-            value = psel_rndv_map_find(map, ids[i]);
-            if (value == NULL) {
-                continue; /* went with another */
-            }
-            if (sends) {
-                req = value;
-                req->elem->proto->abort(&req->proto, status);
-            } else {
-                rreq = value;
-                rreq->abort(rreq, status);
-            }
+    if (kh_size(map) == 0) {
+        return;
+    }
+    ids = malloc(kh_size(map) * sizeof(*ids));
+    if (ids == NULL) {
+        ucs_error("rendezvous: no memory to fail %u requests",
+                  (unsigned)kh_size(map));
+        return;
+    }
+    kh_foreach(map, id, value, {
+        if ((ep == NULL) ||
+            (sends ? (((psel_request_t*)value)->ep == ep) :
+                     psel_rndv_rreq_of_ep(value, ep))) {
+            ids[n++] = id;
         }
-    } while (n == 64);
+    });
+    for (i = 0; i < n; ++i) {
+        value = psel_rndv_map_find(map, ids[i]);
+        if (value == NULL) {
+            continue; /* ended with another */
+        }
+        if (sends) {
+            req = value;
+            psel_send_abort(req, status, flags);
+        } else {
+            rreq = value;
+            rreq->abort(rreq, status, flags);
+        }
+    }
+    free(ids);
 }
 
-void psel_rndv_ep_fail(psel_ep_h ep, ucs_status_t status)
+void psel_rndv_ep_fail(psel_ep_h ep, ucs_status_t status, unsigned flags)
 {
-    psel_rndv_abort_all(&ep->worker->rndv.sends, 1, ep, status);
-    psel_rndv_abort_all(&ep->worker->rndv.recvs, 0, ep, status);
+    psel_rndv_abort_all(&ep->worker->rndv.sends, 1, ep, status, flags);
+    psel_rndv_abort_all(&ep->worker->rndv.recvs, 0, ep, status, flags);
 }
 
 void psel_rndv_cleanup(psel_worker_h worker)
 {
-    psel_rndv_abort_all(&worker->rndv.sends, 1, NULL, UCS_ERR_CANCELED);
-    psel_rndv_abort_all(&worker->rndv.recvs, 0, NULL, UCS_ERR_CANCELED);
+    /* after the endpoints: no completion can come any more */
+    psel_rndv_abort_all(&worker->rndv.sends, 1, NULL, UCS_ERR_CANCELED,
+                        PSEL_PROTO_ABORT_FORCE);
+    psel_rndv_abort_all(&worker->rndv.recvs, 0, NULL, UCS_ERR_CANCELED,
+                        PSEL_PROTO_ABORT_FORCE);
     kh_destroy_inplace(psel_rndv_reqs, &worker->rndv.sends);
     kh_destroy_inplace(psel_rndv_reqs, &worker->rndv.recvs);
     kh_destroy_inplace(psel_rndv_reqs, &worker->rndv.eps);

@@ -46,11 +46,12 @@ void psel_rndv_cleanup(psel_worker_h worker);
 
 /**
  * Fail every rendezvous of @a ep (its sends, and receives whose replies go
- * to it) with @a status, through the protocols' abort. For peer failure
- * and endpoint close; call it before the endpoint's UCT endpoints are
- * destroyed.
+ * to it) with @a status through the protocols' abort: each completes at
+ * once, or when its operations in flight complete; with
+ * PSEL_PROTO_ABORT_FORCE (after the endpoint's UCT endpoints are
+ * destroyed: no completion will come) at once.
  */
-void psel_rndv_ep_fail(psel_ep_h ep, ucs_status_t status);
+void psel_rndv_ep_fail(psel_ep_h ep, ucs_status_t status, unsigned flags);
 
 /** Forget a send's id (at its completion). */
 void psel_rndv_untrack_send(psel_worker_h worker, uint64_t id);

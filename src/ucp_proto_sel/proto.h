@@ -103,14 +103,24 @@ struct psel_rndv_mode_ops;    /* proto_rndv.h */
  */
 typedef ucs_status_t (*psel_proto_progress_func_t)(struct psel_proto_req *req);
 
+/** Flags of psel_proto_abort_func_t. */
+enum {
+    /** The endpoint's UCT endpoints are destroyed: completions of the
+     *  operations still in flight will never come */
+    PSEL_PROTO_ABORT_FORCE = 1u << 0
+};
+
 /**
- * Fail a send now (peer failure, endpoint close, worker destroy): give up
- * the operations in flight (their completions never come: the UCT
- * endpoints are about to go), release what the protocol holds, and call
- * the worker's send_complete() with @a status.
+ * Fail a send (peer failure, endpoint close, worker destroy): it moves no
+ * more data; the protocol releases what it holds and calls the worker's
+ * send_complete() with @a status - at once if no operation of it is in
+ * flight, else when the last one completes (UCT completes them, with an
+ * error, when the endpoint fails or its UCT endpoints are destroyed), or
+ * at once with PSEL_PROTO_ABORT_FORCE. Never earlier: a UCT completion
+ * must not find the request freed.
  */
 typedef void (*psel_proto_abort_func_t)(struct psel_proto_req *req,
-                                        ucs_status_t status);
+                                        ucs_status_t status, unsigned flags);
 
 /**
  * Return a send to the state before its first progress call, releasing

@@ -294,10 +294,25 @@ static ucs_status_t psel_egr_zcopy_progress(psel_proto_req_t *req)
     return UCS_INPROGRESS;
 }
 
-/* Peer failure or endpoint close: fragments in flight are given up. */
-static void psel_egr_zcopy_abort(psel_proto_req_t *req, ucs_status_t status)
+/* Peer failure or endpoint close: nothing more is posted; fragments in
+ * flight complete it (their last completion reports @a status). */
+static void psel_egr_zcopy_abort(psel_proto_req_t *req, ucs_status_t status,
+                                 unsigned flags)
 {
-    psel_egr_zcopy_finish(req);
+    if (req->comp.func != NULL) {
+        if (req->offset < req->length) {
+            --req->comp.count;          /* the hold of a send not all posted */
+            req->offset = req->length;
+        }
+        if (flags & PSEL_PROTO_ABORT_FORCE) {
+            req->comp.count = 0;        /* the UCT endpoints are gone */
+        }
+        req->comp.status = status;
+        if (req->comp.count > 0) {
+            return; /* psel_egr_zcopy_completed() completes it */
+        }
+        psel_egr_zcopy_finish(req);
+    }
     req->ep->worker->send_complete(req, status);
 }
 

@@ -124,10 +124,11 @@ typedef struct psel_proto_rreq {
     int               matched;     /**< 1 if it serves a matched receive
                                         (0: it only answers a CANCEL) */
     psel_proto_ep_t  *ep;          /**< Where replies go; NULL until found */
-    /** Fail it now with @a status: give up operations in flight (their
-     *  completions never come), release what it holds, complete the
-     *  receive, leave the map. */
-    void            (*abort)(struct psel_proto_rreq *rreq, ucs_status_t status);
+    /** Fail it with @a status: release what it holds, complete the
+     *  receive, leave the map - once its reads in flight completed, or at
+     *  once with PSEL_PROTO_ABORT_FORCE (as psel_proto_abort_func_t). */
+    void            (*abort)(struct psel_proto_rreq *rreq, ucs_status_t status,
+                             unsigned flags);
 } psel_proto_rreq_t;
 
 

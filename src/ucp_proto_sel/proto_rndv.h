@@ -343,6 +343,8 @@ typedef struct psel_rndv_recv {
     psel_rndv_recv_stage_t stage;
     ucs_status_t           status;    /**< Of the receive */
     ucs_status_t           ats_status;/**< What the ATS says */
+    ucs_status_t           abort_status; /**< Aborted with it, waiting for
+                                           its reads in flight; or UCS_OK */
     uint8_t                ack_am_id; /**< ATS, or CANCEL-ACK */
     size_t                 landed;    /**< Data by AM: bytes arrived */
     uint32_t               rkey_map;  /**< Lanes with an rkey (rndv/get) */
@@ -408,8 +410,9 @@ typedef struct psel_rndv_mode_ops {
 /** A rendezvous protocol's send progress (psel_proto_t::progress). */
 ucs_status_t psel_rndv_send_progress(psel_proto_req_t *req);
 
-/** Fail a send now (psel_proto_t::abort). */
-void psel_rndv_send_abort(psel_proto_req_t *req, ucs_status_t status);
+/** Fail a send (psel_proto_t::abort). */
+void psel_rndv_send_abort(psel_proto_req_t *req, ucs_status_t status,
+                          unsigned flags);
 
 /** Back to the start while the RTS has not gone out (psel_proto_t::reset). */
 ucs_status_t psel_rndv_send_reset(psel_proto_req_t *req);
@@ -582,6 +585,31 @@ void psel_rndv_cancel_pack(void *dest, uint64_t sender_id, uint64_t msg_id,
  */
 ucs_status_t psel_rndv_send_ack(uct_ep_h ep, uint8_t am_id,
                                 ucs_status_t status, uint64_t req_id);
+
+
+/* ---- fault injection for tests ---- */
+
+/** Points of a rendezvous where a test may act (kill a process). */
+typedef enum {
+    PSEL_RNDV_EVENT_RTS_SENT,    /**< Sender: the RTS went out */
+    PSEL_RNDV_EVENT_DATA_POSTED, /**< Sender: a data fragment was posted */
+    PSEL_RNDV_EVENT_FIN,         /**< Sender: about to send FIN */
+    PSEL_RNDV_EVENT_MATCHED,     /**< Receiver: an RTS matched a receive */
+    PSEL_RNDV_EVENT_GET_POSTED,  /**< Receiver: a read was posted */
+    PSEL_RNDV_EVENT_RTR,         /**< Receiver: about to send the RTR */
+    PSEL_RNDV_EVENT_ATS,         /**< Receiver: about to send the ATS */
+    PSEL_RNDV_EVENT_LAST
+} psel_rndv_event_t;
+
+/** Called at each event when set (NULL: never; a test sets it). */
+extern void (*psel_rndv_event_hook)(psel_rndv_event_t event);
+
+#define PSEL_RNDV_EVENT(_event) \
+    do { \
+        if (ucs_unlikely(psel_rndv_event_hook != NULL)) { \
+            psel_rndv_event_hook(_event); \
+        } \
+    } while (0)
 
 
 /* ---- helpers shared by the modes (proto_rndv_recv.c) ---- */

@@ -119,6 +119,7 @@ static ucs_status_t psel_rndv_get_recv_post(psel_rndv_recv_t *op)
             }
         }
         psel_proto_xfer_posted(&op->xfer, index, length);
+        PSEL_RNDV_EVENT(PSEL_RNDV_EVENT_GET_POSTED);
     }
     return UCS_OK;
 }

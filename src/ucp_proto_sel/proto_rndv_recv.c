@@ -75,11 +75,19 @@ static void psel_rndv_recv_finish(psel_rndv_recv_t *op, ucs_status_t status)
     }
 }
 
-static void psel_rndv_recv_abort(psel_proto_rreq_t *rreq, ucs_status_t status)
+static void psel_rndv_recv_abort(psel_proto_rreq_t *rreq, ucs_status_t status,
+                                 unsigned flags)
 {
     psel_rndv_recv_t *op = ucs_derived_of(rreq, psel_rndv_recv_t);
 
-    op->comp.count = 0; /* reads in flight are given up */
+    if (flags & PSEL_PROTO_ABORT_FORCE) {
+        op->comp.count = 0; /* the UCT endpoints are gone */
+    }
+    if (op->comp.count > 0) {
+        /* reads in flight: the last completion queues it, then it ends */
+        op->abort_status = status;
+        return;
+    }
     psel_rndv_recv_finish(op, status);
 }
 
@@ -144,6 +152,7 @@ void psel_rndv_matched(psel_proto_worker_t *worker, void *recv, void *buffer,
     op->super.msg_id    = op->rts.hdr.msg_id;
     op->super.matched   = 1;
     psel_rndv_recv_queue(op);
+    PSEL_RNDV_EVENT(PSEL_RNDV_EVENT_MATCHED);
 }
 
 ucs_status_t psel_rndv_recv_register(psel_rndv_recv_t *op,
@@ -295,6 +304,15 @@ static ucs_status_t psel_rndv_recv_progress(psel_rndv_recv_t *op)
     ssize_t packed;
     unsigned steps;
 
+    if (ucs_unlikely(op->abort_status != UCS_OK)) {
+        if (op->comp.count == 0) {
+            psel_rndv_recv_finish(op, op->abort_status); /* aborted */
+        } else {
+            psel_rndv_recv_dequeue(op); /* the last read queues it */
+        }
+        return UCS_OK;
+    }
+
     for (steps = 0; steps <= PSEL_RNDV_RECV_ATS; ++steps) {
         switch (op->stage) {
         case PSEL_RNDV_RECV_START:
@@ -333,6 +351,7 @@ static ucs_status_t psel_rndv_recv_progress(psel_rndv_recv_t *op)
             op->stage = PSEL_RNDV_RECV_ATS;
             break;
         case PSEL_RNDV_RECV_RTR:
+            PSEL_RNDV_EVENT(PSEL_RNDV_EVENT_RTR);
             packed = uct_ep_am_bcopy(op->super.ep->uct_eps[op->super.ep->am_lane],
                                      PSEL_AM_ID_RNDV_RTR, psel_rndv_rtr_copy,
                                      op, 0);
@@ -350,6 +369,9 @@ static ucs_status_t psel_rndv_recv_progress(psel_rndv_recv_t *op)
             psel_rndv_recv_dequeue(op); /* FIN or the data finish it */
             return UCS_OK;
         case PSEL_RNDV_RECV_ATS:
+            if (op->recv != NULL) {
+                PSEL_RNDV_EVENT(PSEL_RNDV_EVENT_ATS);
+            }
             status = psel_rndv_send_ack(op->super.ep->uct_eps[op->super.ep->am_lane],
                                         op->ack_am_id, op->ats_status,
                                         op->rts.hdr.sreq_id);

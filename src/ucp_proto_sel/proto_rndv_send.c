@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+void (*psel_rndv_event_hook)(psel_rndv_event_t event) = NULL;
+
 /* Release what the send holds: the peer's rkeys and our registrations. */
 static void psel_rndv_release(psel_proto_req_t *req)
 {
@@ -264,6 +266,7 @@ static ucs_status_t psel_rndv_post_data(psel_proto_req_t *req)
             }
         }
         psel_proto_xfer_posted(&rndv->xfer, index, length);
+        PSEL_RNDV_EVENT(PSEL_RNDV_EVENT_DATA_POSTED);
     }
     return UCS_OK;
 }
@@ -355,6 +358,7 @@ ucs_status_t psel_rndv_send_progress(psel_proto_req_t *req)
                 break;
             }
             rndv->stage = PSEL_RNDV_STAGE_WAIT;
+            PSEL_RNDV_EVENT(PSEL_RNDV_EVENT_RTS_SENT);
             return UCS_INPROGRESS;
         case PSEL_RNDV_STAGE_WAIT:
             if (rndv->cancel == PSEL_RNDV_CANCEL_WANTED) {
@@ -415,6 +419,7 @@ ucs_status_t psel_rndv_send_progress(psel_proto_req_t *req)
                 return UCS_INPROGRESS; /* flushes in flight */
             }
             psel_rndv_take_comp_status(req);
+            PSEL_RNDV_EVENT(PSEL_RNDV_EVENT_FIN);
             status = psel_rndv_send_ack(psel_rndv_ctrl_ep(req),
                                         PSEL_AM_ID_RNDV_FIN, rndv->status,
                                         rndv->remote_req_id);
@@ -442,11 +447,21 @@ ucs_status_t psel_rndv_send_progress(psel_proto_req_t *req)
     return UCS_ERR_IO_ERROR;
 }
 
-void psel_rndv_send_abort(psel_proto_req_t *req, ucs_status_t status)
+void psel_rndv_send_abort(psel_proto_req_t *req, ucs_status_t status,
+                          unsigned flags)
 {
-    if (req->rndv != NULL) {
-        /* operations in flight are given up, no CANCEL-ACK awaited */
-        req->comp.count = 0;
+    psel_proto_rndv_t *rndv = req->rndv;
+
+    if (rndv != NULL) {
+        if (flags & PSEL_PROTO_ABORT_FORCE) {
+            req->comp.count = 0; /* the UCT endpoints are gone */
+        }
+        rndv->status = status;
+        rndv->stage  = PSEL_RNDV_STAGE_DONE;
+        rndv->cancel = PSEL_RNDV_CANCEL_NONE; /* no CANCEL-ACK awaited */
+        if (req->comp.count > 0) {
+            return; /* the last completion resumes it: DONE completes */
+        }
         psel_rndv_release(req);
     }
     req->ep->worker->send_complete(req, status);
@@ -472,7 +487,7 @@ ucs_status_t psel_rndv_send_cancel(psel_proto_req_t *req)
 
     if ((rndv == NULL) || (rndv->stage <= PSEL_RNDV_STAGE_RTS)) {
         /* the RTS waits for the transport: nothing reached the receiver */
-        psel_rndv_send_abort(req, UCS_ERR_CANCELED);
+        psel_rndv_send_abort(req, UCS_ERR_CANCELED, 0);
         return UCS_OK;
     }
     if (rndv->stage != PSEL_RNDV_STAGE_WAIT) {

@@ -198,7 +198,7 @@ static void run_peer_failure(const char *tls)
     }
     print_message("%s: %u of %u sends failed, in %.3f s\n", tls, failed,
                   PF_MSGS, took);
-    assert_true(failed > 0);
+    assert_int_equal(failed, PF_MSGS); /* every one: none could end well */
     psel_assert_log_contains("the peer failed");
 
     /* 2. the endpoint stays failed: sends and flushes end at once */
@@ -335,6 +335,11 @@ static void run_sender_dies_mid_get(const char *tls)
     uint8_t *buf;
     psel_ep_h ep;
 
+    if (!psel_test_has_transport("cma")) {
+        print_message("SKIP: %s: the get needs cma, which this machine lacks "
+                      "(ptrace rights)\n", tls);
+        return;
+    }
     setenv("UCX_PSEL_TLS", tls, 1);
     setenv("UCX_PSEL_NET_DEVICES", "lo", 1);
     setenv("UCX_PSEL_PROTOS", "rndv/get", 1);

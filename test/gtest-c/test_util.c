@@ -7,6 +7,7 @@
 #include "test_util.h"
 
 #include <core/psel_core.h>
+#include <lane_select/resource_table.h>
 
 #include <stdarg.h>
 #include <setjmp.h>
@@ -160,6 +161,22 @@ int psel_test_sock_readable(int sock)
     FD_ZERO(&fds);
     FD_SET(sock, &fds);
     return select(sock + 1, &fds, NULL, NULL, &tv) > 0;
+}
+
+int psel_test_has_transport(const char *tl_name)
+{
+    psel_resource_table_t table;
+    int found = 0;
+    unsigned i;
+
+    psel_resource_table_init(&table);
+    if (psel_resource_discover(&table) == UCS_OK) {
+        for (i = 0; i < table.count; ++i) {
+            found |= !strcmp(table.resources[i].tl_name, tl_name);
+        }
+    }
+    psel_resource_table_cleanup(&table);
+    return found;
 }
 
 int psel_test_wait_child(pid_t pid, double timeout_sec)

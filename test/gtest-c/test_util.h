@@ -48,6 +48,9 @@ int psel_test_read_all(int fd, void *buf, size_t len);
 /** Does @a sock have data (or EOF) to read now? */
 int psel_test_sock_readable(int sock);
 
+/** Does this machine's UCT offer transport @a tl_name (live discovery)? */
+int psel_test_has_transport(const char *tl_name);
+
 /**
  * Wait up to @a timeout_sec for the child @a pid to exit; kill it
  * (SIGKILL) after that. Says on stderr why it failed.

@@ -13,21 +13,10 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-n=0 failed=0
 iters=2000
 
-result() { # result DESCRIPTION STATUS
-    n=$((n + 1))
-    if [ "$2" -eq 0 ]; then
-        echo "ok $n - $1"
-    else
-        echo "not ok $n - $1"
-        for f in server client; do
-            [ -f "$tmp/$f" ] && sed "s/^/#   $f: /" "$tmp/$f" | tail -15
-        done
-        failed=$((failed + 1))
-    fi
-}
+. "$(dirname "$0")/tap.sh"
+TAP_FILES=("$tmp/server" "$tmp/client")
 
 # start_server [ENV...]: start a server on a free port, set $port and
 # $server_pid once it listens; retries other ports if bind fails
@@ -188,5 +177,4 @@ foreign_client "505350540001000000000000000000000000000000000008$(printf '%032x'
     "$tmp/server"
 result "the server rejects 0 iterations from the client" $?
 
-echo "1..$n"
-[ $failed -eq 0 ]
+tap_done
