@@ -17,7 +17,7 @@ shift || true
 
 packages=(build-essential autoconf automake libtool pkg-config
           libucx-dev ucx-utils libibverbs-dev rdma-core libcmocka-dev
-          iproute2 gnuplot-nox)
+          iproute2 gnuplot-nox valgrind)
 
 log() { printf '[dev.sh] %s\n' "$*" >&2; }
 

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 /* ---- active message handlers: wire input, validated before use ---- */
@@ -401,6 +403,22 @@ static void psel_worker_close_ifaces(psel_worker_h worker)
     worker->num_mds    = 0;
 }
 
+/* A random worker id (never 0: that means "unknown" on the wire): peers
+ * tell workers apart by it, endpoint ids derive from it. */
+static ucs_status_t psel_worker_new_uuid(uint64_t *uuid_p)
+{
+    ssize_t ret;
+
+    do {
+        ret = getrandom(uuid_p, sizeof(*uuid_p), 0);
+    } while (((ret < 0) && (errno == EINTR)) || ((ret >= 0) && (*uuid_p == 0)));
+    if (ret != sizeof(*uuid_p)) {
+        ucs_error("worker: getrandom() for its id failed: %m");
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
 ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
 {
     const psel_resource_table_t *resources = &context->resources;
@@ -414,8 +432,6 @@ ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
     }
     worker->context    = context;
     worker->count_used = (context->config.proto_info == PSEL_PROTO_INFO_USED);
-    worker->uuid    = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^
-                      (uintptr_t)worker;
     ucs_list_head_init(&worker->pending_eps);
 
     ucs_list_head_init(&worker->eps);
@@ -425,6 +441,10 @@ ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
     ucs_strncpy_zero(worker->local.origin, "this worker",
                      sizeof(worker->local.origin));
 
+    status = psel_worker_new_uuid(&worker->uuid);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
     status = psel_request_pool_init(worker);
     if (status != UCS_OK) {
         goto err_free;

@@ -103,7 +103,8 @@ const char *psel_dt_class_name(psel_dt_class_t dt_class);
 void psel_perf_from_stages(const ucs_linear_func_t *stages, unsigned num_stages,
                            psel_perf_range_t *range);
 
-/** Append "c + m·x" in ns and ns/KB, e.g. "1.23 + 0.45/KB" (UCX style). */
+/** Append "c + m·x" as "<c in us> us + <m in ns/B> ns/B", e.g.
+ *  "1.230 us + 0.4500 ns/B". */
 void psel_perf_func_str(ucs_linear_func_t func, ucs_string_buffer_t *strb);
 
 /** Append a size, "inf" for SIZE_MAX, with K/M/G suffix when exact. */
