@@ -129,24 +129,27 @@ typedef struct psel_wireup_msg {
 
 
 struct psel_ep {
+    /* what every send reads, first: one or two cache lines */
     psel_worker_h         worker;
-    uint64_t              id;           /**< Sender id in our messages */
     uint64_t              next_msg_id;
-    unsigned              cfg_index;    /**< Bumped when the config changes */
-    psel_resource_table_t remote;       /**< The peer's entries, as resources */
-    psel_address_t        address;      /**< The peer's unpacked address */
-    psel_ep_config_t      config;       /**< Lanes and selection tables */
-    psel_proto_ep_t       proto;        /**< What protocols see of it:
-                                             its UCT endpoints and lanes */
-    ucs_list_link_t       list;         /**< In worker->eps */
     ucs_list_link_t       pending;      /**< Its sends waiting for the
                                              transport or for wireup, in
                                              send order */
-    ucs_list_link_t       pending_link; /**< In worker->pending_eps */
-    int                   pending_scheduled; /**< In worker->pending_eps */
-    unsigned              num_sends;    /**< Send requests not complete */
     ucs_status_t          status;       /**< UCS_OK, or why the peer failed:
                                              every request fails with it */
+    uint32_t              p2p_lanes;    /**< Lanes connected ep to ep */
+    uint32_t              p2p_connected;/**< Of those, connected */
+    unsigned              cfg_index;    /**< Bumped when the config changes */
+    unsigned              num_sends;    /**< Send requests not complete */
+    uint64_t              id;           /**< Sender id in our messages */
+    psel_proto_ep_t       proto;        /**< What protocols see of it:
+                                             its UCT endpoints and lanes */
+    psel_ep_config_t      config;       /**< Lanes and selection tables */
+    psel_resource_table_t remote;       /**< The peer's entries, as resources */
+    psel_address_t        address;      /**< The peer's unpacked address */
+    ucs_list_link_t       list;         /**< In worker->eps */
+    ucs_list_link_t       pending_link; /**< In worker->pending_eps */
+    int                   pending_scheduled; /**< In worker->pending_eps */
     int                   failure_handled; /**< Requests failed already */
     ucs_list_link_t       flushes;      /**< Flush requests, in order */
     int                   internal;     /**< Created by wireup for a peer
@@ -158,8 +161,6 @@ struct psel_ep {
     uint64_t              remote_id;    /**< Peer's endpoint id: messages
                                              that need a reply go to it;
                                              0 until wireup */
-    uint32_t              p2p_lanes;    /**< Lanes connected ep to ep */
-    uint32_t              p2p_connected;/**< Of those, connected */
     uct_ep_h              bootstrap;    /**< Carries wireup messages */
     uct_ep_h              aux_ep;       /**< Bootstrap of our own when no
                                              lane connects to an iface */

@@ -295,9 +295,13 @@ static psel_request_t *psel_send_request(psel_ep_h ep,
     if (ucs_unlikely(req == NULL)) {
         return UCS_STATUS_PTR(UCS_ERR_NO_MEMORY);
     }
-    req->ep        = ep;
-    req->proto     = *view;
-    req->elem      = elem;
+    req->ep              = ep;
+    req->proto           = *view;
+    req->proto.memh      = NULL;
+    req->proto.rndv      = NULL;
+    req->proto.req_id    = 0;
+    req->proto.comp.func = NULL;
+    req->elem            = elem;
     req->cfg_index = ep->cfg_index;
     ++ep->num_sends;
 
@@ -338,16 +342,13 @@ psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
     ucs_status_t status            = UCS_INPROGRESS;
     psel_proto_req_t view;
 
+    /* what an inline protocol reads; psel_send_request() fills the rest */
     view.buffer = buffer;
     view.length = length;
     view.tag    = tag;
     view.msg_id = ++ep->next_msg_id;
     view.offset = 0;
     view.ep     = &ep->proto;
-    view.memh   = NULL;
-    view.rndv   = NULL;
-    view.req_id = 0;
-    view.comp.func = NULL;
 
     /* as ucp_tag_send_nbx: a protocol whose first call keeps no pointer to
      * the request runs on this view, and a send it completes at once needs
