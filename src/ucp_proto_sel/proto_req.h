@@ -141,7 +141,7 @@ struct psel_proto_worker {
     psel_proto_iface_info_t ifaces[PSEL_PROTO_MAX_IFACES];
     ucs_list_link_t         rndv_work;   /**< Rendezvous receives with
                                               something to send or post,
-                                              oldest first (proto_rndv.c) */
+                                              oldest first (proto_rndv_recv.c) */
 
     /* ---- sends ---- */
     /** The send ended asynchronously (after progress returned
