@@ -9,6 +9,11 @@
 #
 # Idempotent: packages already installed are not touched, and an existing
 # build tree is reused. PSEL_WERROR=1 turns compiler warnings into errors.
+# The protocol tier of libprotosel_ucx.so needs UCX's internal headers: the
+# source of the installed UCX is fetched (apt-get source) and configured
+# once into ${XDG_CACHE_HOME:-~/.cache}/protosel/ucx-src/ (see
+# ucx_source_tree); PSEL_REQUIRE_UCX_SRC=1 makes a failure there fatal (CI),
+# PSEL_UCX_SRC=DIR uses a tree of your own, PSEL_UCX_SRC=none skips it.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +22,8 @@ shift || true
 
 packages=(build-essential autoconf automake libtool pkg-config
           libucx-dev ucx-utils libibverbs-dev rdma-core libcmocka-dev
-          iproute2 gnuplot-nox valgrind)
+          iproute2 gnuplot-nox locales dpkg-dev libnuma-dev openmpi-bin libopenmpi-dev
+          valgrind)
 
 log() { printf '[dev.sh] %s\n' "$*" >&2; }
 
@@ -38,6 +44,71 @@ install_missing_packages() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
+# ucx_source_tree: print the directory of the installed UCX's own source,
+# unpacked by `apt-get source` (a deb-src entry for this Debian suite is
+# added when apt has none) and configured with the options the installed
+# build was configured with (`ucx_info -b`), which generates the config.h
+# its internal headers need. Cached per package version; concurrent runs
+# wait on a lock. Returns 1 with a message when it cannot.
+ucx_source_tree() {
+    local ver upstream cache dir tmp suite sudo="" flags args
+    ver=$(dpkg-query -W -f='${Version}' libucx-dev 2>/dev/null) || { log "libucx-dev is not installed"; return 1; }
+    upstream=${ver%-*}; upstream=${upstream#*:}
+    cache=${XDG_CACHE_HOME:-$HOME/.cache}/protosel/ucx-src
+    dir=$cache/$ver/ucx-$upstream
+    if [ -f "$dir/config.h" ] && [ -f "$dir/src/ucp/proto/proto.h" ]; then
+        echo "$dir"; return 0
+    fi
+    mkdir -p "$cache" || return 1
+    exec 9>"$cache/.lock"
+    flock -w 600 9 || { log "timed out waiting for $cache/.lock"; return 1; }
+    if [ -f "$dir/config.h" ]; then exec 9>&-; echo "$dir"; return 0; fi
+    [ "$(id -u)" -ne 0 ] && sudo=sudo
+    if ! apt-get source --print-uris "ucx=$ver" >/dev/null 2>&1; then
+        suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+        [ -n "$suite" ] || { log "cannot tell the Debian suite from /etc/os-release"; exec 9>&-; return 1; }
+        log "adding a deb-src entry for $suite (apt-get source needs it)"
+        printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+            "$suite" | $sudo tee /etc/apt/sources.list.d/protosel-deb-src.sources >/dev/null &&
+            $sudo apt-get update -qq || { exec 9>&-; return 1; }
+    fi
+    tmp=$(mktemp -d "$cache/.fetch.XXXXXX")
+    log "fetching the source of UCX $ver (apt-get source ucx=$ver) into $cache"
+    if ! (cd "$tmp" && timeout 300 apt-get source -qq "ucx=$ver" >"$tmp/fetch.log" 2>&1); then
+        log "apt-get source ucx=$ver failed: $(tail -n 3 "$tmp/fetch.log" | tr '\n' ' ')"
+        rm -rf "$tmp"; exec 9>&-; return 1
+    fi
+    # the installed build's own configure line, from `ucx_info -b`
+    flags=$(ucx_info -b 2>/dev/null | sed -n 's/^#define UCX_CONFIGURE_FLAGS *"\(.*\)"$/\1/p')
+    [ -n "$flags" ] || flags="--prefix=/usr --enable-mt --with-verbs --disable-backtrace-detail --disable-logging --enable-devel-headers --enable-examples --enable-cma"
+    read -r -a args <<<"$flags"   # words without quotes; ${prefix} stays literal
+    log "configuring it (autogen.sh; configure $flags)"
+    if ! (cd "$tmp/ucx-$upstream" && timeout 300 ./autogen.sh >"$tmp/configure.log" 2>&1 &&
+          timeout 300 ./configure "${args[@]}" >>"$tmp/configure.log" 2>&1); then
+        log "configuring the UCX source failed: see $tmp/configure.log"
+        exec 9>&-; return 1
+    fi
+    mkdir -p "$cache/$ver"
+    rm -rf "$dir" && mv "$tmp/ucx-$upstream" "$dir" && rm -rf "$tmp"
+    exec 9>&-
+    echo "$dir"
+}
+
+# ucx_src_args: the configure argument for the UCX source tree, if any
+ucx_src_args() {
+    local dir
+    case ${PSEL_UCX_SRC:-} in
+    none) return 0 ;;
+    '')   if ! dir=$(ucx_source_tree); then
+              [ "${PSEL_REQUIRE_UCX_SRC:-0}" = 1 ] && { log "PSEL_REQUIRE_UCX_SRC=1: stopping"; return 1; }
+              log "no UCX source tree: building libprotosel_ucx.so with the config tier only"
+              return 0
+          fi ;;
+    *)    dir=$PSEL_UCX_SRC ;;
+    esac
+    echo "--with-ucx-src=$dir"
+}
+
 # configure_and_build BUILD_DIR [CONFIGURE-ARGS...]
 configure_and_build() {
     local dir=$1; shift
@@ -47,10 +118,18 @@ configure_and_build() {
     fi
     local werror=()
     [ "${PSEL_WERROR:-0}" = 1 ] && werror=(--enable-werror)
+    local ucx_src
+    ucx_src=$(ucx_src_args) || exit 1
     mkdir -p "$dir"
+    # a tree configured before the UCX source was known is configured again
+    if [ -f "$dir/config.status" ] && [ -n "$ucx_src" ] &&
+       ! grep -q -- "with-ucx-src" "$dir/config.status"; then
+        log "configuring ${dir#$top/} again: it has no UCX source tree"
+        rm -f "$dir/Makefile"
+    fi
     if [ ! -f "$dir/Makefile" ]; then
         log "configuring in ${dir#$top/}"
-        (cd "$dir" && "$top/configure" --quiet "${werror[@]}" "$@")
+        (cd "$dir" && "$top/configure" --quiet "${werror[@]}" ${ucx_src:+"$ucx_src"} "$@")
     fi
     log "building in ${dir#$top/}"
     make -s -C "$dir" -j"$(nproc)" all

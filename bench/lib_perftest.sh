@@ -597,7 +597,10 @@ run_plan() {
 # regret_summary RESULTS SUMMARY SPREAD [CANDIDATE...]: per point and tool,
 # each CANDIDATE configuration (default: auto) against the best of the
 # others (the forced ones). SUMMARY lines: "tr test size tool cand_t
-# cand_proto best_t best_label best_proto regret same candidate"; SPREAD:
+# cand_proto best_t best_label best_proto regret same candidate
+# cand_spread best_spread cause" (spreads: max/min of the runs; cause of a
+# regret above 1.10: "noise" when the same protocol ran or the regret is
+# within the spreads, "model" otherwise, "-" at or below 1.10); SPREAD:
 # "tr test tool median-of-(max/min of a configuration's runs)".
 # time: tag_lat p50 latency (us); tag_bw us per message from the overall
 # bandwidth (MB/s of 2^20 B, as both tools print).
@@ -655,9 +658,22 @@ with open(outp, "w") as o:
             reg = statistics.median(pairs) if pairs else a / b
             # did the candidate run the protocol of the fastest forced one?
             same = "yes" if ap.split(" ")[0] == bp.split(" ")[0] else "no"
+            # run spread of each side: max / min of its runs' times
+            sa = max(auto) / min(auto) if min(auto) > 0 else float("nan")
+            sb = max(times[p + (bl,)]) / min(times[p + (bl,)]) \
+                 if min(times[p + (bl,)]) > 0 else float("nan")
+            # above 1.10: noise when the same protocol ran, or when the
+            # regret is within the runs' spread; else the model chose wrong
+            if reg <= 1.10:
+                cause = "-"
+            elif same == "yes" or reg <= max(sa, sb):
+                cause = "noise"
+            else:
+                cause = "model"
             o.write("\t".join(map(str, (tr, test, size, tool, fmt(a), ap,
                                          fmt(b), bl, bp, "%.3f" % reg, same,
-                                         cand))) + "\n")
+                                         cand, "%.2f" % sa, "%.2f" % sb,
+                                         cause))) + "\n")
 sp = collections.defaultdict(list)
 for k, v in times.items():
     if len(v) > 1 and min(v) > 0:

@@ -196,7 +196,7 @@ fi
 
 # time: tag_lat p50 latency (us); tag_bw us per message from the overall
 # bandwidth (MB/s of 2^20 B, as both tools print).
-summary=$out/summary.tsv   # tr test size tool auto_t auto_proto best_t best_label best_proto regret same auto
+summary=$out/summary.tsv   # tr test size tool auto_t auto_proto best_t best_label best_proto regret same auto auto_spread best_spread cause
 spread=$out/spread.tsv     # tr test tool median-of-(max/min over a configuration's runs)
 regret_summary "$results" "$summary" "$spread"
 
@@ -248,22 +248,22 @@ for tr in $transports; do
         echo "### $tr $test: time in usec (tag_lat: p50 latency; tag_bw: per message)"
         echo
         if [ $with_ucx = 1 ]; then
-            echo "| size | psel auto | psel protocol | best forced | best protocol | regret | UCX auto | UCX protocol | UCX best forced | UCX best (setting: protocol) | UCX regret |"
-            echo "|-----:|----------:|---------------|------------:|---------------|-------:|---------:|--------------|----------------:|------------------------------|-----------:|"
+            echo "| size | psel auto | psel protocol | best forced | best protocol | regret | spread auto/best | UCX auto | UCX protocol | UCX best forced | UCX best (setting: protocol) | UCX regret | UCX spread auto/best |"
+            echo "|-----:|----------:|---------------|------------:|---------------|-------:|------:|---------:|--------------|----------------:|------------------------------|-----------:|------:|"
         else
-            echo "| size | psel auto | psel protocol | best forced | best protocol | regret |"
-            echo "|-----:|----------:|---------------|------------:|---------------|-------:|"
+            echo "| size | psel auto | psel protocol | best forced | best protocol | regret | spread auto/best |"
+            echo "|-----:|----------:|---------------|------------:|---------------|-------:|------:|"
         fi
         for size in ${tr_sizes[$tr]}; do
             a=$(awk -F'\t' -v a="$tr" -v b="$test" -v c="$size" '$1 == a && $2 == b && $3 == c && $4 == "psel" {
-                  r = $10 > 1.10 ? "**" $10 "**" : $10
-                  print "| " $5 " | " $6 " | " $7 " | " $9 " | " r " |" }' "$summary")
-            [ -n "$a" ] || a="| - | - | - | - | - |"
+                  r = $10 > 1.10 ? "**" $10 "** " $15 : $10
+                  print "| " $5 " | " $6 " | " $7 " | " $9 " | " r " | " $13 "/" $14 " |" }' "$summary")
+            [ -n "$a" ] || a="| - | - | - | - | - | - |"
             if [ $with_ucx = 1 ]; then
                 u=$(awk -F'\t' -v a="$tr" -v b="$test" -v c="$size" '$1 == a && $2 == b && $3 == c && $4 == "ucx" {
-                      r = $10 > 1.10 ? "**" $10 "**" : $10
-                      print " " $5 " | " $6 " | " $7 " | " $8 ": " $9 " | " r " |" }' "$summary")
-                [ -n "$u" ] || u=" - | - | - | - | - |"
+                      r = $10 > 1.10 ? "**" $10 "** " $15 : $10
+                      print " " $5 " | " $6 " | " $7 " | " $8 ": " $9 " | " r " | " $13 "/" $14 " |" }' "$summary")
+                [ -n "$u" ] || u=" - | - | - | - | - | - |"
                 echo "| $(human "$size") $a$u"
             else
                 echo "| $(human "$size") $a"
@@ -275,22 +275,23 @@ done
 echo
 echo "### Summary: regret = auto / best forced (target <= 1.10 at every size)"
 echo
-echo "| transport | test | tool | sizes | worst regret (size) | geo-mean | sizes > 1.10 | of which auto ran another protocol than the best | run spread |"
-echo "|-----------|------|------|------:|---------------------|---------:|-------------:|------------------|-----------:|"
+echo "| transport | test | tool | sizes | worst regret (size) | geo-mean | sizes > 1.10 | of which auto ran another protocol than the best | of which the cause is the model (beyond the spread) | run spread |"
+echo "|-----------|------|------|------:|---------------------|---------:|-------------:|------------------|------------------|-----------:|"
 awk -F'\t' 'FILENAME == ARGV[1] { spr[$1 "\t" $2 "\t" $3] = $4; next }
     { k = $1 "\t" $2 "\t" $4; n[k]++; l[k] += log($10)
       if (!(k in w) || $10 > w[k]) { w[k] = $10; ws[k] = $3 }
-      if ($10 > 1.10) { over[k]++; if ($11 == "no") wrong[k]++ }
+      if ($10 > 1.10) { over[k]++; if ($11 == "no") wrong[k]++; if ($15 == "model") model[k]++ }
       if (!(k in seen)) { seen[k] = 1; order[++m] = k } }
     END { for (i = 1; i <= m; i++) { k = order[i]; split(k, f, "\t")
             s = ws[k]
             s = (s >= 1048576 && s % 1048576 == 0) ? s / 1048576 " MiB" : (s >= 1024 && s % 1024 == 0) ? s / 1024 " KiB" : s " B"
-            printf "| %s | %s | %s | %d | %.2f (%s) | %.3f | %d | %d | %s |\n", f[1], f[2], \
+            printf "| %s | %s | %s | %d | %.2f (%s) | %.3f | %d | %d | %d | %s |\n", f[1], f[2], \
                 (f[3] == "psel" ? "protosel" : "UCX"), n[k], w[k], s, exp(l[k] / n[k]), over[k], wrong[k], \
-                (k in spr ? spr[k] : "-") } }' \
+                model[k], (k in spr ? spr[k] : "-") } }' \
     "$spread" <(sort -t$'\t' -k1,1 -k2,2r -k4,4 -k3,3n "$summary")
 echo
 echo "run spread: median over the configurations of max/min of their runs' times (- with one run)."
+echo "spread auto/best: max/min of that point's runs; a regret above 1.10 is marked noise (the same protocol ran, or the regret is within the spreads) or model (auto chose another protocol, beyond the spreads)."
 
 fails=$(awk -F'\t' '$10 == "failed"' "$results" | wc -l)
 [ "$fails" -gt 0 ] && { echo; echo "$fails run(s) failed (see above and --keep); their points use the runs that worked."; }

@@ -55,6 +55,11 @@ err_free:
     return status;
 }
 
+void psel_context_set_num_eps(psel_context_h context, size_t num_eps)
+{
+    context->est_num_eps = num_eps;
+}
+
 void psel_context_destroy(psel_context_h context)
 {
     psel_resource_table_cleanup(&context->resources);

@@ -47,6 +47,8 @@ struct psel_context {
     psel_config_t         config;     /**< UCX_PSEL_* */
     struct psel_calib    *calib;      /**< Measured cost lines, or NULL */
     psel_resource_table_t resources;  /**< This machine, filtered */
+    size_t                est_num_eps; /**< The application's estimate of
+                                            endpoints per process (0: none) */
 };
 
 

@@ -365,6 +365,8 @@ ucs_status_t psel_ep_create_common(psel_worker_h worker, const void *address,
     params.runnable_only = 1;
     params.config        = &worker->context->config;
     params.calib         = worker->context->calib;
+    params.num_eps       = psel_config_num_eps(&worker->context->config,
+                                               worker->context->est_num_eps);
     status = psel_ep_config_init(&ep->config, &params);
     if (status != UCS_OK) {
         goto err_release_address;

@@ -36,6 +36,16 @@ typedef struct psel_recv_info {
  */
 ucs_status_t psel_context_create(psel_context_h *context_p);
 
+/**
+ * An optimization hint, as ucp_params_t::estimated_num_eps: how many
+ * endpoints (peers) each process of the job will create. Lane selection
+ * takes latencies at this number and leaves out transports whose max eps is
+ * below it (see lane_select/lane_engine.h). UCX_PSEL_NUM_EPS, when set,
+ * overrides it, as UCX_NUM_EPS does. Applies to endpoints created after
+ * the call; without it, 1.
+ */
+void psel_context_set_num_eps(psel_context_h context, size_t num_eps);
+
 /** Destroy a context (after all its workers). */
 void psel_context_destroy(psel_context_h context);
 

@@ -10,6 +10,9 @@
 #include "resource_table.h"
 
 #include <uct/api/version.h>
+#ifdef HAVE_UCT_API_V2_UCT_V2_H
+#include <uct/api/v2/uct_v2.h>
+#endif
 #include <ucs/async/async_fwd.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/string.h>
@@ -67,6 +70,74 @@ static void psel_discover_fill_iface(psel_resource_t *resource,
     resource->ep_addr_len     = attr->ep_addr_len;
 }
 
+#ifdef HAVE_UCT_API_V2_UCT_V2_H
+/*
+ * UCX's own per-operation estimate of host-memory operations: am_short,
+ * am_bcopy and am_zcopy, or put/get for an iface without active messages.
+ * Returns 0 (derive with UCX's rules instead) if the iface has none of the
+ * operations or the estimate fails.
+ */
+static int psel_discover_estimate(uct_iface_h iface, const uct_iface_attr_t *attr,
+                                  psel_resource_t *resource)
+{
+    static const struct {
+        uint64_t           flag;
+        uct_ep_operation_t op;
+    } ops[PSEL_OP_CLASS_LAST][3] = {
+        [PSEL_OP_CLASS_SHORT] = {{UCT_IFACE_FLAG_AM_SHORT, UCT_EP_OP_AM_SHORT},
+                                 {UCT_IFACE_FLAG_PUT_SHORT, UCT_EP_OP_PUT_SHORT},
+                                 {UCT_IFACE_FLAG_GET_SHORT, UCT_EP_OP_GET_SHORT}},
+        [PSEL_OP_CLASS_BCOPY] = {{UCT_IFACE_FLAG_AM_BCOPY, UCT_EP_OP_AM_BCOPY},
+                                 {UCT_IFACE_FLAG_PUT_BCOPY, UCT_EP_OP_PUT_BCOPY},
+                                 {UCT_IFACE_FLAG_GET_BCOPY, UCT_EP_OP_GET_BCOPY}},
+        [PSEL_OP_CLASS_ZCOPY] = {{UCT_IFACE_FLAG_AM_ZCOPY, UCT_EP_OP_AM_ZCOPY},
+                                 {UCT_IFACE_FLAG_GET_ZCOPY, UCT_EP_OP_GET_ZCOPY},
+                                 {UCT_IFACE_FLAG_PUT_ZCOPY, UCT_EP_OP_PUT_ZCOPY}}
+    };
+    psel_op_cost_t costs[PSEL_OP_CLASS_LAST];
+    uct_perf_attr_t perf;
+    unsigned cls, i, found = 0;
+
+    psel_resource_op_cost_derive(resource, NULL);
+    memcpy(costs, resource->op_cost, sizeof(costs));
+    for (cls = 0; cls < PSEL_OP_CLASS_LAST; ++cls) {
+        for (i = 0; i < 3; ++i) {
+            if (attr->cap.flags & ops[cls][i].flag) {
+                break;
+            }
+        }
+        if (i == 3) {
+            continue; /* no such operation: keep the rule's numbers */
+        }
+        memset(&perf, 0, sizeof(perf));
+        perf.field_mask         = UCT_PERF_ATTR_FIELD_OPERATION |
+                                  UCT_PERF_ATTR_FIELD_LOCAL_MEMORY_TYPE |
+                                  UCT_PERF_ATTR_FIELD_REMOTE_MEMORY_TYPE |
+                                  UCT_PERF_ATTR_FIELD_SEND_PRE_OVERHEAD |
+                                  UCT_PERF_ATTR_FIELD_SEND_POST_OVERHEAD |
+                                  UCT_PERF_ATTR_FIELD_RECV_OVERHEAD |
+                                  UCT_PERF_ATTR_FIELD_LATENCY;
+        perf.operation          = ops[cls][i].op;
+        perf.local_memory_type  = UCS_MEMORY_TYPE_HOST;
+        perf.remote_memory_type = UCS_MEMORY_TYPE_HOST;
+        if (uct_iface_estimate_perf(iface, &perf) != UCS_OK) {
+            return 0;
+        }
+        costs[cls].latency   = perf.latency.c;
+        costs[cls].send_pre  = perf.send_pre_overhead;
+        costs[cls].send_post = perf.send_post_overhead;
+        costs[cls].recv      = perf.recv_overhead;
+        ++found;
+    }
+    if (found == 0) {
+        return 0;
+    }
+    memcpy(resource->op_cost, costs, sizeof(costs));
+    resource->op_cost_source = PSEL_OP_COST_LIVE;
+    return 1;
+}
+#endif
+
 static void psel_discover_fill_md(psel_resource_t *resource,
                                   const uct_md_attr_t *attr)
 {
@@ -76,6 +147,7 @@ static void psel_discover_fill_md(psel_resource_t *resource,
     resource->reg_mem_types    = attr->cap.reg_mem_types;
     resource->access_mem_types = attr->cap.access_mem_types;
     resource->alloc_mem_types  = attr->cap.alloc_mem_types;
+    resource->detect_mem_types = attr->cap.detect_mem_types;
     resource->max_reg          = attr->cap.max_reg;
     resource->max_alloc        = attr->cap.max_alloc;
 }
@@ -180,6 +252,43 @@ ucs_status_t psel_uct_iface_open(uct_md_h md, uct_worker_h worker,
     return status;
 }
 
+void psel_resource_from_uct(psel_resource_t *resource,
+                            const char *component_name, const char *md_name,
+                            const uct_tl_resource_desc_t *tl,
+                            const uct_md_attr_t *md_attr,
+                            const uct_iface_attr_t *iface_attr,
+                            uct_iface_h iface)
+{
+    const char *sys_dev_name;
+    char bdf[PSEL_NAME_MAX];
+
+    memset(resource, 0, sizeof(*resource));
+    ucs_strncpy_zero(resource->component, component_name,
+                     sizeof(resource->component));
+    ucs_strncpy_zero(resource->md_name, md_name, sizeof(resource->md_name));
+    ucs_strncpy_zero(resource->tl_name, tl->tl_name,
+                     sizeof(resource->tl_name));
+    ucs_strncpy_zero(resource->dev_name, tl->dev_name,
+                     sizeof(resource->dev_name));
+    resource->dev_type = tl->dev_type;
+    if (tl->sys_device != UCS_SYS_DEVICE_ID_UNKNOWN) {
+        sys_dev_name = ucs_topo_sys_device_bdf_name(tl->sys_device, bdf,
+                                                    sizeof(bdf));
+        ucs_strncpy_zero(resource->sys_dev, sys_dev_name ? sys_dev_name : "",
+                         sizeof(resource->sys_dev));
+    }
+
+    psel_discover_fill_iface(resource, iface_attr);
+    psel_discover_fill_md(resource, md_attr);
+#ifdef HAVE_UCT_API_V2_UCT_V2_H
+    if ((iface == NULL) || !psel_discover_estimate(iface, iface_attr, resource))
+#endif
+    {
+        /* the installed UCT's own rules (README, "Per-operation costs") */
+        psel_resource_op_cost_derive(resource, NULL);
+    }
+}
+
 static void psel_discover_tl(uct_md_h md, const uct_md_attr_t *md_attr,
                              const char *component_name, const char *md_name,
                              const uct_tl_resource_desc_t *tl,
@@ -189,8 +298,6 @@ static void psel_discover_tl(uct_md_h md, const uct_md_attr_t *md_attr,
     psel_resource_t resource;
     uct_iface_h iface;
     ucs_status_t status;
-    const char *sys_dev_name;
-    char bdf[PSEL_NAME_MAX];
 
     status = psel_uct_iface_open(md, worker, tl->tl_name, tl->dev_name,
                                  NULL, NULL,
@@ -202,30 +309,16 @@ static void psel_discover_tl(uct_md_h md, const uct_md_attr_t *md_attr,
     }
 
     status = uct_iface_query(iface, &attr);
-    uct_iface_close(iface);
     if (status != UCS_OK) {
+        uct_iface_close(iface);
         ucs_debug("%s/%s: failed to query iface: %s", tl->tl_name,
                   tl->dev_name, ucs_status_string(status));
         return;
     }
 
-    memset(&resource, 0, sizeof(resource));
-    ucs_strncpy_zero(resource.component, component_name,
-                     sizeof(resource.component));
-    ucs_strncpy_zero(resource.md_name, md_name, sizeof(resource.md_name));
-    ucs_strncpy_zero(resource.tl_name, tl->tl_name, sizeof(resource.tl_name));
-    ucs_strncpy_zero(resource.dev_name, tl->dev_name,
-                     sizeof(resource.dev_name));
-    resource.dev_type = tl->dev_type;
-    if (tl->sys_device != UCS_SYS_DEVICE_ID_UNKNOWN) {
-        sys_dev_name = ucs_topo_sys_device_bdf_name(tl->sys_device, bdf,
-                                                    sizeof(bdf));
-        ucs_strncpy_zero(resource.sys_dev, sys_dev_name ? sys_dev_name : "",
-                         sizeof(resource.sys_dev));
-    }
-
-    psel_discover_fill_iface(&resource, &attr);
-    psel_discover_fill_md(&resource, md_attr);
+    psel_resource_from_uct(&resource, component_name, md_name, tl, md_attr,
+                           &attr, iface);
+    uct_iface_close(iface);
 
     if (!strcmp(component_name, "ib") &&
         (tl->dev_type == UCT_DEVICE_TYPE_NET)) {

@@ -10,7 +10,10 @@
 #ifndef PSEL_LANE_SELECT_LANE_H_
 #define PSEL_LANE_SELECT_LANE_H_
 
+#include "resource.h"
+
 #include <ucs/datastruct/linear_func.h>
+#include <ucs/memory/memory_type.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,6 +64,17 @@ typedef struct psel_lane {
     size_t            zcopy_align;    /**< Optimal zcopy chunk alignment */
     size_t            max_iov;        /**< Max iov entries of one zcopy op */
     uint64_t          reg_mem_types;  /**< Memory types the lane's MD registers */
+    uint64_t          access_mem_types; /**< Memory types the lane's MD
+                                             accesses without registration */
+    int               op_valid;       /**< Nonzero if @a op holds the
+                                           per-operation costs; else the
+                                           protocols use latency and the
+                                           overheads above for every class */
+    psel_op_cost_t    op[PSEL_OP_CLASS_LAST]; /**< Per operation class (UCX's
+                                           uct_iface_estimate_perf): latency
+                                           the larger of both ends', send
+                                           CPU the local end's, receive CPU
+                                           the remote end's */
 } psel_lane_t;
 
 
@@ -72,9 +86,32 @@ typedef struct psel_lane_set {
 } psel_lane_set_t;
 
 
-/** All lane sets of an endpoint, by role. */
+/**
+ * A copy engine between host memory and one other memory type: the local
+ * transport UCX's memory-type endpoint would copy with (cuda_copy, gdr_copy,
+ * rocm_copy: an accelerator transport whose MD accesses that memory type).
+ */
+typedef struct psel_memtype_copy {
+    char              name[PSEL_LANE_NAME_MAX]; /**< "gdr_copy/cuda"; "" if
+                                                     there is none */
+    ucs_linear_func_t time;  /**< One copy of x bytes: c = latency +
+                                  overhead [s], m = 1/bandwidth [s/B] */
+} psel_memtype_copy_t;
+
+
+/** All lane sets of an endpoint, by role and by memory type. */
 typedef struct psel_lane_sets {
-    psel_lane_set_t   role[PSEL_LANE_ROLE_LAST];
+    psel_lane_set_t     role[PSEL_LANE_ROLE_LAST];
+    /** rma_bw lanes whose local memory domain registers each memory type,
+     *  selected per memory type as UCX does; [HOST] holds the same lanes as
+     *  role[PSEL_LANE_ROLE_RMA_BW] */
+    psel_lane_set_t     rma_bw_mem[UCS_MEMORY_TYPE_LAST];
+    /** Per memory type: the copy engine with the lowest latency (pack and
+     *  unpack of eager and bcopy data: UCX's get/put_short memtype copy) */
+    psel_memtype_copy_t copy_short[UCS_MEMORY_TYPE_LAST];
+    /** Per memory type: the copy engine with the highest bandwidth (staging
+     *  of rendezvous fragments: UCX's get/put_zcopy memtype copy) */
+    psel_memtype_copy_t copy_zcopy[UCS_MEMORY_TYPE_LAST];
 } psel_lane_sets_t;
 
 #endif

@@ -31,9 +31,12 @@ int psel_resource_rule_reachable(const psel_resource_t *local,
 
     switch (local->dev_type) {
     case UCT_DEVICE_TYPE_SELF:
+    case UCT_DEVICE_TYPE_ACC:
+        /* accelerator copy transports (cuda_copy, gdr_copy, rocm_copy) copy
+         * within one process: UCX uses them for its memory-type endpoint,
+         * connected to the worker itself, never as a lane to a peer */
         return same_host == PSEL_PEER_SAME_PROCESS;
     case UCT_DEVICE_TYPE_SHM:
-    case UCT_DEVICE_TYPE_ACC:
         return same_host != PSEL_PEER_REMOTE_HOST;
     default:
         break;

@@ -7,11 +7,11 @@
  * Rules, in order (see also src/lane_select/README.md):
  * 1. Different transport names are never reachable (UCP also pairs lanes
  *    only by transport name), and neither are different device types.
- * 2. Loopback (self): only within one process: @a locality must be
- *    PSEL_PEER_SAME_PROCESS.
- * 3. Shared memory (intra-node: mm/posix/sysv/xpmem/cma/knem) and
- *    accelerator transports (cuda_ipc, rocm_ipc, ...): only on the same host
- *    (@a locality != PSEL_PEER_REMOTE_HOST).
+ * 2. Loopback (self) and accelerator copy transports (cuda_copy, gdr_copy,
+ *    rocm_copy: UCX's memory-type endpoint copies with them inside one
+ *    process): only within one process, @a locality PSEL_PEER_SAME_PROCESS.
+ * 3. Shared memory (intra-node: mm/posix/sysv/xpmem/cma/knem, and cuda_ipc,
+ *    rocm_ipc): only on the same host (@a locality != PSEL_PEER_REMOTE_HOST).
  * 4. InfiniBand transports (rc, dc, ud in verbs or mlx5 flavour, and old
  *    unsuffixed names): every port of every HCA is treated as one fabric, so
  *    the device names do not matter (IB subnets/links are one fabric).

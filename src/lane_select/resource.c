@@ -243,6 +243,98 @@ static int psel_dev_name_matches(const char *dev_name, const char *entry)
     return !strcmp(entry, "all") || !strcmp(entry, dev_name);
 }
 
+/* UCX version as major * 100 + minor: "1.16.0" -> 116; the compiled UCX
+ * for NULL, "" or a version that does not parse */
+static unsigned psel_ucx_version_code(const char *version)
+{
+    unsigned major, minor;
+
+    if ((version != NULL) && (sscanf(version, "%u.%u", &major, &minor) == 2) &&
+        (minor < 100)) {
+        return major * 100 + minor;
+    }
+    return UCT_VERNO_MAJOR * 100 + UCT_VERNO_MINOR;
+}
+
+static int psel_tl_in(const char *tl_name, const char *const *names,
+                      unsigned count)
+{
+    unsigned i;
+
+    for (i = 0; i < count; ++i) {
+        if (!strcmp(tl_name, names[i])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+const char *psel_op_class_name(psel_op_class_t op_class)
+{
+    static const char *names[PSEL_OP_CLASS_LAST] = {"short", "bcopy", "zcopy"};
+
+    return (op_class < PSEL_OP_CLASS_LAST) ? names[op_class] : "?";
+}
+
+void psel_resource_op_cost_derive(psel_resource_t *resource,
+                                  const char *ucx_version)
+{
+    static const char *const ib_tls[]    = {"rc", "rc_verbs", "rc_mlx5", "dc",
+                                            "dc_mlx5", "ud", "ud_verbs",
+                                            "ud_mlx5", "srd", "gga"};
+    static const char *const scopy_tls[] = {"cma", "knem"};
+    unsigned version = psel_ucx_version_code(ucx_version);
+    psel_op_cost_t *cost;
+    unsigned op;
+
+    for (op = 0; op < PSEL_OP_CLASS_LAST; ++op) {
+        cost = &resource->op_cost[op];
+        /* uct_base_iface_estimate_perf (uct_iface.c): the attributes,
+         * the same for every operation, nothing after the post */
+        cost->latency   = resource->latency.c;
+        cost->send_pre  = resource->overhead;
+        cost->send_post = 0;
+        cost->recv      = resource->overhead;
+
+        if (psel_tl_in(resource->tl_name, ib_tls,
+                       sizeof(ib_tls) / sizeof(ib_tls[0])) &&
+            (version >= 114)) {
+            /* uct_ib_iface_estimate_perf (ib_iface.c, UCX >= 1.14, x86
+             * defaults of UCX_IB_SEND_OVERHEAD "bcopy:5ns,cqe:20ns,db:40ns,
+             * wqe_fetch:350ns,wqe_post:<iface overhead>"): the doorbell
+             * after every post, a completion for zcopy, a send buffer for
+             * bcopy, and the HCA's fetch of a WQE that is not inline (bcopy
+             * and zcopy; short ones go inline). UCX 1.13 adds none of them. */
+            if (op == PSEL_OP_CLASS_BCOPY) {
+                cost->send_pre += 5e-9;
+            }
+            cost->send_post = 40e-9;
+            if (op == PSEL_OP_CLASS_ZCOPY) {
+                cost->send_post += 20e-9;
+            }
+            if (op != PSEL_OP_CLASS_SHORT) {
+                cost->latency += 350e-9;
+            }
+        } else if (psel_tl_in(resource->tl_name, scopy_tls,
+                              sizeof(scopy_tls) / sizeof(scopy_tls[0])) &&
+                   (version >= 116)) {
+            /* uct_scopy_iface_estimate_perf (scopy_iface.c, UCX >= 1.16):
+             * UCT_SCOPY_IFACE_OVERHEAD 500 ns per operation at each end,
+             * not the 2 us the attributes keep for wire compatibility */
+            cost->send_pre = 500e-9;
+            cost->recv     = 500e-9;
+        }
+        /* mm (posix, sysv, xpmem; uct_mm_estimate_perf): 10 ns each end,
+         * 80 ns latency: its attributes already say so */
+    }
+    resource->op_cost_source = PSEL_OP_COST_DERIVED;
+}
+
+double psel_resource_latency(const psel_resource_t *resource, size_t num_eps)
+{
+    return ucs_linear_func_apply(resource->latency, (double)num_eps);
+}
+
 int psel_resource_tl_allowed(const char *tl_name,
                              const ucs_config_allow_list_t *tls)
 {

@@ -48,6 +48,37 @@ typedef struct psel_ib_port_info {
 } psel_ib_port_info_t;
 
 
+/** Operation classes that UCX's per-operation estimate tells apart. */
+typedef enum psel_op_class {
+    PSEL_OP_CLASS_SHORT,   /**< put/get/am short: inline, no buffer */
+    PSEL_OP_CLASS_BCOPY,   /**< put/get/am bcopy: from a transport buffer */
+    PSEL_OP_CLASS_ZCOPY,   /**< put/get/am zcopy: from registered memory */
+    PSEL_OP_CLASS_LAST
+} psel_op_class_t;
+
+
+/** What one operation of a class costs, as uct_iface_estimate_perf() (UCT
+ *  API v2) reports it. */
+typedef struct psel_op_cost {
+    double latency;     /**< One-way latency c [s] (the growth stays in
+                             psel_resource_t::latency.m) */
+    double send_pre;    /**< Sender CPU before the post [s] */
+    double send_post;   /**< Sender CPU after the post: doorbell,
+                             completion [s] */
+    double recv;        /**< Receiver CPU [s] */
+} psel_op_cost_t;
+
+
+/** Where psel_resource_t::op_cost came from. */
+typedef enum psel_op_cost_source {
+    PSEL_OP_COST_NONE,     /**< Not filled: lane selection derives them with
+                                the rules of the UCX protosel is built on */
+    PSEL_OP_COST_DERIVED,  /**< UCX's rules applied to the attributes
+                                (psel_resource_op_cost_derive()) */
+    PSEL_OP_COST_LIVE      /**< uct_iface_estimate_perf() of the live iface */
+} psel_op_cost_source_t;
+
+
 /** One resource: a transport on a device, with its MD's attributes. */
 typedef struct psel_resource {
     char                component[PSEL_NAME_MAX]; /**< UCT component, e.g. "ib" */
@@ -88,12 +119,18 @@ typedef struct psel_resource {
     size_t              rkey_size;     /**< Packed rkey size */
     uint64_t            md_flags;      /**< UCT_MD_FLAG_* */
     uint64_t            reg_mem_types; /**< Bitmap of ucs_memory_type_t */
-    uint64_t            access_mem_types;
+    uint64_t            access_mem_types; /**< Memory types it can access */
     uint64_t            alloc_mem_types;
+    uint64_t            detect_mem_types; /**< Memory types the MD detects
+                                               from a pointer */
     size_t              max_reg;       /**< Max registration size */
     size_t              max_alloc;     /**< Max allocation size */
 
     psel_ib_port_info_t ib;            /**< libibverbs facts, when valid */
+
+    /* per-operation costs (UCT API v2) */
+    psel_op_cost_t      op_cost[PSEL_OP_CLASS_LAST]; /**< By operation class */
+    psel_op_cost_source_t op_cost_source; /**< Live estimate or derived */
 } psel_resource_t;
 
 

@@ -69,6 +69,42 @@ psel_resource_table_find(const psel_resource_table_t *table,
 
 
 /**
+ * Latency of a resource's transport with @a num_eps connected endpoints:
+ * latency.c + latency.m * num_eps. Some transports' latency grows with the
+ * number of endpoints (`ucx_info -d` prints "600 + 1.000 * N nsec", UCX 1.6
+ * "600 nsec + 1 * N"; rc_mlx5/rc_verbs add 1 ns per QP). UCX evaluates the
+ * line at its estimated number of endpoints, `UCX_NUM_EPS` or
+ * `ucp_params.estimated_num_eps`, 1 when unset (`ucp_tl_iface_latency()` in
+ * ucp/core/ucp_context.h, used by ucp/wireup/select.c).
+ *
+ * @param [in] resource  Resource.
+ * @param [in] num_eps   Number of endpoints (1 for one peer).
+ *
+ * @return Latency in seconds.
+ */
+double psel_resource_latency(const psel_resource_t *resource, size_t num_eps);
+
+
+/**
+ * Derive the per-operation costs of a resource from its attributes with the
+ * rules of UCX's own estimates (uct_iface_estimate_perf) of the UCX version
+ * that printed them; the rules, each with the UCX function that applies it,
+ * are in src/lane_select/README.md ("Per-operation costs"). Sets
+ * op_cost[] and op_cost_source = PSEL_OP_COST_DERIVED.
+ *
+ * @param [inout] resource     Resource with its attributes filled.
+ * @param [in]    ucx_version  "1.16.0", "1.6"...; NULL or "" for the UCX
+ *                             protosel is built against.
+ */
+void psel_resource_op_cost_derive(psel_resource_t *resource,
+                                  const char *ucx_version);
+
+
+/** @return Name of an operation class: "short", "bcopy" or "zcopy". */
+const char *psel_op_class_name(psel_op_class_t op_class);
+
+
+/**
  * Check whether a transport name passes a UCX_TLS-style allow-list, with the
  * UCX aliases expanded: "shm"/"sm" (posix, sysv, cma, knem, xpmem), "mm"
  * (posix, sysv, xpmem), "ib" (rc/ud verbs/mlx5, dc_mlx5), "rc" (rc_verbs,
@@ -178,6 +214,27 @@ const char *psel_ib_link_layer_name(int link_layer);
  * @return UCS_OK, or an error if UCT itself cannot be queried.
  */
 ucs_status_t psel_resource_discover(psel_resource_table_t *table);
+
+/**
+ * Fill a resource from attributes queried elsewhere (stock UCP's context
+ * and worker, for libprotosel_ucx.so), as discovery fills it, without the
+ * libibverbs port facts; per-operation costs from the iface's own estimate
+ * when it has one (UCT v2), else the installed UCT's rules.
+ *
+ * @param [out] resource        Resource to fill (zeroed first).
+ * @param [in]  component_name  UCT component, e.g. "ib".
+ * @param [in]  md_name         Memory domain name.
+ * @param [in]  tl              Transport and device.
+ * @param [in]  md_attr         The memory domain's attributes.
+ * @param [in]  iface_attr      The iface's attributes.
+ * @param [in]  iface           The open iface, or NULL.
+ */
+void psel_resource_from_uct(psel_resource_t *resource,
+                            const char *component_name, const char *md_name,
+                            const uct_tl_resource_desc_t *tl,
+                            const uct_md_attr_t *md_attr,
+                            const uct_iface_attr_t *iface_attr,
+                            uct_iface_h iface);
 
 /**
  * Open a UCT iface for a transport on a device, with default configuration

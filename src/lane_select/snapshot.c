@@ -9,6 +9,7 @@
 
 #include "snapshot.h"
 #include "resource_table.h"
+#include "text_scan.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/string.h>
@@ -37,24 +38,68 @@ typedef enum {
     PSEL_SNAPSHOT_TYPE_FLAGS      /* uint64_t, bit names separated by spaces */
 } psel_snapshot_type_t;
 
+/* Groups of keys that come all or none */
+enum {
+    PSEL_SNAPSHOT_GROUP_NONE,
+    PSEL_SNAPSHOT_GROUP_IB,     /* ib.*: present iff ib.valid */
+    PSEL_SNAPSHOT_GROUP_OP,     /* op.*: per-operation costs; absent in
+                                   files of older writers: derived on load */
+    PSEL_SNAPSHOT_GROUP_LAST
+};
+
+static const char *psel_snapshot_group_names[PSEL_SNAPSHOT_GROUP_LAST] = {
+    [PSEL_SNAPSHOT_GROUP_IB] = "ib.*",
+    [PSEL_SNAPSHOT_GROUP_OP] = "op.*"
+};
+
 typedef struct psel_snapshot_key {
     const char           *name;
     psel_snapshot_type_t type;
     size_t               offset;      /* in psel_resource_t */
     psel_flag_set_t      flag_set;    /* for TYPE_FLAGS */
     const char           *(*int_name)(int); /* for TYPE_INT_NAMED */
-    int                  ib;          /* optional group: all or none */
+    int                  group;       /* PSEL_SNAPSHOT_GROUP_*: keys that
+                                         come all or none */
+    int                  optional;    /* may be absent (added after version 1
+                                         was released): then zero */
 } psel_snapshot_key_t;
+
+/* op.source: where the per-operation costs came from */
+static const char *psel_snapshot_op_source_name(int source)
+{
+    switch (source) {
+    case PSEL_OP_COST_DERIVED: return "derived";
+    case PSEL_OP_COST_LIVE:    return "live";
+    default:                   return (source == PSEL_OP_COST_NONE) ? "none" :
+                                                                      NULL;
+    }
+}
 
 #define PSEL_KEY(_name, _type, _field) \
     {_name, PSEL_SNAPSHOT_TYPE_##_type, offsetof(psel_resource_t, _field), \
-     PSEL_FLAG_SET_LAST, NULL, 0}
+     PSEL_FLAG_SET_LAST, NULL, 0, 0}
 #define PSEL_KEY_FLAGS(_name, _field, _set) \
     {_name, PSEL_SNAPSHOT_TYPE_FLAGS, offsetof(psel_resource_t, _field), \
-     PSEL_FLAG_SET_##_set, NULL, 0}
+     PSEL_FLAG_SET_##_set, NULL, 0, 0}
+#define PSEL_KEY_FLAGS_OPTIONAL(_name, _field, _set) \
+    {_name, PSEL_SNAPSHOT_TYPE_FLAGS, offsetof(psel_resource_t, _field), \
+     PSEL_FLAG_SET_##_set, NULL, 0, 1}
 #define PSEL_KEY_IB(_name, _type, _field, _int_name) \
     {_name, PSEL_SNAPSHOT_TYPE_##_type, offsetof(psel_resource_t, ib._field), \
-     PSEL_FLAG_SET_LAST, _int_name, 1}
+     PSEL_FLAG_SET_LAST, _int_name, PSEL_SNAPSHOT_GROUP_IB, 0}
+#define PSEL_KEY_OP(_class, _CLASS) \
+    {"op." #_class ".latency", PSEL_SNAPSHOT_TYPE_DOUBLE, \
+     offsetof(psel_resource_t, op_cost[PSEL_OP_CLASS_##_CLASS].latency), \
+     PSEL_FLAG_SET_LAST, NULL, PSEL_SNAPSHOT_GROUP_OP, 0}, \
+    {"op." #_class ".send_pre", PSEL_SNAPSHOT_TYPE_DOUBLE, \
+     offsetof(psel_resource_t, op_cost[PSEL_OP_CLASS_##_CLASS].send_pre), \
+     PSEL_FLAG_SET_LAST, NULL, PSEL_SNAPSHOT_GROUP_OP, 0}, \
+    {"op." #_class ".send_post", PSEL_SNAPSHOT_TYPE_DOUBLE, \
+     offsetof(psel_resource_t, op_cost[PSEL_OP_CLASS_##_CLASS].send_post), \
+     PSEL_FLAG_SET_LAST, NULL, PSEL_SNAPSHOT_GROUP_OP, 0}, \
+    {"op." #_class ".recv", PSEL_SNAPSHOT_TYPE_DOUBLE, \
+     offsetof(psel_resource_t, op_cost[PSEL_OP_CLASS_##_CLASS].recv), \
+     PSEL_FLAG_SET_LAST, NULL, PSEL_SNAPSHOT_GROUP_OP, 0}
 #define PSEL_KEY_LIMITS(_op) \
     PSEL_KEY(#_op ".max_short",       SIZE, _op.max_short), \
     PSEL_KEY(#_op ".max_bcopy",       SIZE, _op.max_bcopy), \
@@ -99,6 +144,7 @@ static const psel_snapshot_key_t psel_snapshot_keys[] = {
     PSEL_KEY_FLAGS("reg_mem_types",    reg_mem_types,    MEM_TYPE),
     PSEL_KEY_FLAGS("access_mem_types", access_mem_types, MEM_TYPE),
     PSEL_KEY_FLAGS("alloc_mem_types",  alloc_mem_types,  MEM_TYPE),
+    PSEL_KEY_FLAGS_OPTIONAL("detect_mem_types", detect_mem_types, MEM_TYPE),
     PSEL_KEY("max_reg",          SIZE,     max_reg),
     PSEL_KEY("max_alloc",        SIZE,     max_alloc),
     PSEL_KEY_IB("ib.port_state",   INT_NAMED, port_state,
@@ -108,7 +154,13 @@ static const psel_snapshot_key_t psel_snapshot_keys[] = {
     PSEL_KEY_IB("ib.active_mtu",   UINT,      active_mtu,   NULL),
     PSEL_KEY_IB("ib.active_speed", UINT,      active_speed, NULL),
     PSEL_KEY_IB("ib.active_width", UINT,      active_width, NULL),
-    PSEL_KEY_IB("ib.link_rate",    DOUBLE,    link_rate,    NULL)
+    PSEL_KEY_IB("ib.link_rate",    DOUBLE,    link_rate,    NULL),
+    {"op.source", PSEL_SNAPSHOT_TYPE_INT_NAMED,
+     offsetof(psel_resource_t, op_cost_source), PSEL_FLAG_SET_LAST,
+     psel_snapshot_op_source_name, PSEL_SNAPSHOT_GROUP_OP, 0},
+    PSEL_KEY_OP(short, SHORT),
+    PSEL_KEY_OP(bcopy, BCOPY),
+    PSEL_KEY_OP(zcopy, ZCOPY)
 };
 
 #define PSEL_SNAPSHOT_NUM_KEYS ucs_static_array_size(psel_snapshot_keys)
@@ -175,7 +227,7 @@ static ucs_status_t psel_snapshot_save_resource(const psel_resource_t *resource,
     for (i = 0; i < PSEL_SNAPSHOT_NUM_KEYS; ++i) {
         key   = &psel_snapshot_keys[i];
         field = UCS_PTR_BYTE_OFFSET(resource, key->offset);
-        if (key->ib && !resource->ib.valid) {
+        if ((key->group == PSEL_SNAPSHOT_GROUP_IB) && !resource->ib.valid) {
             continue;
         }
 
@@ -203,8 +255,9 @@ static ucs_status_t psel_snapshot_save_resource(const psel_resource_t *resource,
             fprintf(stream, "%s", name);
             break;
         case PSEL_SNAPSHOT_TYPE_DOUBLE:
-            /* 17 significant digits make the decimal text round-trip exactly */
-            fprintf(stream, "%.17g", *(const double*)field);
+            /* 17 significant digits make the decimal text round-trip
+             * exactly; '.' whatever LC_NUMERIC the application set */
+            psel_text_fprintf(stream, "%.17g", *(const double*)field);
             break;
         case PSEL_SNAPSHOT_TYPE_SIZE:
             value = *(const size_t*)field;
@@ -297,6 +350,7 @@ ucs_status_t psel_snapshot_save_path(const psel_resource_table_t *table,
 typedef struct psel_snapshot_parser {
     const char            *name;        /* for messages */
     unsigned              line;         /* current line number */
+    const char            *line_text;   /* current line, for columns */
     psel_resource_table_t table;        /* result, built in place */
     unsigned              *section_lines; /* line of each [resource] */
 
@@ -312,6 +366,18 @@ typedef struct psel_snapshot_parser {
 
 #define psel_snapshot_error(_parser, _fmt, ...) \
     ucs_error("%s:%u: " _fmt, (_parser)->name, (_parser)->line, ## __VA_ARGS__)
+
+/* "file:line:column: expected WHAT for KEY, found 'VALUE'" */
+static ucs_status_t
+psel_snapshot_value_error(const psel_snapshot_parser_t *parser,
+                          const char *key, const char *value,
+                          const char *what)
+{
+    psel_text_pos_t pos = {parser->name, parser->line, parser->line_text};
+
+    psel_text_error(&pos, value, "%s for %s", what, key);
+    return UCS_ERR_INVALID_PARAM;
+}
 
 static ucs_status_t
 psel_snapshot_parse_string(psel_snapshot_parser_t *parser, const char *key,
@@ -341,33 +407,21 @@ psel_snapshot_parse_ulong(psel_snapshot_parser_t *parser, const char *key,
                           const char *value, unsigned long long max,
                           int unlimited, unsigned long long *result)
 {
-    unsigned long long number;
-    char *end;
+    char what[80];
+    uint64_t number;
 
     if (unlimited && !strcmp(value, "unlimited")) {
         *result = PSEL_SIZE_UNLIMITED;
         return UCS_OK;
     }
 
-    /* strtoull accepts signs and spaces, which we do not want */
-    if (!isdigit((unsigned char)value[0])) {
-        goto err;
+    if (!psel_scan_u64_all(value, &number) || (number > max)) {
+        snprintf(what, sizeof(what), "a decimal integer <= %llu%s", max,
+                 unlimited ? " or 'unlimited'" : "");
+        return psel_snapshot_value_error(parser, key, value, what);
     }
-
-    errno  = 0;
-    number = strtoull(value, &end, 10);
-    if ((*end != '\0') || (errno != 0) || (number > max)) {
-        goto err;
-    }
-
     *result = number;
     return UCS_OK;
-
-err:
-    psel_snapshot_error(parser, "%s: expected a decimal integer <= %llu%s, "
-                        "got '%s'", key, max, unlimited ? " or 'unlimited'" : "",
-                        value);
-    return UCS_ERR_INVALID_PARAM;
 }
 
 static ucs_status_t
@@ -375,18 +429,11 @@ psel_snapshot_parse_double(psel_snapshot_parser_t *parser, const char *key,
                            const char *value, double *result)
 {
     double number;
-    char *end;
 
-    errno  = 0;
-    number = strtod(value, &end);
-    if ((value[0] == '\0') || isspace((unsigned char)value[0]) ||
-        (*end != '\0') || (errno == ERANGE && fabs(number) > 1.0) ||
-        !isfinite(number) || (number < 0)) {
-        psel_snapshot_error(parser, "%s: expected a finite non-negative "
-                            "number, got '%s'", key, value);
-        return UCS_ERR_INVALID_PARAM;
+    if (!psel_scan_double_all(value, &number)) {
+        return psel_snapshot_value_error(parser, key, value,
+                                         "a finite non-negative number");
     }
-
     *result = number;
     return UCS_OK;
 }
@@ -453,12 +500,11 @@ psel_snapshot_parse_int_named(psel_snapshot_parser_t *parser,
             *result = i;
             return UCS_OK;
         }
-        ucs_string_buffer_appendf(&strb, "%s%s", i ? ", " : "", name);
+        ucs_string_buffer_appendf(&strb, "%s%s", i ? ", " : "one of ", name);
     }
 
-    psel_snapshot_error(parser, "%s: expected one of %s, got '%s'", key->name,
-                        ucs_string_buffer_cstr(&strb), value);
-    return UCS_ERR_INVALID_PARAM;
+    return psel_snapshot_value_error(parser, key->name, value,
+                                     ucs_string_buffer_cstr(&strb));
 }
 
 static ucs_status_t
@@ -493,9 +539,8 @@ psel_snapshot_parse_value(psel_snapshot_parser_t *parser,
                 return UCS_OK;
             }
         }
-        psel_snapshot_error(parser, "dev_type: expected net, shm, acc or "
-                            "self, got '%s'", value);
-        return UCS_ERR_INVALID_PARAM;
+        return psel_snapshot_value_error(parser, "dev_type", value,
+                                         "net, shm, acc or self");
     case PSEL_SNAPSHOT_TYPE_DOUBLE:
         return psel_snapshot_parse_double(parser, key->name, value, field);
     case PSEL_SNAPSHOT_TYPE_SIZE:
@@ -527,8 +572,9 @@ psel_snapshot_parse_value(psel_snapshot_parser_t *parser,
 static ucs_status_t psel_snapshot_end_section(psel_snapshot_parser_t *parser)
 {
     psel_resource_t *resource = &parser->resource;
-    unsigned i, num_ib = 0, *lines;
+    unsigned num_group[PSEL_SNAPSHOT_GROUP_LAST] = {0};
     const psel_snapshot_key_t *key;
+    unsigned i, *lines;
     ucs_status_t status;
 
     if (!parser->in_section) {
@@ -537,9 +583,9 @@ static ucs_status_t psel_snapshot_end_section(psel_snapshot_parser_t *parser)
 
     for (i = 0; i < PSEL_SNAPSHOT_NUM_KEYS; ++i) {
         key = &psel_snapshot_keys[i];
-        if (key->ib) {
-            num_ib += (parser->key_line[i] != 0);
-        } else if (parser->key_line[i] == 0) {
+        if (key->group != PSEL_SNAPSHOT_GROUP_NONE) {
+            num_group[key->group] += (parser->key_line[i] != 0);
+        } else if ((parser->key_line[i] == 0) && !key->optional) {
             psel_snapshot_error(parser, "resource section at line %u: "
                                 "missing key '%s'", parser->section_line,
                                 key->name);
@@ -547,17 +593,22 @@ static ucs_status_t psel_snapshot_end_section(psel_snapshot_parser_t *parser)
         }
     }
 
-    if (num_ib != 0) {
-        for (i = 0; i < PSEL_SNAPSHOT_NUM_KEYS; ++i) {
-            if (psel_snapshot_keys[i].ib && (parser->key_line[i] == 0)) {
-                psel_snapshot_error(parser, "resource section at line %u: "
-                                    "missing key '%s' (ib.* keys come all "
-                                    "or none)", parser->section_line,
-                                    psel_snapshot_keys[i].name);
-                return UCS_ERR_INVALID_PARAM;
-            }
+    for (i = 0; i < PSEL_SNAPSHOT_NUM_KEYS; ++i) {
+        key = &psel_snapshot_keys[i];
+        if ((key->group != PSEL_SNAPSHOT_GROUP_NONE) &&
+            (num_group[key->group] != 0) && (parser->key_line[i] == 0)) {
+            psel_snapshot_error(parser, "resource section at line %u: "
+                                "missing key '%s' (%s keys come all or none)",
+                                parser->section_line, key->name,
+                                psel_snapshot_group_names[key->group]);
+            return UCS_ERR_INVALID_PARAM;
         }
-        resource->ib.valid = 1;
+    }
+    resource->ib.valid = (num_group[PSEL_SNAPSHOT_GROUP_IB] != 0);
+    if (num_group[PSEL_SNAPSHOT_GROUP_OP] == 0) {
+        /* written before per-operation costs were kept: UCX's rules for
+         * the version the snapshot names */
+        psel_resource_op_cost_derive(resource, parser->table.ucx_version);
     }
 
     for (i = 0; i < parser->table.count; ++i) {
@@ -823,7 +874,8 @@ ucs_status_t psel_snapshot_load(FILE *stream, const char *name,
             goto err_free_line;
         }
 
-        status = psel_snapshot_parse_line(parser, line);
+        parser->line_text = line;
+        status            = psel_snapshot_parse_line(parser, line);
         if (status != UCS_OK) {
             goto err_free_line;
         }

@@ -26,6 +26,28 @@
 
 #define PSEL_OOB_BARRIER_MAGIC 0x50534252u /* "PSBR" */
 
+const char *psel_oob_prog = "psel_perftest";
+
+void psel_oob_put_le(uint8_t *p, uint64_t value, unsigned bytes)
+{
+    unsigned i;
+
+    for (i = 0; i < bytes; ++i) {
+        p[i]    = value & 0xff;
+        value >>= 8;
+    }
+}
+
+uint64_t psel_oob_get_le(const uint8_t *p, unsigned bytes)
+{
+    uint64_t value = 0;
+
+    while (bytes-- > 0) {
+        value = (value << 8) | p[bytes];
+    }
+    return value;
+}
+
 double psel_oob_time(void)
 {
     return psel_time_sec(); /* the counter, as ucx_perftest times */
@@ -61,44 +83,87 @@ static void psel_oob_addr_str(const struct sockaddr *sa, char *buf,
     }
 }
 
-ucs_status_t psel_oob_listen(int family, uint16_t port, int *listen_fd)
+/* The address to listen on: @a bind_addr (a name or a numeric address),
+ * or every local address of @a family */
+static ucs_status_t psel_oob_listen_addr(int family, const char *bind_addr,
+                                         uint16_t port,
+                                         struct sockaddr_storage *ss,
+                                         socklen_t *len)
+{
+    struct addrinfo hints, *res;
+    char serv[16];
+    int ret;
+
+    memset(ss, 0, sizeof(*ss));
+    if (bind_addr == NULL) {
+        if (family == AF_INET6) {
+            struct sockaddr_in6 *sin6 = (struct sockaddr_in6*)ss;
+            sin6->sin6_family = AF_INET6;
+            sin6->sin6_addr   = in6addr_any;
+            sin6->sin6_port   = htons(port);
+            *len              = sizeof(*sin6);
+        } else {
+            struct sockaddr_in *sin = (struct sockaddr_in*)ss;
+            sin->sin_family      = AF_INET;
+            sin->sin_addr.s_addr = htonl(INADDR_ANY);
+            sin->sin_port        = htons(port);
+            *len                 = sizeof(*sin);
+        }
+        return UCS_OK;
+    }
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family   = family;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags    = AI_PASSIVE | AI_NUMERICSERV;
+    snprintf(serv, sizeof(serv), "%u", port);
+    ret = getaddrinfo(bind_addr, serv, &hints, &res);
+    if (ret != 0) {
+        fprintf(stderr, "%s: cannot listen on '%s': %s (give an "
+                "address of this host%s)\n",
+                psel_oob_prog, bind_addr, gai_strerror(ret),
+                (family == AF_INET6) ? ", IPv6 with -6" : ", IPv4 without -6");
+        return UCS_ERR_INVALID_ADDR;
+    }
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *len = res->ai_addrlen;
+    freeaddrinfo(res);
+    return UCS_OK;
+}
+
+ucs_status_t psel_oob_listen(int family, const char *bind_addr, uint16_t port,
+                             int *listen_fd)
 {
     struct sockaddr_storage ss;
+    char where[NI_MAXHOST + NI_MAXSERV + 2];
+    ucs_status_t status;
     socklen_t len;
     int fd, one = 1;
 
-    memset(&ss, 0, sizeof(ss));
-    if (family == AF_INET6) {
-        struct sockaddr_in6 *sin6 = (struct sockaddr_in6*)&ss;
-        sin6->sin6_family = AF_INET6;
-        sin6->sin6_addr   = in6addr_any;
-        sin6->sin6_port   = htons(port);
-        len               = sizeof(*sin6);
-    } else {
-        struct sockaddr_in *sin = (struct sockaddr_in*)&ss;
-        sin->sin_family      = AF_INET;
-        sin->sin_addr.s_addr = htonl(INADDR_ANY);
-        sin->sin_port        = htons(port);
-        len                  = sizeof(*sin);
+    status = psel_oob_listen_addr(family, bind_addr, port, &ss, &len);
+    if (status != UCS_OK) {
+        return status;
     }
+    family = ss.ss_family;
+    psel_oob_addr_str((struct sockaddr*)&ss, where, sizeof(where));
 
     fd = socket(family, SOCK_STREAM, 0);
     if (fd < 0) {
-        fprintf(stderr, "psel_perftest: socket() failed: %m\n");
+        fprintf(stderr, "%s: socket() failed: %m\n", psel_oob_prog);
         return UCS_ERR_IO_ERROR;
     }
 
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (bind(fd, (struct sockaddr*)&ss, len) < 0) {
-        fprintf(stderr, "psel_perftest: cannot listen on port %u: bind() "
-                "failed: %m\n", port);
+        fprintf(stderr, "%s: cannot listen on %s: bind() "
+                "failed: %m\n", psel_oob_prog, where);
         close(fd);
         return UCS_ERR_IO_ERROR;
     }
 
     if ((listen(fd, 1) < 0) || (psel_oob_set_nonblock(fd) < 0)) {
-        fprintf(stderr, "psel_perftest: listen() on port %u failed: %m\n",
-                port);
+        fprintf(stderr, "%s: listen() on %s failed: %m\n",
+        psel_oob_prog, where);
         close(fd);
         return UCS_ERR_IO_ERROR;
     }
@@ -133,8 +198,8 @@ ucs_status_t psel_oob_accept(int listen_fd, double timeout, psel_oob_t *oob,
         pfd.events = POLLIN;
         ret        = poll(&pfd, 1, psel_oob_ms_left(deadline));
         if ((ret < 0) && (errno != EINTR)) {
-            fprintf(stderr, "psel_perftest: poll() on the listening socket "
-                    "failed: %m\n");
+            fprintf(stderr, "%s: poll() on the listening socket "
+                    "failed: %m\n", psel_oob_prog);
             goto err;
         }
 
@@ -146,14 +211,14 @@ ucs_status_t psel_oob_accept(int listen_fd, double timeout, psel_oob_t *oob,
             }
             if ((errno != EAGAIN) && (errno != EINTR) &&
                 (errno != ECONNABORTED)) {
-                fprintf(stderr, "psel_perftest: accept() failed: %m\n");
+                fprintf(stderr, "%s: accept() failed: %m\n", psel_oob_prog);
                 goto err;
             }
         }
 
         if (psel_oob_time() >= deadline) {
-            fprintf(stderr, "psel_perftest: no client connected within %.0f "
-                    "seconds; giving up\n", timeout);
+            fprintf(stderr, "%s: no client connected within %.0f "
+                    "seconds; giving up\n", psel_oob_prog, timeout);
             close(listen_fd);
             return UCS_ERR_TIMED_OUT;
         }
@@ -161,7 +226,7 @@ ucs_status_t psel_oob_accept(int listen_fd, double timeout, psel_oob_t *oob,
 
     close(listen_fd);
     if (psel_oob_set_nonblock(fd) < 0) {
-        fprintf(stderr, "psel_perftest: fcntl() failed: %m\n");
+        fprintf(stderr, "%s: fcntl() failed: %m\n", psel_oob_prog);
         close(fd);
         return UCS_ERR_IO_ERROR;
     }
@@ -238,7 +303,7 @@ ucs_status_t psel_oob_connect(const char *host, int family, uint16_t port,
     hints.ai_socktype = SOCK_STREAM;
     ret = getaddrinfo(host, service, &hints, &res);
     if (ret != 0) {
-        fprintf(stderr, "psel_perftest: cannot resolve server '%s': %s\n",
+        fprintf(stderr, "%s: cannot resolve server '%s': %s\n", psel_oob_prog,
                 host, gai_strerror(ret));
         return UCS_ERR_INVALID_ADDR;
     }
@@ -250,12 +315,14 @@ ucs_status_t psel_oob_connect(const char *host, int family, uint16_t port,
 
     if (fd < 0) {
         if (err == ETIMEDOUT) {
-            fprintf(stderr, "psel_perftest: cannot connect to %s:%u: no answer "
-                    "within %.0f seconds\n", host, port, timeout);
+            fprintf(stderr, "%s: cannot connect to %s:%u: no answer "
+                    "within %.0f seconds\n",
+                    psel_oob_prog, host, port, timeout);
             return UCS_ERR_TIMED_OUT;
         }
-        fprintf(stderr, "psel_perftest: cannot connect to %s:%u: %s (is a "
+        fprintf(stderr, "%s: cannot connect to %s:%u: %s (is a "
                 "psel_perftest server running there, with the same -p?)\n",
+                psel_oob_prog,
                 host, port, strerror(err));
         return UCS_ERR_UNREACHABLE;
     }
@@ -303,21 +370,22 @@ static ucs_status_t psel_oob_io(psel_oob_t *oob, void *buffer, size_t length,
         }
 
         if ((ret == 0) && !is_send) {
-            fprintf(stderr, "psel_perftest: the peer closed the connection "
-                    "(received %zu of %zu bytes)\n", done, length);
+            fprintf(stderr, "%s: the peer closed the connection "
+                    "(received %zu of %zu bytes)\n",
+                    psel_oob_prog, done, length);
             return UCS_ERR_CONNECTION_RESET;
         }
 
         if ((ret < 0) && (errno != EAGAIN) && (errno != EWOULDBLOCK) &&
             (errno != EINTR)) {
-            fprintf(stderr, "psel_perftest: %s() on the control connection "
-                    "failed: %m\n", is_send ? "send" : "recv");
+            fprintf(stderr, "%s: %s() on the control connection "
+                    "failed: %m\n", psel_oob_prog, is_send ? "send" : "recv");
             return UCS_ERR_IO_ERROR;
         }
 
         if (psel_oob_time() >= deadline) {
-            fprintf(stderr, "psel_perftest: the peer did not %s within %.0f "
-                    "seconds on the control connection\n",
+            fprintf(stderr, "%s: the peer did not %s within %.0f "
+                    "seconds on the control connection\n", psel_oob_prog,
                     is_send ? "read" : "answer", oob->timeout);
             return UCS_ERR_TIMED_OUT;
         }
@@ -348,15 +416,15 @@ ucs_status_t psel_oob_recv(psel_oob_t *oob, void *buffer, size_t length)
 ucs_status_t psel_oob_send_blob(psel_oob_t *oob, const void *buffer,
                                 size_t length)
 {
-    uint32_t hdr;
+    uint8_t hdr[4];
     ucs_status_t status;
 
     if (length > UINT32_MAX) {
         return UCS_ERR_INVALID_PARAM;
     }
 
-    hdr    = htonl((uint32_t)length);
-    status = psel_oob_send(oob, &hdr, sizeof(hdr));
+    psel_oob_put_le(hdr, length, sizeof(hdr));
+    status = psel_oob_send(oob, hdr, sizeof(hdr));
     if (status != UCS_OK) {
         return status;
     }
@@ -369,26 +437,27 @@ ucs_status_t psel_oob_recv_blob(psel_oob_t *oob, const char *what,
                                 size_t *length_p)
 {
     ucs_status_t status;
-    uint32_t hdr;
+    uint8_t hdr[4];
     size_t length;
     void *buffer;
 
-    status = psel_oob_recv(oob, &hdr, sizeof(hdr));
+    status = psel_oob_recv(oob, hdr, sizeof(hdr));
     if (status != UCS_OK) {
         return status;
     }
 
-    length = ntohl(hdr);
+    length = psel_oob_get_le(hdr, sizeof(hdr));
     if (length > max_length) {
-        fprintf(stderr, "psel_perftest: the peer announced a %s of %zu bytes; "
-                "at most %zu are accepted\n", what, length, max_length);
+        fprintf(stderr, "%s: the peer announced a %s of %zu bytes; "
+                "at most %zu are accepted\n",
+                psel_oob_prog, what, length, max_length);
         return UCS_ERR_INVALID_PARAM;
     }
 
     buffer = malloc(length + 1); /* NUL after the bytes, for text */
     if (buffer == NULL) {
-        fprintf(stderr, "psel_perftest: out of memory for a %s of %zu bytes\n",
-                what, length);
+        fprintf(stderr, "%s: out of memory for a %s of %zu bytes\n",
+                psel_oob_prog, what, length);
         return UCS_ERR_NO_MEMORY;
     }
 
@@ -406,22 +475,24 @@ ucs_status_t psel_oob_recv_blob(psel_oob_t *oob, const char *what,
 
 ucs_status_t psel_oob_barrier(psel_oob_t *oob)
 {
-    uint32_t token = htonl(PSEL_OOB_BARRIER_MAGIC);
+    uint8_t token[4];
     ucs_status_t status;
 
-    status = psel_oob_send(oob, &token, sizeof(token));
+    psel_oob_put_le(token, PSEL_OOB_BARRIER_MAGIC, sizeof(token));
+    status = psel_oob_send(oob, token, sizeof(token));
     if (status != UCS_OK) {
         return status;
     }
 
-    status = psel_oob_recv(oob, &token, sizeof(token));
+    status = psel_oob_recv(oob, token, sizeof(token));
     if (status != UCS_OK) {
         return status;
     }
 
-    if (ntohl(token) != PSEL_OOB_BARRIER_MAGIC) {
-        fprintf(stderr, "psel_perftest: the peer is out of step on the control "
-                "connection (barrier token 0x%08x)\n", ntohl(token));
+    if (psel_oob_get_le(token, sizeof(token)) != PSEL_OOB_BARRIER_MAGIC) {
+        fprintf(stderr, "%s: the peer is out of step on the control "
+                "connection (barrier token 0x%08x)\n", psel_oob_prog,
+                (unsigned)psel_oob_get_le(token, sizeof(token)));
         return UCS_ERR_INVALID_PARAM;
     }
 

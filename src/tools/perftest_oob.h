@@ -12,6 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** Program name that messages start with ("psel_perftest"). */
+extern const char *psel_oob_prog;
+
 /** Called while waiting on the socket, e.g. to progress a worker. */
 typedef void (*psel_oob_progress_cb_t)(void *arg);
 
@@ -25,13 +28,20 @@ typedef struct psel_oob {
 
 
 /**
- * Bind and listen on @a port of every local address.
+ * Bind and listen on @a port of @a bind_addr, or of every local address.
  *
  * @param [in]  family    AF_INET or AF_INET6.
+ * @param [in]  bind_addr Address or host name to listen on (of @a family),
+ *                        or NULL for every local address.
  * @param [in]  port      TCP port.
  * @param [out] listen_fd The listening socket.
+ *
+ * @return UCS_OK; UCS_ERR_INVALID_ADDR if @a bind_addr does not resolve;
+ *         UCS_ERR_IO_ERROR if the socket cannot be bound (both with a
+ *         message).
  */
-ucs_status_t psel_oob_listen(int family, uint16_t port, int *listen_fd);
+ucs_status_t psel_oob_listen(int family, const char *bind_addr, uint16_t port,
+                             int *listen_fd);
 
 /**
  * Accept one connection on @a listen_fd within @a timeout seconds, then
@@ -66,7 +76,7 @@ ucs_status_t psel_oob_send(psel_oob_t *oob, const void *buffer, size_t length);
  */
 ucs_status_t psel_oob_recv(psel_oob_t *oob, void *buffer, size_t length);
 
-/** Send a blob as a 32-bit big-endian length and its bytes. */
+/** Send a blob as a 32-bit little-endian length and its bytes. */
 ucs_status_t psel_oob_send_blob(psel_oob_t *oob, const void *buffer,
                                 size_t length);
 
@@ -91,6 +101,13 @@ ucs_status_t psel_oob_barrier(psel_oob_t *oob);
  *         never blocks. Pending unread bytes do not count as closed.
  */
 int psel_oob_peer_closed(psel_oob_t *oob);
+
+/** Store @a bytes (up to 8) of @a value little-endian, as every protosel
+ *  wire format (README, "Wire formats"). */
+void psel_oob_put_le(uint8_t *p, uint64_t value, unsigned bytes);
+
+/** Load @a bytes (up to 8) of a little-endian integer. */
+uint64_t psel_oob_get_le(const uint8_t *p, unsigned bytes);
 
 /** Seconds of a monotonic clock. */
 double psel_oob_time(void);

@@ -1,6 +1,8 @@
 /*
- * The measuring core shared by psel_perftest and psel_calibrate, see
- * perftest_run.h.
+ * What psel_perftest and psel_calibrate share, see perftest_run.h: the test
+ * parameters and their wire form, and setting up one side of a run. The
+ * loops are in perftest_kernels.c, the calibration session in
+ * perftest_session.c.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -13,10 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define PT_ERR(_fmt, ...) fprintf(stderr, "%s: " _fmt, pt_prog, ## __VA_ARGS__)
-
-const char *pt_prog = "psel_perftest";
+#include <unistd.h>
 
 const pt_test_info_t pt_tests[PT_TEST_LAST] = {
     [PT_TEST_TAG_LAT]   = {"tag_lat", "tag match latency",   "latency",  1,  1},
@@ -61,50 +60,30 @@ static unsigned pt_window(const pt_params_t *params)
 
 
 /* ---------------------------------------------------------------------- */
-/* Parameters on the wire (big-endian)                                    */
+/* Parameters on the wire (little-endian, after the magic "PSPT")          */
 /* ---------------------------------------------------------------------- */
-
-void pt_put(uint8_t *p, uint64_t value, unsigned bytes)
-{
-    while (bytes-- > 0) {
-        p[bytes] = value & 0xff;
-        value  >>= 8;
-    }
-}
-
-uint64_t pt_get(const uint8_t *p, unsigned bytes)
-{
-    uint64_t value = 0;
-    unsigned i;
-
-    for (i = 0; i < bytes; ++i) {
-        value = (value << 8) | p[i];
-    }
-    return value;
-}
 
 void pt_params_pack(const pt_params_t *params,
                            uint8_t buf[PT_WIRE_PARAMS_SIZE])
 {
-    pt_put(buf + 0,  PT_WIRE_MAGIC,       4);
-    pt_put(buf + 4,  PT_WIRE_VERSION,     2);
-    pt_put(buf + 6,  params->test,        2);
-    pt_put(buf + 8,  params->flags,       4);
-    pt_put(buf + 12, params->outstanding, 4);
-    pt_put(buf + 16, params->size,        8);
-    pt_put(buf + 24, params->iters,       8);
-    pt_put(buf + 32, params->warmup,      8);
+    memcpy(buf, PT_WIRE_MAGIC, 4);
+    psel_oob_put_le(buf + 4,  PT_WIRE_VERSION,     2);
+    psel_oob_put_le(buf + 6,  params->test,        2);
+    psel_oob_put_le(buf + 8,  params->flags,       4);
+    psel_oob_put_le(buf + 12, params->outstanding, 4);
+    psel_oob_put_le(buf + 16, params->size,        8);
+    psel_oob_put_le(buf + 24, params->iters,       8);
+    psel_oob_put_le(buf + 32, params->warmup,      8);
 }
 
 int pt_params_unpack(const uint8_t buf[PT_WIRE_PARAMS_SIZE],
                             pt_params_t *params, char *err, size_t len)
 {
-    uint64_t magic   = pt_get(buf, 4);
-    uint64_t version = pt_get(buf + 4, 2);
+    uint64_t version = psel_oob_get_le(buf + 4, 2);
 
-    if (magic != PT_WIRE_MAGIC) {
-        snprintf(err, len, "not a psel_perftest client (magic 0x%08llx)",
-                 (unsigned long long)magic);
+    if (memcmp(buf, PT_WIRE_MAGIC, 4)) {
+        snprintf(err, len, "not a psel_perftest client (magic bytes "
+                 "%02x %02x %02x %02x)", buf[0], buf[1], buf[2], buf[3]);
         return -1;
     }
     if (version != PT_WIRE_VERSION) {
@@ -113,328 +92,76 @@ int pt_params_unpack(const uint8_t buf[PT_WIRE_PARAMS_SIZE],
         return -1;
     }
 
-    params->test        = pt_get(buf + 6, 2);
-    params->flags       = pt_get(buf + 8, 4);
-    params->outstanding = pt_get(buf + 12, 4);
-    params->size        = pt_get(buf + 16, 8);
-    params->iters       = pt_get(buf + 24, 8);
-    params->warmup      = pt_get(buf + 32, 8);
+    params->test        = psel_oob_get_le(buf + 6, 2);
+    params->flags       = psel_oob_get_le(buf + 8, 4);
+    params->outstanding = psel_oob_get_le(buf + 12, 4);
+    params->size        = psel_oob_get_le(buf + 16, 8);
+    params->iters       = psel_oob_get_le(buf + 24, 8);
+    params->warmup      = psel_oob_get_le(buf + 32, 8);
     return pt_params_check(params, err, len);
 }
 
 
 /* ---------------------------------------------------------------------- */
-/* Measurements and output, in ucx_perftest's format                      */
+/* The handshake: the client's parameters, the server's verdict           */
+/* ---------------------------------------------------------------------- */
 
-static void pt_request_cb(psel_request_t *request, ucs_status_t status,
-                          void *arg)
+ucs_status_t pt_handshake_client(pt_run_t *run, const char *server,
+                                 uint16_t port, const char *what)
 {
-}
-
-static void pt_progress_cb(void *arg)
-{
-    psel_worker_progress((psel_worker_h)arg);
-}
-
-/*
- * Wait for @a req and free it. Gives up when nothing completes for
- * PT_TIMEOUT_SEC or when the peer's control connection closes.
- */
-static ucs_status_t pt_wait(pt_run_t *run, psel_request_t *req,
-                            psel_recv_info_t *info, const char *what)
-{
-    double deadline  = 0;
-    unsigned spins   = 0;
+    uint8_t wire[PT_WIRE_PARAMS_SIZE], reply[8]; /* magic, verdict */
+    void *reason = NULL;
+    size_t reason_len;
     ucs_status_t status;
-    double now;
 
-    if (req == NULL) {
-        return UCS_OK;
+    pt_params_pack(&run->params, wire);
+    status = psel_oob_send(&run->oob, wire, sizeof(wire));
+    if (status == UCS_OK) {
+        status = psel_oob_recv(&run->oob, reply, sizeof(reply));
     }
-
-    while ((status = psel_request_test(req, info)) == UCS_INPROGRESS) {
-        psel_worker_progress(run->worker);
-        if (++spins < PT_SPINS_PER_CHECK) {
-            continue;
-        }
-
-        spins = 0;
-        now   = psel_oob_time();
-        if (deadline == 0) {
-            deadline = now + PT_TIMEOUT_SEC;
-        } else if (now > deadline) {
-            PT_ERR("%s did not complete within %.0f "
-                    "seconds\n", what, PT_TIMEOUT_SEC);
-            status = UCS_ERR_TIMED_OUT;
-            break;
-        }
-
-        if (psel_oob_peer_closed(&run->oob)) {
-            PT_ERR("the peer closed the control "
-                    "connection while a %s was in progress\n", what);
-            status = UCS_ERR_CONNECTION_RESET;
-            break;
-        }
+    if ((status == UCS_OK) && memcmp(reply, PT_WIRE_MAGIC, 4)) {
+        PT_ERR("%s:%u is not a psel_perftest server of this version "
+               "(unexpected reply %02x %02x %02x %02x)\n", server, port,
+               reply[0], reply[1], reply[2], reply[3]);
+        return UCS_ERR_INVALID_PARAM;
     }
-
-    psel_request_free(req);
-    if ((status != UCS_OK) && (status != UCS_ERR_TIMED_OUT) &&
-        (status != UCS_ERR_CONNECTION_RESET)) {
-        PT_ERR("%s failed: %s\n", what,
-                ucs_status_string(status));
+    if (status == UCS_OK) {
+        status = psel_oob_recv_blob(&run->oob, "reply", PT_MAX_REPLY_LEN,
+                                    &reason, &reason_len);
     }
+    if ((status == UCS_OK) && (psel_oob_get_le(reply + 4, 4) != 0)) {
+        PT_ERR("the server rejected the %s: %.*s\n", what, (int)reason_len,
+               (char*)reason);
+        status = UCS_ERR_INVALID_PARAM;
+    }
+    free(reason);
     return status;
 }
 
-/* Wait for a receive and check it got a whole message of @a length. */
-static ucs_status_t pt_wait_recv(pt_run_t *run, psel_request_t *req,
-                                 size_t length, const char *what)
+ucs_status_t pt_handshake_server(pt_run_t *run)
 {
-    psel_recv_info_t info = {0, length};
+    uint8_t wire[PT_WIRE_PARAMS_SIZE], reply[8];
+    char err[256] = "";
+    uint32_t verdict;
     ucs_status_t status;
 
-    status = pt_wait(run, req, &info, what);
-    if ((status == UCS_OK) && (info.length != length)) {
-        PT_ERR("%s got %zu bytes, expected %zu\n",
-                what, info.length, length);
-        status = UCS_ERR_MESSAGE_TRUNCATED;
-    }
-    return status;
-}
-
-static void pt_ring_push(pt_run_t *run, psel_request_t *req)
-{
-    run->ring[(run->ring_head + run->ring_count) % run->ring_size] = req;
-    ++run->ring_count;
-}
-
-static psel_request_t *pt_ring_pop(pt_run_t *run)
-{
-    psel_request_t *req = run->ring[run->ring_head];
-
-    run->ring_head = (run->ring_head + 1) % run->ring_size;
-    --run->ring_count;
-    return req;
-}
-
-/* After an error: release what is still outstanding (it ends on its own). */
-static void pt_ring_abandon(pt_run_t *run)
-{
-    while (run->ring_count > 0) {
-        psel_request_free(pt_ring_pop(run));
-    }
-}
-
-/* tag_lat, client: send, post the receive of the reply, wait for both; one
- * round trip an iteration. The order is libperf's (ucx_perftest): the
- * receive is posted while the message flies, off the round trip. */
-static ucs_status_t pt_lat_client(pt_run_t *run, uint64_t iters,
-                                  int measured)
-{
-    size_t size = run->params.size;
-    psel_request_t *rreq, *sreq;
-    ucs_status_t status;
-    uint64_t i;
-
-    for (i = 0; i < iters; ++i) {
-        sreq = psel_tag_send_nb(run->ep, run->sbuf, size, PT_TAG_DATA,
-                                pt_request_cb, NULL);
-        rreq = psel_tag_recv_nb(run->worker, run->rbuf, size, PT_TAG_REPLY,
-                                run->recv_mask, pt_request_cb, NULL);
-        status = pt_wait(run, sreq, NULL, "send");
-        if (status != UCS_OK) {
-            psel_request_free(rreq);
-            return status;
-        }
-
-        status = pt_wait_recv(run, rreq, size, "receive of the reply");
-        if (status != UCS_OK) {
-            return status;
-        }
-
-        if (measured && (run->on_iter != NULL)) {
-            run->on_iter(run->on_iter_arg, size);
-        }
-    }
-    return UCS_OK;
-}
-
-/* tag_lat, server: receive, reply; as libperf, the receive is posted after
- * the previous reply went out. */
-static ucs_status_t pt_lat_server(pt_run_t *run, uint64_t iters)
-{
-    size_t size = run->params.size;
-    psel_request_t *rreq, *sreq;
-    ucs_status_t status;
-    uint64_t i;
-
-    for (i = 0; i < iters; ++i) {
-        rreq   = psel_tag_recv_nb(run->worker, run->rbuf, size, PT_TAG_DATA,
-                                  run->recv_mask, pt_request_cb, NULL);
-        status = pt_wait_recv(run, rreq, size, "receive");
-        if (status != UCS_OK) {
-            return status;
-        }
-
-        sreq   = psel_tag_send_nb(run->ep, run->sbuf, size, PT_TAG_REPLY,
-                                  pt_request_cb, NULL);
-        status = pt_wait(run, sreq, NULL, "send of the reply");
-        if (status != UCS_OK) {
-            return status;
-        }
-    }
-    return UCS_OK;
-}
-
-/* tag_bw, client: keep up to -O sends in flight, then wait for the ack. */
-static ucs_status_t pt_bw_client(pt_run_t *run, uint64_t iters,
-                                 int measured)
-{
-    size_t size = run->params.size;
-    psel_request_t *areq, *req;
-    ucs_status_t status;
-    uint64_t i;
-
-    run->ack = 0;
-    areq     = psel_tag_recv_nb(run->worker, &run->ack, sizeof(run->ack),
-                                PT_TAG_ACK, PT_TAG_MASK_FULL, pt_request_cb,
-                                NULL);
-
-    for (i = 0; i < iters; ++i) {
-        if (run->ring_count == run->window) {
-            status = pt_wait(run, pt_ring_pop(run), NULL, "send");
-            if (status != UCS_OK) {
-                goto err;
-            }
-        }
-
-        req = psel_tag_send_nb(run->ep, run->sbuf, size, PT_TAG_DATA,
-                               pt_request_cb, NULL);
-        if (req != NULL) {
-            pt_ring_push(run, req);
-        }
-
-        if (measured && (run->on_iter != NULL)) {
-            run->on_iter(run->on_iter_arg, size);
-        }
-    }
-
-    while (run->ring_count > 0) {
-        status = pt_wait(run, pt_ring_pop(run), NULL, "send");
-        if (status != UCS_OK) {
-            goto err;
-        }
-    }
-
-    status = pt_wait_recv(run, areq, sizeof(run->ack),
-                          "receive of the server's acknowledgement");
+    status = psel_oob_recv(&run->oob, wire, sizeof(wire));
     if (status != UCS_OK) {
         return status;
     }
 
-    if (pt_get((const uint8_t*)&run->ack, 8) != iters) {
-        PT_ERR("the server received %llu messages, "
-                "%llu were sent\n",
-                (unsigned long long)pt_get((const uint8_t*)&run->ack, 8),
-                (unsigned long long)iters);
-        return UCS_ERR_IO_ERROR;
+    verdict = (pt_params_unpack(wire, &run->params, err, sizeof(err)) != 0);
+    if (verdict) {
+        PT_ERR("rejected the client's test: %s\n", err);
     }
-    return UCS_OK;
-
-err:
-    pt_ring_abandon(run);
-    if (areq != NULL) {
-        psel_request_free(areq);
+    memcpy(reply, PT_WIRE_MAGIC, 4);
+    psel_oob_put_le(reply + 4, verdict, 4);
+    status = psel_oob_send(&run->oob, reply, sizeof(reply));
+    if (status == UCS_OK) {
+        status = psel_oob_send_blob(&run->oob, err, strlen(err));
     }
-    return status;
-}
-
-/* tag_bw, server: keep up to -O receives posted, then acknowledge. */
-static ucs_status_t pt_bw_server(pt_run_t *run, uint64_t iters)
-{
-    size_t size     = run->params.size;
-    uint64_t posted = 0, done = 0;
-    psel_request_t *req;
-    ucs_status_t status;
-
-    while (done < iters) {
-        while ((run->ring_count < run->window) && (posted < iters)) {
-            req = psel_tag_recv_nb(run->worker, run->rbuf, size, PT_TAG_DATA,
-                                   run->recv_mask, pt_request_cb, NULL);
-            ++posted;
-            if (req != NULL) {
-                pt_ring_push(run, req);
-            } else {
-                ++done;
-            }
-        }
-
-        if (run->ring_count > 0) {
-            status = pt_wait_recv(run, pt_ring_pop(run), size, "receive");
-            if (status != UCS_OK) {
-                pt_ring_abandon(run);
-                return status;
-            }
-            ++done;
-        }
-    }
-
-    pt_put((uint8_t*)&run->ack, done, 8);
-    req = psel_tag_send_nb(run->ep, &run->ack, sizeof(run->ack), PT_TAG_ACK,
-                           pt_request_cb, NULL);
-    return pt_wait(run, req, NULL, "send of the acknowledgement");
-}
-
-ucs_status_t pt_run_phase(pt_run_t *run, int is_client, uint64_t iters,
-                          int measured)
-{
-    if (run->params.test == PT_TEST_TAG_LAT) {
-        return is_client ? pt_lat_client(run, iters, measured) :
-                           pt_lat_server(run, iters);
-    }
-    return is_client ? pt_bw_client(run, iters, measured) :
-                       pt_bw_server(run, iters);
-}
-
-/*
- * Warm up as ucx_perftest does: runs of 1, 2, 4... iterations until -w are
- * done or PT_WARMUP_TIME_SEC passed. The client decides whether another run
- * follows and tells the server on the control connection.
- */
-ucs_status_t pt_warmup(pt_run_t *run, int is_client)
-{
-    double deadline = psel_oob_time() + PT_WARMUP_TIME_SEC;
-    uint64_t total  = 0, chunk = 1, n;
-    ucs_status_t status;
-    uint8_t more;
-
-    while (total < run->params.warmup) {
-        n      = (chunk < run->params.warmup - total) ? chunk :
-                 (run->params.warmup - total);
-        status = pt_run_phase(run, is_client, n, 0);
-        if (status != UCS_OK) {
-            return status;
-        }
-
-        total += n;
-        chunk *= 2;
-        if (is_client) {
-            more   = (total < run->params.warmup) &&
-                     (psel_oob_time() < deadline);
-            status = psel_oob_send(&run->oob, &more, sizeof(more));
-        } else {
-            status = psel_oob_recv(&run->oob, &more, sizeof(more));
-            if ((status == UCS_OK) && (more > 1)) {
-                PT_ERR("the client sent %u as the "
-                        "warm-up decision (expected 0 or 1)\n", more);
-                status = UCS_ERR_INVALID_PARAM;
-            }
-        }
-        if ((status != UCS_OK) || !more) {
-            return status;
-        }
-    }
-    return UCS_OK;
+    return (status != UCS_OK) ? status :
+           verdict            ? UCS_ERR_INVALID_PARAM : UCS_OK;
 }
 
 
@@ -442,11 +169,28 @@ ucs_status_t pt_warmup(pt_run_t *run, int is_client)
 /* Setup and the two roles                                                */
 /* ---------------------------------------------------------------------- */
 
+static void pt_progress_cb(void *arg)
+{
+    psel_worker_progress((psel_worker_h)arg);
+}
+
+/* Bytes of the last level cache; 32 MiB when the system does not say */
+static size_t pt_llc_size(void)
+{
+    long size = sysconf(_SC_LEVEL3_CACHE_SIZE);
+
+    if (size <= 0) {
+        size = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    }
+    return (size > 0) ? (size_t)size : (32ul << 20);
+}
+
 ucs_status_t pt_prepare(pt_run_t *run)
 {
     size_t size     = run->params.size ? run->params.size : 1;
     unsigned window = pt_window(&run->params);
     psel_request_t **ring;
+    size_t span;
 
     run->window    = window;
     run->recv_mask = (run->params.flags & PT_FLAG_WILDCARD) ? 0 :
@@ -460,6 +204,19 @@ ucs_status_t pt_prepare(pt_run_t *run)
         run->ring_size = window;
     }
     run->ring_head = run->ring_count = 0;
+
+    /* cold: messages rotate over page-aligned slots that span twice the
+     * last level cache, so each one starts out of cache, as an
+     * application's data would */
+    run->slot_size = ucs_align_up(size, 4096);
+    run->num_slots = 1;
+    if (run->params.flags & PT_FLAG_COLD) {
+        span           = ucs_min(ucs_max(2 * pt_llc_size(),
+                                         2 * run->slot_size),
+                                 ucs_max(PT_COLD_MAX_SPAN, 2 * run->slot_size));
+        run->num_slots = span / run->slot_size;
+        size           = run->num_slots * run->slot_size;
+    }
 
     if (size <= run->buf_size) {
         return UCS_OK;
@@ -482,51 +239,191 @@ err_nomem:
     return UCS_ERR_NO_MEMORY;
 }
 
-/* Context, worker, address exchange, endpoint; the client sends first. */
-ucs_status_t pt_connect(pt_run_t *run, int is_client)
+/*
+ * One step of setting up both sides, exchanged as a blob: 'A' and a payload
+ * (the worker address, or nothing) when this side's step worked, or 'E', the
+ * status (4 bytes, big-endian) and a reason when it failed, so that the peer
+ * says why instead of finding a closed connection. The client sends first;
+ * a client whose step failed sends its reason and stops there.
+ */
+#define PT_SETUP_OK     'A'
+#define PT_SETUP_FAILED 'E'
+#define PT_REASON_MAX   256
+
+static ucs_status_t pt_setup_send(pt_run_t *run, ucs_status_t status,
+                                  const void *payload, size_t len,
+                                  const char *reason)
 {
-    void *local = NULL, *remote = NULL;
-    size_t local_len, remote_len;
+    uint8_t *blob;
+    size_t blob_len;
+    ucs_status_t ret;
+
+    blob_len = 1 + ((status == UCS_OK) ? len : 4 + strlen(reason));
+    blob     = malloc(blob_len);
+    if (blob == NULL) {
+        PT_ERR("out of memory for the setup message\n");
+        return UCS_ERR_NO_MEMORY;
+    }
+    if (status == UCS_OK) {
+        blob[0] = PT_SETUP_OK;
+        memcpy(blob + 1, payload, len);
+    } else {
+        blob[0] = PT_SETUP_FAILED;
+        psel_oob_put_le(blob + 1, (uint32_t)(int32_t)status, 4);
+        memcpy(blob + 5, reason, strlen(reason));
+    }
+    ret = psel_oob_send_blob(&run->oob, blob, blob_len);
+    free(blob);
+    return ret;
+}
+
+/* Receive the peer's step: its payload (malloc'ed, or NULL when empty), or
+ * its failure, printed with what to do. */
+static ucs_status_t pt_setup_recv(pt_run_t *run, int is_client,
+                                  const char *what, size_t max,
+                                  void **payload_p, size_t *len_p)
+{
+    const char *peer = is_client ? "server" : "client";
+    char reason[PT_REASON_MAX];
+    ucs_status_t status;
+    uint8_t *blob;
+    size_t len, i;
+    int32_t code;
+
+    status = psel_oob_recv_blob(&run->oob, what,
+                                ucs_max(max + 1, 5 + PT_REASON_MAX),
+                                (void**)&blob, &len);
+    if (status != UCS_OK) {
+        return status;
+    }
+    if ((len >= 1) && (len <= max + 1) && (blob[0] == PT_SETUP_OK)) {
+        *len_p     = len - 1;
+        *payload_p = NULL;
+        if (len > 1) {
+            *payload_p = malloc(len - 1);
+            if (*payload_p == NULL) {
+                free(blob);
+                return UCS_ERR_NO_MEMORY;
+            }
+            memcpy(*payload_p, blob + 1, len - 1);
+        }
+        free(blob);
+        return UCS_OK;
+    }
+    if ((len < 5) || (blob[0] != PT_SETUP_FAILED)) {
+        PT_ERR("the %s sent a malformed %s (%zu bytes): is it the same "
+               "protosel version?\n", peer, what, len);
+        free(blob);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    code = (int32_t)psel_oob_get_le(blob + 1, 4);
+    for (i = 0; (i < len - 5) && (i < sizeof(reason) - 1); ++i) {
+        reason[i] = ((blob[5 + i] >= ' ') && (blob[5 + i] <= '~')) ?
+                    blob[5 + i] : '?';
+    }
+    reason[i] = '\0';
+    free(blob);
+    status = ((code < 0) && (code > UCS_ERR_LAST)) ? (ucs_status_t)code :
+             UCS_ERR_IO_ERROR;
+    PT_ERR("the %s could not set up its side: %s.\n"
+           "  Its own output says more. Check, on the %s, that "
+           "UCX_PSEL_TLS and UCX_PSEL_NET_DEVICES name transports and "
+           "devices it has, and that its network devices are up with "
+           "carrier (right after a network namespace or a link comes up, "
+           "wait for LOWER_UP in `ip -br link`); then run it again.\n",
+           peer, reason, peer);
+    return status;
+}
+
+/* Exchange one setup step: @a status and @a payload of this side, the
+ * peer's payload back (see pt_setup_send). */
+static ucs_status_t pt_setup_exchange(pt_run_t *run, int is_client,
+                                      ucs_status_t status, const void *payload,
+                                      size_t len, const char *reason,
+                                      const char *what, size_t max,
+                                      void **peer_payload, size_t *peer_len)
+{
+    ucs_status_t ret;
+
+    *peer_payload = NULL;
+    *peer_len     = 0;
+    if (is_client) {
+        ret = pt_setup_send(run, status, payload, len, reason);
+        if ((ret != UCS_OK) || (status != UCS_OK)) {
+            return (status != UCS_OK) ? status : ret;
+        }
+        return pt_setup_recv(run, 1, what, max, peer_payload, peer_len);
+    }
+
+    ret = pt_setup_recv(run, 0, what, max, peer_payload, peer_len);
+    if (ret != UCS_OK) {
+        return ret;
+    }
+    ret = pt_setup_send(run, status, payload, len, reason);
+    if ((ret != UCS_OK) || (status != UCS_OK)) {
+        free(*peer_payload);
+        *peer_payload = NULL;
+        return (status != UCS_OK) ? status : ret;
+    }
+    return UCS_OK;
+}
+
+/* Why this side failed, for the peer: the step, the status, and the
+ * transport settings that decide which resources there are */
+static void pt_setup_reason(char *reason, const char *step,
+                            ucs_status_t status)
+{
+    const char *tls  = getenv("UCX_PSEL_TLS");
+    const char *devs = getenv("UCX_PSEL_NET_DEVICES");
+
+    snprintf(reason, PT_REASON_MAX, "cannot %s: %s (UCX_PSEL_TLS=%s, "
+             "UCX_PSEL_NET_DEVICES=%s)", step, ucs_status_string(status),
+             (tls != NULL) ? tls : "all", (devs != NULL) ? devs : "all");
+    PT_ERR("%s\n", reason);
+}
+
+/* This side's context, worker and address; a reason on failure */
+static ucs_status_t pt_setup_local(pt_run_t *run, void **address, size_t *len,
+                                   char *reason)
+{
     ucs_status_t status;
 
     status = psel_context_create(&run->context);
     if (status != UCS_OK) {
-        PT_ERR("cannot create the protosel context: "
-                "%s\n", ucs_status_string(status));
+        pt_setup_reason(reason, "create the protosel context", status);
         return status;
     }
 
     status = psel_worker_create(run->context, &run->worker);
     if (status != UCS_OK) {
-        PT_ERR("cannot create the worker: %s\n",
-                ucs_status_string(status));
+        pt_setup_reason(reason, "create the worker", status);
         return status;
     }
 
     run->oob.progress     = pt_progress_cb;
     run->oob.progress_arg = run->worker;
 
-    status = psel_worker_get_address(run->worker, &local, &local_len);
+    status = psel_worker_get_address(run->worker, address, len);
     if (status != UCS_OK) {
-        PT_ERR("cannot get the worker address: %s\n",
-                ucs_status_string(status));
-        return status;
+        pt_setup_reason(reason, "get the worker address", status);
     }
+    return status;
+}
 
-    if (is_client) {
-        status = psel_oob_send_blob(&run->oob, local, local_len);
-        if (status == UCS_OK) {
-            status = psel_oob_recv_blob(&run->oob, "worker address",
-                                        PT_MAX_ADDRESS_LEN, &remote,
-                                        &remote_len);
-        }
-    } else {
-        status = psel_oob_recv_blob(&run->oob, "worker address",
-                                    PT_MAX_ADDRESS_LEN, &remote, &remote_len);
-        if (status == UCS_OK) {
-            status = psel_oob_send_blob(&run->oob, local, local_len);
-        }
-    }
+/* Context, worker, address exchange, endpoint; the client sends first. Each
+ * side tells the other when a step failed, and why. */
+ucs_status_t pt_connect(pt_run_t *run, int is_client)
+{
+    char reason[PT_REASON_MAX] = "";
+    void *local = NULL, *remote = NULL, *dummy;
+    size_t local_len = 0, remote_len, dummy_len;
+    ucs_status_t status;
+
+    status = pt_setup_local(run, &local, &local_len, reason);
+    status = pt_setup_exchange(run, is_client, status, local, local_len,
+                               reason, "worker address", PT_MAX_ADDRESS_LEN,
+                               &remote, &remote_len);
     free(local);
     if (status != UCS_OK) {
         return status;
@@ -535,8 +432,13 @@ ucs_status_t pt_connect(pt_run_t *run, int is_client)
     status = psel_ep_create(run->worker, remote, remote_len, &run->ep);
     free(remote);
     if (status != UCS_OK) {
-        PT_ERR("cannot connect to the peer's worker "
-                "address: %s\n", ucs_status_string(status));
+        pt_setup_reason(reason, "connect to the peer's worker address",
+                        status);
+    }
+    status = pt_setup_exchange(run, is_client, status, NULL, 0, reason,
+                               "endpoint status", 0, &dummy, &dummy_len);
+    free(dummy);
+    if (status != UCS_OK) {
         return status;
     }
 
@@ -567,314 +469,4 @@ void pt_cleanup(pt_run_t *run)
     free(run->sbuf);
     free(run->rbuf);
     psel_oob_close(&run->oob);
-}
-
-/* Warm-up, the measured run between two barriers, and the last barrier. */
-
-
-/* ---------------------------------------------------------------------- */
-/* Calibration session                                                    */
-/* ---------------------------------------------------------------------- */
-
-#define PT_SESSION_MAX_SETTINGS_LEN 4096u
-#define PT_SESSION_MAX_REPEATS      1000u
-#define PT_SETTING_PREFIX           "UCX_PSEL_"
-
-enum {
-    PT_CMD_CONFIGURE = 1, /* blob: settings; reply: verdict + reason blob */
-    PT_CMD_MEASURE   = 2, /* params + repeats; then warm-up and phases */
-    PT_CMD_END       = 3
-};
-
-/* The settings this process applied last, so the next ones replace them. */
-static char pt_applied_settings[PT_SESSION_MAX_SETTINGS_LEN + 1];
-
-/* Each line "UCX_PSEL_NAME=value", printable, no spaces; 0 or -1 + err. */
-static int pt_settings_check(const char *settings, size_t len, char *err,
-                             size_t max)
-{
-    const char *line = settings, *end = settings + len, *eol, *p;
-    unsigned lineno  = 1;
-
-    if (len > PT_SESSION_MAX_SETTINGS_LEN) {
-        snprintf(err, max, "settings of %zu bytes, at most %u", len,
-                 PT_SESSION_MAX_SETTINGS_LEN);
-        return -1;
-    }
-    for (; line < end; line = eol + 1, ++lineno) {
-        eol = memchr(line, '\n', end - line);
-        eol = (eol != NULL) ? eol : end;
-        if (eol == line) {
-            continue;
-        }
-        if (((size_t)(eol - line) <= strlen(PT_SETTING_PREFIX)) ||
-            strncmp(line, PT_SETTING_PREFIX, strlen(PT_SETTING_PREFIX))) {
-            snprintf(err, max, "setting %u does not start with %s", lineno,
-                     PT_SETTING_PREFIX);
-            return -1;
-        }
-        for (p = line; (p < eol) && (*p != '='); ++p) {
-            if (!(((*p >= 'A') && (*p <= 'Z')) || ((*p >= '0') && (*p <= '9')) ||
-                  (*p == '_'))) {
-                snprintf(err, max, "setting %u: bad character 0x%02x in the "
-                         "name", lineno, (unsigned char)*p);
-                return -1;
-            }
-        }
-        if (p == eol) {
-            snprintf(err, max, "setting %u has no '='", lineno);
-            return -1;
-        }
-        for (++p; p < eol; ++p) {
-            if ((*p <= ' ') || (*p > '~')) {
-                snprintf(err, max, "setting %u: bad character 0x%02x in the "
-                         "value", lineno, (unsigned char)*p);
-                return -1;
-            }
-        }
-    }
-    return 0;
-}
-
-/* Unset the previous settings, set these (already checked). */
-static void pt_settings_apply(const char *settings)
-{
-    char buf[PT_SESSION_MAX_SETTINGS_LEN + 1];
-    char *line, *save, *eq;
-
-    strcpy(buf, pt_applied_settings);
-    for (line = strtok_r(buf, "\n", &save); line != NULL;
-         line = strtok_r(NULL, "\n", &save)) {
-        eq = strchr(line, '=');
-        *eq = '\0';
-        unsetenv(line);
-    }
-
-    snprintf(pt_applied_settings, sizeof(pt_applied_settings), "%s",
-             settings);
-    strcpy(buf, settings);
-    for (line = strtok_r(buf, "\n", &save); line != NULL;
-         line = strtok_r(NULL, "\n", &save)) {
-        eq    = strchr(line, '=');
-        *eq++ = '\0';
-        setenv(line, eq, 1);
-    }
-}
-
-static ucs_status_t pt_send_cmd(pt_run_t *run, uint32_t cmd)
-{
-    uint8_t wire[4];
-
-    pt_put(wire, cmd, sizeof(wire));
-    return psel_oob_send(&run->oob, wire, sizeof(wire));
-}
-
-/* Warm-up, then @a repeats phases between barriers; the client times them. */
-static ucs_status_t pt_measure_phases(pt_run_t *run, int is_client,
-                                      unsigned repeats, double *times)
-{
-    ucs_status_t status;
-    unsigned factor = pt_tests[run->params.test].pingpong ? 2 : 1;
-    double start;
-    unsigned i;
-
-    status = pt_prepare(run);
-    if (status == UCS_OK) {
-        status = pt_warmup(run, is_client);
-    }
-    for (i = 0; (status == UCS_OK) && (i < repeats); ++i) {
-        /* the barrier leaves the peer blocked in poll(); one untimed
-         * iteration gets both sides spinning before the clock starts, so
-         * the peer's wake-up is not counted */
-        status = psel_oob_barrier(&run->oob);
-        if (status == UCS_OK) {
-            status = pt_run_phase(run, is_client, 1, 0);
-        }
-        if (status != UCS_OK) {
-            break;
-        }
-        start  = psel_oob_time();
-        status = pt_run_phase(run, is_client, run->params.iters, 0);
-        if (is_client) {
-            times[i] = (psel_oob_time() - start) /
-                       ((double)run->params.iters * factor);
-        }
-    }
-    if (status == UCS_OK) {
-        status = psel_oob_barrier(&run->oob);
-    }
-    return status;
-}
-
-static ucs_status_t pt_serve_configure(pt_run_t *run)
-{
-    char err[256] = "", *settings = NULL;
-    uint32_t verdict;
-    uint8_t wire[4];
-    size_t len;
-    ucs_status_t status;
-
-    status = psel_oob_recv_blob(&run->oob, "settings",
-                                PT_SESSION_MAX_SETTINGS_LEN, (void**)&settings,
-                                &len);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    verdict = (pt_settings_check(settings, len, err, sizeof(err)) != 0);
-    if (verdict) {
-        PT_ERR("rejected the client's settings: %s\n", err);
-    } else {
-        pt_settings_apply(settings);
-    }
-    free(settings);
-
-    pt_put(wire, verdict, sizeof(wire));
-    status = psel_oob_send(&run->oob, wire, sizeof(wire));
-    if (status == UCS_OK) {
-        status = psel_oob_send_blob(&run->oob, err, strlen(err));
-    }
-    if ((status != UCS_OK) || verdict) {
-        return (status != UCS_OK) ? status : UCS_ERR_INVALID_PARAM;
-    }
-
-    pt_disconnect(run);
-    return pt_connect(run, 0);
-}
-
-static ucs_status_t pt_serve_measure(pt_run_t *run)
-{
-    uint8_t wire[PT_WIRE_PARAMS_SIZE + 4];
-    char err[256];
-    unsigned repeats;
-    ucs_status_t status;
-
-    status = psel_oob_recv(&run->oob, wire, sizeof(wire));
-    if (status != UCS_OK) {
-        return status;
-    }
-    if (pt_params_unpack(wire, &run->params, err, sizeof(err)) != 0) {
-        PT_ERR("rejected a measurement: %s\n", err);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    repeats = pt_get(wire + PT_WIRE_PARAMS_SIZE, 4);
-    if ((run->params.test >= PT_TEST_CALIBRATE) || (repeats == 0) ||
-        (repeats > PT_SESSION_MAX_REPEATS) || (run->ep == NULL)) {
-        PT_ERR("rejected a measurement: test %u, %u repeats%s\n",
-               run->params.test, repeats,
-               (run->ep == NULL) ? ", before any configuration" : "");
-        return UCS_ERR_INVALID_PARAM;
-    }
-    return pt_measure_phases(run, 0, repeats, NULL);
-}
-
-ucs_status_t pt_session_serve(pt_run_t *run)
-{
-    ucs_status_t status;
-    uint8_t wire[4];
-    uint32_t cmd;
-
-    for (;;) {
-        status = psel_oob_recv(&run->oob, wire, sizeof(wire));
-        if (status != UCS_OK) {
-            return status;
-        }
-        cmd = pt_get(wire, sizeof(wire));
-        switch (cmd) {
-        case PT_CMD_CONFIGURE:
-            status = pt_serve_configure(run);
-            break;
-        case PT_CMD_MEASURE:
-            status = pt_serve_measure(run);
-            break;
-        case PT_CMD_END:
-            return UCS_OK;
-        default:
-            PT_ERR("unknown calibration command %u from the client\n", cmd);
-            return UCS_ERR_INVALID_PARAM;
-        }
-        if (status != UCS_OK) {
-            return status;
-        }
-    }
-}
-
-ucs_status_t pt_session_configure(pt_run_t *run, const char *settings)
-{
-    size_t len  = strlen(settings);
-    void *reason = NULL;
-    size_t reason_len;
-    char err[256];
-    uint8_t wire[4];
-    ucs_status_t status;
-
-    if (pt_settings_check(settings, len, err, sizeof(err)) != 0) {
-        PT_ERR("bad settings: %s\n", err);
-        return UCS_ERR_INVALID_PARAM;
-    }
-
-    status = pt_send_cmd(run, PT_CMD_CONFIGURE);
-    if (status == UCS_OK) {
-        status = psel_oob_send_blob(&run->oob, settings, len);
-    }
-    if (status == UCS_OK) {
-        status = psel_oob_recv(&run->oob, wire, sizeof(wire));
-    }
-    if (status == UCS_OK) {
-        status = psel_oob_recv_blob(&run->oob, "reply", PT_MAX_REPLY_LEN,
-                                    &reason, &reason_len);
-    }
-    if (status != UCS_OK) {
-        return status;
-    }
-    if (pt_get(wire, sizeof(wire)) != 0) {
-        PT_ERR("the server rejected the settings: %.*s\n", (int)reason_len,
-               (char*)reason);
-        free(reason);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    free(reason);
-
-    pt_settings_apply(settings);
-    pt_disconnect(run);
-    return pt_connect(run, 1);
-}
-
-ucs_status_t pt_session_measure(pt_run_t *run, pt_test_id_t test, size_t size,
-                                uint64_t iters, unsigned repeats,
-                                double *times)
-{
-    uint8_t wire[PT_WIRE_PARAMS_SIZE + 4];
-    pt_params_t params = {
-        .test   = test,
-        .size   = size,
-        .iters  = iters,
-        .warmup = ucs_max(iters / 4, 1)
-    };
-    char err[256];
-    ucs_status_t status;
-
-    if ((pt_params_check(&params, err, sizeof(err)) != 0) || (repeats == 0) ||
-        (repeats > PT_SESSION_MAX_REPEATS)) {
-        PT_ERR("bad measurement (%u repeats): %s\n", repeats, err);
-        return UCS_ERR_INVALID_PARAM;
-    }
-
-    pt_params_pack(&params, wire);
-    pt_put(wire + PT_WIRE_PARAMS_SIZE, repeats, 4);
-    status = pt_send_cmd(run, PT_CMD_MEASURE);
-    if (status == UCS_OK) {
-        status = psel_oob_send(&run->oob, wire, sizeof(wire));
-    }
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    run->params = params;
-    return pt_measure_phases(run, 1, repeats, times);
-}
-
-ucs_status_t pt_session_end(pt_run_t *run)
-{
-    return pt_send_cmd(run, PT_CMD_END);
 }

@@ -1,9 +1,10 @@
 /**
  * @file perftest_run.h
  * The measuring core shared by psel_perftest and psel_calibrate: the test
- * parameters and their wire form, one side of a run (context, worker,
- * endpoint, buffers), the tag_lat / tag_bw loops and the warm-up, and the
- * calibration session that a psel_perftest server runs for psel_calibrate.
+ * parameters and their wire form and one side of a run (context, worker,
+ * endpoint, buffers) in perftest_run.c; the tag_lat / tag_bw loops and the
+ * warm-up in perftest_kernels.c. The calibration session that a
+ * psel_perftest server runs for psel_calibrate: perftest_session.h.
  */
 #ifndef PSEL_TOOLS_PERFTEST_RUN_H_
 #define PSEL_TOOLS_PERFTEST_RUN_H_
@@ -13,6 +14,7 @@
 #include <core/psel_core.h>
 
 #include <stdint.h>
+#include <stdio.h>
 
 #define PT_DEFAULT_PORT        13337
 #define PT_TIMEOUT_SEC         30.0       /* bound of every control wait */
@@ -24,8 +26,9 @@
 #define PT_MAX_REPLY_LEN       512u
 #define PT_SPINS_PER_CHECK     16384u     /* progress calls between checks */
 
-#define PT_WIRE_MAGIC          0x50535054u /* "PSPT" */
-#define PT_WIRE_VERSION        1u
+#define PT_WIRE_MAGIC          "PSPT"     /* the first 4 bytes */
+#define PT_WIRE_VERSION        2u /* 2: little-endian; setup steps say
+                                             why they failed */
 #define PT_WIRE_PARAMS_SIZE    40u
 
 #define PT_TAG_DATA            0x7073656c00000001ull
@@ -35,7 +38,12 @@
 
 /* Test flags, sent to the server */
 #define PT_FLAG_WILDCARD       (1u << 0)  /* -C: receive with tag mask 0 */
-#define PT_FLAGS_ALL           PT_FLAG_WILDCARD
+#define PT_FLAG_COLD           (1u << 1)  /* consecutive messages use other
+                                             buffers, over twice the last
+                                             level cache (calibration) */
+#define PT_FLAGS_ALL           (PT_FLAG_WILDCARD | PT_FLAG_COLD)
+
+#define PT_COLD_MAX_SPAN       (256ul << 20) /* bytes of rotating buffers */
 
 typedef enum {
     PT_TEST_TAG_LAT,
@@ -54,8 +62,9 @@ typedef struct {
 
 extern const pt_test_info_t pt_tests[PT_TEST_LAST];
 
-/** Program name that error messages start with. */
-extern const char *pt_prog;
+/** An error message on stderr, "<program>: ..." (psel_oob_prog). */
+#define PT_ERR(_fmt, ...) \
+    fprintf(stderr, "%s: " _fmt, psel_oob_prog, ## __VA_ARGS__)
 
 /** What the client tells the server (validated there as outside input). */
 typedef struct {
@@ -81,6 +90,9 @@ typedef struct {
     psel_oob_t       oob;
     void            *sbuf, *rbuf;
     size_t           buf_size;  /* bytes allocated in sbuf and rbuf */
+    size_t           slot_size; /* PT_FLAG_COLD: bytes between buffers */
+    unsigned         num_slots; /* buffers that messages rotate over (1
+                                   without PT_FLAG_COLD) */
     uint64_t         ack;       /* tag_bw: messages the server received */
     psel_request_t **ring;      /* outstanding requests, oldest at head */
     unsigned         ring_head, ring_count, ring_size;
@@ -92,16 +104,27 @@ typedef struct {
 /** 0 if @a params are valid, else -1 with the reason in @a err. */
 int pt_params_check(const pt_params_t *params, char *err, size_t len);
 
-/** Big-endian wire form of @a params. */
+/** Wire form of @a params: "PSPT", then little-endian fields. */
 void pt_params_pack(const pt_params_t *params, uint8_t buf[PT_WIRE_PARAMS_SIZE]);
 
 /** Parse and check a wire form; -1 with the reason in @a err. */
 int pt_params_unpack(const uint8_t buf[PT_WIRE_PARAMS_SIZE],
                      pt_params_t *params, char *err, size_t len);
 
-/** Store / load @a bytes of a big-endian integer. */
-void pt_put(uint8_t *p, uint64_t value, unsigned bytes);
-uint64_t pt_get(const uint8_t *p, unsigned bytes);
+/**
+ * Client: send run->params, then read the server's verdict; a refusal is
+ * printed with the server's reason ("the server rejected the @a what: ...").
+ */
+ucs_status_t pt_handshake_client(pt_run_t *run, const char *server,
+                                 uint16_t port, const char *what);
+
+/**
+ * Server: read the client's parameters into run->params, check them as
+ * outside input and answer accepted, or rejected with the reason.
+ *
+ * @return UCS_OK if accepted; UCS_ERR_INVALID_PARAM if rejected (printed).
+ */
+ucs_status_t pt_handshake_server(pt_run_t *run);
 
 /**
  * Context, worker, address exchange over run->oob (the client sends first)
@@ -111,6 +134,13 @@ ucs_status_t pt_connect(pt_run_t *run, int is_client);
 
 /** Size the buffers and the request ring for run->params (grows only). */
 ucs_status_t pt_prepare(pt_run_t *run);
+
+/** The send or receive buffer of message @a i (rotating with
+ *  PT_FLAG_COLD, else always the same). */
+static inline void *pt_buf(const pt_run_t *run, void *base, uint64_t i)
+{
+    return (char*)base + (i % run->num_slots) * run->slot_size;
+}
 
 /** Destroy the endpoint, worker and context; keep buffers and oob. */
 void pt_disconnect(pt_run_t *run);
@@ -131,31 +161,5 @@ ucs_status_t pt_run_phase(pt_run_t *run, int is_client, uint64_t iters,
  * decides and tells the server.
  */
 ucs_status_t pt_warmup(pt_run_t *run, int is_client);
-
-
-/* Calibration session: after the handshake of a PT_TEST_CALIBRATE client,
- * the client sends commands; the server obeys until END or an error. */
-
-/** Server: serve commands until END (UCS_OK) or an error. */
-ucs_status_t pt_session_serve(pt_run_t *run);
-
-/**
- * Client: (re)connect both sides with these UCX_PSEL_* settings,
- * "NAME=VALUE" separated by newlines (replacing those of the previous
- * configuration). Only UCX_PSEL_* names are accepted.
- */
-ucs_status_t pt_session_configure(pt_run_t *run, const char *settings);
-
-/**
- * Client: warm up, then time @a repeats phases of @a iters iterations of
- * @a test at @a size. @a times gets the seconds per message of each phase
- * (half the round trip for tag_lat).
- */
-ucs_status_t pt_session_measure(pt_run_t *run, pt_test_id_t test, size_t size,
-                                uint64_t iters, unsigned repeats,
-                                double *times);
-
-/** Client: end the session. */
-ucs_status_t pt_session_end(pt_run_t *run);
 
 #endif

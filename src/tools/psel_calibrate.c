@@ -5,25 +5,23 @@
  *
  * Without a host it forks a peer and measures shared memory and tcp over
  * loopback on this machine; with a host it measures tcp to a psel_perftest
- * server running there. For each transport setup it reads the endpoint's
- * selection table to learn the protocols, their size limits and their
- * lanes; then it forces each protocol in turn (UCX_PSEL_PROTOS, on both
- * sides) and times tag_lat (half round trip: the "single" line) and tag_bw
- * (time per message when streaming: "multi") at log-spaced sizes and on both
- * sides of each size limit, repeats each point, keeps the median and fits
- * c + m·size per range (calib.h).
+ * server running there, each of several network rails alone first. For
+ * each transport setup it reads the endpoint's selection table to learn the
+ * protocols, their size limits and their lanes; then it forces each
+ * protocol in turn (UCX_PSEL_PROTOS, on both sides) and times tag_lat (half
+ * round trip: the "single" line) and tag_bw (time per message when
+ * streaming: "multi") at log-spaced sizes, ascending, within a time budget;
+ * repeats each point, keeps the median and its spread, and fits the lines
+ * in natural order, leaving out what stayed too noisy (calib.h). The
+ * measuring is in calibrate_measure.c, a setup in calibrate_setup.c.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
-#include "perftest_run.h"
-
-#include <ucp_proto_sel/calib.h>
-#include <ucp_proto_sel/select.h>
+#include "calibrate.h"
 
 #include <ucs/sys/math.h>
-#include <ucs/datastruct/string_buffer.h>
 
 #include <getopt.h>
 #include <stdio.h>
@@ -33,31 +31,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define CAL_MAX_SIZES        128
-#define CAL_MAX_REPEATS      9
 #define CAL_DEFAULT_MAX_SIZE (16ul << 20)
-#define CAL_SETTINGS_MAX     1024
-#define CAL_MAX_SPREAD       1.5   /* median / fastest repeat of a point */
-#define CAL_MAX_RETRIES      3
 
-/** How thoroughly to measure. */
-typedef struct {
-    const char *name;
-    unsigned    steps_per_octave; /* log-spaced sizes */
-    unsigned    repeats;          /* timed phases per point; median */
-    double      phase_time;       /* aimed seconds of one timed phase */
-} cal_mode_t;
-
-static const cal_mode_t cal_modes[] = {
-    {"full",  2, 5, 4e-3},
-    {"quick", 1, 3, 1e-3},
+/* quick <= 30 s and full <= 2 min in all, with the connections */
+const cal_mode_t cal_modes[] = {
+    {"full",  2, 5, 4e-3, 100.0, 0.5, 4ul << 20},
+    {"quick", 1, 3, 1e-3, 24.0,  0.5, 1ul << 20},
 };
-
-/** A transport setup: a name and the settings both sides run with. */
-typedef struct {
-    const char *name;
-    const char *settings;
-} cal_setup_t;
 
 static const cal_setup_t cal_local_setups[] = {
     {"shm", "UCX_PSEL_TLS=posix,sysv,cma"},
@@ -65,22 +45,6 @@ static const cal_setup_t cal_local_setups[] = {
 };
 
 static const cal_setup_t cal_remote_setup = {"tcp", "UCX_PSEL_TLS=tcp"};
-
-typedef struct {
-    const cal_mode_t *mode;
-    const char       *output;
-    const char       *server;      /* NULL: fork a local peer */
-    uint16_t          port;
-    size_t            max_size;
-    const char       *only;        /* "shm" or "tcp", or NULL: both */
-    int               verbose;
-} cal_opts_t;
-
-/** What the automatic table says of one protocol. */
-typedef struct {
-    char              name[PSEL_CALIB_PROTO_MAX];
-    psel_proto_caps_t caps;
-} cal_proto_t;
 
 
 static void cal_usage(FILE *stream)
@@ -91,8 +55,13 @@ static void cal_usage(FILE *stream)
         "  tcp over loopback, with a peer process it starts), or over tcp to\n"
         "  a host running `psel_perftest` as a server, and writes the cost\n"
         "  lines that UCX_PSEL_CALIBRATION=FILE|auto makes selection use.\n"
+        "  Against a server reached over several network rails, each rail is\n"
+        "  measured alone too. It keeps to a time budget (larger sizes then\n"
+        "  come from the fit), and leaves out what noise made unreliable,\n"
+        "  saying why; with nothing left it writes nothing and exits 1.\n"
         "\n"
-        "  -q, --quick        quick mode (fewer sizes and repeats; < 20 s)\n"
+        "  (full mode: <= 2 min)\n"
+        "  -q, --quick        quick mode (fewer sizes and repeats; <= 30 s)\n"
         "  -o, --output FILE  where to write (default: UCX_PSEL_CALIBRATION if\n"
         "                     it names a file, else the 'auto' location)\n"
         "  -t, --transport T  only 'shm' or only 'tcp'\n"
@@ -212,286 +181,6 @@ static int cal_output_path(const cal_opts_t *opts, char *path, size_t max)
 
 
 /* ---------------------------------------------------------------------- */
-/* What to measure                                                        */
-/* ---------------------------------------------------------------------- */
-
-static size_t cal_caps_max(const psel_proto_caps_t *caps)
-{
-    return caps->ranges[caps->num_ranges - 1].max_length;
-}
-
-static int cal_size_cmp(const void *a, const void *b)
-{
-    size_t x = *(const size_t*)a, y = *(const size_t*)b;
-
-    return (x > y) - (x < y);
-}
-
-static void cal_add_size(size_t *sizes, unsigned *count, size_t size,
-                         size_t lo, size_t hi)
-{
-    if ((size >= lo) && (size <= hi) && (*count < CAL_MAX_SIZES)) {
-        sizes[(*count)++] = size;
-    }
-}
-
-/*
- * Log-spaced sizes from max(1, min_length) up to the protocol's largest
- * size or @a max_size, plus both sides of every range limit; sorted, unique.
- */
-static unsigned cal_plan_sizes(const psel_proto_caps_t *caps,
-                               const cal_mode_t *mode, size_t max_size,
-                               size_t *sizes)
-{
-    size_t lo = ucs_max(caps->min_length, 1);
-    size_t hi = ucs_min(cal_caps_max(caps), max_size);
-    unsigned count = 0, i, j, step;
-    double x;
-
-    for (i = 0; (1ul << i) <= hi; ++i) {
-        for (step = 0; step < mode->steps_per_octave; ++step) {
-            x = (double)(1ul << i) *
-                pow(2.0, (double)step / mode->steps_per_octave);
-            cal_add_size(sizes, &count, (size_t)(x + 0.5), lo, hi);
-        }
-    }
-    for (i = 0; i < caps->num_ranges; ++i) {
-        if (caps->ranges[i].max_length != SIZE_MAX) {
-            cal_add_size(sizes, &count, caps->ranges[i].max_length, lo, hi);
-            cal_add_size(sizes, &count, caps->ranges[i].max_length + 1, lo,
-                         hi);
-        }
-    }
-    cal_add_size(sizes, &count, lo, lo, hi);
-    cal_add_size(sizes, &count, hi, lo, hi);
-
-    qsort(sizes, count, sizeof(*sizes), cal_size_cmp);
-    for (i = j = 0; i < count; ++i) {
-        if ((j == 0) || (sizes[j - 1] != sizes[i])) {
-            sizes[j++] = sizes[i];
-        }
-    }
-    return j;
-}
-
-/* Does the live endpoint's table run @a name at @a size? */
-static int cal_runs(psel_ep_h ep, const char *name, size_t size)
-{
-    const psel_select_table_t *table = psel_ep_tag_table(ep);
-
-    return (table != NULL) &&
-           !strcmp(psel_select_table_find(table, size)->proto->name, name);
-}
-
-/*
- * UCX_PSEL_PROTOS that forces @a p: itself, plus one protocol that covers
- * the sizes it does not (an endpoint must cover every size).
- */
-static void cal_force_settings(const cal_setup_t *setup, const cal_proto_t *p,
-                               const cal_proto_t *protos, unsigned count,
-                               char *settings, size_t max)
-{
-    const char *cover = NULL;
-    unsigned i;
-
-    if ((p->caps.min_length > 0) || (cal_caps_max(&p->caps) != SIZE_MAX)) {
-        for (i = 0; i < count; ++i) {
-            if ((protos[i].caps.min_length == 0) &&
-                (cal_caps_max(&protos[i].caps) == SIZE_MAX)) {
-                cover = protos[i].name;
-                break;
-            }
-        }
-    }
-    snprintf(settings, max, "%s\nUCX_PSEL_PROTOS=%.*s%s%.*s",
-             setup->settings, PSEL_CALIB_PROTO_MAX, p->name,
-             (cover != NULL) ? "," : "", PSEL_CALIB_PROTO_MAX,
-             (cover != NULL) ? cover : "");
-}
-
-
-/* ---------------------------------------------------------------------- */
-/* Measuring                                                              */
-/* ---------------------------------------------------------------------- */
-
-static int cal_double_cmp(const void *a, const void *b)
-{
-    double x = *(const double*)a, y = *(const double*)b;
-
-    return (x > y) - (x < y);
-}
-
-/*
- * Median seconds per message of @a test at @a size. A short probe (the
- * fastest of 3) sizes the phases; a point whose repeats spread by more than
- * CAL_MAX_SPREAD (a phase caught a stall: a descheduled peer, a connection
- * still being set up) is measured again, up to CAL_MAX_RETRIES times.
- */
-static ucs_status_t cal_measure(pt_run_t *run, const cal_mode_t *mode,
-                                pt_test_id_t test, size_t size, double *time)
-{
-    double times[CAL_MAX_REPEATS], probe;
-    uint64_t min_iters = (test == PT_TEST_TAG_BW) ? 16 : 8;
-    unsigned retry;
-    uint64_t iters;
-    ucs_status_t status;
-
-    status = pt_session_measure(run, test, size, min_iters, 3, times);
-    if (status != UCS_OK) {
-        return status;
-    }
-    qsort(times, 3, sizeof(double), cal_double_cmp);
-    probe = times[0];
-    iters = (uint64_t)(mode->phase_time /
-                       (probe * (pt_tests[test].pingpong ? 2 : 1)));
-    iters = ucs_min(ucs_max(iters, min_iters), 100000);
-
-    for (retry = 0; retry <= CAL_MAX_RETRIES; ++retry) {
-        status = pt_session_measure(run, test, size, iters, mode->repeats,
-                                    times);
-        if (status != UCS_OK) {
-            return status;
-        }
-        qsort(times, mode->repeats, sizeof(double), cal_double_cmp);
-        *time = times[mode->repeats / 2];
-        if (*time <= CAL_MAX_SPREAD * times[0]) {
-            break;
-        }
-    }
-    return UCS_OK;
-}
-
-static void cal_func_str(const char *label, ucs_linear_func_t func,
-                         ucs_string_buffer_t *strb)
-{
-    ucs_string_buffer_appendf(strb, "%s ", label);
-    psel_perf_func_str(func, strb);
-}
-
-/* Measure one protocol over its lanes and fit its line. */
-static ucs_status_t cal_protocol(pt_run_t *run, const cal_opts_t *opts,
-                                 const cal_setup_t *setup,
-                                 const cal_proto_t *p, const cal_proto_t *all,
-                                 unsigned count, psel_calib_t *calib)
-{
-    char settings[CAL_SETTINGS_MAX];
-    size_t sizes[CAL_MAX_SIZES], breaks[PSEL_PROTO_MAX_RANGES];
-    unsigned num_sizes, num_breaks = 0, measured = 0, i;
-    double start = psel_oob_time(), lat, bw;
-    psel_calib_line_t *line;
-    ucs_string_buffer_t strb;
-    ucs_status_t status;
-
-    cal_force_settings(setup, p, all, count, settings, sizeof(settings));
-    status = pt_session_configure(run, settings);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    line = psel_calib_line_get(calib, p->name, p->caps.lanes,
-                               UCS_MEMORY_TYPE_HOST);
-    if (line == NULL) {
-        fprintf(stderr, "psel_calibrate: cannot record %s over %s\n", p->name,
-                p->caps.lanes);
-        return UCS_ERR_NO_MEMORY;
-    }
-
-    num_sizes = cal_plan_sizes(&p->caps, opts->mode, opts->max_size, sizes);
-    for (i = 0; i < num_sizes; ++i) {
-        if (!cal_runs(run->ep, p->name, sizes[i])) {
-            continue; /* the fallback protocol runs there */
-        }
-        if (isatty(STDERR_FILENO)) {
-            fprintf(stderr, "\r# %-4s %-10s size %u/%u (%zu B) ...\033[K",
-                    setup->name, p->name, i + 1, num_sizes, sizes[i]);
-        }
-        status = cal_measure(run, opts->mode, PT_TEST_TAG_LAT, sizes[i], &lat);
-        if (status == UCS_OK) {
-            status = cal_measure(run, opts->mode, PT_TEST_TAG_BW, sizes[i],
-                                 &bw);
-        }
-        if (status == UCS_OK) {
-            status = psel_calib_line_add_point(line, sizes[i], lat, bw);
-        }
-        if (status != UCS_OK) {
-            fprintf(stderr, "psel_calibrate: %s over %s at %zu bytes: %s\n",
-                    p->name, p->caps.lanes, sizes[i],
-                    ucs_status_string(status));
-            return status;
-        }
-        ++measured;
-        if (opts->verbose) {
-            printf("#   %-5s %-10s %10zu B  latency %10.3f us  per message "
-                   "streamed %10.3f us\n", setup->name, p->name, sizes[i],
-                   lat * 1e6, bw * 1e6);
-        }
-    }
-
-    for (i = 0; i + 1 < p->caps.num_ranges; ++i) {
-        breaks[num_breaks++] = p->caps.ranges[i].max_length;
-    }
-    status = (measured > 0) ? psel_calib_line_fit_knee(line, breaks, num_breaks) :
-                              UCS_ERR_NO_ELEM;
-    if (status != UCS_OK) {
-        fprintf(stderr, "psel_calibrate: %s over %s: no line fitted (%u "
-                "sizes measured)\n", p->name, p->caps.lanes, measured);
-        return UCS_OK; /* the attributes stay in use for it */
-    }
-
-    if (isatty(STDERR_FILENO)) {
-        fprintf(stderr, "\r\033[K");
-    }
-    ucs_string_buffer_init(&strb);
-    cal_func_str("latency", line->ranges[0].perf[PSEL_PERF_SINGLE], &strb);
-    cal_func_str(", streamed", line->ranges[0].perf[PSEL_PERF_MULTI], &strb);
-    printf("# %-4s %-10s %-24s %3u sizes %5.1f s  %s%s\n", setup->name, p->name,
-           p->caps.lanes, measured, psel_oob_time() - start,
-           ucs_string_buffer_cstr(&strb),
-           (line->num_ranges > 1) ? " (first range)" : "");
-    fflush(stdout);
-    ucs_string_buffer_cleanup(&strb);
-    return UCS_OK;
-}
-
-static ucs_status_t cal_setup(pt_run_t *run, const cal_opts_t *opts,
-                              const cal_setup_t *setup, psel_calib_t *calib)
-{
-    const psel_select_table_t *table;
-    cal_proto_t protos[PSEL_SELECT_MAX_PROTOS];
-    unsigned count, i;
-    ucs_status_t status;
-
-    status = pt_session_configure(run, setup->settings);
-    if (status != UCS_OK) {
-        fprintf(stderr, "psel_calibrate: cannot connect over %s (settings: "
-                "%s)\n", setup->name, setup->settings);
-        return status;
-    }
-
-    table = psel_ep_tag_table(run->ep);
-    count = 0;
-    for (i = 0; (table != NULL) && (i < table->num_protos); ++i) {
-        if (table->status[i] != UCS_OK) {
-            continue;
-        }
-        protos[count].caps = table->caps[i];
-        snprintf(protos[count].name, sizeof(protos[count].name), "%s",
-                 table->protos[i]->name);
-        ++count;
-    }
-
-    for (i = 0; i < count; ++i) {
-        status = cal_protocol(run, opts, setup, &protos[i], protos, count,
-                              calib);
-        if (status != UCS_OK) {
-            return status;
-        }
-    }
-    return UCS_OK;
-}
-
-
-/* ---------------------------------------------------------------------- */
 /* The peer                                                               */
 /* ---------------------------------------------------------------------- */
 
@@ -531,11 +220,6 @@ static ucs_status_t cal_fork_peer(pt_run_t *run, pid_t *pid_p)
 /* A remote peer: the handshake of a psel_perftest client, for a session. */
 static ucs_status_t cal_connect_server(pt_run_t *run, const cal_opts_t *opts)
 {
-    pt_params_t params = {.test = PT_TEST_CALIBRATE, .iters = 1};
-    uint8_t wire[PT_WIRE_PARAMS_SIZE];
-    uint32_t reply[2];
-    void *reason = NULL;
-    size_t reason_len;
     ucs_status_t status;
 
     status = psel_oob_connect(opts->server, AF_UNSPEC, opts->port,
@@ -546,97 +230,167 @@ static ucs_status_t cal_connect_server(pt_run_t *run, const cal_opts_t *opts)
         return status;
     }
 
-    pt_params_pack(&params, wire);
-    status = psel_oob_send(&run->oob, wire, sizeof(wire));
-    if (status == UCS_OK) {
-        status = psel_oob_recv(&run->oob, reply, sizeof(reply));
-    }
-    if (status == UCS_OK) {
-        status = psel_oob_recv_blob(&run->oob, "reply", PT_MAX_REPLY_LEN,
-                                    &reason, &reason_len);
-    }
-    if ((status == UCS_OK) && (pt_get((uint8_t*)reply, 4) != PT_WIRE_MAGIC)) {
-        fprintf(stderr, "psel_calibrate: %s:%u is not a psel_perftest "
-                "server\n", opts->server, opts->port);
-        status = UCS_ERR_INVALID_PARAM;
-    } else if ((status == UCS_OK) && (pt_get((uint8_t*)&reply[1], 4) != 0)) {
-        fprintf(stderr, "psel_calibrate: the server refused the calibration "
-                "session: %s (is it an older psel_perftest?)\n",
-                (char*)reason);
-        status = UCS_ERR_INVALID_PARAM;
-    }
-    free(reason);
-    return status;
+    run->params = (pt_params_t){.test = PT_TEST_CALIBRATE, .iters = 1};
+    return pt_handshake_client(run, opts->server, opts->port,
+                               "calibration session");
 }
 
 
+static int cal_double_cmp(const void *a, const void *b)
+{
+    double x = *(const double*)a, y = *(const double*)b;
+
+    return (x > y) - (x < y);
+}
+
+/* The file's noise line: the spreads kept, CPU steal and other processes'
+ * load over the whole run, the measurements left out */
+static void cal_noise(cal_ctx_t *ctx)
+{
+    psel_calib_noise_t *noise = &ctx->calib.noise;
+    cal_cpu_sample_t end;
+    unsigned n = ctx->num_spreads;
+
+    cal_cpu_sample(ctx, &end);
+    ctx->calib.has_noise = 1;
+    memset(noise, 0, sizeof(*noise));
+    if (n > 0) {
+        qsort(ctx->spreads, n, sizeof(double), cal_double_cmp);
+        noise->spread     = (n % 2) ? ctx->spreads[n / 2] :
+                            0.5 * (ctx->spreads[n / 2 - 1] +
+                                   ctx->spreads[n / 2]);
+        noise->max_spread = ctx->spreads[n - 1];
+    }
+    cal_cpu_delta(&ctx->cpu_start, &end, &noise->steal, &noise->load);
+    noise->refused = ctx->refused;
+}
+
+/* Anything measured worth writing? */
+static int cal_has_lines(const psel_calib_t *calib)
+{
+    unsigned i;
+
+    for (i = 0; i < calib->num_lines; ++i) {
+        if (calib->lines[i].num_ranges > 0) {
+            return 1;
+        }
+    }
+    return calib->num_rails > 0;
+}
+
+static void cal_print_report(const cal_ctx_t *ctx)
+{
+    const psel_calib_noise_t *noise = &ctx->calib.noise;
+    const char *report              = ucs_string_buffer_cstr(&ctx->report);
+
+    if (report[0] != '\0') {
+        printf("# left out as noisy, or out of natural order:\n");
+        fputs(report, stdout);
+    }
+    printf("# noise: run spread %.1f%% (worst kept %.1f%%), CPU steal "
+           "%.1f%%, other processes %.2f CPUs, %u measurement%s left out\n",
+           100 * noise->spread, 100 * noise->max_spread, 100 * noise->steal,
+           noise->load, noise->refused, (noise->refused == 1) ? "" : "s");
+}
+
 int main(int argc, char **argv)
 {
-    pt_run_t run = {.oob = {.fd = -1}};
+    cal_ctx_t ctx;
     char path[4096];
-    psel_calib_t calib;
-    cal_opts_t opts;
     ucs_status_t status;
     double start;
-    pid_t pid = -1;
-    unsigned i;
+    unsigned i, num_setups = 0;
+    const cal_setup_t *setups[2];
     int wstatus;
 
-    pt_prog = "psel_calibrate";
-    if (cal_parse_args(argc, argv, &opts) != 0) {
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.run.oob.fd = -1;
+    ctx.peer       = -1;
+    psel_oob_prog  = "psel_calibrate";
+    if (cal_parse_args(argc, argv, &ctx.opts) != 0) {
         return 2;
     }
-    if (cal_output_path(&opts, path, sizeof(path)) != 0) {
+    if (cal_output_path(&ctx.opts, path, sizeof(path)) != 0) {
         return 2;
     }
 
-    start  = psel_oob_time();
-    status = (opts.server != NULL) ? cal_connect_server(&run, &opts) :
-                                     cal_fork_peer(&run, &pid);
+    start        = psel_oob_time();
+    ctx.deadline = start + ctx.opts.mode->budget;
+    status = (ctx.opts.server != NULL) ? cal_connect_server(&ctx.run, &ctx.opts) :
+                                         cal_fork_peer(&ctx.run, &ctx.peer);
     if (status != UCS_OK) {
         return 1;
     }
 
-    psel_calib_init(&calib);
-    snprintf(calib.mode, sizeof(calib.mode), "%s", opts.mode->name);
-    printf("# psel_calibrate: %s mode, peer %s, sizes up to %zu bytes\n",
-           opts.mode->name, (opts.server != NULL) ? opts.server :
-           "a process on this host", opts.max_size);
+    ucs_string_buffer_init(&ctx.report);
+    psel_calib_init(&ctx.calib);
+    snprintf(ctx.calib.mode, sizeof(ctx.calib.mode), "%s",
+             ctx.opts.mode->name);
+    cal_cpu_sample(&ctx, &ctx.cpu_start);
+    printf("# psel_calibrate: %s mode, peer %s, sizes up to %zu bytes, "
+           "%.0f s budget\n", ctx.opts.mode->name,
+           (ctx.opts.server != NULL) ? ctx.opts.server :
+           "a process on this host", ctx.opts.max_size,
+           ctx.opts.mode->budget);
     printf("# set lanes    protocol   lanes                    points  time "
            " fitted (first range)\n");
 
-    if (opts.server != NULL) {
-        status = cal_setup(&run, &opts, &cal_remote_setup, &calib);
+    if (ctx.opts.server != NULL) {
+        setups[num_setups++] = &cal_remote_setup;
     } else {
-        for (i = 0; (status == UCS_OK) &&
-                    (i < sizeof(cal_local_setups) / sizeof(cal_local_setups[0]));
+        for (i = 0; i < sizeof(cal_local_setups) / sizeof(cal_local_setups[0]);
              ++i) {
-            if ((opts.only == NULL) ||
-                !strcmp(opts.only, cal_local_setups[i].name)) {
-                status = cal_setup(&run, &opts, &cal_local_setups[i], &calib);
+            if ((ctx.opts.only == NULL) ||
+                !strcmp(ctx.opts.only, cal_local_setups[i].name)) {
+                setups[num_setups++] = &cal_local_setups[i];
             }
         }
     }
-    if (status == UCS_OK) {
-        status = pt_session_end(&run);
+    /* each setup gets an even share of the time left */
+    for (i = 0; (status == UCS_OK) && (i < num_setups); ++i) {
+        status = cal_setup(&ctx, setups[i], psel_oob_time() +
+                           (ctx.deadline - psel_oob_time()) / (num_setups - i));
     }
-    pt_cleanup(&run);
-    if (pid > 0) {
-        waitpid(pid, &wstatus, 0);
+    if (status == UCS_OK) {
+        status = pt_session_end(&ctx.run);
+    }
+    pt_cleanup(&ctx.run);
+    if (ctx.peer > 0) {
+        waitpid(ctx.peer, &wstatus, 0);
+    }
+    if (ctx.rails_file[0] != '\0') {
+        unlink(ctx.rails_file);
     }
 
     if (status == UCS_OK) {
-        calib.duration = psel_oob_time() - start;
-        status         = psel_calib_save(&calib, path);
+        cal_noise(&ctx);
+        cal_print_report(&ctx);
+        fflush(stdout);
+        ctx.calib.duration = psel_oob_time() - start;
+        if (!cal_has_lines(&ctx.calib)) {
+            fprintf(stderr, "psel_calibrate: refused: every measurement "
+                    "stayed too noisy to fit a line (other processes used "
+                    "%.2f CPUs, CPU steal %.1f%%); nothing was written. Run "
+                    "it again when these CPUs are free.\n",
+                    ctx.calib.noise.load, 100 * ctx.calib.noise.steal);
+            status = UCS_ERR_CANCELED;
+        }
     }
     if (status == UCS_OK) {
-        printf("# wrote %u cost lines to %s in %.1f s; use them with "
-               "UCX_PSEL_CALIBRATION=%s (or =auto for the default file)\n",
-               calib.num_lines, path, calib.duration, path);
-    } else {
+        status = psel_calib_save(&ctx.calib, path);
+        if (status == UCS_OK) {
+            printf("# wrote %u cost lines and %u rails to %s in %.1f s; use "
+                   "them with UCX_PSEL_CALIBRATION=%s (or =auto for the "
+                   "default file)\n", ctx.calib.num_lines,
+                   ctx.calib.num_rails, path, ctx.calib.duration, path);
+        }
+    }
+    if ((status != UCS_OK) && (status != UCS_ERR_CANCELED)) {
         fprintf(stderr, "psel_calibrate: calibration failed (%s); nothing "
                 "was written\n", ucs_status_string(status));
     }
-    psel_calib_cleanup(&calib);
+    ucs_string_buffer_cleanup(&ctx.report);
+    free(ctx.spreads);
+    psel_calib_cleanup(&ctx.calib);
     return (status == UCS_OK) ? 0 : 1;
 }

@@ -16,6 +16,7 @@
 #include <ucp_proto_sel/dump.h>
 #include <ucp_proto_sel/ep_config.h>
 #include <ucp_proto_sel/select.h>
+#include <ucp_proto_sel/ucx_thresh.h>
 
 #include "psel_info.h"
 
@@ -35,15 +36,20 @@ enum {
     OPT_REMOTE_HOST,
     OPT_PLOT,
     OPT_PLOT_KEEP,
-    OPT_UCX_ENV
+    OPT_UCX_ENV,
+    OPT_UCX_CONF,
+    OPT_COMPARE_UCX
 };
 
 typedef struct {
     int         devices, endpoint, explain, json, config, all_types;
     int         ucx_env, quiet;
     const char *local_path, *peer_path, *save_path;
-    const char *plot_path, *plot_keep;
+    const char *plot_path, *plot_keep, *ucx_conf;
+    const char *compare_path;
     int         locality; /* -1: default */
+    int         locality_given;
+    psel_info_scale_opts_t scale;
 } psel_info_opts_t;
 
 static void usage(FILE *stream)
@@ -71,7 +77,14 @@ static void usage(FILE *stream)
             "  --plot-keep DIR  keep the plot's data files and gnuplot script in DIR\n"
             "  --ucx-env     print the UCX_* settings that bring stock UCP closest to\n"
             "                this selection: env $(psel_info --ucx-env) ucx_perftest ...\n"
-            "  -q            with --ucx-env: no comments on stderr\n"
+            "  --ucx-conf DIR  write the same settings as DIR/ucx.conf, for\n"
+            "                UCX_CONFIG_DIR=DIR (sites that cannot preload libprotosel_ucx.so)\n"
+            "  -q            with --ucx-env, --ucx-conf: no comments on stderr\n"
+            "  --compare-ucx FILE  UCX's tag-send table for this machine (UCX_PROTO_INFO\n"
+            "                or ucx_info -e output) beside protosel's for the same lanes,\n"
+            "                with the reasons where they differ (-j: JSON)\n");
+    psel_info_scale_usage(stream);
+    fprintf(stream,
             "  -h            this help\n"
             "With no option: -d -e on this machine.\n");
 }
@@ -148,22 +161,31 @@ static const char *table_name(const psel_resource_table_t *table)
     return name;
 }
 
-/* Build the tables of the buffer types asked for (contig first). With a
- * calibration, also the tables the transports' attributes alone give. */
+/* Build the tables of the buffer types asked for (contig first, then iov,
+ * generic, and contig of each other memory type the lanes can send from).
+ * With a calibration, also the tables the transports' attributes alone give. */
 static unsigned build_tables(psel_select_t *select, psel_select_t *attrs,
-                             unsigned count, psel_info_table_t *tables)
+                             unsigned count, uint64_t mem_types,
+                             psel_info_table_t *tables)
 {
-    const psel_buffer_type_t types[] = {
+    psel_buffer_type_t types[3 + UCS_MEMORY_TYPE_LAST] = {
         psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_CONTIG,
                          UCS_MEMORY_TYPE_HOST, 1),
         psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_IOV, UCS_MEMORY_TYPE_HOST, 4),
         psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_GENERIC,
                          UCS_MEMORY_TYPE_HOST, 1),
     };
+    unsigned i, built = 0, num_types = 3;
     psel_info_table_t *t;
-    unsigned i, built = 0;
+    ucs_memory_type_t mt;
 
-    for (i = 0; i < ucs_min(count, ucs_static_array_size(types)); ++i) {
+    for (mt = UCS_MEMORY_TYPE_HOST + 1; mt < UCS_MEMORY_TYPE_LAST; ++mt) {
+        if (mem_types & UCS_BIT(mt)) {
+            types[num_types++] = psel_buffer_type(PSEL_OP_TAG_SEND,
+                                                  PSEL_DT_CONTIG, mt, 1);
+        }
+    }
+    for (i = 0; i < ucs_min(count, num_types); ++i) {
         t         = &tables[built];
         t->select = select;
         if ((psel_select_build(select, types[i], &t->table) != UCS_OK) ||
@@ -202,6 +224,10 @@ static void print_tables(const psel_info_table_t *tables, unsigned count,
         if (opts->explain && (t->select->calib != NULL)) {
             psel_select_dump_compare(stdout, t->select, t->table, t->attrs);
         }
+        if (opts->explain && (t->table->buf_type.dt_class == PSEL_DT_CONTIG) &&
+            (t->table->buf_type.mem_type == UCS_MEMORY_TYPE_HOST)) {
+            psel_ucx_thresh_dump(stdout, t->select, t->table);
+        }
         fputs("\n", stdout);
     }
 }
@@ -218,10 +244,12 @@ static int show_endpoint(const psel_resource_table_t *local,
         .remote   = peer,
         .locality = opts->locality,
         .config   = config,
-        .calib    = calib
+        .calib    = calib,
+        .num_eps  = psel_info_scale_num_eps(&opts->scale, config)
     };
-    unsigned num_print = opts->all_types ? 3 : 1;
-    psel_info_table_t tables[3];
+    unsigned num_print = opts->all_types ? 3 + UCS_MEMORY_TYPE_LAST : 1;
+    psel_info_ep_ctx_t ctx;
+    psel_info_table_t tables[3 + UCS_MEMORY_TYPE_LAST];
     psel_select_t *attrs = NULL;
     psel_ep_config_t *ep;
     unsigned count;
@@ -251,17 +279,20 @@ static int show_endpoint(const psel_resource_table_t *local,
         }
     }
 
-    /* --ucx-env weighs every buffer type UCP may send */
+    /* --ucx-env weighs the host buffer types only */
     count = build_tables(&ep->select, attrs, opts->ucx_env ? 3 : num_print,
-                         tables);
+                         psel_lane_sets_mem_types(&ep->lanes.sets), tables);
     if (count == 0) {
         goto out_attrs;
     }
+    ctx = (psel_info_ep_ctx_t){local, peer, config, calib, opts->locality, ep,
+                               tables, count};
 
     if (opts->endpoint && opts->json) {
+        psel_info_diag_json_started();
         printf("{\"local\": \"%s\", \"peer\": \"%s\", \"peer_on\": "
-               "\"%s\", ", local->origin, peer->origin,
-               locality_name(opts->locality));
+               "\"%s\", \"num_eps\": %zu, ", local->origin, peer->origin,
+               locality_name(opts->locality), ep->lanes.num_eps);
         psel_select_dump_json_calib(stdout, &ep->select);
         printf(", \"tables\": [\n");
         print_tables(tables, ucs_min(count, num_print), opts);
@@ -271,17 +302,35 @@ static int show_endpoint(const psel_resource_table_t *local,
                table_name(local), table_name(peer),
                locality_name(opts->locality));
         psel_ep_lanes_print(stdout, &ep->lanes);
+        if (opts->explain) {
+            psel_lanes_print_candidates(stdout, local, peer, &ep->lane_params,
+                                        &ep->lanes);
+        }
+        if (opts->scale.peers > 0) {
+            psel_info_footprint_print(stdout, &ctx, opts->scale.peers);
+        }
         print_tables(tables, ucs_min(count, num_print), opts);
     }
 
     ret = 0;
-    if ((opts->plot_path != NULL) &&
-        (psel_info_plot(opts->plot_path, opts->plot_keep, tables,
-                        ucs_min(count, num_print), calib) != 0)) {
+    if (opts->scale.alltoall > 0) {
+        /* --plot draws the alltoall estimate */
+        ret |= psel_info_alltoall(stdout, &ctx, &opts->scale, opts->plot_path,
+                                  opts->plot_keep);
+    } else if ((opts->plot_path != NULL) && (opts->scale.peers > 0)) {
+        ret |= psel_info_footprint_plot(opts->plot_path, opts->plot_keep, &ctx,
+                                        opts->scale.peers);
+    } else if ((opts->plot_path != NULL) &&
+               (psel_info_plot(opts->plot_path, opts->plot_keep, tables,
+                               ucs_min(count, num_print), calib) != 0)) {
         ret = 1;
     }
+    if (opts->scale.rq_suggest) {
+        ret |= psel_info_rq_suggest(stdout, &ctx,
+                                    ucs_max(ep->lanes.num_eps, (size_t)1));
+    }
     if (opts->ucx_env && (psel_info_ucx_env(local, &ep->lanes, tables, count,
-                                            opts->quiet) != 0)) {
+                                            opts->ucx_conf, opts->quiet) != 0)) {
         ret = 1;
     }
 
@@ -309,6 +358,9 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         {"plot", required_argument, NULL, OPT_PLOT},
         {"plot-keep", required_argument, NULL, OPT_PLOT_KEEP},
         {"ucx-env", no_argument, NULL, OPT_UCX_ENV},
+        {"ucx-conf", required_argument, NULL, OPT_UCX_CONF},
+        {"compare-ucx", required_argument, NULL, OPT_COMPARE_UCX},
+        PSEL_INFO_SCALE_LONG_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}
     };
@@ -316,6 +368,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
 
     memset(opts, 0, sizeof(*opts));
     opts->locality = -1;
+    psel_info_scale_defaults(&opts->scale);
     while ((c = getopt_long(argc, argv, "dexajcqh", long_opts, NULL)) != -1) {
         switch (c) {
         case 'd': opts->devices   = 1; break;
@@ -334,6 +387,18 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         case OPT_PLOT:      opts->plot_path = optarg; break;
         case OPT_PLOT_KEEP: opts->plot_keep = optarg; break;
         case OPT_UCX_ENV:   opts->ucx_env   = 1; break;
+        case OPT_UCX_CONF:  opts->ucx_conf  = optarg; opts->ucx_env = 1; break;
+        case OPT_COMPARE_UCX: opts->compare_path = optarg; break;
+        case PSEL_INFO_OPT_PEERS:
+        case PSEL_INFO_OPT_RQ:
+        case PSEL_INFO_OPT_RQ_SUGGEST:
+        case PSEL_INFO_OPT_ALLTOALL:
+        case PSEL_INFO_OPT_SIZE:
+        case PSEL_INFO_OPT_PROXY:
+            if (psel_info_scale_opt(c, optarg, &opts->scale) != 0) {
+                return -1;
+            }
+            break;
         case 'h': usage(stdout); exit(0);
         default:  usage(stderr); return -1;
         }
@@ -348,13 +413,19 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         return -1;
     }
     if (opts->ucx_env && (opts->devices || opts->endpoint || opts->config)) {
-        fprintf(stderr, "psel_info: --ucx-env prints only settings; run it "
-                "without -d, -e, -x, -a, -j and -c\n");
+        fprintf(stderr, "psel_info: --ucx-env and --ucx-conf give only "
+                "settings; run them without -d, -e, -x, -a, -j and -c\n");
+        return -1;
+    }
+    opts->locality_given = (opts->locality >= 0);
+    if (psel_info_scale_check(&opts->scale, opts->endpoint, opts->json) != 0) {
         return -1;
     }
     if (!opts->devices && !opts->endpoint && !opts->config &&
         (opts->save_path == NULL) && (opts->plot_path == NULL) &&
-        !opts->ucx_env) {
+        !opts->ucx_env && (opts->compare_path == NULL) &&
+        (opts->scale.rq_spec == NULL) &&
+        !psel_info_scale_needs_ep(&opts->scale)) {
         opts->devices = opts->endpoint = 1;
     }
     if (opts->locality < 0) {
@@ -373,13 +444,30 @@ int main(int argc, char **argv)
     psel_config_t config;
     int ret = 1, need_ep;
 
+    psel_info_diag_init("psel_info");
     if (parse_args(argc, argv, &opts) != 0) {
+        if (opts.json) {
+            psel_info_diag_json_error(stdout, "bad command line");
+        }
         return 2;
     }
     if (psel_config_read(&config) != UCS_OK) {
         fprintf(stderr, "psel_info: fix the variable above; psel_info -c "
                 "lists every UCX_PSEL_* variable with its accepted values\n");
+        if (opts.json) {
+            psel_info_diag_json_error(stdout, "bad UCX_PSEL_* setting");
+        }
         return 1;
+    }
+
+    if (opts.scale.rq_spec != NULL) {
+        ret = psel_info_rq_spec(stdout, opts.scale.rq_spec, opts.scale.peers);
+        if ((ret != 0) || (!opts.devices && !opts.endpoint && !opts.config &&
+                           (opts.save_path == NULL) &&
+                           (opts.plot_path == NULL) && !opts.ucx_env &&
+                           !psel_info_scale_needs_ep(&opts.scale))) {
+            goto out_config;
+        }
     }
 
     if (opts.config) {
@@ -391,7 +479,8 @@ int main(int argc, char **argv)
         }
     }
 
-    need_ep = opts.endpoint || (opts.plot_path != NULL) || opts.ucx_env;
+    need_ep = opts.endpoint || (opts.plot_path != NULL) || opts.ucx_env ||
+              psel_info_scale_needs_ep(&opts.scale);
     if (need_ep && (psel_config_calibration_load(&config, &calib) != UCS_OK)) {
         goto out_config;
     }
@@ -410,6 +499,12 @@ int main(int argc, char **argv)
     }
 
     ret = 0;
+    if (opts.compare_path != NULL) {
+        ret = psel_info_compare_ucx(opts.compare_path, &local, &local, &config,
+                                    opts.locality_given ? opts.locality : -1,
+                                    opts.json);
+        need_ep = 0;
+    }
     if (need_ep) {
         if (opts.peer_path != NULL) {
             if (get_resources(opts.peer_path, &config, &peer) != UCS_OK) {
@@ -428,5 +523,9 @@ out_local:
 out_config:
     psel_config_calibration_release(calib);
     psel_config_release(&config);
+    if (opts.json && (ret != 0)) {
+        psel_info_diag_json_error(stdout, "no selection table; the messages "
+                                  "say why");
+    }
     return ret;
 }

@@ -29,7 +29,6 @@
 #define PSEL_PLOT_MAX_SIZE     (16ul << 20)
 #define PSEL_PLOT_PER_DECADE   24       /* samples of a line per decade */
 #define PSEL_PLOT_TIMEOUT      60       /* seconds gnuplot may take */
-#define PSEL_PLOT_DIR_MAX      2048     /* leaves room for file names */
 
 /* one colour per protocol of the built-in list, by index */
 static const char *psel_plot_colors[] = {
@@ -37,15 +36,11 @@ static const char *psel_plot_colors[] = {
     "#8c564b", "#e377c2"
 };
 
-typedef struct {
-    char        dir[PSEL_PLOT_DIR_MAX]; /* data files and script */
-    int         temporary;       /* remove @a dir afterwards */
-    FILE       *script;
-} psel_plot_t;
+typedef psel_info_gnuplot_t psel_plot_t;
 
 
 /* gnuplot single-quoted string: '' stands for ' */
-static void gp_string(FILE *stream, const char *str)
+void psel_info_gnuplot_string(FILE *stream, const char *str)
 {
     fputc('\'', stream);
     for (; *str != '\0'; ++str) {
@@ -81,7 +76,7 @@ static void data_path(const psel_plot_t *plot, unsigned panel,
     snprintf(path, max, "%s/%s", plot->dir, name);
 }
 
-static FILE *data_open(const char *path)
+FILE *psel_info_gnuplot_data_open(const char *path)
 {
     FILE *f = fopen(path, "w");
 
@@ -91,7 +86,7 @@ static FILE *data_open(const char *path)
     return f;
 }
 
-static int data_close(FILE *f, const char *path)
+int psel_info_gnuplot_data_close(FILE *f, const char *path)
 {
     if (fclose(f) != 0) {
         fprintf(stderr, "psel_info: cannot write %s: %m\n", path);
@@ -126,7 +121,7 @@ static int write_line(const char *path, const psel_proto_caps_t *caps,
     unsigned r;
     FILE *f;
 
-    f = data_open(path);
+    f = psel_info_gnuplot_data_open(path);
     if (f == NULL) {
         return 1;
     }
@@ -138,7 +133,7 @@ static int write_line(const char *path, const psel_proto_caps_t *caps,
         }
         start = caps->ranges[r].max_length + 1;
     }
-    return data_close(f, path);
+    return psel_info_gnuplot_data_close(f, path);
 }
 
 /* The calibration's measured times of a protocol over its lanes */
@@ -148,7 +143,7 @@ static int write_points(const char *path, const psel_calib_line_t *line,
     unsigned i;
     FILE *f;
 
-    f = data_open(path);
+    f = psel_info_gnuplot_data_open(path);
     if (f == NULL) {
         return 1;
     }
@@ -161,7 +156,7 @@ static int write_points(const char *path, const psel_calib_line_t *line,
             *any = 1;
         }
     }
-    return data_close(f, path);
+    return psel_info_gnuplot_data_close(f, path);
 }
 
 /* The selected protocol's cost along the table, one block per row */
@@ -173,7 +168,7 @@ static int write_envelope(const char *path, const psel_select_table_t *table,
     unsigned row;
     FILE *f;
 
-    f = data_open(path);
+    f = psel_info_gnuplot_data_open(path);
     if (f == NULL) {
         return 1;
     }
@@ -189,7 +184,7 @@ static int write_envelope(const char *path, const psel_select_table_t *table,
             fputs("\n", f);
         }
     }
-    return data_close(f, path);
+    return psel_info_gnuplot_data_close(f, path);
 }
 
 static size_t plot_xmax(const psel_info_table_t *tables, unsigned count)
@@ -209,22 +204,29 @@ static size_t plot_xmax(const psel_info_table_t *tables, unsigned count)
     return xmax;
 }
 
+void psel_info_gnuplot_terminal(FILE *s, const char *path, int png,
+                                unsigned height)
+{
+    if (png) {
+        fprintf(s, "set terminal pngcairo size 1100,%u font 'sans,10' "
+                "noenhanced\n", height);
+    } else {
+        fprintf(s, "set terminal svg size 1100,%u dynamic font 'sans,10' "
+                "background '#ffffff' noenhanced\n", height);
+    }
+    fputs("set output ", s);
+    psel_info_gnuplot_string(s, path);
+    fputs("\n", s);
+}
+
 /* Terminal, axes and layout */
 static void script_header(FILE *s, const char *path, int png, unsigned count,
                           size_t xmax)
 {
     size_t x;
 
-    if (png) {
-        fprintf(s, "set terminal pngcairo size 1100,%u font 'sans,10' "
-                "noenhanced\n", 650 * count);
-    } else {
-        fprintf(s, "set terminal svg size 1100,%u dynamic font 'sans,10' "
-                "background '#ffffff' noenhanced\n", 650 * count);
-    }
-    fputs("set output ", s);
-    gp_string(s, path);
-    fputs("\nset logscale xy\nset grid xtics ytics mxtics mytics lc rgb "
+    psel_info_gnuplot_terminal(s, path, png, 650 * count);
+    fputs("set logscale xy\nset grid xtics ytics mxtics mytics lc rgb "
           "'#e0e0e0'\nset xlabel 'message size [bytes]'\nset ylabel "
           "'time per message [us]'\nset key outside right top\nset xtics (",
           s);
@@ -270,7 +272,7 @@ static int plot_panel(psel_plot_t *plot, unsigned panel,
         ucs_string_buffer_appendf(&title, "from the transports' attributes");
     }
     fputs("set title ", s);
-    gp_string(s, ucs_string_buffer_cstr(&title));
+    psel_info_gnuplot_string(s, ucs_string_buffer_cstr(&title));
     fputs("\nunset arrow\nunset label\n", s);
 
     for (row = 1; row < table->count; ++row) {
@@ -290,7 +292,7 @@ static int plot_panel(psel_plot_t *plot, unsigned panel,
         return 1;
     }
     fputs("plot ", s);
-    gp_string(s, path);
+    psel_info_gnuplot_string(s, path);
     fputs(" with lines lw 9 lc rgb '#c8c8c8' title 'selected'", s);
     sep = ", \\\n     ";
 
@@ -307,7 +309,7 @@ static int plot_panel(psel_plot_t *plot, unsigned panel,
             return 1;
         }
         fputs(sep, s);
-        gp_string(s, path);
+        psel_info_gnuplot_string(s, path);
         fprintf(s, " with lines dt 2 lw 1.5 lc rgb '%s' title '%s "
                 "(attributes)'", color, name);
 
@@ -320,7 +322,7 @@ static int plot_panel(psel_plot_t *plot, unsigned panel,
             return 1;
         }
         fputs(sep, s);
-        gp_string(s, path);
+        psel_info_gnuplot_string(s, path);
         fprintf(s, " with lines dt 1 lw 2 lc rgb '%s' title '%s (measured)'",
                 color, name);
 
@@ -335,7 +337,7 @@ static int plot_panel(psel_plot_t *plot, unsigned panel,
         }
         if (any) {
             fputs(sep, s);
-            gp_string(s, path);
+            psel_info_gnuplot_string(s, path);
             fprintf(s, " with points pt 7 ps 0.6 lc rgb '%s' notitle", color);
         }
     }
@@ -392,12 +394,12 @@ static int have_pngcairo(psel_plot_t *plot)
     FILE *f;
 
     snprintf(path, sizeof(path), "%s/probe-pngcairo.gp", plot->dir);
-    f = data_open(path);
+    f = psel_info_gnuplot_data_open(path);
     if (f == NULL) {
         return 0;
     }
     fputs("set terminal pngcairo\n", f);
-    return !data_close(f, path) && !run_gnuplot(path);
+    return !psel_info_gnuplot_data_close(f, path) && !run_gnuplot(path);
 }
 
 static int plot_dir_open(psel_plot_t *plot, const char *keep_dir)
@@ -447,24 +449,21 @@ static void plot_dir_close(psel_plot_t *plot)
     rmdir(plot->dir);
 }
 
-int psel_info_plot(const char *path, const char *keep_dir,
-                   const psel_info_table_t *tables, unsigned count,
-                   const psel_calib_t *calib)
+int psel_info_gnuplot_open(psel_info_gnuplot_t *plot, const char *path,
+                           const char *keep_dir)
 {
     const char *ext = strrchr(path, '.');
-    size_t xmax     = plot_xmax(tables, count);
     char script[PATH_MAX];
-    psel_plot_t plot;
-    unsigned panel;
-    int png, ret = 1;
     FILE *out;
 
+    memset(plot, 0, sizeof(*plot));
+    plot->path = path;
     if ((ext == NULL) || (strcmp(ext, ".svg") && strcmp(ext, ".png"))) {
         fprintf(stderr, "psel_info: --plot %s: the file name must end in "
                 ".svg or .png\n", path);
         return 1;
     }
-    png = !strcmp(ext, ".png");
+    plot->png = !strcmp(ext, ".png");
 
     /* say now, not in gnuplot's words, that the file cannot be written */
     out = fopen(path, "w");
@@ -474,45 +473,72 @@ int psel_info_plot(const char *path, const char *keep_dir,
     }
     fclose(out);
 
-    if (plot_dir_open(&plot, keep_dir) != 0) {
-        goto out_remove;
+    if (plot_dir_open(plot, keep_dir) != 0) {
+        goto err_remove;
     }
-    if (png && !have_pngcairo(&plot)) {
+    if (plot->png && !have_pngcairo(plot)) {
         fprintf(stderr, "psel_info: gnuplot has no pngcairo terminal for %s; "
                 "install gnuplot-nox, or plot to a .svg file\n", path);
-        goto out_dir;
+        goto err_dir;
     }
 
-    snprintf(script, sizeof(script), "%s/plot.gp", plot.dir);
-    plot.script = data_open(script);
-    if (plot.script == NULL) {
-        goto out_dir;
+    snprintf(script, sizeof(script), "%s/plot.gp", plot->dir);
+    plot->script = psel_info_gnuplot_data_open(script);
+    if (plot->script == NULL) {
+        goto err_dir;
+    }
+    return 0;
+
+err_dir:
+    plot_dir_close(plot);
+err_remove:
+    unlink(path);
+    return 1;
+}
+
+int psel_info_gnuplot_finish(psel_info_gnuplot_t *plot, int ok)
+{
+    char script[PATH_MAX];
+    int ret = 1;
+
+    snprintf(script, sizeof(script), "%s/plot.gp", plot->dir);
+    if (!ok) {
+        fclose(plot->script);
+    } else if ((psel_info_gnuplot_data_close(plot->script, script) == 0) &&
+               (run_gnuplot(script) == 0)) {
+        ret = 0;
+        fprintf(stderr, "psel_info: wrote %s%s%s\n", plot->path,
+                plot->temporary ? "" : "; data and script in ",
+                plot->temporary ? "" : plot->dir);
+    }
+    plot_dir_close(plot);
+    if (ret != 0) {
+        unlink(plot->path);
+    }
+    return ret;
+}
+
+int psel_info_plot(const char *path, const char *keep_dir,
+                   const psel_info_table_t *tables, unsigned count,
+                   const psel_calib_t *calib)
+{
+    size_t xmax = plot_xmax(tables, count);
+    psel_plot_t plot;
+    unsigned panel;
+    int ok = 1;
+
+    if (psel_info_gnuplot_open(&plot, path, keep_dir) != 0) {
+        return 1;
     }
     fprintf(plot.script, "# psel_info --plot: dashed = from the transports' "
             "attributes, solid = measured (calibration), points = measured "
             "times, thick grey = selected, dotted = thresholds\n");
-    script_header(plot.script, path, png, count, xmax);
-    for (panel = 0; panel < count; ++panel) {
-        if (plot_panel(&plot, panel, &tables[panel], calib, xmax) != 0) {
-            fclose(plot.script);
-            goto out_dir;
-        }
+    script_header(plot.script, path, plot.png, count, xmax);
+    for (panel = 0; ok && (panel < count); ++panel) {
+        ok = (plot_panel(&plot, panel, &tables[panel], calib, xmax) == 0);
     }
-    if (count > 1) {
+    if (ok && (count > 1)) {
         fputs("unset multiplot\n", plot.script);
     }
-    if ((data_close(plot.script, script) == 0) && (run_gnuplot(script) == 0)) {
-        ret = 0;
-        fprintf(stderr, "psel_info: wrote %s%s%s\n", path,
-                plot.temporary ? "" : "; data and script in ",
-                plot.temporary ? "" : plot.dir);
-    }
-
-out_dir:
-    plot_dir_close(&plot);
-out_remove:
-    if (ret != 0) {
-        unlink(path);
-    }
-    return ret;
+    return psel_info_gnuplot_finish(&plot, ok);
 }

@@ -11,7 +11,7 @@
 #include "config.h"
 #endif
 
-#include "perftest_run.h"
+#include "perftest_session.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -56,6 +56,8 @@ static const struct {
     {0, NULL}
 };
 
+#define PT_OPT_BIND  256 /* --bind: a long option, no ucx_perftest letter */
+
 /* ucx_perftest 1.13's options; the leading ':' reports missing values */
 #define PT_OPTSTRING ":p:b:6NfvIc:P:h" \
                      "t:n:s:W:O:w:D:i:H:oSCIqM:r:E:T:d:x:A:BUem:R:lz"
@@ -70,6 +72,7 @@ typedef struct {
     unsigned    out_flags;     /* PT_OUT_* */
     double      rank;          /* percentile of the latency column */
     const char *cpus;          /* -c, or NULL */
+    const char *bind_addr;     /* --bind: the server's listening address */
 } pt_opts_t;
 
 /** One report line, in seconds, bytes/s and messages/s. */
@@ -127,6 +130,8 @@ static void pt_usage(FILE *stream)
         "     -R <rank>      percentile rank of the percentile data in latency tests (50.0)\n"
         "     -p <port>      TCP port to use for data exchange (%d)\n"
         "     -6             Use IPv6 address for in data exchange\n"
+        "     --bind <addr>  server: listen on this address only (default:\n"
+        "                    every address of the host)\n"
         "     -C             use wild-card tag for tag tests\n"
         "     -m host[,host] -D contig[,contig] -T 1 -M single -E poll\n"
         "                    accepted for compatibility (the only supported values)\n"
@@ -301,6 +306,10 @@ static int pt_parse_args(int argc, char **argv, pt_opts_t *opts)
     static const char *const threads[]   = {"1", NULL};
     static const char *const tmodes[]    = {"single", NULL};
     static const char *const wmodes[]    = {"poll", NULL};
+    static const struct option long_opts[] = {
+        {"bind", required_argument, NULL, PT_OPT_BIND},
+        {NULL, 0, NULL, 0}
+    };
     uint64_t value;
     char *end;
     unsigned i;
@@ -309,8 +318,16 @@ static int pt_parse_args(int argc, char **argv, pt_opts_t *opts)
     pt_opts_init(opts);
     opterr = 0;
     optind = 1;
-    while ((c = getopt(argc, argv, PT_OPTSTRING)) != -1) {
+    while ((c = getopt_long(argc, argv, PT_OPTSTRING, long_opts, NULL)) != -1) {
         switch (c) {
+        case PT_OPT_BIND:
+            if (optarg[0] == '\0') {
+                fprintf(stderr, "psel_perftest: empty value for --bind: "
+                        "expected an address or host name of this host\n");
+                return 1;
+            }
+            opts->bind_addr = optarg;
+            break;
         case 'p':
             if (pt_parse_uint(optarg, 1, 65535, &value) != 0) {
                 return pt_bad_value('p', "port", optarg,
@@ -408,12 +425,23 @@ static int pt_parse_args(int argc, char **argv, pt_opts_t *opts)
             }
             break;
         case ':':
-            fprintf(stderr, "psel_perftest: option -%c needs a value (see "
-                    "psel_perftest -h)\n", optopt);
+            if (optopt == PT_OPT_BIND) {
+                fprintf(stderr, "psel_perftest: option --bind needs a value "
+                        "(see psel_perftest -h)\n");
+            } else {
+                fprintf(stderr, "psel_perftest: option -%c needs a value (see "
+                        "psel_perftest -h)\n", optopt);
+            }
             return 1;
         case '?':
-            fprintf(stderr, "psel_perftest: unknown option -%c (see "
-                    "psel_perftest -h)\n", isprint(optopt) ? optopt : '?');
+            if (optopt == 0) { /* an unknown long option */
+                fprintf(stderr, "psel_perftest: unknown option '%s' (see "
+                        "psel_perftest -h)\n", argv[optind - 1]);
+            } else {
+                fprintf(stderr, "psel_perftest: unknown option -%c (see "
+                        "psel_perftest -h)\n",
+                        isprint(optopt) ? optopt : '?');
+            }
             return 1;
         default:
             for (i = 0; pt_unsupported[i].opt != 0; ++i) {
@@ -434,6 +462,13 @@ static int pt_parse_args(int argc, char **argv, pt_opts_t *opts)
     if (optind < argc) {
         fprintf(stderr, "psel_perftest: unexpected argument '%s' (only one "
                 "server host is accepted)\n", argv[optind]);
+        return 1;
+    }
+
+    if ((opts->server != NULL) && (opts->bind_addr != NULL)) {
+        fprintf(stderr, "psel_perftest: --bind is a server option (the "
+                "address the server listens on); a client connects to the "
+                "host it is given\n");
         return 1;
     }
 
@@ -709,11 +744,7 @@ out:
 
 static int pt_client(const pt_opts_t *opts)
 {
-    uint8_t wire[PT_WIRE_PARAMS_SIZE];
     pt_run_t run = {.params = opts->params, .oob = {.fd = -1}};
-    void *reason = NULL;
-    size_t reason_len;
-    uint32_t reply[2]; /* magic, verdict */
     ucs_status_t status;
 
     status = psel_oob_connect(opts->server, opts->family, opts->port,
@@ -722,53 +753,27 @@ static int pt_client(const pt_opts_t *opts)
         return 1;
     }
 
-    pt_params_pack(&opts->params, wire);
-    status = psel_oob_send(&run.oob, wire, sizeof(wire));
+    status = pt_handshake_client(&run, opts->server, opts->port, "test");
     if (status == UCS_OK) {
-        status = psel_oob_recv(&run.oob, reply, sizeof(reply));
+        status = pt_connect(&run, 1);
     }
-    if ((status == UCS_OK) && (ntohl(reply[0]) != PT_WIRE_MAGIC)) {
-        fprintf(stderr, "psel_perftest: %s:%u is not a psel_perftest server "
-                "(unexpected reply 0x%08x)\n", opts->server, opts->port,
-                ntohl(reply[0]));
-        status = UCS_ERR_INVALID_PARAM;
-    }
-    if (status == UCS_OK) {
-        status = psel_oob_recv_blob(&run.oob, "reply", PT_MAX_REPLY_LEN,
-                                    &reason, &reason_len);
-    }
-    if (status != UCS_OK) {
-        goto out;
-    }
-
-    if (reply[1] != 0) {
-        fprintf(stderr, "psel_perftest: the server rejected the test: %.*s\n",
-                (int)reason_len, (char*)reason);
-        status = UCS_ERR_INVALID_PARAM;
-        goto out;
-    }
-
-    status = pt_connect(&run, 1);
     if (status == UCS_OK) {
         status = pt_run_test(&run, 1, opts);
     }
 
-out:
-    free(reason);
     pt_cleanup(&run);
     return (status == UCS_OK) ? 0 : 1;
 }
 
 static int pt_server(const pt_opts_t *opts)
 {
-    uint8_t wire[PT_WIRE_PARAMS_SIZE];
     pt_run_t run = {.oob = {.fd = -1}};
-    char peer[128], err[256] = "";
-    uint32_t verdict, reply[2]; /* magic, verdict */
+    char peer[128];
     ucs_status_t status;
     int listen_fd;
 
-    status = psel_oob_listen(opts->family, opts->port, &listen_fd);
+    status = psel_oob_listen(opts->family, opts->bind_addr, opts->port,
+                             &listen_fd);
     if (status != UCS_OK) {
         return 1;
     }
@@ -784,24 +789,8 @@ static int pt_server(const pt_opts_t *opts)
     printf("Accepted connection from %s\n", peer);
     fflush(stdout);
 
-    status = psel_oob_recv(&run.oob, wire, sizeof(wire));
+    status = pt_handshake_server(&run);
     if (status != UCS_OK) {
-        goto out;
-    }
-
-    verdict = (pt_params_unpack(wire, &run.params, err, sizeof(err)) != 0);
-    if (verdict) {
-        fprintf(stderr, "psel_perftest: rejected the client's test: %s\n",
-                err);
-    }
-    reply[0] = htonl(PT_WIRE_MAGIC);
-    reply[1] = htonl(verdict);
-    status   = psel_oob_send(&run.oob, reply, sizeof(reply));
-    if (status == UCS_OK) {
-        status = psel_oob_send_blob(&run.oob, err, strlen(err));
-    }
-    if ((status != UCS_OK) || verdict) {
-        status = (status != UCS_OK) ? status : UCS_ERR_INVALID_PARAM;
         goto out;
     }
 

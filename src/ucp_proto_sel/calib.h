@@ -18,16 +18,23 @@
 #include "proto.h"
 
 #include <ucs/datastruct/linear_func.h>
+#include <ucs/datastruct/string_buffer.h>
 #include <ucs/memory/memory_type.h>
 #include <ucs/type/status.h>
 #include <stddef.h>
 #include <stdio.h>
 
-#define PSEL_CALIB_FORMAT_VERSION 1    /**< Written on line 2, the only one read */
+#define PSEL_CALIB_FORMAT_VERSION 2    /**< Written on line 2; 1 and 2 are read
+                                            (2 added noise and rail lines) */
 #define PSEL_CALIB_PROTO_MAX      32   /**< Bytes of a protocol name, with NUL */
 #define PSEL_CALIB_MAX_LINES      512  /**< Lines (proto, lanes, memtype) per calibration */
 #define PSEL_CALIB_MAX_POINTS     4096 /**< Points per line */
+#define PSEL_CALIB_MAX_RAILS      PSEL_MAX_LANES /**< Measured rails */
 #define PSEL_CALIB_MAX_TEXT_LINE  1024 /**< Longest line of a file, without '\n' */
+#define PSEL_CALIB_MAX_FIT_RANGES 4    /**< Ranges between breaks that a fit
+                                            makes; each may be split in two
+                                            where its multi cost bends
+                                            (PSEL_PROTO_MAX_RANGES in all) */
 
 
 /** One measured size. */
@@ -35,6 +42,9 @@ typedef struct psel_calib_point {
     size_t size;                   /**< Message size [B] */
     double time[PSEL_PERF_LAST];   /**< Median seconds per message, by
                                         psel_perf_type_t; NAN if not measured */
+    double spread[PSEL_PERF_LAST]; /**< Run spread of each time, median /
+                                        fastest repeat - 1; NAN if unknown
+                                        (not kept in the file) */
 } psel_calib_point_t;
 
 
@@ -51,6 +61,31 @@ typedef struct psel_calib_line {
 } psel_calib_line_t;
 
 
+/**
+ * One rail (network lane) measured on its own: what selection takes instead
+ * of the lane's advertised latency and bandwidth (lane_engine.h).
+ */
+typedef struct psel_calib_rail {
+    char   lane[PSEL_LANE_NAME_MAX]; /**< Local "transport/device", "tcp/eth1" */
+    double latency;                  /**< Half the round trip of a small
+                                          message over this rail alone [s] */
+    double bandwidth;                /**< Streaming bandwidth of this rail
+                                          alone [B/s] */
+} psel_calib_rail_t;
+
+
+/** How noisy the machine was while it was measured. */
+typedef struct psel_calib_noise {
+    double   spread;      /**< Median over the points kept of their run
+                               spread, median / fastest repeat - 1 */
+    double   max_spread;  /**< Largest run spread of a point kept */
+    double   steal;       /**< Share of CPU time the hypervisor stole */
+    double   load;        /**< CPU time other processes took on the CPUs
+                               used, in CPUs (1 = one CPU busy all along) */
+    unsigned refused;     /**< Points left out as too noisy */
+} psel_calib_noise_t;
+
+
 /** A calibration: where and when it was measured, and its lines. */
 typedef struct psel_calib {
     char     hostname[128];       /**< Host measured on (no whitespace) */
@@ -59,6 +94,10 @@ typedef struct psel_calib {
     char     created[32];         /**< ISO 8601 UTC, "2026-11-22T10:11:12Z" */
     double   duration;            /**< Seconds the measurement took */
     char     mode[16];            /**< "quick" or "full" */
+    int      has_noise;           /**< Whether @a noise was measured */
+    psel_calib_noise_t noise;     /**< The machine's noise while measuring */
+    unsigned num_rails;           /**< Entries in @a rails */
+    psel_calib_rail_t rails[PSEL_CALIB_MAX_RAILS]; /**< Unique lane names */
     unsigned num_lines;           /**< Entries in @a lines */
     psel_calib_line_t *lines;     /**< Room for PSEL_CALIB_MAX_LINES, so a line
                                        pointer stays valid until cleanup */
@@ -132,6 +171,68 @@ ucs_status_t psel_calib_line_add_point(psel_calib_line_t *line, size_t size,
 
 
 /**
+ * Set the run spreads of the point of size @a size (see psel_calib_point_t).
+ *
+ * @return UCS_OK; UCS_ERR_NO_ELEM if the line has no point of that size.
+ */
+ucs_status_t psel_calib_line_set_spread(psel_calib_line_t *line, size_t size,
+                                        double single, double multi);
+
+
+/** One protocol of a transport setup, for psel_calib_fit_in_order(). */
+typedef struct psel_calib_order_entry {
+    psel_calib_line_t *line;        /**< Its measured points, with spreads */
+    unsigned           rank;        /**< Place in the natural order: copy
+                                         before zero-copy before rendezvous
+                                         (psel_calib_natural_rank) */
+    size_t             min_length;  /**< Sizes it runs: from this one */
+    size_t             max_length;  /**< up to this one */
+    const size_t      *breaks;      /**< Breaks for psel_calib_line_fit_knee */
+    unsigned           num_breaks;  /**< Entries in @a breaks */
+} psel_calib_order_entry_t;
+
+
+/**
+ * Natural rank of a protocol: 2 x its class (copy 0, eager zero-copy 1,
+ * rendezvous 2: caps->cfg_priority), plus 1 if it has no largest size (in
+ * a class, the protocol limited to small sizes, like eager short, comes
+ * first).
+ */
+unsigned psel_calib_natural_rank(unsigned cfg_priority, size_t max_length);
+
+
+/**
+ * Fit the lines of one transport setup so that noise cannot turn into a
+ * table (see README.md, "Noise and natural order"):
+ *  1. a point whose run spread is above @a max_spread is dropped; a line
+ *     that loses more than a third of its points, or keeps fewer than 2,
+ *     is refused (cleared: it is not written, its protocol keeps its
+ *     attribute line);
+ *  2. where a protocol of a later rank looks faster than one of an earlier
+ *     rank at a measured size by less than their summed spreads, it is a
+ *     tie: its time is raised to the earlier one's;
+ *  3. each line is fitted (psel_calib_line_fit_knee);
+ *  4. the table the fitted single lines give at the measured sizes must
+ *     keep the natural order, unless at the size where it goes back to an
+ *     earlier rank the points show that protocol faster by more than their
+ *     summed spreads; a later-rank line that makes such an unsupported
+ *     turn is refused.
+ * Every drop and refusal is described in @a report, one line each ("what,
+ * where, why").
+ *
+ * @param [in,out] entries     The setup's protocols.
+ * @param [in]     num         Number of entries.
+ * @param [in]     max_spread  Largest run spread a kept point may have.
+ * @param [out]    report      Appended to.
+ *
+ * @return UCS_OK; UCS_ERR_NO_MEMORY.
+ */
+ucs_status_t psel_calib_fit_in_order(psel_calib_order_entry_t *entries,
+                                     unsigned num, double max_spread,
+                                     ucs_string_buffer_t *report);
+
+
+/**
  * Robust fit of y = c + m·x minimizing the *relative* error, since the
  * model's fidelity is judged by the median of |predicted - measured| /
  * measured: weighted least squares with weights 1/y², repeated while
@@ -159,7 +260,7 @@ ucs_status_t psel_calib_fit_linear(const size_t *x, const double *y,
  * breaks[i], the last one up to SIZE_MAX. A break outside the measured sizes
  * (below the first or at/after the last usable point), or one that leaves a
  * range with fewer than 2 usable points, is dropped: its range merges into the
- * next one. At most PSEL_PROTO_MAX_RANGES - 1 breaks are used (the first
+ * next one. At most PSEL_CALIB_MAX_FIT_RANGES - 1 breaks are used (the first
  * ones that qualify). A flavour with no usable point in a range takes the
  * other flavour's line there.
  *
@@ -180,7 +281,7 @@ ucs_status_t psel_calib_line_fit(psel_calib_line_t *line, const size_t *breaks,
  * "knee": e.g. a copy that stays flat up to a cache or packet size and then
  * grows): every measured size is tried as an extra break, and the best is
  * kept if it cuts the mean relative error of both flavours by 20% or more.
- * Needs room for one more range (num_breaks + 2 <= PSEL_PROTO_MAX_RANGES).
+ * Needs room for one more range (num_breaks + 2 <= PSEL_CALIB_MAX_FIT_RANGES).
  *
  * @return As psel_calib_line_fit().
  */
@@ -281,6 +382,31 @@ ucs_status_t psel_calib_load(const char *path, psel_calib_t *calib);
  */
 psel_calib_match_t psel_calib_check(const psel_calib_t *calib, char *why,
                                     size_t max);
+
+
+/**
+ * Record a rail's measurement (replacing an earlier one of the same lane).
+ *
+ * @param [in,out] calib      Calibration.
+ * @param [in]     lane       Local "transport/device": a token shorter than
+ *                            PSEL_LANE_NAME_MAX.
+ * @param [in]     latency    Half round trip of a small message [s], > 0.
+ * @param [in]     bandwidth  Streaming bandwidth [B/s], > 0.
+ *
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM on a bad name or value;
+ *         UCS_ERR_EXCEEDS_LIMIT at PSEL_CALIB_MAX_RAILS rails.
+ */
+ucs_status_t psel_calib_rail_set(psel_calib_t *calib, const char *lane,
+                                 double latency, double bandwidth);
+
+
+/**
+ * Find a rail's measurement.
+ *
+ * @return The rail, or NULL if @a lane was not measured.
+ */
+const psel_calib_rail_t *psel_calib_rail_find(const psel_calib_t *calib,
+                                              const char *lane);
 
 
 /**

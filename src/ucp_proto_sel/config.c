@@ -11,6 +11,7 @@
 
 #include <lane_select/lane.h>
 #include <ucs/debug/log_def.h>
+#include <ucs/sys/preprocessor.h>
 #include <ucs/sys/string.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,13 @@ static const char *psel_perf_type_names[] = {
     [PSEL_PERF_SINGLE] = "single",
     [PSEL_PERF_MULTI]  = "multi",
     [PSEL_PERF_LAST]   = NULL
+};
+
+static const char *psel_tier_names[] = {
+    [PSEL_TIER_AUTO]     = "auto",
+    [PSEL_TIER_CONFIG]   = "config",
+    [PSEL_TIER_PROTOCOL] = "protocol",
+    [PSEL_TIER_LAST]     = NULL
 };
 
 static const char *psel_proto_info_names[] = {
@@ -148,6 +156,15 @@ ucs_config_field_t psel_config_table[] = {
      "version is ignored with a warning; a malformed file is an error.",
      ucs_offsetof(psel_config_t, calibration), UCS_CONFIG_TYPE_STRING},
 
+    {"NUM_EPS", "auto",
+     "How many endpoints (peers) each process of the job will have, as\n"
+     "UCX_NUM_EPS: latencies that grow with endpoints are taken at this\n"
+     "number, and transports whose max eps is below it are left out of lane\n"
+     "selection while the others can make an endpoint. \"auto\" takes the\n"
+     "application's estimate (psel_context_set_num_eps; 1 when not given); a\n"
+     "number (1.." UCS_PP_MAKE_STRING(PSEL_NUM_EPS_MAX) ") overrides it.",
+     ucs_offsetof(psel_config_t, num_eps), UCS_CONFIG_TYPE_ULUNITS},
+
     {"MAX_EAGER_LANES", "1",
      "Maximal number of am_bw lanes (1..16): eager bandwidth protocols and\n"
      "rendezvous over active messages use them, as UCX_MAX_EAGER_LANES.",
@@ -156,6 +173,20 @@ ucs_config_field_t psel_config_table[] = {
     {"MAX_RNDV_LANES", "2",
      "Maximal number of rma_bw lanes for rendezvous get and put (1..16).",
      ucs_offsetof(psel_config_t, max_rndv_lanes), UCS_CONFIG_TYPE_UINT},
+
+    {"ENABLE", "y",
+     "With libprotosel_ucx.so preloaded into a stock UCX application\n"
+     "(LD_PRELOAD), select UCP's protocols with protosel; \"n\" leaves UCP as it\n"
+     "is. See src/ucx_runtime/README.md.",
+     ucs_offsetof(psel_config_t, enable), UCS_CONFIG_TYPE_BOOL},
+
+    {"TIER", "auto",
+     "How libprotosel_ucx.so acts in stock UCP: \"config\" applies the UCX_*\n"
+     "settings closest to protosel's selection (any UCX >= 1.13); \"protocol\"\n"
+     "replaces the cost lines of UCP's protocols per endpoint (protocols v2 of\n"
+     "the UCX version the library was built for); \"auto\" takes the protocol\n"
+     "tier where it can act, else the config tier.",
+     ucs_offsetof(psel_config_t, tier), UCS_CONFIG_TYPE_ENUM(psel_tier_names)},
 
     {"MULTI_LANE_MAX_RATIO", "4",
      "Drop an extra lane whose bandwidth is more than this many times lower\n"
@@ -197,6 +228,14 @@ static ucs_status_t psel_config_check(const psel_config_t *config)
     if (!(config->rcache_overhead >= 0)) {
         ucs_error("invalid value for UCX_PSEL_RCACHE_OVERHEAD: it must be a "
                   "time >= 0 such as 50ns, or inf");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((config->num_eps != UCS_ULUNITS_AUTO) &&
+        ((config->num_eps == 0) || (config->num_eps > PSEL_NUM_EPS_MAX))) {
+        ucs_error("invalid value for UCX_PSEL_NUM_EPS: %s. Expected: auto, or "
+                  "a number of endpoints 1..%d",
+                  (config->num_eps == UCS_ULUNITS_INF) ? "inf" : "out of range",
+                  PSEL_NUM_EPS_MAX);
         return UCS_ERR_INVALID_PARAM;
     }
     if (!(config->bcopy_bw > 0)) {
@@ -256,6 +295,7 @@ static ucs_status_t psel_config_check_env(void)
         memset(scratch, 0, sizeof(scratch));
         /* strtoul() would quietly wrap "-5" around to a huge size */
         if (((field->parser.read == ucs_config_sscanf_memunits) ||
+             (field->parser.read == ucs_config_sscanf_ulunits) ||
              (field->parser.read == ucs_config_sscanf_uint)) &&
             (value[strspn(value, " \t")] == '-')) {
             field->parser.help(help, sizeof(help), field->parser.arg);
@@ -317,6 +357,14 @@ void psel_config_print(FILE *stream, const psel_config_t *config)
                                  UCS_CONFIG_PRINT_CONFIG |
                                  UCS_CONFIG_PRINT_HEADER |
                                  UCS_CONFIG_PRINT_DOC);
+}
+
+size_t psel_config_num_eps(const psel_config_t *config, size_t estimate)
+{
+    if (config->num_eps != UCS_ULUNITS_AUTO) {
+        return config->num_eps;
+    }
+    return (estimate == 0) ? 1 : estimate;
 }
 
 double psel_config_rndv_bias(const psel_config_t *config)

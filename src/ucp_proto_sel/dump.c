@@ -399,6 +399,28 @@ void psel_select_dump_log(const psel_select_t *select,
     ucs_string_buffer_cleanup(&strb);
 }
 
+/* The machine's noise while measuring, and the rails measured alone */
+static void psel_calib_noise_print(FILE *stream, const psel_calib_t *calib)
+{
+    const psel_calib_noise_t *noise = &calib->noise;
+    unsigned i;
+
+    if (calib->has_noise) {
+        fprintf(stream, "# calibration noise: run spread %.1f%% (worst point "
+                "kept %.1f%%), CPU steal %.1f%%, other processes %.2f CPUs, "
+                "%u point%s refused as too noisy\n", 100 * noise->spread,
+                100 * noise->max_spread, 100 * noise->steal, noise->load,
+                noise->refused, (noise->refused == 1) ? "" : "s");
+    }
+    for (i = 0; i < calib->num_rails; ++i) {
+        fprintf(stream, "%s %s %.1f us %.0f MB/s%s",
+                (i == 0) ? "# measured rails:" : ",", calib->rails[i].lane,
+                calib->rails[i].latency * 1e6, calib->rails[i].bandwidth / 1e6,
+                (i + 1 == calib->num_rails) ? " (lane selection uses these "
+                "instead of the advertised latency and bandwidth)\n" : "");
+    }
+}
+
 static void psel_calib_origin_str(const psel_calib_t *calib,
                                   ucs_string_buffer_t *strb)
 {
@@ -437,6 +459,7 @@ void psel_select_dump_cost_source(FILE *stream, const psel_select_t *select,
                                   "rest");
     }
     fprintf(stream, "%s\n", ucs_string_buffer_cstr(&strb));
+    psel_calib_noise_print(stream, select->calib);
 }
 
 void psel_select_rows_str(const psel_select_table_t *table,

@@ -7,6 +7,7 @@
 #endif
 
 #include "ep_config.h"
+#include "calib.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
@@ -23,6 +24,7 @@ static void psel_ep_lane_limits(const psel_config_t *config, uint32_t roles,
     unsigned limits[PSEL_LANE_ROLE_LAST];
     unsigned role;
 
+    memset(params, 0, sizeof(*params));
     limits[PSEL_LANE_ROLE_AM]     = 1;
     /* as in UCX, UCX_PSEL_MAX_EAGER_LANES counts the am_bw lanes, which
      * rndv/am streams over too */
@@ -35,11 +37,24 @@ static void psel_ep_lane_limits(const psel_config_t *config, uint32_t roles,
     params->max_ratio = config->multi_lane_max_ratio;
 }
 
+/* Lanes measured by a calibration (its rails) */
+static int psel_ep_rail_measured(void *arg, const char *lane_name,
+                                 double *latency, double *bandwidth)
+{
+    const psel_calib_rail_t *rail = psel_calib_rail_find(arg, lane_name);
+
+    if (rail == NULL) {
+        return 0;
+    }
+    *latency   = rail->latency;
+    *bandwidth = rail->bandwidth;
+    return 1;
+}
+
 ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
                                  const psel_ep_params_t *params)
 {
     const psel_config_t *config = params->config;
-    psel_lane_select_params_t lane_params;
     const psel_select_table_t *table;
     const psel_proto_t *proto;
     ucs_status_t status;
@@ -69,12 +84,16 @@ ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
     }
 
     /* 4. lanes */
-    psel_ep_lane_limits(config, ep->lane_roles, &lane_params);
-    lane_params.locality      = params->locality;
-    lane_params.is_reachable  = params->is_reachable;
-    lane_params.reachable_arg = params->reachable_arg;
-    status = psel_lanes_select(params->local, params->remote, &lane_params,
-                               &ep->lanes);
+    psel_ep_lane_limits(config, ep->lane_roles, &ep->lane_params);
+    ep->lane_params.locality      = params->locality;
+    ep->lane_params.is_reachable  = params->is_reachable;
+    ep->lane_params.reachable_arg = params->reachable_arg;
+    ep->lane_params.num_eps       = params->num_eps;
+    ep->lane_params.measured      = (params->calib != NULL) ?
+                                    psel_ep_rail_measured : NULL;
+    ep->lane_params.measured_arg  = (void*)params->calib;
+    status = psel_lanes_select(params->local, params->remote,
+                               &ep->lane_params, &ep->lanes);
     if (status != UCS_OK) {
         return status;
     }

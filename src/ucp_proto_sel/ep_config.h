@@ -38,6 +38,10 @@ typedef struct psel_ep_params {
     const psel_config_t         *config;   /**< Settings */
     const struct psel_calib     *calib;    /**< Measured cost lines, or
                                                 NULL (calib.h) */
+    size_t                       num_eps;  /**< Endpoints per process the
+                                                lanes are selected for
+                                                (psel_config_num_eps());
+                                                0 means 1 */
 } psel_ep_params_t;
 
 
@@ -47,6 +51,7 @@ typedef struct psel_ep_config {
     unsigned           num_protos;  /**< Step 2: protocols to init */
     const psel_proto_t *protos[PSEL_SELECT_MAX_PROTOS];
     uint32_t           lane_roles;  /**< Step 3: UCS_BIT(psel_lane_role_t) */
+    psel_lane_select_params_t lane_params; /**< Step 4: the limits */
     psel_ep_lanes_t    lanes;       /**< Step 4 */
     psel_select_t      select;      /**< Step 5: tables, by buffer type */
 } psel_ep_config_t;

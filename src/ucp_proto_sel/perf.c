@@ -44,20 +44,71 @@ void psel_buffer_type_str(psel_buffer_type_t bt, ucs_string_buffer_t *strb)
     }
 }
 
-void psel_perf_from_stages(const ucs_linear_func_t *stages, unsigned num_stages,
-                           psel_perf_range_t *range)
-{
-    ucs_linear_func_t single = ucs_linear_func_make(0, 0);
-    ucs_linear_func_t multi  = ucs_linear_func_make(0, 0);
-    unsigned i;
+/* Sizes to step past a computed crossing to absorb rounding */
+#define PSEL_PERF_ENVELOPE_STEPS 64
 
-    for (i = 0; i < num_stages; ++i) {
-        ucs_linear_func_add_inplace(&single, stages[i]);
-        multi.c = ucs_max(multi.c, stages[i].c);
-        multi.m = ucs_max(multi.m, stages[i].m);
+/* The line largest at @a x; ties to the steeper one (largest from x on) */
+static unsigned psel_perf_largest_at(const ucs_linear_func_t *lines,
+                                     unsigned num_lines, double x)
+{
+    unsigned i, best = 0;
+    double y, best_y = ucs_linear_func_apply(lines[0], x);
+
+    for (i = 1; i < num_lines; ++i) {
+        y = ucs_linear_func_apply(lines[i], x);
+        if ((y > best_y) || ((y == best_y) && (lines[i].m > lines[best].m))) {
+            best   = i;
+            best_y = y;
+        }
     }
-    range->perf[PSEL_PERF_SINGLE] = single;
-    range->perf[PSEL_PERF_MULTI]  = multi;
+    return best;
+}
+
+unsigned psel_perf_envelope(const ucs_linear_func_t *lines, unsigned num_lines,
+                            size_t lo, size_t hi, psel_perf_segment_t *segments)
+{
+    unsigned count = 0, best, i, steps;
+    size_t start   = lo, end, first;
+    double cross;
+
+    for (;;) {
+        best = psel_perf_largest_at(lines, num_lines, (double)start);
+        /* the first size after start where a steeper line is larger: the
+         * crossing rounded down, plus one (equal at the crossing itself) */
+        end = hi;
+        for (i = 0; i < num_lines; ++i) {
+            if (lines[i].m <= lines[best].m) {
+                continue;
+            }
+            cross = (lines[best].c - lines[i].c) / (lines[i].m - lines[best].m);
+            if (cross >= (double)end) {
+                continue;
+            }
+            first = (cross < (double)start) ? (start + 1) :
+                    ((size_t)cross + 1);
+            /* rounding: step until the steeper line is really larger; a
+             * difference below double precision is no crossing */
+            for (steps = 0; (steps < PSEL_PERF_ENVELOPE_STEPS) &&
+                            (first <= end) &&
+                            (ucs_linear_func_apply(lines[i], first) <=
+                             ucs_linear_func_apply(lines[best], first));
+                 ++steps) {
+                ++first;
+            }
+            if ((steps < PSEL_PERF_ENVELOPE_STEPS) && (first > start) &&
+                (first - 1 < end)) {
+                end = first - 1;
+            }
+        }
+        segments[count].max_length = end;
+        segments[count].index      = best;
+        ++count;
+        if ((end >= hi) || (count == num_lines)) {
+            segments[count - 1].max_length = hi;
+            return count;
+        }
+        start = end + 1;
+    }
 }
 
 void psel_perf_func_str(ucs_linear_func_t func, ucs_string_buffer_t *strb)

@@ -6,8 +6,9 @@
  * message sizes up to its max_length and holds linear functions of the size
  * (seconds as a function of bytes), in two flavours as UCX does:
  *  - single: latency of one message, the sum of its stages;
- *  - multi:  cost per message when many are streamed, bounded by the slowest
- *            stage.
+ *  - multi:  cost per message when many are streamed: the slowest stage,
+ *            i.e. the upper envelope of the stage lines (psel_perf_envelope),
+ *            one line per range where a different stage is the slowest.
  */
 #ifndef PSEL_UCP_PROTO_SEL_PERF_H_
 #define PSEL_UCP_PROTO_SEL_PERF_H_
@@ -90,18 +91,34 @@ const char *psel_op_name(psel_op_t op);
 /** @return Name of a datatype class, e.g. "contig". */
 const char *psel_dt_class_name(psel_dt_class_t dt_class);
 
+/** One piece of an upper envelope: a line on sizes up to @a max_length. */
+typedef struct psel_perf_segment {
+    size_t   max_length;   /**< Last size the piece covers */
+    unsigned index;        /**< The line that is the largest there */
+} psel_perf_segment_t;
+
+
 /**
- * Fill both perf flavours of @a range from the stages of one message.
- * single = sum of the stages. multi = max_i(c_i) + max_i(m_i)·x: exact at
- * size 0 and for large sizes (the slowest stage dominates), and an upper bound
- * in between.
+ * Upper envelope (pointwise maximum) of lines over the sizes lo..hi, as
+ * UCX 1.13 builds a protocol's "multi" cost from its stages: when messages
+ * stream, the stages of consecutive messages overlap and the slowest one
+ * paces the stream, so the cost at each size is the largest stage there.
+ * Exact to the byte: piece k holds sizes where line index[k] is the
+ * largest (ties go to the steeper line, which stays largest afterwards).
+ * Pieces ascend and their lines' slopes strictly increase, so there are at
+ * most @a num_lines pieces.
  *
- * @param [in]  stages      Stage costs, time [s] of size [B].
- * @param [in]  num_stages  Number of stages.
- * @param [out] range       Range whose perf[] is set.
+ * @param [in]  lines      Lines, time [s] of size [B], non-negative slopes.
+ * @param [in]  num_lines  Number of lines, at least 1.
+ * @param [in]  lo         First size.
+ * @param [in]  hi         Last size, >= lo.
+ * @param [out] segments   At least @a num_lines entries.
+ *
+ * @return The number of pieces; the last ends at @a hi.
  */
-void psel_perf_from_stages(const ucs_linear_func_t *stages, unsigned num_stages,
-                           psel_perf_range_t *range);
+unsigned psel_perf_envelope(const ucs_linear_func_t *lines, unsigned num_lines,
+                            size_t lo, size_t hi,
+                            psel_perf_segment_t *segments);
 
 /** Append "c + m·x" as "<c in us> us + <m in ns/B> ns/B", e.g.
  *  "1.230 us + 0.4500 ns/B". */

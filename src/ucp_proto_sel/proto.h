@@ -19,7 +19,9 @@
 #include <lane_select/lane.h>
 #include <ucs/type/status.h>
 
-#define PSEL_PROTO_MAX_RANGES   4    /**< Perf ranges per protocol */
+#define PSEL_PROTO_MAX_RANGES   8    /**< Perf ranges per protocol: a few
+                                          size ranges, each split where
+                                          another stage paces streaming */
 #define PSEL_PROTO_PRIV_MAX     256  /**< Bytes of private config */
 #define PSEL_PROTO_DESC_MAX     128  /**< Lane description / reason text */
 #define PSEL_THRESH_AUTO        SIZE_MAX /**< cfg_thresh: select by perf */

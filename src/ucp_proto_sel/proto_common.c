@@ -60,17 +60,53 @@ ucs_linear_func_t psel_proto_reg_cost(const psel_config_t *config,
     return ucs_linear_func_make(config->rcache_overhead, 0);
 }
 
+/* Take the larger of @a op and one lane's per-operation costs; a lane
+ * without them costs its latency and overheads for every class */
+static void psel_proto_lane_op_max(const psel_lane_t *lane,
+                                   psel_lane_set_op_t op[PSEL_OP_CLASS_LAST])
+{
+    psel_op_cost_t cost;
+    unsigned i;
+
+    for (i = 0; i < PSEL_OP_CLASS_LAST; ++i) {
+        if (lane->op_valid) {
+            cost = lane->op[i];
+        } else {
+            cost.latency   = lane->latency;
+            cost.send_pre  = lane->overhead_send;
+            cost.send_post = 0;
+            cost.recv      = lane->overhead_recv;
+        }
+        op[i].latency  = ucs_max(op[i].latency, cost.latency);
+        op[i].overhead = ucs_max(op[i].overhead, cost.send_pre + cost.recv);
+        op[i].send     = ucs_max(op[i].send, cost.send_pre);
+        op[i].frag     = ucs_max(op[i].frag, cost.send_pre + cost.send_post);
+    }
+}
+
 ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
                                  psel_lane_role_t role, uint32_t lane_caps,
                                  unsigned max_lanes, psel_lane_set_t *subset,
                                  psel_lane_set_perf_t *perf,
                                  psel_proto_caps_t *caps_out)
 {
+    ucs_memory_type_t mem_type = params->buf_type.mem_type;
     const psel_lane_set_t *set = &params->lanes->role[role];
     const psel_lane_t *lane;
     uint64_t md_map = 0;
     unsigned i;
 
+    if ((role == PSEL_LANE_ROLE_RMA_BW) && (mem_type < UCS_MEMORY_TYPE_LAST) &&
+        (mem_type != UCS_MEMORY_TYPE_HOST)) {
+        /* the rma_bw lanes chosen for this memory type (lane.h); host
+         * memory's are the role's own */
+        set = &params->lanes->rma_bw_mem[mem_type];
+        if (set->count == 0) {
+            return psel_proto_unsupported(caps_out, "no rma_bw lane registers "
+                                          "%s memory",
+                                          ucs_memory_type_names[mem_type]);
+        }
+    }
     if (set->count == 0) {
         return psel_proto_unsupported(caps_out, "no %s lane",
                                       psel_lane_role_names[role]);
@@ -104,6 +140,7 @@ ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
                                       lane->overhead_send);
         perf->overhead   = ucs_max(perf->overhead, lane->overhead_send +
                                                    lane->overhead_recv);
+        psel_proto_lane_op_max(lane, perf->op);
         /* one registration per memory domain, however many lanes use it */
         if (!(md_map & UCS_BIT(lane->md_index % 64))) {
             md_map |= UCS_BIT(lane->md_index % 64);
@@ -154,7 +191,50 @@ void psel_proto_set_lanes(const psel_lane_set_t *set, const psel_lane_t *ctrl,
 
 int psel_proto_buffer_is_host(const psel_proto_init_params_t *params)
 {
-    return params->buf_type.mem_type == UCS_MEMORY_TYPE_HOST;
+    /* the CPU reaches it: UCX's UCP_MEM_IS_ACCESSIBLE_FROM_CPU, as the
+     * installed UCX defines it (host and rocm-managed in 1.13) */
+    return (params->buf_type.mem_type < UCS_MEMORY_TYPE_LAST) &&
+           (UCS_BIT(params->buf_type.mem_type) &
+            UCS_MEMORY_TYPES_CPU_ACCESSIBLE);
+}
+
+ucs_status_t psel_proto_copy_time(const psel_proto_init_params_t *params,
+                                  int staging, ucs_linear_func_t *copy,
+                                  const char **engine, psel_proto_caps_t *caps)
+{
+    ucs_memory_type_t mem_type = params->buf_type.mem_type;
+    const psel_memtype_copy_t *engines;
+
+    if (psel_proto_buffer_is_host(params)) {
+        /* the CPU's memcpy, as UCX's bcopy_bw (ucp_proto_common_buffer_
+         * copy_time for host to host) */
+        *copy = ucs_linear_func_make(0, 1.0 / params->config->bcopy_bw);
+        if (engine != NULL) {
+            *engine = "memcpy";
+        }
+        return UCS_OK;
+    }
+    if (mem_type >= UCS_MEMORY_TYPE_LAST) {
+        return psel_proto_unsupported(caps, "unknown memory type %d",
+                                      mem_type);
+    }
+
+    /* another memory type: its copy engine's latency, overhead and
+     * bandwidth (ucp_proto_common_buffer_copy_time with the memory-type
+     * endpoint's rma lane for short copies, its rma_bw lane for staging) */
+    engines = staging ? params->lanes->copy_zcopy : params->lanes->copy_short;
+    if (engines[mem_type].name[0] == '\0') {
+        return psel_proto_unsupported(caps, "no transport copies %s memory "
+                                      "to host memory (%s)",
+                                      ucs_memory_type_names[mem_type],
+                                      staging ? "put/get zcopy" :
+                                                "put/get short");
+    }
+    *copy = engines[mem_type].time;
+    if (engine != NULL) {
+        *engine = engines[mem_type].name;
+    }
+    return UCS_OK;
 }
 
 ucs_status_t psel_proto_check_zcopy(const psel_proto_init_params_t *params,
@@ -202,16 +282,44 @@ void psel_proto_add_range(psel_proto_caps_t *caps, size_t max_length,
                           const ucs_linear_func_t *stages, unsigned num_stages,
                           size_t frag_size, double frag_overhead)
 {
-    ucs_linear_func_t all[num_stages + 1];
-    psel_perf_range_t *range = &caps->ranges[caps->num_ranges++];
+    ucs_linear_func_t all[num_stages + 1], single = ucs_linear_func_make(0, 0);
+    psel_perf_segment_t segments[num_stages + 1];
+    size_t lo = (caps->num_ranges > 0) ?
+                (caps->ranges[caps->num_ranges - 1].max_length + 1) :
+                caps->min_length;
+    psel_perf_range_t *range;
+    unsigned i, count, room;
 
     memcpy(all, stages, sizeof(*stages) * num_stages);
     /* each extra fragment costs one more send: frag_overhead per frag_size;
      * a fragment size near SIZE_MAX means "unlimited" (no fragmentation) */
     all[num_stages] = ucs_linear_func_make(0, (frag_size >= PSEL_FRAG_UNLIMITED) ?
                                            0 : frag_overhead / frag_size);
-    range->max_length = max_length;
-    psel_perf_from_stages(all, num_stages + 1, range);
+    for (i = 0; i <= num_stages; ++i) {
+        ucs_linear_func_add_inplace(&single, all[i]);
+    }
+
+    /* single: the sum of the stages; multi: the slowest stage at each
+     * size, one range per stage that is the slowest somewhere */
+    count = psel_perf_envelope(all, num_stages + 1, ucs_min(lo, max_length),
+                               max_length, segments);
+    room  = PSEL_PROTO_MAX_RANGES - caps->num_ranges;
+    for (i = 0; (i < count) && (i < room); ++i) {
+        range                         = &caps->ranges[caps->num_ranges++];
+        range->max_length             = segments[i].max_length;
+        range->perf[PSEL_PERF_SINGLE] = single;
+        range->perf[PSEL_PERF_MULTI]  = all[segments[i].index];
+    }
+    /* out of ranges (no built-in protocol gets here): the last range takes
+     * the rest with a bound of the remaining pieces, max(c) + max(m)·x */
+    for (; i < count; ++i) {
+        range             = &caps->ranges[caps->num_ranges - 1];
+        range->max_length = max_length;
+        range->perf[PSEL_PERF_MULTI].c = ucs_max(range->perf[PSEL_PERF_MULTI].c,
+                                                 all[segments[i].index].c);
+        range->perf[PSEL_PERF_MULTI].m = ucs_max(range->perf[PSEL_PERF_MULTI].m,
+                                                 all[segments[i].index].m);
+    }
 }
 
 ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
@@ -221,9 +329,11 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
                                   psel_proto_caps_t *caps)
 {
     const psel_config_t *config = params->config;
+    psel_op_class_t data_op     = zcopy ? PSEL_OP_CLASS_ZCOPY :
+                                          PSEL_OP_CLASS_BCOPY;
     psel_lane_set_t ctrl_set, data;
     psel_lane_set_perf_t ctrl, bw;
-    ucs_linear_func_t stages[3];
+    ucs_linear_func_t stages[3], copy;
     const psel_lane_t *lane0;
     ucs_status_t status;
     size_t frag_size;
@@ -252,8 +362,15 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
         if (status != UCS_OK) {
             return status;
         }
-    } else if (!psel_proto_buffer_is_host(params)) {
-        return psel_proto_unsupported(caps, "bcopy needs host memory");
+    }
+    copy = ucs_linear_func_make(0, 0);
+    if (copies > 0) {
+        /* the AM data is copied: memcpy for host memory, the memory-type
+         * copy engine for the others */
+        status = psel_proto_copy_time(params, 0, &copy, NULL, caps);
+        if (status != UCS_OK) {
+            return status;
+        }
     }
 
     lane0 = data.lanes[0];
@@ -267,20 +384,24 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
 
     /* seed: (1+rrc)(rcost + x·rgro) + 4·rlat + 3·rover + x/rbw, with the
      * CPU copies of AM data counted in rgro */
-    stages[0] = ucs_linear_func_make(zcopy ? (1 + rrc) * bw.reg_cost.c : 0,
+    stages[0] = ucs_linear_func_make((zcopy ? (1 + rrc) * bw.reg_cost.c : 0) +
+                                     copies * copy.c,
                                      (zcopy ? (1 + rrc) * bw.reg_cost.m : 0) +
-                                     copies / config->bcopy_bw);
-    /* three control messages and the data: 3 latencies of the control lane
-     * and one of the (slowest) data lane - the seed's 4·rlat when they are
-     * one lane - plus the send overhead of the first data operation */
-    stages[1] = ucs_linear_func_make(3 * ctrl.latency + bw.latency +
-                                     3 * ctrl.overhead + bw.overhead_send, 0);
+                                     copies * copy.m);
+    /* three control messages (bcopy AMs) and the data: 3 latencies of the
+     * control lane and one of the (slowest) data lane - the seed's 4·rlat
+     * when they are one lane - plus the send overhead of the first data
+     * operation, each of its operation class */
+    stages[1] = ucs_linear_func_make(3 * ctrl.op[PSEL_OP_CLASS_BCOPY].latency +
+                                     bw.op[data_op].latency +
+                                     3 * ctrl.op[PSEL_OP_CLASS_BCOPY].overhead +
+                                     bw.op[data_op].send, 0);
     stages[2] = ucs_linear_func_make(0, 1.0 / bw.bandwidth);
 
     caps->min_length = 0;
     caps->flags     |= PSEL_PROTO_CAP_RNDV_BIAS;
     psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
-                         bw.overhead_send);
+                         bw.op[data_op].frag);
     psel_proto_set_lanes(&data, ctrl_set.lanes[0], frag_size, zcopy, caps);
     ((psel_proto_lanes_priv_t*)caps->priv)->rndv = ops;
     return UCS_OK;

@@ -45,6 +45,16 @@ typedef struct psel_proto_lanes_priv {
     const struct psel_rndv_mode_ops *rndv; /**< Rendezvous: the mode */
 } psel_proto_lanes_priv_t;
 
+/** What one operation of a class costs a lane set (the slowest lane's). */
+typedef struct psel_lane_set_op {
+    double latency;   /**< Largest latency of such an operation [s] */
+    double overhead;  /**< Largest send_pre + recv: the CPU time one message
+                           costs both ends [s] */
+    double send;      /**< Largest send_pre: the sender's CPU before [s] */
+    double frag;      /**< Largest send_pre + send_post: what one more
+                           fragment costs the sender [s] */
+} psel_lane_set_op_t;
+
 /** Lane-set facts that costs are built from. */
 typedef struct psel_lane_set_perf {
     double            bandwidth;   /**< Summed bandwidth [B/s] */
@@ -52,6 +62,9 @@ typedef struct psel_lane_set_perf {
     double            latency;     /**< Largest latency of the lanes [s] */
     double            overhead;    /**< Largest o_send + o_recv [s] */
     double            overhead_send; /**< Largest o_send [s] */
+    psel_lane_set_op_t op[PSEL_OP_CLASS_LAST]; /**< Per operation class, from
+                                        the lanes' per-operation costs
+                                        (UCX's uct_iface_estimate_perf) */
 } psel_lane_set_perf_t;
 
 /**
@@ -88,8 +101,31 @@ void psel_proto_set_lanes(const psel_lane_set_t *set, const psel_lane_t *ctrl,
 ucs_status_t psel_proto_unsupported(psel_proto_caps_t *caps, const char *fmt,
                                     ...) UCS_F_PRINTF(2, 3);
 
-/** Does the buffer type allow copying by the CPU (pack/unpack)? */
+/** Does the buffer type allow copying by the CPU (pack/unpack)? Host
+ *  memory and what the installed UCX counts as CPU-accessible
+ *  (UCS_MEMORY_TYPES_CPU_ACCESSIBLE). */
 int psel_proto_buffer_is_host(const psel_proto_init_params_t *params);
+
+/**
+ * The time to copy x bytes of the buffer between its memory and host
+ * memory (pack or unpack): memcpy at UCX_PSEL_BCOPY_BW for host memory, the
+ * memory-type copy engine of the lanes (lane.h) for the others.
+ *
+ * @param [in]  params   Buffer type and lanes.
+ * @param [in]  staging  Nonzero: a rendezvous staging copy (the engine with
+ *                       the best bandwidth); zero: a pack/unpack (the one
+ *                       with the lowest latency).
+ * @param [out] copy     c [s] + m [s/B].
+ * @param [out] engine   The engine's name ("memcpy", "gdr_copy/cuda"), or
+ *                       NULL if not wanted.
+ * @param [out] caps     On failure: the reason.
+ *
+ * @return UCS_OK, or UCS_ERR_UNSUPPORTED when no transport copies that
+ *         memory type.
+ */
+ucs_status_t psel_proto_copy_time(const psel_proto_init_params_t *params,
+                                  int staging, ucs_linear_func_t *copy,
+                                  const char **engine, psel_proto_caps_t *caps);
 
 /**
  * Can every lane of @a set register the buffer for zero-copy (memory type

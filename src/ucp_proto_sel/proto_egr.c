@@ -30,9 +30,12 @@ void psel_eager_hdr_error(const char *what, size_t length, size_t hdr_length,
 }
 
 /* one AM: latency plus send and receive overhead */
-static ucs_linear_func_t psel_egr_message(const psel_lane_set_perf_t *perf)
+/* one AM of an operation class: its latency plus both ends' CPU */
+static ucs_linear_func_t psel_egr_message(const psel_lane_set_perf_t *perf,
+                                          psel_op_class_t op)
 {
-    return ucs_linear_func_make(perf->latency + perf->overhead, 0);
+    return ucs_linear_func_make(perf->op[op].latency + perf->op[op].overhead,
+                                0);
 }
 
 static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
@@ -62,28 +65,32 @@ static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
 
     /* the CPU copies the payload into the send and out of the receive
      * buffers, as for bcopy */
-    stages[0] = psel_egr_message(&perf);
+    stages[0] = psel_egr_message(&perf, PSEL_OP_CLASS_SHORT);
     stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
     stages[2] = ucs_linear_func_make(0, 2 * copy_m);
     psel_proto_add_range(caps,
                          set.lanes[0]->am_max_short - PSEL_EAGER_SHORT_HDR,
                          stages, 3, SIZE_MAX, 0);
-    psel_proto_set_lanes(&set, NULL, caps->ranges[0].max_length, 0, caps);
+    psel_proto_set_lanes(&set, NULL,
+                         caps->ranges[caps->num_ranges - 1].max_length, 0,
+                         caps);
     return UCS_OK;
 }
 
 static ucs_status_t psel_egr_bcopy_init(const psel_proto_init_params_t *params,
                                         psel_proto_caps_t *caps)
 {
-    double copy_m = 1.0 / params->config->bcopy_bw;
-    ucs_linear_func_t stages[3];
+    ucs_linear_func_t stages[3], copy;
     psel_lane_set_perf_t perf;
     psel_lane_set_t set;
     ucs_status_t status;
     size_t frag_size;
 
-    if (!psel_proto_buffer_is_host(params)) {
-        return psel_proto_unsupported(caps, "bcopy needs host memory");
+    /* pack and unpack: memcpy, or the memory-type copy engine (gdr_copy or
+     * cuda_copy for cuda memory) as UCX's eager bcopy does */
+    status = psel_proto_copy_time(params, 0, &copy, NULL, caps);
+    if (status != UCS_OK) {
+        return status;
     }
 
     status = psel_proto_lane_set(params, PSEL_LANE_ROLE_AM_BW,
@@ -98,12 +105,12 @@ static ucs_status_t psel_egr_bcopy_init(const psel_proto_init_params_t *params,
     frag_size = set.lanes[0]->am_max_bcopy - PSEL_EAGER_HDR;
 
     /* pack on the sender and unpack on the receiver: two copies */
-    stages[0] = psel_egr_message(&perf);
+    stages[0] = psel_egr_message(&perf, PSEL_OP_CLASS_BCOPY);
     stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
-    stages[2] = ucs_linear_func_make(0, 2 * copy_m);
+    stages[2] = ucs_linear_func_make(2 * copy.c, 2 * copy.m);
     psel_proto_add_range(caps, frag_size, stages, 3, SIZE_MAX, 0);
     psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
-                         perf.overhead_send);
+                         perf.op[PSEL_OP_CLASS_BCOPY].frag);
     psel_proto_set_lanes(&set, NULL, frag_size, 0, caps);
     return UCS_OK;
 }
@@ -112,7 +119,7 @@ static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
                                         psel_proto_caps_t *caps)
 {
     const psel_config_t *config = params->config;
-    ucs_linear_func_t stages[3];
+    ucs_linear_func_t stages[3], copy_out;
     psel_lane_set_perf_t perf;
     psel_lane_set_t set;
     ucs_status_t status;
@@ -135,6 +142,12 @@ static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
     if (status != UCS_OK) {
         return status;
     }
+    /* the receiver copies the message out of the transport buffer into
+     * the buffer's memory */
+    status = psel_proto_copy_time(params, 0, &copy_out, NULL, caps);
+    if (status != UCS_OK) {
+        return status;
+    }
     if (set.lanes[0]->am_max_zcopy <= PSEL_EAGER_HDR) {
         return psel_proto_unsupported(caps, "lane %s: zcopy AM holds no "
                                       "payload", set.lanes[0]->name);
@@ -142,16 +155,16 @@ static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
     frag_size = set.lanes[0]->am_max_zcopy - PSEL_EAGER_HDR;
 
     /* seed: ecost + x·egro + x/ebw + eover, egro with the copy-out */
-    stages[0] = ucs_linear_func_make(perf.reg_cost.c, perf.reg_cost.m +
-                                     1.0 / config->bcopy_bw);
+    stages[0] = ucs_linear_func_make(perf.reg_cost.c + copy_out.c,
+                                     perf.reg_cost.m + copy_out.m);
     stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
-    stages[2] = psel_egr_message(&perf);
+    stages[2] = psel_egr_message(&perf, PSEL_OP_CLASS_ZCOPY);
     caps->min_length = set.lanes[0]->am_min_zcopy;
     if (frag_size < PSEL_FRAG_UNLIMITED) {
         psel_proto_add_range(caps, frag_size, stages, 3, SIZE_MAX, 0);
     }
     psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
-                         perf.overhead_send);
+                         perf.op[PSEL_OP_CLASS_ZCOPY].frag);
     psel_proto_set_lanes(&set, NULL, frag_size, 1, caps);
     return UCS_OK;
 }

@@ -15,7 +15,8 @@
     _X(egr_zcopy) \
     _X(rndv_am) \
     _X(rndv_get) \
-    _X(rndv_put)
+    _X(rndv_put) \
+    _X(rndv_mtype)
 
 #define PSEL_PROTO_DECLARE(_name) extern const psel_proto_t psel_proto_##_name;
 #define PSEL_PROTO_ENTRY(_name)   &psel_proto_##_name,

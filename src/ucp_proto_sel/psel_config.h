@@ -16,6 +16,11 @@
 #define PSEL_CONFIG_ENV_PREFIX   "UCX_"   /**< Environment prefix */
 #define PSEL_CONFIG_TABLE_PREFIX "PSEL_"  /**< Table prefix: UCX_PSEL_* */
 
+/** Largest number of endpoints per process accepted (UCX_PSEL_NUM_EPS,
+ *  psel_info --peers): beyond any job that runs today (64 Mi processes),
+ *  and small enough that memory sums stay exact in a double. */
+#define PSEL_NUM_EPS_MAX         67108864
+
 /** Values of UCX_PSEL_PROTO_INFO. */
 typedef enum {
     PSEL_PROTO_INFO_NO,     /**< Print nothing */
@@ -23,6 +28,16 @@ typedef enum {
     PSEL_PROTO_INFO_USED,   /**< Print which protocols ran, at worker destroy */
     PSEL_PROTO_INFO_LAST
 } psel_proto_info_t;
+
+
+/** Values of UCX_PSEL_TIER: how libprotosel_ucx.so acts in stock UCP. */
+typedef enum {
+    PSEL_TIER_AUTO,         /**< The protocol tier where it can act, else
+                                 the config tier */
+    PSEL_TIER_CONFIG,       /**< UCX_* settings only */
+    PSEL_TIER_PROTOCOL,     /**< Cost lines per endpoint (warn if it cannot) */
+    PSEL_TIER_LAST
+} psel_tier_t;
 
 
 /** All protosel settings. */
@@ -40,6 +55,9 @@ typedef struct psel_config {
                                                   MD's full cost */
     ucs_config_allow_list_t tls;             /**< UCX_PSEL_TLS */
     ucs_config_allow_list_t net_devices;     /**< UCX_PSEL_NET_DEVICES */
+    unsigned long           num_eps;         /**< UCX_PSEL_NUM_EPS: endpoints
+                                                  per process, or
+                                                  UCS_ULUNITS_AUTO */
     unsigned                max_eager_lanes; /**< Max lanes for eager bw */
     unsigned                max_rndv_lanes;  /**< Max lanes for rendezvous */
     double                  multi_lane_max_ratio; /**< Drop lanes slower than
@@ -52,6 +70,9 @@ typedef struct psel_config {
                                                   iface (testing wireup) */
     char                   *calibration;     /**< UCX_PSEL_CALIBRATION:
                                                   FILE, "auto" or "none" */
+    int                     enable;          /**< UCX_PSEL_ENABLE: act in
+                                                  stock UCP when preloaded */
+    int                     tier;            /**< psel_tier_t */
 } psel_config_t;
 
 
@@ -98,6 +119,13 @@ void psel_config_release(psel_config_t *config);
  * @param [in] config  Values to print.
  */
 void psel_config_print(FILE *stream, const psel_config_t *config);
+
+/**
+ * The number of endpoints selection assumes, as UCP's est_num_eps:
+ * UCX_PSEL_NUM_EPS when set, else the application's @a estimate (1 if 0),
+ * the way UCX_NUM_EPS overrides ucp_params.estimated_num_eps.
+ */
+size_t psel_config_num_eps(const psel_config_t *config, size_t estimate);
 
 /** @return The rendezvous bias factor d = 1 - rndv_perf_diff/100. */
 double psel_config_rndv_bias(const psel_config_t *config);

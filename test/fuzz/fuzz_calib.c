@@ -62,6 +62,20 @@ static void fuzz_compare(const psel_calib_t *a, const psel_calib_t *b)
                !strcmp(a->ucx_version, b->ucx_version) &&
                !strcmp(a->created, b->created) && !strcmp(a->mode, b->mode) &&
                fuzz_close(a->duration, b->duration), "header changed");
+    fuzz_check((a->has_noise == b->has_noise) &&
+               (!a->has_noise ||
+                (fuzz_close(a->noise.spread, b->noise.spread) &&
+                 fuzz_close(a->noise.max_spread, b->noise.max_spread) &&
+                 fuzz_close(a->noise.steal, b->noise.steal) &&
+                 fuzz_close(a->noise.load, b->noise.load) &&
+                 (a->noise.refused == b->noise.refused))), "noise changed");
+    fuzz_check(a->num_rails == b->num_rails, "number of rails changed");
+    for (i = 0; i < a->num_rails; ++i) {
+        fuzz_check(!strcmp(a->rails[i].lane, b->rails[i].lane) &&
+                   fuzz_close(a->rails[i].latency, b->rails[i].latency) &&
+                   fuzz_close(a->rails[i].bandwidth, b->rails[i].bandwidth),
+                   "rail changed");
+    }
     fuzz_check(a->num_lines == b->num_lines, "number of lines changed");
     for (i = 0; i < a->num_lines; ++i) {
         la = &a->lines[i];

@@ -8,6 +8,7 @@
 #include "test_util.h"
 
 #include <ucp_proto_sel/calib.h>
+#include <ucp_proto_sel/calib_int.h>
 #include <ucs/sys/string.h>
 #include <uct/api/version.h>
 
@@ -337,6 +338,249 @@ static void test_line_points_sorted_and_replaced(void **state)
 
 /* Piecewise fit */
 
+/* The fit made one range between breaks: one single line in every range */
+static void assert_single_is_one_line(const psel_calib_line_t *line)
+{
+    unsigned r;
+
+    assert_true(line->num_ranges >= 1);
+    for (r = 1; r < line->num_ranges; ++r) {
+        assert_memory_equal(&line->ranges[r].perf[PSEL_PERF_SINGLE],
+                            &line->ranges[0].perf[PSEL_PERF_SINGLE],
+                            sizeof(ucs_linear_func_t));
+    }
+}
+
+/* Streaming a protocol whose stages cross: the multi points are
+ * max(5 us + 0.01 ns/B, 0.2 ns/B) (the stages meet at 5 us / 0.19 ns/B =
+ * 26316 B), +-2% noise; single is their sum. The fit models multi as the
+ * envelope of two lines, split near the crossing; one line fits it worse. */
+static void test_fit_multi_envelope_of_crossing_stages(void **state)
+{
+    size_t x[MAX_SIZES], *xs;
+    double *ys, single, multi, one_err = 0, a, b;
+    psel_calib_line_t *line;
+    psel_calib_t calib;
+    ucs_linear_func_t one;
+    unsigned n, i;
+
+    rng_state = 0x9e3779b97f4a7c15ull;
+    psel_calib_init(&calib);
+    line = psel_calib_line_get(&calib, "rndv/put", "tcp/lo",
+                               UCS_MEMORY_TYPE_HOST);
+    n  = log_sizes(64, 16 * MIB, 4, x);
+    xs = malloc(n * sizeof(*xs));
+    ys = malloc(n * sizeof(*ys));
+    for (i = 0; i < n; ++i) {
+        a      = 5 * US + 0.01 * NS * x[i];
+        b      = 0.2 * NS * x[i];
+        single = (a + b) * (1 + 0.02 * (2 * rng_uniform() - 1));
+        multi  = ucs_max(a, b) * (1 + 0.02 * (2 * rng_uniform() - 1));
+        assert_int_equal(psel_calib_line_add_point(line, x[i], single, multi),
+                         UCS_OK);
+        xs[i] = x[i];
+        ys[i] = multi;
+    }
+
+    assert_int_equal(psel_calib_line_fit(line, NULL, 0), UCS_OK);
+    assert_single_is_one_line(line);
+    assert_int_equal(line->num_ranges, 2);
+    assert_true((line->ranges[0].max_length > 0.9 * 26316) &&
+                (line->ranges[0].max_length < 1.1 * 26316));
+    assert_rel_close(line->ranges[0].perf[PSEL_PERF_MULTI].c, 5 * US, 0.05);
+    assert_rel_close(line->ranges[1].perf[PSEL_PERF_MULTI].m, 0.2 * NS, 0.05);
+    assert_true(line->ranges[1].perf[PSEL_PERF_MULTI].c < 0.5 * US);
+    assert_rel_close(line->ranges[0].perf[PSEL_PERF_SINGLE].m, 0.21 * NS, 0.05);
+
+    /* one line through the same points is clearly worse */
+    assert_int_equal(psel_calib_fit_linear(xs, ys, n, &one), UCS_OK);
+    for (i = 0; i < n; ++i) {
+        one_err += fabs(ucs_linear_func_apply(one, xs[i]) - ys[i]) / ys[i];
+    }
+    one_err /= n;
+    print_message("multi of crossing stages: envelope median error %.2f%%, "
+                  "one line mean error %.2f%%\n",
+                  100 * psel_calib_line_fit_error(line, PSEL_PERF_MULTI),
+                  100 * one_err);
+    assert_true(psel_calib_line_fit_error(line, PSEL_PERF_MULTI) < 0.02);
+    assert_true(one_err > 0.05);
+
+    free(ys);
+    free(xs);
+    psel_calib_cleanup(&calib);
+}
+
+/* Natural order under noise (psel_calib_fit_in_order) */
+
+/* Points from 8 B to @a hi, 4 a octave, t = c + m·x times @a factor up to
+ * @a factor_upto (1 after), each with run spread @a spread */
+static void add_order_points(psel_calib_line_t *line, size_t hi, double c,
+                             double m, double factor, size_t factor_upto,
+                             double spread)
+{
+    size_t x[MAX_SIZES];
+    unsigned n, i;
+    double t;
+
+    n = log_sizes(8, hi, 4, x);
+    for (i = 0; i < n; ++i) {
+        t = (c + m * x[i]) * ((x[i] <= factor_upto) ? factor : 1);
+        assert_int_equal(psel_calib_line_add_point(line, x[i], t, t / 2),
+                         UCS_OK);
+        assert_int_equal(psel_calib_line_set_spread(line, x[i], spread,
+                                                    spread), UCS_OK);
+    }
+}
+
+/* The table the fitted lines give at every size 8 B..64 KiB: the entry
+ * index at each, for @a num entries covering min..max */
+static void order_table(const psel_calib_order_entry_t *e, unsigned num,
+                        int *winner, unsigned *count)
+{
+    size_t x;
+    unsigned i, r;
+    double best, t;
+
+    *count = 0;
+    for (x = 8; x <= 65536; x += x / 8) {
+        winner[*count] = -1;
+        best           = INFINITY;
+        for (i = 0; i < num; ++i) {
+            if ((e[i].line->num_ranges == 0) || (x < e[i].min_length) ||
+                (x > e[i].max_length)) {
+                continue;
+            }
+            for (r = 0; x > e[i].line->ranges[r].max_length; ++r) {
+            }
+            t = ucs_linear_func_apply(e[i].line->ranges[r]
+                                              .perf[PSEL_PERF_SINGLE], x);
+            if (t < best) {
+                best           = t;
+                winner[*count] = i;
+            }
+        }
+        ++*count;
+    }
+}
+
+/* egr/short (up to 2695 B) and egr/bcopy over tcp/lo, in natural order */
+static void order_entries(psel_calib_t *calib, psel_calib_order_entry_t *e)
+{
+    psel_calib_init(calib);
+    memset(e, 0, 2 * sizeof(*e));
+    e[0].line = psel_calib_line_get(calib, "egr/short", "tcp/lo",
+                                    UCS_MEMORY_TYPE_HOST);
+    e[1].line = psel_calib_line_get(calib, "egr/bcopy", "tcp/lo",
+                                    UCS_MEMORY_TYPE_HOST);
+    e[0].rank       = psel_calib_natural_rank(0, 2695);
+    e[1].rank       = psel_calib_natural_rank(0, SIZE_MAX);
+    e[0].max_length = 2695;
+    e[1].max_length = SIZE_MAX;
+    assert_int_equal(e[0].rank, 0);
+    assert_int_equal(e[1].rank, 1);
+}
+
+/* egr/short (rank 0, up to 2695 B) and egr/bcopy (rank 1): bcopy measured
+ * 2% faster up to 1 KiB with 5% run spreads, as a busy machine made it: a
+ * tie, so the table keeps short first; then bcopy past short's limit */
+static void test_order_noise_does_not_reorder(void **state)
+{
+    psel_calib_order_entry_t e[2];
+    ucs_string_buffer_t report;
+    psel_calib_t calib;
+    int winner[128];
+    unsigned count, i;
+
+    order_entries(&calib, e);
+    add_order_points(e[0].line, 2695, 20 * US, 0.5 * NS, 1, 0, 0.05);
+    add_order_points(e[1].line, 65536, 20.5 * US, 0.5 * NS, 0.98 / 1.025,
+                     1024, 0.05);
+
+    ucs_string_buffer_init(&report);
+    assert_int_equal(psel_calib_fit_in_order(e, 2, 0.5, &report), UCS_OK);
+    print_message("%s", ucs_string_buffer_cstr(&report));
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report),
+                           "egr/bcopy over tcp/lo: "));
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report),
+                           "taken as a tie, which egr/short keeps"));
+    /* the points kept are the measured ones */
+    assert_rel_close(e[1].line->points[0].time[PSEL_PERF_SINGLE],
+                     (20.5 * US + 4 * NS) * 0.98 / 1.025, 1e-12);
+
+    order_table(e, 2, winner, &count);
+    for (i = 1; i < count; ++i) {
+        assert_true(winner[i] >= winner[i - 1]); /* never back to short */
+    }
+    assert_int_equal(winner[0], 0);
+    assert_int_equal(winner[count - 1], 1);
+    ucs_string_buffer_cleanup(&report);
+    psel_calib_cleanup(&calib);
+}
+
+/* The same, bcopy 30% faster up to 1 KiB with 2% spreads: the points show
+ * it, the table starts with bcopy */
+static void test_order_shown_by_the_points_stays(void **state)
+{
+    psel_calib_order_entry_t e[2];
+    ucs_string_buffer_t report;
+    psel_calib_t calib;
+    int winner[128];
+    unsigned count;
+
+    order_entries(&calib, e);
+    add_order_points(e[0].line, 2695, 20 * US, 0.5 * NS, 1, 0, 0.02);
+    add_order_points(e[1].line, 65536, 14 * US, 0.5 * NS, 1, 0, 0.02);
+
+    ucs_string_buffer_init(&report);
+    assert_int_equal(psel_calib_fit_in_order(e, 2, 0.5, &report), UCS_OK);
+    assert_string_equal(ucs_string_buffer_cstr(&report), "");
+    order_table(e, 2, winner, &count);
+    assert_int_equal(winner[0], 1);
+    assert_true(e[0].line->num_ranges > 0);
+    ucs_string_buffer_cleanup(&report);
+    psel_calib_cleanup(&calib);
+}
+
+/* Spreads that stay wide: noisy measurements are left out; a line with
+ * more than a third of them noisy is refused, naming the sizes */
+static void test_order_noisy_points_refused(void **state)
+{
+    psel_calib_order_entry_t e[2];
+    ucs_string_buffer_t report;
+    psel_calib_t calib;
+    unsigned i, n;
+
+    order_entries(&calib, e);
+    add_order_points(e[0].line, 2695, 20 * US, 0.5 * NS, 1, 0, 0.02);
+    add_order_points(e[1].line, 65536, 30 * US, 0.5 * NS, 1, 0, 0.02);
+    /* short: one noisy latency; bcopy: every other point noisy */
+    e[0].line->points[3].spread[PSEL_PERF_SINGLE] = 0.9;
+    n = e[1].line->num_points;
+    for (i = 0; i < n; i += 2) {
+        e[1].line->points[i].spread[PSEL_PERF_SINGLE] = 2.5;
+        e[1].line->points[i].spread[PSEL_PERF_MULTI]  = 1.5;
+    }
+
+    ucs_string_buffer_init(&report);
+    assert_int_equal(psel_calib_fit_in_order(e, 2, 0.5, &report), UCS_OK);
+    print_message("%s", ucs_string_buffer_cstr(&report));
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report),
+                           "egr/short over tcp/lo: 1 noisy measurement left "
+                           "out (run spread above 50%: 13 B latency 90%)"));
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report),
+                           "egr/bcopy over tcp/lo: refused: "));
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report),
+                           "8 B latency 250%, 8 B streaming 150%"));
+    assert_int_equal(e[1].line->num_points, 0);
+    assert_int_equal(e[1].line->num_ranges, 0);
+    assert_true(e[0].line->num_ranges > 0);
+    /* the noisy latency point keeps its streaming time */
+    assert_true(isnan(e[0].line->points[3].time[PSEL_PERF_SINGLE]));
+    assert_false(isnan(e[0].line->points[3].time[PSEL_PERF_MULTI]));
+    ucs_string_buffer_cleanup(&report);
+    psel_calib_cleanup(&calib);
+}
+
 /* Points of a bcopy-like protocol: one line up to @a frag, a steeper one
  * (per-fragment overhead) above; multi is 60% of single */
 static void add_two_segment_points(psel_calib_line_t *line, size_t frag,
@@ -389,9 +633,10 @@ static void test_piecewise_fit_two_segments(void **state)
     assert_true(err_single < 0.03);
     assert_true(err_multi < 0.03);
 
-    /* without the break one line cannot follow both segments */
+    /* without the break one line cannot follow both segments (the multi
+     * cost may still be split where its envelope bends; single is one line) */
     assert_int_equal(psel_calib_line_fit(line, NULL, 0), UCS_OK);
-    assert_int_equal(line->num_ranges, 1);
+    assert_single_is_one_line(line);
     print_message("one range over both: median relative error %.2f%%\n",
                   100 * psel_calib_line_fit_error(line, PSEL_PERF_SINGLE));
     assert_true(psel_calib_line_fit_error(line, PSEL_PERF_SINGLE) >
@@ -421,16 +666,16 @@ static void test_piecewise_breaks_merged_or_dropped(void **state)
     assert_rel_close(line->ranges[0].perf[PSEL_PERF_SINGLE].c, 2 * US, 1e-9);
     assert_rel_close(line->ranges[1].perf[PSEL_PERF_SINGLE].m, 0.3 * NS, 1e-9);
 
-    /* at most PSEL_PROTO_MAX_RANGES - 1 breaks: the first ones */
+    /* at most PSEL_CALIB_MAX_FIT_RANGES - 1 breaks: the first ones */
     assert_int_equal(psel_calib_line_fit(line, many, 5), UCS_OK);
-    assert_int_equal(line->num_ranges, PSEL_PROTO_MAX_RANGES);
+    assert_int_equal(line->num_ranges, PSEL_CALIB_MAX_FIT_RANGES);
     assert_int_equal(line->ranges[2].max_length, 4096);
     assert_int_equal(line->ranges[3].max_length, SIZE_MAX);
 
     /* breaks must ascend; a failed fit leaves the ranges as they were */
     assert_int_equal(psel_calib_line_fit(line, unsorted, 2),
                      UCS_ERR_INVALID_PARAM);
-    assert_int_equal(line->num_ranges, PSEL_PROTO_MAX_RANGES);
+    assert_int_equal(line->num_ranges, PSEL_CALIB_MAX_FIT_RANGES);
 
     /* nothing usable to fit */
     empty = psel_calib_line_get(&calib, "egr/bcopy", "tcp/eth0",
@@ -492,6 +737,20 @@ static void assert_calib_equal(const psel_calib_t *a, const psel_calib_t *b)
     assert_string_equal(a->created, b->created);
     assert_string_equal(a->mode, b->mode);
     assert_rel_close(a->duration, b->duration, 1e-6);
+    assert_int_equal(a->has_noise, b->has_noise);
+    if (a->has_noise) {
+        assert_rel_close(a->noise.spread, b->noise.spread, 1e-9);
+        assert_rel_close(a->noise.max_spread, b->noise.max_spread, 1e-9);
+        assert_rel_close(a->noise.steal, b->noise.steal, 1e-9);
+        assert_rel_close(a->noise.load, b->noise.load, 1e-9);
+        assert_int_equal(a->noise.refused, b->noise.refused);
+    }
+    assert_int_equal(a->num_rails, b->num_rails);
+    for (i = 0; i < a->num_rails; ++i) {
+        assert_string_equal(a->rails[i].lane, b->rails[i].lane);
+        assert_rel_close(a->rails[i].latency, b->rails[i].latency, 1e-9);
+        assert_rel_close(a->rails[i].bandwidth, b->rails[i].bandwidth, 1e-9);
+    }
     assert_int_equal(a->num_lines, b->num_lines);
     for (i = 0; i < a->num_lines; ++i) {
         la = &a->lines[i];
@@ -533,6 +792,16 @@ static void make_sample(psel_calib_t *calib)
     psel_calib_init(calib);
     calib->duration = 123.456789;
     ucs_strncpy_zero(calib->mode, "quick", sizeof(calib->mode));
+    calib->has_noise        = 1;
+    calib->noise.spread     = 0.0325;
+    calib->noise.max_spread = 0.415;
+    calib->noise.steal      = 0.005;
+    calib->noise.load       = 1.875;
+    calib->noise.refused    = 4;
+    assert_int_equal(psel_calib_rail_set(calib, "tcp/pr1", 21.5 * US,
+                                         1540.25e6), UCS_OK);
+    assert_int_equal(psel_calib_rail_set(calib, "tcp/pr2", 22.1 * US,
+                                         112.5e6), UCS_OK);
 
     rng_state = 12345;
     line = psel_calib_line_get(calib, "egr/bcopy", "tcp/lo",
@@ -578,8 +847,12 @@ static void test_fit_knee_finds_the_bend(void **state)
     }
 
     assert_int_equal(psel_calib_line_fit(line, NULL, 0), UCS_OK);
-    assert_int_equal(line->num_ranges, 1);
+    assert_single_is_one_line(line);
     err_plain = psel_calib_line_fit_error(line, PSEL_PERF_SINGLE);
+    /* the multi points (half of single) are the envelope of a flat line and
+     * a slope: followed without any break */
+    assert_int_equal(line->num_ranges, 2);
+    assert_true(psel_calib_line_fit_error(line, PSEL_PERF_MULTI) < 0.01);
 
     assert_int_equal(psel_calib_line_fit_knee(line, NULL, 0), UCS_OK);
     assert_int_equal(line->num_ranges, 2);
@@ -587,7 +860,8 @@ static void test_fit_knee_finds_the_bend(void **state)
     assert_true((knee >= 512) && (knee <= 4096));
     for (i = 0; i < line->num_points; ++i) {
         x = line->points[i].size;
-        t = ucs_linear_func_apply(line->ranges[(x <= knee) ? 0 : 1]
+        t = ucs_linear_func_apply(line->ranges[(x <= knee) ? 0 :
+                                               (line->num_ranges - 1)]
                                           .perf[PSEL_PERF_SINGLE], x);
         assert_rel_close(t, line->points[i].time[PSEL_PERF_SINGLE], 0.05);
     }
@@ -596,11 +870,11 @@ static void test_fit_knee_finds_the_bend(void **state)
 
     /* no room for another range: the breaks given are kept as they are */
     {
-        size_t breaks[PSEL_PROTO_MAX_RANGES - 1] = {64, 256, 4096};
+        size_t breaks[PSEL_CALIB_MAX_FIT_RANGES - 1] = {64, 256, 4096};
         assert_int_equal(psel_calib_line_fit_knee(line, breaks,
-                                                  PSEL_PROTO_MAX_RANGES - 1),
+                                                  PSEL_CALIB_MAX_FIT_RANGES - 1),
                          UCS_OK);
-        assert_int_equal(line->num_ranges, PSEL_PROTO_MAX_RANGES);
+        assert_int_equal(line->num_ranges, PSEL_CALIB_MAX_FIT_RANGES);
         assert_int_equal(line->ranges[2].max_length, 4096);
     }
     psel_calib_cleanup(&calib);
@@ -620,8 +894,11 @@ static void test_round_trip_write_parse(void **state)
     assert_calib_equal(&calib, &parsed);
 
     /* human- and awk-readable: keyword, names, then numbers in ns */
-    assert_non_null(strstr(text, "\nprotosel-calibration 1\n"));
+    assert_non_null(strstr(text, "\nprotosel-calibration 2\n"));
     assert_non_null(strstr(text, "\nmode quick\n"));
+    assert_non_null(strstr(text, "\nnoise 3.25 41.5 0.5 1.875 4\n"));
+    assert_non_null(strstr(text, "\nrail tcp/pr1 21500 1540.25\n"
+                                 "rail tcp/pr2 22100 112.5\n"));
     assert_non_null(strstr(text, "\nrange egr/bcopy tcp/lo host 8192 "));
     assert_non_null(strstr(text, "\nrange egr/short posix/memory host inf 700 "
                                  "0 200 1.024\n"));
@@ -771,9 +1048,22 @@ typedef struct {
 } bad_file_t;
 
 static const bad_file_t bad_files[] = {
-    {"", 1, "missing 'protosel-calibration 1' line"},
-    {"# only a comment\n\n", 2, "missing 'protosel-calibration 1' line"},
-    {"hello 1\n", 1, "expected 'protosel-calibration 1' as the first line"},
+    {"", 1, "missing 'protosel-calibration 2' line"},
+    {"# only a comment\n\n", 2, "missing 'protosel-calibration 2' line"},
+    /* format 2: noise and rails */
+    {HDR "noise 1 2 3 4\n", 7, "noise: expected 5 field(s), got 4"},
+    {HDR "noise 1 2 101 4 0\n", 7, "noise: steal 101% or refused 0 out of "
+     "range"},
+    {HDR "noise 1 2 3 4 -1\n", 7, "noise refused '-1'"},
+    {HDR "noise 1 2 3 4 5\nnoise 1 2 3 4 5\n", 8, "noise: duplicate"},
+    {HDR RANGE("inf") "noise 1 2 3 4 5\n", 8, "noise: header line after"},
+    {HDR "rail tcp/eth0 20000\n", 7, "rail: expected 3 fields"},
+    {HDR "rail tcp/eth0 0 1000\n", 7, "rail tcp/eth0: bad value"},
+    {HDR "rail tcp/eth0 20000 nan\n", 7, "bandwidth 'nan': expected a number"},
+    {HDR "rail tcp/eth0 1 1\nrail tcp/eth0 2 2\n", 8,
+     "rail tcp/eth0: duplicate"},
+    {HDR "rail tcp/eth0#1 1 1\n", 7, "lane 'tcp/eth0#1': expected a printable name"},
+    {"hello 1\n", 1, "expected 'protosel-calibration 2' as the first line"},
     {HDR_HOST HDR_MAGIC, 1, "as the first line, got 'host'"},
     {"protosel-calibration x\n", 1, "format version 'x'"},
     {"protosel-calibration 1 2\n", 1, "first line"},
@@ -829,8 +1119,9 @@ static const bad_file_t bad_files[] = {
     {HDR RANGE("8192") RANGE("4096") RANGE("inf"), 8,
      "max_length 4096: not above the previous range's (line 7)"},
     {HDR RANGE("inf") RANGE("inf"), 8, "max_length inf: not above"},
-    {HDR RANGE("1") RANGE("2") RANGE("3") RANGE("4") RANGE("inf"), 11,
-     "range: more than 4 ranges for egr/bcopy tcp/lo host"},
+    {HDR RANGE("1") RANGE("2") RANGE("3") RANGE("4") RANGE("5") RANGE("6")
+     RANGE("7") RANGE("8") RANGE("inf"), 15,
+     "range: more than 8 ranges for egr/bcopy tcp/lo host"},
     {HDR RANGE("8192") POINT("1") POINT("2"), 7,
      "max_length 8192: the last range of egr/bcopy tcp/lo host must end at "
      "inf"},
@@ -875,7 +1166,8 @@ static void test_malformed_files_name_line_and_field(void **state)
                         ucs_status_string(status), bad_files[i].text);
             fail();
         }
-        snprintf(needle, sizeof(needle), "test:%u: ", bad_files[i].line);
+        /* "test:LINE: " or, at a token, "test:LINE:COLUMN: " */
+        snprintf(needle, sizeof(needle), "test:%u:", bad_files[i].line);
         if (!strstr(psel_test_log_captured(), needle) ||
             !strstr(psel_test_log_captured(), bad_files[i].needle)) {
             print_error("bad file %u: expected '%s%s', got '%s'\n", i, needle,
@@ -885,6 +1177,23 @@ static void test_malformed_files_name_line_and_field(void **state)
         assert_int_equal(psel_test_log_count(), 1);
         assert_memory_equal(&calib, &untouched, sizeof(calib));
     }
+}
+
+/* A bad number is reported at its column, in the C locale's terms: a
+ * comma is not a decimal point */
+static void test_malformed_number_column(void **state)
+{
+    static const char text[] = HDR "range egr/bcopy tcp/lo host 8192 7600 "
+                                   "2,5 3000 200\n";
+    psel_calib_t calib;
+
+    (void)state;
+    psel_test_log_capture_start();
+    assert_int_equal(psel_calib_parse(text, strlen(text), "test", &calib),
+                     UCS_ERR_INVALID_PARAM);
+    /* "range egr/bcopy tcp/lo host 8192 7600 " is 38 characters */
+    psel_assert_log_contains("test:7:39: single m '2,5': expected a number");
+    psel_test_log_capture_stop();
 }
 
 static void test_malformed_long_line_and_nul(void **state)
@@ -959,14 +1268,15 @@ static void test_accepted_variants(void **state)
 
 static void test_other_format_version_unsupported(void **state)
 {
-    static const char text[] = "protosel-calibration 2\nwhatever new\n";
+    static const char text[] = "protosel-calibration 3\nwhatever new\n";
     psel_calib_t calib;
 
     psel_test_log_capture_start();
     assert_int_equal(psel_calib_parse(text, sizeof(text) - 1, "test", &calib),
                      UCS_ERR_UNSUPPORTED);
     psel_test_log_capture_stop();
-    psel_assert_log_contains("test:1: format version 2, this build reads 1");
+    psel_assert_log_contains("test:1: format version 3, this build reads 1 "
+                             "to 2");
 }
 
 
@@ -998,17 +1308,36 @@ static void test_check_host_and_ucx(void **state)
                      PSEL_CALIB_MISMATCHED);
     assert_non_null(strstr(why, "elsewhere"));
 
-    /* same hostname, another machine (a clone of the image) */
+    /* same hostname, another machine (a clone of the image): checked
+     * against a given identity, so it runs whether or not this host has a
+     * machine id */
     psel_calib_init(&calib);
-    if (strcmp(calib.machine_id, "-")) {
-        ucs_strncpy_zero(calib.machine_id, "ffffffffffffffff",
-                         sizeof(calib.machine_id));
-        assert_int_equal(psel_calib_check(&calib, why, sizeof(why)),
-                         PSEL_CALIB_MISMATCHED);
-        assert_non_null(strstr(why, "machine id ffffffffffffffff"));
-    }
-    /* an unknown machine id is not held against the file */
+    ucs_strncpy_zero(calib.machine_id, "ffffffffffffffff",
+                     sizeof(calib.machine_id));
+    assert_int_equal(psel_calib_check_host(&calib, calib.hostname,
+                                           "0123456789abcdef", why,
+                                           sizeof(why)),
+                     PSEL_CALIB_MISMATCHED);
+    assert_non_null(strstr(why, "machine id ffffffffffffffff, this one has "
+                                "0123456789abcdef"));
+    assert_int_equal(psel_calib_check_host(&calib, calib.hostname,
+                                           "ffffffffffffffff", why,
+                                           sizeof(why)),
+                     PSEL_CALIB_MATCH);
+    /* an unknown machine id, on either side, is not held against the file */
+    assert_int_equal(psel_calib_check_host(&calib, calib.hostname, "-", why,
+                                           sizeof(why)),
+                     PSEL_CALIB_MATCH);
     ucs_strncpy_zero(calib.machine_id, "-", sizeof(calib.machine_id));
+    assert_int_equal(psel_calib_check_host(&calib, calib.hostname,
+                                           "0123456789abcdef", why,
+                                           sizeof(why)),
+                     PSEL_CALIB_MATCH);
+    /* another hostname with the same machine id is another host */
+    assert_int_equal(psel_calib_check_host(&calib, "elsewhere", "-", why,
+                                           sizeof(why)),
+                     PSEL_CALIB_MISMATCHED);
+    /* and on this host: the file's unknown id matches */
     assert_int_equal(psel_calib_check(&calib, why, sizeof(why)),
                      PSEL_CALIB_MATCH);
 
@@ -1016,6 +1345,45 @@ static void test_check_host_and_ucx(void **state)
     assert_int_equal(psel_calib_check(&calib, why, 5), PSEL_CALIB_MATCH);
     assert_int_equal(strlen(why), 4);
     psel_calib_cleanup(&calib);
+}
+
+/* The machine id is the first word of the file, "-" when there is none */
+static void test_read_machine_id(void **state)
+{
+    char path[] = "/tmp/test_calib_machine_id.XXXXXX";
+    char id[64];
+    int fd = mkstemp(path);
+    FILE *f;
+
+    assert_true(fd >= 0);
+    f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs("  3d1219c7c4c5404aaa1f6d2a48adfda4\n", f);
+    fclose(f);
+    psel_calib_read_machine_id(path, id, sizeof(id));
+    /* leading blanks end the first word: an unusual file reads as unknown */
+    assert_string_equal(id, "-");
+
+    f = fopen(path, "w");
+    fputs("3d1219c7c4c5404aaa1f6d2a48adfda4 extra\n", f);
+    fclose(f);
+    psel_calib_read_machine_id(path, id, sizeof(id));
+    assert_string_equal(id, "3d1219c7c4c5404aaa1f6d2a48adfda4");
+
+    f = fopen(path, "w");
+    fputs("ab#cd\n", f); /* '#' would start a comment in the file */
+    fclose(f);
+    psel_calib_read_machine_id(path, id, sizeof(id));
+    assert_string_equal(id, "ab_cd");
+
+    f = fopen(path, "w");
+    fclose(f);
+    psel_calib_read_machine_id(path, id, sizeof(id));
+    assert_string_equal(id, "-");
+
+    unlink(path);
+    psel_calib_read_machine_id(path, id, sizeof(id));
+    assert_string_equal(id, "-");
 }
 
 
@@ -1183,9 +1551,15 @@ int main(void)
         cmocka_unit_test(test_write_rejects_unreadable_content_and_io_errors),
         cmocka_unit_test(test_malformed_files_name_line_and_field),
         cmocka_unit_test(test_malformed_long_line_and_nul),
+        cmocka_unit_test(test_malformed_number_column),
         cmocka_unit_test(test_accepted_variants),
         cmocka_unit_test(test_other_format_version_unsupported),
         cmocka_unit_test(test_check_host_and_ucx),
+        cmocka_unit_test(test_read_machine_id),
+        cmocka_unit_test(test_fit_multi_envelope_of_crossing_stages),
+        cmocka_unit_test(test_order_noise_does_not_reorder),
+        cmocka_unit_test(test_order_shown_by_the_points_stays),
+        cmocka_unit_test(test_order_noisy_points_refused),
         cmocka_unit_test(test_apply_replaces_ranges),
         cmocka_unit_test(test_default_path),
     };

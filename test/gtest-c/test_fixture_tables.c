@@ -3,7 +3,8 @@
  * real endpoint-init path: import the fixture, psel_ep_config_init() with
  * PSEL_FEATURE_TAG, local = remote = the fixture (a cluster of identical
  * machines, PSEL_PEER_REMOTE_HOST), default config unless a test overrides
- * one variable.
+ * one variable. One endpoint per process (UCX_PSEL_NUM_EPS unset), so a
+ * latency that grows with endpoints is taken at N = 1, as UCP does.
  *
  * Units in the reasoning: us and ns/B; "MB/s" is ucx_info's 2^20 B/s, so
  * 1/bw [ns/B] = 1e3 / (MB/s · 1.048576). With the defaults:
@@ -48,6 +49,9 @@ extern char **environ;
 #define F000 "000-debian12-vm-ucx1.13.1.txt"
 #define F001 "001-azure-hbv3-cx6vf-ucx1.17.txt"
 #define F048 "048-centos8-cx5-fdr56-ucx1.9.txt"
+#define F002 "002-gpu-cx6-hdr-cuda-ucx1.16.txt"
+#define F003 "003-centos7-cx-edr-ucx1.6.txt"
+#define F004 "004-rhel7-4xcx5-edr-nohash-ucx1.13.txt"
 
 #define AM     UCS_BIT(PSEL_LANE_ROLE_AM)
 #define AM_BW  UCS_BIT(PSEL_LANE_ROLE_AM_BW)
@@ -187,6 +191,54 @@ static void check_fixture(const char *fixture, const char *setting,
     check_fixture_rows(fixture, setting, lanes, rows, 1);
 }
 
+/* The whole contig tag-send table of @a mem_type memory between two
+ * machines like @a table, at @a locality, with the default config */
+static void check_table(const psel_resource_table_t *table, int locality,
+                        ucs_memory_type_t mem_type, const golden_lane_t *lanes,
+                        const golden_row_t *rows)
+{
+    const psel_select_table_t *sel;
+    psel_ep_params_t params;
+    psel_config_t config;
+    psel_ep_config_t ep;
+
+    psel_env_reset(NULL);
+    assert_int_equal(psel_config_read(&config), UCS_OK);
+    memset(&params, 0, sizeof(params));
+    params.features = PSEL_FEATURE_TAG;
+    params.local    = table;
+    params.remote   = table;
+    params.locality = locality;
+    params.config   = &config;
+    assert_int_equal(psel_ep_config_init(&ep, &params), UCS_OK);
+
+    assert_lanes(&ep, lanes);
+    assert_int_equal(psel_select_build(&ep.select,
+                                       psel_buffer_type(PSEL_OP_TAG_SEND,
+                                                        PSEL_DT_CONTIG,
+                                                        mem_type, 1),
+                                       &sel), UCS_OK);
+    assert_rows(sel, rows, 1);
+    psel_ep_config_cleanup(&ep);
+    psel_config_release(&config);
+}
+
+static void import_fixture_table(const char *fixture,
+                                 psel_resource_table_t *table)
+{
+    assert_int_equal(psel_ucx_info_import_file(psel_test_fixture_path(fixture),
+                                               table), UCS_OK);
+}
+
+static void import_text_table(const char *text, psel_resource_table_t *table)
+{
+    FILE *in = fmemopen((void*)text, strlen(text), "r");
+
+    assert_non_null(in);
+    assert_int_equal(psel_ucx_info_import(in, "snippet", table), UCS_OK);
+    fclose(in);
+}
+
 /* ------------------------------------------------------------------------
  * 000: Debian 12 VM, UCX 1.13.1. Across hosts only tcp/eth0 is reachable
  * (self: same process only; sysv/posix/cma: same host only; tcp/lo: never
@@ -271,7 +323,8 @@ static void test_000_no_rndv_put(void **state)
  * 0.060 ns/B): dc_mlx5 (L 660, o 40), rc_verbs (L 600, o 75), rc_mlx5
  * (L 600, o 40, am_short 234, am_bcopy/zcopy 8254, get/put_zcopy 65..1G),
  * ud_verbs (L 630, o 105), ud_mlx5 (L 630, o 80).
- *   am:     rc_mlx5 1e-3 / (0.60 + 0.04 + 0.04 us) = 1470.6, beating
+ *   am:     rc_mlx5 (latency 600 + 1·N ns, at N = 1 endpoint 601)
+ *           1e-3 / (0.601 + 0.04 + 0.04 us) = 1468.4, beating
  *           dc_mlx5 (0.74 us: 1351) and ud_mlx5 (0.79 us).
  *   am_bw:  256K / 23588.47 MB/s = 10.598 us; rc_mlx5 1 / (10.598 + 0.64)
  *           = 88983 (rc_verbs/ud/dc add more latency or overhead).
@@ -285,26 +338,41 @@ static const golden_lane_t lanes_001[] = {
 };
 
 /*
- * Rows (L + o = 0.60 + 0.08 = 0.68 us, 1/bw = 0.0404 ns/B, reg.c = 50 ns):
- *  ..226     egr/short: am_short 234 - 8 B tag header (short ties bcopy
- *            at 0.68 us + 0.3693 ns/B and wins on list order).
- *  ..304     egr/bcopy 0.68 + 0.3693 (0.0404 + 2·0.1644) vs egr/zcopy
- *            0.73 + 0.2049 (0.0404 + 0.1644): cross at 0.05 us / 0.1644
- *            ns/B = 304.1 B (psel_info -x: "cross at 304.1 bytes").
- *  ..11916   egr/zcopy; above its fragment 8254 - 32 = 8222 B it adds
- *            40 ns / 8222 = 0.0049 ns/B: m_e = 0.2097.
- *            rndv/get: c_r = 2·0.05 + 3·0.60 + 0.60 + 3·0.08 + 0.04 = 2.78 us,
- *            m_r = 0.0404. Unbiased (2.78 - 0.73) / (0.2097 - 0.0404) =
- *            12109 B; biased (2.7522 - 0.73) / (0.2097 - 0.0400) = 11916.6
- *            (psel_info -x: "cross at 12109.3 bytes, at 11916.6 with the
- *            rendezvous bias").
+ * UCX 1.17 estimates each IB operation class apart (uct_ib_iface_estimate_
+ * perf, UCX_IB_SEND_OVERHEAD "bcopy:5ns,cqe:20ns,db:40ns,wqe_fetch:350ns,
+ * wqe_post:<overhead>"), and the import applies it (README, "Per-operation
+ * costs"). For rc_mlx5 (latency 600 + 1·N ns: 601 at N = 1 endpoint,
+ * overhead 40 ns), per class: latency, send before the post, after it,
+ * receive:
+ *   short  601        40       40       40   (inline WQE: no fetch)
+ *   bcopy  951 (+350) 45 (+5)  40       40
+ *   zcopy  951 (+350) 40       60 (+20) 40
+ * (the growth 1·N adds to every class, as UCX's estimate keeps the iface
+ * latency's m). A message costs latency + send + receive; one more
+ * fragment the sender's before + after.
+ * Rows (1/bw = 0.0404 ns/B, copy = 0.1644 ns/B, reg.c = 50 ns):
+ *  ..226     egr/short 0.681 us + 0.3693 ns/B up to am_short 234 - 8 B tag.
+ *  ..273     egr/bcopy 0.951 + 0.045 + 0.040 = 1.036 us + 0.3693 ns/B vs
+ *            egr/zcopy 0.951 + 0.040 + 0.040 + 0.05 = 1.081 us + 0.2049
+ *            ns/B (one copy less): cross at 0.045 / 0.1644 = 273.7 B
+ *            (psel_info -x: "cross at 273.7 bytes"). Without the per-class
+ *            terms they crossed at 304.1.
+ *  ..17379   egr/zcopy; above its fragment 8254 - 32 = 8222 B one more costs
+ *            40 + 60 ns: 100 / 8222 = 0.0122 ns/B, m_e = 0.2170.
+ *            rndv/get: 2·0.05 (rrc 1) + 3 control AMs (bcopy: 3·0.951 +
+ *            3·(0.045 + 0.040)) + the data's zcopy latency 0.951 + its send
+ *            0.04 = 4.199 us, m_r = 0.0404. Unbiased (4.199 - 1.081) /
+ *            (0.2170 - 0.0404) = 17656 B; biased (4.1570 - 1.081) /
+ *            (0.2170 - 0.0400) = 17379 (psel_info -x: "cross at 17656.8
+ *            bytes, at 17379.2 with the rendezvous bias"). At latency 600
+ *            (no growth term) it was 17362.
  *  ..inf     rndv/get; rndv/put has the very same line and loses the tie
  *            to the earlier protocol in the list.
  */
 static const golden_row_t rows_001[] = {
     {226, "egr/short", "rc_mlx5/mlx5_0:1"},
-    {304, "egr/bcopy", "rc_mlx5/mlx5_0:1"},
-    {11916, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+    {273, "egr/bcopy", "rc_mlx5/mlx5_0:1"},
+    {17379, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
     {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_0:1"},
     ROWS_END
 };
@@ -315,12 +383,12 @@ static void test_001_default(void **state)
 }
 
 /* UCX_PSEL_RNDV_THRESH=16k: rendezvous is disabled below 16384 and forced
- * from there, so egr/zcopy keeps 11917..16383 it would have lost. */
+ * from there, so egr/zcopy gives up 16384..17379 it would have kept. */
 static void test_001_rndv_thresh(void **state)
 {
     static const golden_row_t rows[] = {
         {226, "egr/short", "rc_mlx5/mlx5_0:1"},
-        {304, "egr/bcopy", "rc_mlx5/mlx5_0:1"},
+        {273, "egr/bcopy", "rc_mlx5/mlx5_0:1"},
         {16383, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_0:1"},
         ROWS_END
@@ -329,13 +397,13 @@ static void test_001_rndv_thresh(void **state)
 }
 
 /* UCX_PSEL_PROTOS=^rndv/get: rndv/put has the same line, so it takes the
- * same boundary 11916. */
+ * same boundary 17379. */
 static void test_001_no_rndv_get(void **state)
 {
     static const golden_row_t rows[] = {
         {226, "egr/short", "rc_mlx5/mlx5_0:1"},
-        {304, "egr/bcopy", "rc_mlx5/mlx5_0:1"},
-        {11916, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {273, "egr/bcopy", "rc_mlx5/mlx5_0:1"},
+        {17379, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "rndv/put", "rc_mlx5/mlx5_0:1"},
         ROWS_END
     };
@@ -364,22 +432,27 @@ static const golden_lane_t lanes_048[] = {
 };
 
 /*
- * Rows (L + o = 0.78 us, 1/bw = 0.1482 ns/B, reg.c = 50 ns):
- *  ..304     egr/short, below its limit 2046 - 8: short (0.78 us + 0.1482 +
- *            2·0.1644 = 0.4771 ns/B) and zcopy (0.83 us + 0.3127 ns/B)
+ * Rows (rc_mlx5's latency 700 + 1·N ns at N = 1: L = 0.701 us; L + o =
+ * 0.781 us, 1/bw = 0.1482 ns/B, reg.c = 50 ns):
+ *  ..304     egr/short, below its limit 2046 - 8: short (0.781 us + 0.1482 +
+ *            2·0.1644 = 0.4771 ns/B) and zcopy (0.831 us + 0.3127 ns/B)
  *            cross at 0.05 / 0.1645 = 304.1 B; bcopy ties with short and
  *            loses on list order.
- *  ..13574   egr/zcopy (0.3175 ns/B above its 8222 B fragment: + 40 / 8222).
+ *  ..13591   egr/zcopy (0.3175 ns/B above its 8222 B fragment: + 40 / 8222).
  *            rndv/get takes, of the two rma_bw lanes, the one with
- *            get_zcopy: rc_mlx5 alone. c_r = 2·0.05 + 3·0.70 + 0.70 + 3·0.08 +
- *            0.04 = 3.18 us, m_r = 0.1482: crossing 13881.4, biased 13574.7.
- *  ..748114  rndv/get. rndv/put runs on both lanes (tcp/ib0 has put_zcopy):
+ *            get_zcopy: rc_mlx5 alone. c_r = 2·0.05 + 3·0.701 + 0.701 +
+ *            3·0.08 + 0.04 = 3.184 us, m_r = 0.1482: crossing 13899.1,
+ *            biased 13592.0 (13574 at L = 0.700).
+ *  ..748101  rndv/get. rndv/put runs on both lanes (tcp/ib0 has put_zcopy):
  *            m = 1 / (6433.22 + 6239.81 MB/s) = 0.0753 ns/B, but its
  *            constant pays the registration on both MDs, the slowest data
  *            lane's latency (tcp/ib0, 5.21 us) and its 50 us send overhead:
- *            2·(0.05 + 0.05) + 3·0.70 + 5.21 + 3·0.08 + 50 = 57.75 us. Both
+ *            2·(0.05 + 0.05) + 3·0.701 + 5.21 + 3·0.08 + 50 = 57.753 us. Both
  *            are biased alike, so they cross where the unbiased lines do:
- *            (57.75 - 3.18) / (0.1482 - 0.0753) = 748114.
+ *            (57.753 - 3.184) / (0.1482 - 0.0753) = 748101 (the growth
+ *            term adds 3 ns to put's constant, 3 L of the am lane, and 4
+ *            ns to get's, whose data lane is rc_mlx5 too: 1 ns less
+ *            between them, 13.7 B earlier than the 748114 of L = 0.700).
  *  ..inf     rndv/put over "rc_mlx5/mlx5_0:1 51% + tcp/ib0 49%".
  *  (ib0 is IPoIB on the same FDR port, so in reality the summed bandwidth
  *  exceeds the link; a UCX 1.9 dump has no sys_dev to tell: a data limit.)
@@ -388,8 +461,8 @@ static void test_048_default(void **state)
 {
     static const golden_row_t rows[] = {
         {304, "egr/short", "rc_mlx5/mlx5_0:1"},
-        {13574, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
-        {748114, "rndv/get", "rc_mlx5/mlx5_0:1"},
+        {13591, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {748101, "rndv/get", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "rndv/put", "rc_mlx5/mlx5_0:1 51% + tcp/ib0 49%"},
         ROWS_END
     };
@@ -401,12 +474,12 @@ static void test_048_default(void **state)
  * UCX_PSEL_MAX_RNDV_LANES=1: rma_bw takes one lane (am_bw has one anyway:
  * UCX_PSEL_MAX_EAGER_LANES=1), so tcp/ib0 is gone.
  *  ..304     egr/short (crosses zcopy at 304.1 B, as in the default table).
- *  ..13574   egr/zcopy 0.83 us + 0.3127 ns/B; above 8222 B fragments add
- *            40 / 8222 = 0.0049: m_e = 0.3175.
- *            rndv/get c_r = 2·0.05 + 4·0.70 + 3·0.08 + 0.04 = 3.18 us,
- *            m_r = 0.1482. Unbiased (3.18 - 0.83) / (0.3175 - 0.1482) =
- *            13881 B; biased (3.1482 - 0.83) / (0.3175 - 0.1467) = 13574.7
- *            (psel_info -x: "cross at 13881.4 bytes, at 13574.7").
+ *  ..13591   egr/zcopy 0.831 us + 0.3127 ns/B (L = 0.701 at N = 1);
+ *            above 8222 B fragments add 40 / 8222 = 0.0049: m_e = 0.3175.
+ *            rndv/get c_r = 2·0.05 + 4·0.701 + 3·0.08 + 0.04 = 3.184 us,
+ *            m_r = 0.1482. Unbiased (3.184 - 0.831) / (0.3175 - 0.1482) =
+ *            13899 B; biased (3.1522 - 0.831) / (0.3175 - 0.1467) = 13592.0
+ *            (psel_info -x: "cross at 13899.1 bytes, at 13592.0").
  *  ..inf     rndv/get (rndv/put ties and comes later in the list).
  */
 static void test_048_one_rndv_lane(void **state)
@@ -416,11 +489,287 @@ static void test_048_one_rndv_lane(void **state)
     };
     static const golden_row_t rows[] = {
         {304, "egr/short", "rc_mlx5/mlx5_0:1"},
-        {13574, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {13591, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_0:1"},
         ROWS_END
     };
     check_fixture(F048, "UCX_PSEL_MAX_RNDV_LANES=1", lanes, rows);
+}
+
+/* ------------------------------------------------------------------------
+ * 002: GPU node, ConnectX-6 HDR, UCX 1.16, cuda_copy/cuda_ipc/gdr_copy.
+ * Per-operation costs (README "Per-operation costs", UCX 1.16 rules):
+ *   rc_mlx5 (L 600 + 1·N, o 40): at N = 1 endpoint short 601/40/40/40,
+ *     bcopy 951/45/40/40, zcopy 951/40/60/40 (latency/send before/after/
+ *     receive, ns)
+ *   cma (L 80, o 2000 in the attributes): 80/500/0/500 for every class
+ *     (uct_scopy_iface_estimate_perf: 500 ns, UCX >= 1.16)
+ *   sysv (L 80, o 10): 80/10/0/10; cuda_ipc (L 1000, o 7000): 1000/7000/0/7000
+ * 1/bw: sysv 15360 MB/s 0.062088 ns/B, cma 11145 MB/s, rc_mlx5 23588.47
+ * MB/s 0.040430 ns/B, the pair cma + rc_mlx5 34733.47 MB/s 0.027457 ns/B,
+ * cuda_ipc 300000 MB/s 0.003179 ns/B; copy (memcpy) 0.164429 ns/B.
+ *
+ * Same host (--same-host), lanes:
+ *   am/am_bw  sysv/memory: 1e-3 / (80 + 10 + 10 ns) = 1e4, ties posix and
+ *             comes first; am_bw 1 / (256K/15360 MB/s + 90 ns) = 6.11e4.
+ *   rma_bw for host memory (the local MD registers host; cuda_ipc does not):
+ *             cma 1 / (256K/11145 MB/s 22.43 us + 0.08 + 2.0 + 0.009) =
+ *             4.08e4, then rc_mlx5 1 / (10.598 + 0.64 + 16 + 15.73 us) =
+ *             2.33e4 (23588 >= 11145 / 4: kept; two lanes at most).
+ *   rma_bw for cuda: cuda_ipc (registers cuda) 1 / (0.83 + 1.0 + 7.0 us) =
+ *             1.13e5; cuda_copy and gdr_copy copy within one process only.
+ */
+static const golden_lane_t lanes_002_same_host[] = {
+    {"sysv/memory", AM | AM_BW},
+    {"cma/memory", RMA_BW},
+    {"rc_mlx5/mlx5_0:1", RMA_BW},
+    {"cuda_ipc/cuda", RMA_BW},
+    LANES_END
+};
+
+/*
+ * Host memory, same host. The host table uses no GPU-only lane.
+ *  ..92      egr/short (sysv am_short 100 - 8): 0.100 us + 0.062088 +
+ *            2·0.164429 = 0.390946 ns/B, ties egr/bcopy and wins on order.
+ *  ..5034    egr/bcopy 0.100 us + 0.390946 ns/B (fragment 8224 is not
+ *            reached). rndv/get over cma + rc_mlx5: 2 MDs x 50 ns x 2
+ *            (rrc 1) = 0.2 + three bcopy control AMs on sysv 3·(0.08 +
+ *            0.02) = 0.3 + the data's zcopy latency max(80, 951) = 0.951 +
+ *            its send max(500, 40) = 0.5 -> 1.951 us, m_r = 0.027457.
+ *            Unbiased (1951 - 100) / (0.390946 - 0.027457) = 5092.3; biased
+ *            (1931.49 - 100) / (0.390946 - 0.027182) = 5034.8
+ *            (psel_info -x: "cross at 5092.4 bytes, at 5034.9").
+ *  ..inf     rndv/get; rndv/put has the same line and comes later.
+ */
+static const golden_row_t rows_002_host[] = {
+    {92, "egr/short", "sysv/memory"},
+    {5034, "egr/bcopy", "sysv/memory"},
+    {SIZE_MAX, "rndv/get", "cma/memory 32% + rc_mlx5/mlx5_0:1 68%"},
+    ROWS_END
+};
+
+/*
+ * cuda memory, same host.
+ *  egr/short: needs CPU-accessible memory. egr/bcopy packs and unpacks with
+ *  the lowest-latency copy engine, gdr_copy (1.4 us + 1/6911 MB/s =
+ *  0.137994 ns/B; cuda_copy has 8 us): 0.100 + 2·1.4 = 2.9 us, m = 0.062088
+ *  + 2·0.137994 = 0.338076, + 10 ns / 8224 = 0.001216 above the fragment.
+ *  rndv/get over cuda_ipc: 2·0.05 + 0.3 (control) + 1.0 + 7.0 = 8.4 us,
+ *  m_r = 0.003179. Biased (8316 - 2900) / (0.339292 - 0.003147) = 16112.1;
+ *  unbiased (8400 - 2900) / (0.339292 - 0.003179) = 16363.6.
+ */
+static const golden_row_t rows_002_cuda_same_host[] = {
+    {16112, "egr/bcopy", "sysv/memory"},
+    {SIZE_MAX, "rndv/get", "cuda_ipc/cuda"},
+    ROWS_END
+};
+
+static void test_002_gpu_node_same_host(void **state)
+{
+    psel_resource_table_t table;
+
+    (void)state;
+    import_fixture_table(F002, &table);
+    check_table(&table, PSEL_PEER_SAME_HOST, UCS_MEMORY_TYPE_HOST,
+                lanes_002_same_host, rows_002_host);
+    check_table(&table, PSEL_PEER_SAME_HOST, UCS_MEMORY_TYPE_CUDA,
+                lanes_002_same_host, rows_002_cuda_same_host);
+    free(table.resources);
+}
+
+/*
+ * Another host: only rc_mlx5 (every role; mlx5_0:1 has one path and tcp/ib0
+ * 2200 MB/s < 23588 / 4), and no lane registers cuda memory (no GPUDirect
+ * RDMA in this dump: mlx5_0's memory types are host only).
+ * cuda memory:
+ *  egr/bcopy on rc_mlx5 with gdr_copy: 0.951 + 0.045 + 0.04 + 2·1.4 = 3.836
+ *  us, m = 0.040430 + 2·0.137994 = 0.316418, + 85 ns / 8222 = 0.010338
+ *  above the fragment = 0.326756.
+ *  rndv/mtype stages through host: control 3·0.951 + 3·0.085 + data 0.951 +
+ *  0.04 = 4.099 us plus two cuda_copy copies (the best bandwidth: 8 us +
+ *  1/10000 MB/s = 0.095367 ns/B) = 20.099 us, m = 2·0.095367 + 0.040430 +
+ *  100 ns / 512 KiB = 0.231356. Biased (19898.01 - 3836) / (0.326756 -
+ *  0.229042) = 164378.5 (psel_info -x: "at 164378.7"; the digits above are
+ *  rounded).
+ */
+static const golden_lane_t lanes_002_remote[] = {
+    {"rc_mlx5/mlx5_0:1", AM | AM_BW | RMA_BW}, LANES_END
+};
+
+static const golden_row_t rows_002_cuda_remote[] = {
+    {164378, "egr/bcopy", "rc_mlx5/mlx5_0:1"},
+    {SIZE_MAX, "rndv/mtype", "cuda_copy/cuda + rc_mlx5/mlx5_0:1"},
+    ROWS_END
+};
+
+static void test_002_gpu_node_remote_host(void **state)
+{
+    psel_resource_table_t table;
+
+    (void)state;
+    import_fixture_table(F002, &table);
+    check_table(&table, PSEL_PEER_REMOTE_HOST, UCS_MEMORY_TYPE_CUDA,
+                lanes_002_remote, rows_002_cuda_remote);
+    free(table.resources);
+}
+
+/* ------------------------------------------------------------------------
+ * 003: the UCX 1.6 layout (CentOS 7, EDR). UCX 1.6 predates the
+ * per-operation estimate: every class costs the attributes. Across hosts
+ * rc_mlx5 (L 600 + 1·N, o 40, 11794.23 MB/s: 1/bw 0.080860) has every role
+ * (rc verbs o 75, dc 660, ud 610; one path; tcp/ib0 has no put/get zcopy in
+ * 1.6).
+ * At N = 1 endpoint L = 0.601 us.
+ *  ..304     egr/short 0.681 us + 0.409718 ns/B vs egr/zcopy 0.731 +
+ *            0.245289: 0.05 / 0.164429 = 304.1.
+ *  ..11903   egr/zcopy, + 40 / (8190 - 32) = 0.004903 above the fragment:
+ *            m_e = 0.080859 + 0.164427 + 0.004903 = 0.250189. rndv/get
+ *            2·0.05 + 3·0.601 + 0.601 + 3·0.08 + 0.04 = 2.784 us: biased
+ *            (2756.16 - 731) / (0.250189 - 0.080051) = 11903.0, unbiased
+ *            12124.3 (psel_info -x: "cross at 12124.3 bytes, at 11903.0").
+ */
+static void test_003_ucx16_layout(void **state)
+{
+    static const golden_lane_t lanes[] = {
+        {"rc_mlx5/mlx5_0:1", AM | AM_BW | RMA_BW}, LANES_END
+    };
+    static const golden_row_t rows[] = {
+        {304, "egr/short", "rc_mlx5/mlx5_0:1"},
+        {11903, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_0:1"},
+        ROWS_END
+    };
+    check_fixture(F003, NULL, lanes, rows);
+}
+
+/* ------------------------------------------------------------------------
+ * 004: pasted without '#', UCX 1.13.0, two active ConnectX-5 EDR HCAs
+ * (mlx5_0, mlx5_1; mlx5_2/3 have no device). 1.13 adds no per-operation
+ * terms. am/am_bw on rc_mlx5/mlx5_0:1; rma_bw takes both HCAs (two rails of
+ * 11794.23 MB/s: 1/bw 0.040430 together).
+ *  ..304     egr/short vs egr/zcopy as in 003.
+ *  ..10109   egr/zcopy m_e = 0.080859 + 0.164427 + 40 / 8222 = 0.250151.
+ *            rndv/get (L = 0.601 at N = 1): two MDs register, 2·(0.05 +
+ *            0.05) + 3·0.601 + 0.601 + 0.24 + 0.04 = 2.884 us, m_r =
+ *            0.040430. Biased (2855.16 - 731) / (0.250151 - 0.040025) =
+ *            10109.0, unbiased 10266.0 (psel_info -x: "at 10109.0"; the
+ *            boundary is that close to the integer, so the digits matter).
+ */
+static void test_004_two_rails_without_hash(void **state)
+{
+    static const golden_lane_t lanes[] = {
+        {"rc_mlx5/mlx5_0:1", AM | AM_BW | RMA_BW},
+        {"rc_mlx5/mlx5_1:1", RMA_BW},
+        LANES_END
+    };
+    static const golden_row_t rows[] = {
+        {304, "egr/short", "rc_mlx5/mlx5_0:1"},
+        {10109, "egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_0:1 50% + rc_mlx5/mlx5_1:1 50%"},
+        ROWS_END
+    };
+    check_fixture(F004, NULL, lanes, rows);
+}
+
+/* ------------------------------------------------------------------------
+ * RoCE and a RoCE LAG bond. No complete public dump of either was found
+ * (test/fixtures/README.md), so these are the rc_mlx5 block of fixture 002
+ * as UCX prints it for a RoCE port: latency + 200 ns (uct_ib_iface_query:
+ * RoCE's GRH), an 18-byte device address (GID), 22874.95 MB/s (100 GbE
+ * 4x25.78125 Gb/s with RoCE headers: uct_ib_iface_query's wire speed), and
+ * for the bond "device num paths: 2" (the RoCE LAG level,
+ * uct_ib_device_get_roce_lag_level). UCX 1.16, so the per-operation terms
+ * apply, at N = 1 endpoint (latency 801): short 801/40/40/40, bcopy
+ * 1151/45/40/40, zcopy 1151/40/60/40.
+ */
+#define ROCE_MD(_dev, _paths) \
+    "# Library version: 1.16.0\n" \
+    "# Memory domain: " _dev "\n" \
+    "#     Component: ib\n" \
+    "#             register: unlimited, cost: 16000 + 0.060 * N nsec\n" \
+    "#           remote key: 8 bytes\n" \
+    "#           local memory handle is required for zcopy\n" \
+    "#         memory types: host (access,reg,cache)\n" \
+    "#      Transport: rc_mlx5\n" \
+    "#         Device: " _dev ":1\n" \
+    "#           Type: network\n" \
+    "#            bandwidth: 22874.95/ppn + 0.00 MB/sec\n" \
+    "#              latency: 800 + 1.000 * N nsec\n" \
+    "#             overhead: 40 nsec\n" \
+    "#            put_zcopy: <= 1G, up to 14 iov\n" \
+    "#            get_zcopy: 65..1G, up to 14 iov\n" \
+    "#             am_short: <= 2046\n" \
+    "#             am_bcopy: <= 8254\n" \
+    "#             am_zcopy: <= 8254, up to 3 iov\n" \
+    "#           connection: to ep\n" \
+    "#      device priority: 50\n" \
+    "#     device num paths: " #_paths "\n" \
+    "#              max eps: 256\n" \
+    "#       device address: 18 bytes\n" \
+    "#           ep address: 10 bytes\n" \
+    "#       error handling: buffer (zcopy), remote access, peer failure\n"
+
+/*
+ * One RoCE port: 1/bw = 0.041691 ns/B.
+ *  ..2038    egr/short 0.881 us + 0.370549 ns/B up to am_short 2046 - 8;
+ *            it would cross egr/zcopy (1.281 us + 0.206120) only at 0.40 /
+ *            0.164429 = 2432.7, beyond its size (the issue's UCX 1.16 table
+ *            of a ConnectX-6 ends eager short at 2038 too).
+ *  ..20722   egr/zcopy (beats egr/bcopy, 1.236 us + 0.370549, from 274 B),
+ *            m_e = 0.206120 + 100 / 8222 = 0.218282 above the fragment.
+ *            rndv/get: 0.1 + 3·(1.151 + 0.085) + 1.151 + 0.04 = 4.999 us,
+ *            m_r = 0.041691. Biased (4949.01 - 1281) / (0.218282 -
+ *            0.041274) = 20722.3, unbiased 21054.3.
+ */
+static void test_roce_port(void **state)
+{
+    static const golden_lane_t lanes[] = {
+        {"rc_mlx5/mlx5_2:1", AM | AM_BW | RMA_BW}, LANES_END
+    };
+    static const golden_row_t rows[] = {
+        {2038, "egr/short", "rc_mlx5/mlx5_2:1"},
+        {20722, "egr/zcopy", "rc_mlx5/mlx5_2:1"},
+        {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_2:1"},
+        ROWS_END
+    };
+    psel_resource_table_t table;
+
+    (void)state;
+    import_text_table(ROCE_MD("mlx5_2", 1), &table);
+    check_table(&table, PSEL_PEER_REMOTE_HOST, UCS_MEMORY_TYPE_HOST, lanes,
+                rows);
+    free(table.resources);
+}
+
+/*
+ * The bond: two paths, so two lanes of one resource, named by path; am and
+ * am_bw on path0 (one eager lane), rma_bw on both.
+ *  ..2038    egr/short as above.
+ *  ..18558   egr/zcopy; rndv/get now moves 0.020846 ns/B over both paths:
+ *            biased (4949.01 - 1281) / (0.218282 - 0.020638) = 18558.6,
+ *            unbiased 18831.4.
+ */
+static void test_roce_bond_two_paths(void **state)
+{
+    static const golden_lane_t lanes[] = {
+        {"rc_mlx5/mlx5_bond_0:1/path0", AM | AM_BW | RMA_BW},
+        {"rc_mlx5/mlx5_bond_0:1/path1", RMA_BW},
+        LANES_END
+    };
+    static const golden_row_t rows[] = {
+        {2038, "egr/short", "rc_mlx5/mlx5_bond_0:1/path0"},
+        {18558, "egr/zcopy", "rc_mlx5/mlx5_bond_0:1/path0"},
+        {SIZE_MAX, "rndv/get", "rc_mlx5/mlx5_bond_0:1/path0 50% + "
+                               "rc_mlx5/mlx5_bond_0:1/path1 50%"},
+        ROWS_END
+    };
+    psel_resource_table_t table;
+
+    (void)state;
+    import_text_table(ROCE_MD("mlx5_bond_0", 2), &table);
+    check_table(&table, PSEL_PEER_REMOTE_HOST, UCS_MEMORY_TYPE_HOST, lanes,
+                rows);
+    free(table.resources);
 }
 
 int main(void)
@@ -433,6 +782,12 @@ int main(void)
         cmocka_unit_test(test_001_no_rndv_get),
         cmocka_unit_test(test_048_default),
         cmocka_unit_test(test_048_one_rndv_lane),
+        cmocka_unit_test(test_002_gpu_node_same_host),
+        cmocka_unit_test(test_002_gpu_node_remote_host),
+        cmocka_unit_test(test_003_ucx16_layout),
+        cmocka_unit_test(test_004_two_rails_without_hash),
+        cmocka_unit_test(test_roce_port),
+        cmocka_unit_test(test_roce_bond_two_paths),
     };
 
     return cmocka_run_group_tests_name("fixture_tables", tests, NULL, NULL);

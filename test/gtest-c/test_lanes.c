@@ -581,7 +581,10 @@ static void test_dev_num_paths(void **state)
         assert_int_equal(ep.info[i].local, 0);
         assert_int_equal(ep.info[i].remote, 0);
         assert_int_equal(ep.info[i].path, i);
-        assert_string_equal(ep.lanes[i].name, "rc_mlx5/mlx5_bond_0:1");
+        /* each path its own name, as UCX says "on path1" */
+        assert_string_equal(ep.lanes[i].name,
+                            (i == 0) ? "rc_mlx5/mlx5_bond_0:1/path0" :
+                                       "rc_mlx5/mlx5_bond_0:1/path1");
         assert_ptr_equal(ep.sets.role[PSEL_LANE_ROLE_AM_BW].lanes[i],
                          &ep.lanes[i]);
     }
@@ -597,6 +600,8 @@ static void test_dev_num_paths(void **state)
     assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 1);
     assert_int_equal(ep.num_lanes, 1);
     assert_int_equal(ep.info[0].path, 0);
+    /* a single-path device keeps the plain name */
+    assert_string_equal(ep.lanes[0].name, "rc_mlx5/mlx5_bond_0:1");
     psel_resource_table_cleanup(&table);
 }
 
@@ -670,6 +675,157 @@ static void test_shares(void **state)
     }
     /* a single lane takes everything */
     assert_rel(ep.sets.role[PSEL_LANE_ROLE_AM].shares[0], 1.0);
+    psel_resource_table_cleanup(&table);
+}
+
+/* ------------------------------------------------------------------------
+ * Measured rails (a calibration's rail lines) instead of the attributes
+ */
+typedef struct {
+    const char *name;
+    double      latency, bandwidth;
+} rail_t;
+
+static int measured_rails(void *arg, const char *lane_name, double *latency,
+                          double *bandwidth)
+{
+    const rail_t *rail;
+
+    for (rail = arg; rail->name != NULL; ++rail) {
+        if (!strcmp(rail->name, lane_name)) {
+            *latency   = rail->latency;
+            *bandwidth = rail->bandwidth;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Two tcp rails that advertise the same (10 Gb/s, 10 us): the attributes
+ * split 50/50 */
+static void make_two_rails(psel_resource_table_t *table)
+{
+    psel_resource_t rsc;
+
+    psel_resource_table_init(table);
+    rsc = make_rsc("tcp", "eth0", 1192, 10000, 10000);
+    table_add(table, &rsc);
+    rsc = make_rsc("tcp", "eth1", 1192, 10000, 10000);
+    table_add(table, &rsc);
+}
+
+static void test_measured_rails_drop_the_slow_one(void **state)
+{
+    /* eth1 shaped to 112 MB/s: 13.7x slower than eth0 (> ratio 4), and its
+     * small-message latency measured a little lower (a token bucket lets a
+     * small message through at full speed) */
+    static const rail_t rails[] = {{"tcp/eth0", 21.5 * US, 1539e6},
+                                   {"tcp/eth1", 20.9 * US, 112e6},
+                                   {NULL, 0, 0}};
+    psel_lane_select_params_t params = params_of(1, 2, 2, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+    psel_resource_table_t table;
+    psel_ep_lanes_t ep;
+
+    make_two_rails(&table);
+    select_self(&table, &params, &ep);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 2);
+    assert_rel(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].shares[0], 0.5);
+
+    params.measured     = measured_rails;
+    params.measured_arg = (void*)rails;
+    select_self(&table, &params, &ep);
+    /* the slow rail is below 1/4 of the fast one: dropped everywhere */
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 1);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_AM_BW].count, 1);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0), "tcp/eth0");
+    /* eager goes to the fast rail: 8 KiB on the wire takes 5.3 us there,
+     * 73 us on eth1, which the 0.6 us of latency do not make up */
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM, 0), "tcp/eth0");
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM_BW, 0), "tcp/eth0");
+    /* the lane carries what was measured */
+    assert_rel(ep.sets.role[PSEL_LANE_ROLE_AM].lanes[0]->bandwidth, 1539e6);
+    assert_rel(ep.sets.role[PSEL_LANE_ROLE_AM].lanes[0]->latency, 21.5 * US);
+    /* tcp has no per-class terms: every class takes the measured latency */
+    assert_rel(ep.sets.role[PSEL_LANE_ROLE_AM].lanes[0]->op[PSEL_OP_CLASS_SHORT]
+               .latency, 21.5 * US);
+    assert_rel(ep.sets.role[PSEL_LANE_ROLE_AM].lanes[0]->op[PSEL_OP_CLASS_ZCOPY]
+               .latency, 21.5 * US);
+    psel_resource_table_cleanup(&table);
+}
+
+/* A measured IB rail keeps UCX 1.17's per-class terms on top of the measured
+ * latency: short 2.0 us, bcopy and zcopy 2.0 + 0.35 (WQE fetch) */
+static void test_measured_rail_keeps_class_terms(void **state)
+{
+    static const rail_t rails[] = {{"rc_mlx5/mlx5_0:1", 2.0 * US, 10000e6},
+                                   {NULL, 0, 0}};
+    psel_lane_select_params_t params = params_of(1, 1, 1, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+    psel_resource_table_t table;
+    const psel_lane_t *lane;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+
+    (void)state;
+    psel_resource_table_init(&table);
+    rsc = make_rsc("rc_mlx5", "mlx5_0:1", 12000, 600, 40);
+    psel_resource_op_cost_derive(&rsc, "1.17.0");
+    table_add(&table, &rsc);
+    params.measured     = measured_rails;
+    params.measured_arg = (void*)rails;
+    select_self(&table, &params, &ep);
+    lane = ep.sets.role[PSEL_LANE_ROLE_AM].lanes[0];
+    assert_rel(lane->latency, 2.0 * US);
+    assert_rel(lane->op[PSEL_OP_CLASS_SHORT].latency, 2.0 * US);
+    assert_rel(lane->op[PSEL_OP_CLASS_BCOPY].latency, 2.35 * US);
+    assert_rel(lane->op[PSEL_OP_CLASS_ZCOPY].latency, 2.35 * US);
+    /* unmeasured: the attributes, 600 and 950 ns */
+    params.measured = NULL;
+    select_self(&table, &params, &ep);
+    lane = ep.sets.role[PSEL_LANE_ROLE_AM].lanes[0];
+    assert_rel(lane->op[PSEL_OP_CLASS_SHORT].latency, 600 * NS);
+    assert_rel(lane->op[PSEL_OP_CLASS_BCOPY].latency, 950 * NS);
+    psel_resource_table_cleanup(&table);
+}
+
+static void test_measured_rails_set_the_shares(void **state)
+{
+    /* 1000 and 400 MB/s measured: both kept (2.5x < 4), shares 5/7, 2/7;
+     * a lane the calibration does not know keeps its attributes */
+    static const rail_t rails[] = {{"tcp/eth1", 20 * US, 1000e6},
+                                   {"tcp/eth0", 20 * US, 400e6},
+                                   {NULL, 0, 0}};
+    psel_lane_select_params_t params = params_of(1, 2, 2, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+    const psel_lane_set_t *set;
+    psel_resource_table_t table;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+
+    make_two_rails(&table);
+    params.measured     = measured_rails;
+    params.measured_arg = (void*)rails;
+    select_self(&table, &params, &ep);
+    set = &ep.sets.role[PSEL_LANE_ROLE_RMA_BW];
+    assert_int_equal(set->count, 2);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0), "tcp/eth1");
+    assert_rel(set->shares[0], 1000.0 / 1400);
+    assert_rel(set->shares[1], 400.0 / 1400);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM, 0), "tcp/eth1");
+    psel_resource_table_cleanup(&table);
+
+    /* a third device, not measured: its attributes (1192 MB/s as ucx_info
+     * prints it) stand beside the measured ones */
+    make_two_rails(&table);
+    rsc = make_rsc("tcp", "eth2", 1192, 10000, 10000);
+    table_add(&table, &rsc);
+    params.max_lanes[PSEL_LANE_ROLE_RMA_BW] = 3;
+    select_self(&table, &params, &ep);
+    set = &ep.sets.role[PSEL_LANE_ROLE_RMA_BW];
+    assert_int_equal(set->count, 3);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0), "tcp/eth2");
+    assert_rel(set->lanes[0]->bandwidth, 1192 * MBS);
     psel_resource_table_cleanup(&table);
 }
 
@@ -797,6 +953,49 @@ static void test_unreachable_error(void **state)
     psel_resource_table_cleanup(&remote);
 }
 
+/*
+ * Lanes per memory type: an rma_bw lane for host memory must register host
+ * memory (a GPU-only MD such as cuda_ipc's is not one, however fast), the
+ * cuda set takes the MD that registers cuda memory, and an AM transport
+ * whose MD does not reach host memory is no am/am_bw lane.
+ */
+static void test_lanes_per_memory_type(void **state)
+{
+    psel_lane_select_params_t params = params_of(1, 1, 2, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+    psel_resource_table_t table;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+
+    (void)state;
+    psel_resource_table_init(&table);
+    rsc = make_rsc("rc_mlx5", "mlx5_0:1", 12000, 600, 40);
+    table_add(&table, &rsc);
+    rsc = make_rsc("gpu_rdma", "gpu0:1", 300000, 1000, 40);
+    rsc.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_CUDA);
+    rsc.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_CUDA);
+    table_add(&table, &rsc);
+
+    select_self(&table, &params, &ep);
+    /* host: only rc_mlx5, although gpu_rdma is 25x faster */
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 1);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0),
+                        "rc_mlx5/mlx5_0:1");
+    assert_int_equal(ep.sets.rma_bw_mem[UCS_MEMORY_TYPE_HOST].count, 1);
+    /* cuda: gpu_rdma only */
+    assert_int_equal(ep.sets.rma_bw_mem[UCS_MEMORY_TYPE_CUDA].count, 1);
+    assert_string_equal(ep.sets.rma_bw_mem[UCS_MEMORY_TYPE_CUDA].lanes[0]->name,
+                        "gpu_rdma/gpu0:1");
+    /* its MD reaches no host memory: not the am lane either */
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM, 0),
+                        "rc_mlx5/mlx5_0:1");
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM_BW, 0),
+                        "rc_mlx5/mlx5_0:1");
+    assert_true(psel_lane_sets_mem_types(&ep.sets) ==
+                (UCS_BIT(UCS_MEMORY_TYPE_HOST) | UCS_BIT(UCS_MEMORY_TYPE_CUDA)));
+    psel_resource_table_cleanup(&table);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -812,7 +1011,11 @@ int main(void)
         cmocka_unit_test(test_live_reachability_callback),
         cmocka_unit_test(test_max_lanes_per_role),
         cmocka_unit_test(test_dev_num_paths),
+        cmocka_unit_test(test_lanes_per_memory_type),
         cmocka_unit_test(test_multi_lane_ratio),
+        cmocka_unit_test(test_measured_rails_drop_the_slow_one),
+        cmocka_unit_test(test_measured_rail_keeps_class_terms),
+        cmocka_unit_test(test_measured_rails_set_the_shares),
         cmocka_unit_test(test_shares),
         cmocka_unit_test(test_lane_serves_roles_once),
         cmocka_unit_test(test_tie_priority),

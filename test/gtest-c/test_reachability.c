@@ -114,13 +114,27 @@ static void test_shm_only_same_host(void **state)
     }
 }
 
-static void test_accelerator_only_same_host(void **state)
+static void test_ipc_only_same_host(void **state)
 {
-    psel_resource_t a = res("cuda_ipc", "cuda", UCT_DEVICE_TYPE_ACC);
+    /* cuda_ipc: printed as intra-node since UCX 1.11 */
+    psel_resource_t a = res("cuda_ipc", "cuda", UCT_DEVICE_TYPE_SHM);
 
     (void)state;
     assert_false(reach(&a, &a, PSEL_PEER_REMOTE_HOST));
     assert_true(reach(&a, &a, PSEL_PEER_SAME_HOST));
+}
+
+static void test_accelerator_copy_only_same_process(void **state)
+{
+    psel_resource_t copy = res("cuda_copy", "cuda", UCT_DEVICE_TYPE_ACC);
+    psel_resource_t gdr  = res("gdr_copy", "cuda", UCT_DEVICE_TYPE_ACC);
+
+    (void)state;
+    assert_false(reach(&copy, &copy, PSEL_PEER_REMOTE_HOST));
+    assert_false(reach(&copy, &copy, PSEL_PEER_SAME_HOST));
+    assert_true(reach(&copy, &copy, PSEL_PEER_SAME_PROCESS));
+    assert_false(reach(&gdr, &gdr, PSEL_PEER_SAME_HOST));
+    assert_false(reach(&copy, &gdr, PSEL_PEER_SAME_PROCESS));
 }
 
 static void test_self_only_same_process(void **state)
@@ -151,7 +165,8 @@ int main(void)
         cmocka_unit_test(test_ib_is_one_fabric),
         cmocka_unit_test(test_tcp_reaches_tcp),
         cmocka_unit_test(test_shm_only_same_host),
-        cmocka_unit_test(test_accelerator_only_same_host),
+        cmocka_unit_test(test_ipc_only_same_host),
+        cmocka_unit_test(test_accelerator_copy_only_same_process),
         cmocka_unit_test(test_self_only_same_process),
         cmocka_unit_test(test_other_network_same_name),
     };

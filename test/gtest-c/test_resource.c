@@ -131,6 +131,42 @@ static void test_discover_attributes_are_sane(void **state)
     }
 }
 
+/*
+ * Discovery fills the per-operation costs: from uct_iface_estimate_perf when
+ * protosel is built with the UCT v2 header (then they must equal UCX's rules
+ * for the installed version, as the importer applies them to dumps), else
+ * by those rules.
+ */
+static void test_discover_op_costs(void **state)
+{
+    psel_resource_table_t table;
+    psel_resource_t derived;
+    unsigned i, op;
+
+    (void)state;
+    assert_int_equal(psel_resource_discover(&table), UCS_OK);
+    for (i = 0; i < table.count; ++i) {
+        derived = table.resources[i];
+        psel_resource_op_cost_derive(&derived, NULL);
+        print_message("%s/%s: per-operation costs %s\n",
+                      table.resources[i].tl_name, table.resources[i].dev_name,
+                      (table.resources[i].op_cost_source ==
+                       PSEL_OP_COST_LIVE) ? "live" : "derived");
+        assert_true(table.resources[i].op_cost_source != PSEL_OP_COST_NONE);
+        for (op = 0; op < PSEL_OP_CLASS_LAST; ++op) {
+            assert_true(fabs(table.resources[i].op_cost[op].send_pre -
+                             derived.op_cost[op].send_pre) < 1e-12);
+            assert_true(fabs(table.resources[i].op_cost[op].send_post -
+                             derived.op_cost[op].send_post) < 1e-12);
+            assert_true(fabs(table.resources[i].op_cost[op].recv -
+                             derived.op_cost[op].recv) < 1e-12);
+            assert_true(fabs(table.resources[i].op_cost[op].latency -
+                             derived.op_cost[op].latency) < 1e-12);
+        }
+    }
+    psel_resource_table_cleanup(&table);
+}
+
 static void test_discover_filter_live(void **state)
 {
     char *names[] = {"tcp"};
@@ -557,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_discover_finds_self_tcp_lo_and_shm),
         cmocka_unit_test(test_discover_attributes_are_sane),
         cmocka_unit_test(test_discover_filter_live),
+        cmocka_unit_test(test_discover_op_costs),
         cmocka_unit_test(test_print_live_like_ucx_info),
     };
     const struct CMUnitTest unit_tests[] = {

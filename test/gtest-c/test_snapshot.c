@@ -268,6 +268,38 @@ static void test_round_trip_synthetic_ib_table(void **state)
     psel_resource_table_cleanup(&table);
 }
 
+/* A file written before the op.* keys: the costs are derived with UCX's
+ * rules of the snapshot's version (1.17: the IB WQE fetch and doorbell) */
+static void test_load_without_op_costs_derives_them(void **state)
+{
+    psel_resource_table_t table, loaded;
+    const psel_resource_t *r;
+    char *text, *line, *next;
+
+    (void)state;
+    make_synthetic(&table);
+    text = save_to_string(&table);
+    psel_resource_table_cleanup(&table);
+    for (line = strstr(text, "\nop."); line != NULL;
+         line = strstr(line, "\nop.")) {
+        next = strchr(line + 1, '\n');
+        memmove(line, next, strlen(next) + 1);
+    }
+    assert_null(strstr(text, "op.source"));
+
+    assert_int_equal(load_from_string(text, &loaded), UCS_OK);
+    r = &loaded.resources[0];
+    assert_int_equal(r->op_cost_source, PSEL_OP_COST_DERIVED);
+    /* rc_mlx5 at UCX 1.17: bcopy/zcopy fetch their WQE (+350 ns) */
+    assert_true(r->op_cost[PSEL_OP_CLASS_SHORT].latency == r->latency.c);
+    assert_true(fabs(r->op_cost[PSEL_OP_CLASS_ZCOPY].latency -
+                     (r->latency.c + 350e-9)) < 1e-15);
+    assert_true(fabs(r->op_cost[PSEL_OP_CLASS_ZCOPY].send_post - 60e-9) <
+                1e-15);
+    psel_resource_table_cleanup(&loaded);
+    free(text);
+}
+
 static void test_round_trip_empty_table(void **state)
 {
     psel_resource_table_t table;
@@ -355,21 +387,28 @@ static const bad_case_t bad_cases[] = {
     {"host", NULL, AT_END_SECTION, "missing header key 'host'"},
     {"host", "colour = blue", AT_EDIT, "unknown header key 'colour'"},
     {"latency.c", "latency.c = abc", AT_EDIT,
-     "latency.c: expected a finite non-negative number, got 'abc'"},
+     ":13: expected a finite non-negative number for latency.c, found "
+     "'abc'"},
+    {"latency.c", "latency.c = 1,5e-6", AT_EDIT,
+     ":13: expected a finite non-negative number for latency.c, found "
+     "'1,5e-6'"},
+    {"latency.c", "latency.c = 0x1p-20", AT_EDIT,
+     "expected a finite non-negative number"},
     {"latency.c", "latency.c = nan", AT_EDIT, "expected a finite non-negative"},
     {"latency.c", "latency.c = inf", AT_EDIT, "expected a finite non-negative"},
     {"latency.c", "latency.c = -1e-6", AT_EDIT, "expected a finite non-negative"},
     {"latency.c", "latency.c = 1e999", AT_EDIT, "expected a finite non-negative"},
-    {"latency.c", "latency.c = 1.5x", AT_EDIT, "got '1.5x'"},
+    {"latency.c", "latency.c = 1.5x", AT_EDIT, "found '1.5x'"},
     {"latency.c", "latency.c =", AT_EDIT, "expected a finite non-negative"},
     {"am.max_short", "am.max_short = -5", AT_EDIT,
-     "am.max_short: expected a decimal integer"},
-    {"am.max_short", "am.max_short = 0x10", AT_EDIT, "got '0x10'"},
+     ":16: expected a decimal integer <= 18446744073709551615 or "
+     "'unlimited' for am.max_short, found '-5'"},
+    {"am.max_short", "am.max_short = 0x10", AT_EDIT, "found '0x10'"},
     {"am.max_short", "am.max_short = 99999999999999999999999", AT_EDIT,
      "expected a decimal integer"},
     {"am.max_short", "am.max_short = +5", AT_EDIT, "expected a decimal integer"},
     {"priority", "priority = 4294967296", AT_EDIT,
-     "priority: expected a decimal integer <= 4294967295"},
+     "expected a decimal integer <= 4294967295 for priority"},
     {"priority", "priority = unlimited", AT_EDIT, "expected a decimal integer"},
     {"cap_flags", "cap_flags = am_short bogus_flag", AT_EDIT,
      "cap_flags: unknown flag 'bogus_flag'"},
@@ -378,11 +417,16 @@ static const bad_case_t bad_cases[] = {
     {"cap_flags", "cap_flags =", AT_EDIT, "expected flag names or 'none'"},
     {"md_flags", "md_flags = am_short", AT_EDIT, "md_flags: unknown flag"},
     {"dev_type", "dev_type = wire", AT_EDIT,
-     "dev_type: expected net, shm, acc or self, got 'wire'"},
+     ":12: expected net, shm, acc or self for dev_type, found 'wire'"},
     {"ib.port_state", "ib.port_state = sleeping", AT_EDIT,
-     "ib.port_state: expected one of nop, down, init, armed, active"},
+     "expected one of nop, down, init, armed, active, active_defer for "
+     "ib.port_state, found 'sleeping'"},
     {"ib.link_rate", NULL, AT_END_SECTION,
      "missing key 'ib.link_rate' (ib.* keys come all or none)"},
+    {"op.zcopy.recv", NULL, AT_END_SECTION,
+     "missing key 'op.zcopy.recv' (op.* keys come all or none)"},
+    {"op.source", "op.source = guessed", AT_EDIT,
+     "expected one of none, derived, live for op.source, found 'guessed'"},
     {"overhead", NULL, AT_END_SECTION, "missing key 'overhead'"},
     {"overhead", NULL, AT_END_SECTION, "missing key 'overhead'", 2},
     {"overhead", "overhead = 1\noverhead = 2", AT_NEXT,
@@ -477,7 +521,8 @@ static void expect_rejected(const char *text, unsigned line, const char *what)
 
     /* the output is untouched on error */
     assert_memory_equal(&table, &sentinel, sizeof(table));
-    snprintf(where, sizeof(where), "test:%u: ", line);
+    /* "test:LINE: " or, where a value is at fault, "test:LINE:COLUMN: " */
+    snprintf(where, sizeof(where), "test:%u:", line);
     if ((strstr(psel_test_log_captured(), where) == NULL) ||
         (strstr(psel_test_log_captured(), what) == NULL)) {
         print_error("expected '%s' and '%s' in the error, got:\n%s\ninput:\n"
@@ -544,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_round_trip_live_table),
         cmocka_unit_test(test_round_trip_synthetic_ib_table),
         cmocka_unit_test(test_round_trip_empty_table),
+        cmocka_unit_test(test_load_without_op_costs_derives_them),
         cmocka_unit_test(test_load_path_and_missing_file),
         cmocka_unit_test(test_save_rejects_unrepresentable_names),
         cmocka_unit_test(test_malformed_inputs_name_line_and_expectation),

@@ -5,6 +5,8 @@
  */
 #include "test_util.h"
 
+#include <lane_select/resource_table.h>
+#include <lane_select/snapshot.h>
 #include <lane_select/ucx_info_import.h>
 
 #include <math.h>
@@ -326,7 +328,7 @@ static void test_layout_ucx16(void **state)
         "#\n"
         "#      capabilities:\n"
         "#            bandwidth: 3200.00 MB/sec\n"
-        "#              latency: 800 + 1.000 * N nsec\n"
+        "#              latency: 800 nsec + 1 * N\n"
         "#             overhead: 75 nsec\n"
         "#             am_short: <= 8k\n"
         "#           connection: to ep\n"
@@ -368,8 +370,14 @@ static void test_layout_ucx16(void **state)
     assert_int_equal(r->dev_num_paths, 1);
     assert_int_equal(r->max_num_eps, PSEL_SIZE_UNLIMITED);
     assert_near(r->reg_cost.c, 90 * NSEC);
+    /* UCX 1.6 prints the growth after the unit: 800 ns + 1 ns per endpoint */
+    assert_near(r->latency.c, 800 * NSEC);
+    assert_near(r->latency.m, 1 * NSEC);
+    assert_near(psel_resource_latency(r, 1), 801 * NSEC);
+    assert_near(psel_resource_latency(r, 4096), (800 + 4096) * NSEC);
     assert_near(find(&table, "mlx4_0", "rc", "mlx4_0:2")->bw_shared,
                 3100 * MB);
+    assert_near(find(&table, "mlx4_0", "rc", "mlx4_0:2")->latency.m, 0);
     r = find(&table, "posix", "mm", "posix");
     assert_int_equal(r->dev_type, UCT_DEVICE_TYPE_SHM);
     assert_near(r->bw_dedicated, 12179 * MB);
@@ -452,6 +460,71 @@ static void test_layout_register_variants(void **state)
     }
 }
 
+/* The growth term is kept by a snapshot of the imported table */
+static void check_growth_survives_snapshot(const psel_resource_table_t *table)
+{
+    psel_resource_table_t loaded;
+    FILE *f = tmpfile();
+
+    assert_non_null(f);
+    assert_int_equal(psel_snapshot_save(table, f), UCS_OK);
+    rewind(f);
+    memset(&loaded, 0, sizeof(loaded));
+    assert_int_equal(psel_snapshot_load(f, "growth", &loaded), UCS_OK);
+    fclose(f);
+    assert_int_equal(loaded.count, 1);
+    assert_true(loaded.resources[0].latency.c == table->resources[0].latency.c);
+    assert_true(loaded.resources[0].latency.m == table->resources[0].latency.m);
+    free(loaded.resources);
+}
+
+/* Latency that grows with the number of endpoints N, in every layout and
+ * with the spacing a hand-edited or re-wrapped dump may have */
+static void test_layout_latency_growth(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *value;
+        double     c, m; /* ns, ns per endpoint */
+    } cases[] = {
+        {"600 nsec + 1 * N",            600, 1},     /* UCX <= 1.7 */
+        {"600 + 1.000 * N nsec",        600, 1},     /* UCX >= 1.8 */
+        {"600nsec+1*N",                 600, 1},
+        {"600 nsec+ 1 *N",              600, 1},
+        {"  600   nsec   +   2.5   *   N  ", 600, 2.5},
+        {"600 nsec + 1 nsec * N",       600, 1},
+        {"600 nsec + 1 * N nsec",       600, 1},
+        {"1 usec + 3 * N",              1000, 3000}, /* N takes C's unit */
+        {"1 usec + 3 nsec * N",         1000, 3},
+        {"600 + 0.001 * N nsec",        600, 0.001},
+        {"700 nsec",                    700, 0},
+    };
+    char text[1024];
+    psel_resource_table_t table;
+    unsigned i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+        print_message("latency: %s\n", cases[i].value);
+        snprintf(text, sizeof(text),
+                 "# Memory domain: m\n"
+                 "#   Transport: t\n"
+                 "#      Device: d\n"
+                 "#            bandwidth: 1.00/ppn + 2.00 MB/sec\n"
+                 "#              latency: %s\n"
+                 "#             overhead: 1 nsec\n" BLOCK_TAIL,
+                 cases[i].value);
+        memset(&table, 0, sizeof(table));
+        assert_int_equal(import_text(text, &table), UCS_OK);
+        assert_near(table.resources[0].latency.c, cases[i].c * NSEC);
+        assert_near(table.resources[0].latency.m, cases[i].m * NSEC);
+        /* hand-computed: c + m * N at N = 64 */
+        assert_near(psel_resource_latency(&table.resources[0], 64),
+                    (cases[i].c + 64 * cases[i].m) * NSEC);
+        check_growth_survives_snapshot(&table);
+        free(table.resources);
+    }
+}
+
 static void test_layout_newest_and_unknown_lines(void **state)
 {
     (void)state;
@@ -523,6 +596,314 @@ static void test_layout_newest_and_unknown_lines(void **state)
     free(table.resources);
 }
 
+/* ---- layout variations of real dumps ---- */
+
+#define FIXTURE_002 "002-gpu-cx6-hdr-cuda-ucx1.16.txt"
+#define FIXTURE_003 "003-centos7-cx-edr-ucx1.6.txt"
+#define FIXTURE_004 "004-rhel7-4xcx5-edr-nohash-ucx1.13.txt"
+
+static char *read_fixture(const char *name, size_t *size_p)
+{
+    FILE *f = fopen(psel_test_fixture_path(name), "r");
+    char *text;
+
+    assert_non_null(f);
+    text    = calloc(1, 1 << 20);
+    *size_p = fread(text, 1, (1 << 20) - 1, f);
+    fclose(f);
+    assert_true(*size_p > 0);
+    return text;
+}
+
+/*
+ * Rewrite every line after the fixture header (which ends at the first empty
+ * line) as prefix + line; lines not starting with '#' get prefix + "#" +
+ * line when @a add_hash. Returns the new text.
+ */
+static char *rewrite_lines(const char *text, const char *prefix, int add_hash)
+{
+    size_t cap = strlen(text) * 2 + (1 << 16), len = 0;
+    char *out  = calloc(1, cap);
+    const char *line = text, *nl;
+    int in_header    = 1;
+
+    for (; *line != '\0'; line = nl + 1) {
+        nl = strchr(line, '\n');
+        assert_non_null(nl);
+        if (in_header) {
+            len += snprintf(out + len, cap - len, "%.*s\n", (int)(nl - line),
+                            line);
+            in_header = (nl != line);
+            continue;
+        }
+        len += snprintf(out + len, cap - len, "%s%s%.*s\n", prefix,
+                        (add_hash && (*line != '#')) ? "#" : "",
+                        (int)(nl - line), line);
+        assert_true(len < cap);
+    }
+    return out;
+}
+
+static void assert_same_resources(const psel_resource_table_t *a,
+                                  const psel_resource_table_t *b)
+{
+    unsigned i;
+
+    assert_int_equal(a->count, b->count);
+    for (i = 0; i < a->count; ++i) {
+        assert_memory_equal(&a->resources[i], &b->resources[i],
+                            sizeof(psel_resource_t));
+    }
+}
+
+static void test_fixture_002_gpu_node(void **state)
+{
+    (void)state;
+    psel_resource_table_t table;
+    const psel_resource_t *r;
+
+    import_fixture(FIXTURE_002, &table);
+    assert_int_equal(table.count, 15);
+    assert_string_equal(table.ucx_version, "1.16.0");
+
+    /* cuda_copy: host memory registered only, cuda accessed and detected */
+    r = find(&table, "cuda_cpy", "cuda_copy", "cuda");
+    assert_int_equal(r->dev_type, UCT_DEVICE_TYPE_ACC);
+    assert_int_equal(r->access_mem_types,
+                     UCS_BIT(UCS_MEMORY_TYPE_CUDA) |
+                     UCS_BIT(UCS_MEMORY_TYPE_CUDA_MANAGED));
+    assert_int_equal(r->reg_mem_types, UCS_BIT(UCS_MEMORY_TYPE_HOST) |
+                                       UCS_BIT(UCS_MEMORY_TYPE_CUDA) |
+                                       UCS_BIT(UCS_MEMORY_TYPE_CUDA_MANAGED));
+    assert_int_equal(r->detect_mem_types,
+                     UCS_BIT(UCS_MEMORY_TYPE_CUDA) |
+                     UCS_BIT(UCS_MEMORY_TYPE_CUDA_MANAGED));
+    assert_near(r->latency.c, 8000 * NSEC);
+    assert_near(r->bw_shared, 10000 * MB);
+
+    /* cuda_ipc: printed as intra-node, but it moves only cuda memory */
+    r = find(&table, "cuda_ipc", "cuda_ipc", "cuda");
+    assert_int_equal(r->dev_type, UCT_DEVICE_TYPE_SHM);
+    assert_int_equal(r->access_mem_types, UCS_BIT(UCS_MEMORY_TYPE_CUDA));
+    assert_int_equal(r->reg_mem_types, UCS_BIT(UCS_MEMORY_TYPE_CUDA));
+    assert_near(r->bw_shared, 300000 * MB);
+    assert_near(r->overhead, 7000 * NSEC);
+
+    r = find(&table, "gdr_copy", "gdr_copy", "cuda");
+    assert_int_equal(r->access_mem_types, UCS_BIT(UCS_MEMORY_TYPE_CUDA));
+    assert_int_equal(r->cap_flags & (UCT_IFACE_FLAG_PUT_SHORT |
+                                     UCT_IFACE_FLAG_GET_SHORT),
+                     UCT_IFACE_FLAG_PUT_SHORT | UCT_IFACE_FLAG_GET_SHORT);
+
+    /* the HCA registers host memory only (GPUDirect RDMA disabled there) */
+    r = find(&table, "mlx5_0", "rc_mlx5", "mlx5_0:1");
+    assert_int_equal(r->reg_mem_types, UCS_BIT(UCS_MEMORY_TYPE_HOST));
+    assert_near(r->reg_cost.c, 16000 * NSEC);
+    assert_near(r->reg_cost.m, 0.060 * NSEC);
+    assert_near(r->bw_shared, 23588.47 * MB);
+    free(table.resources);
+}
+
+static void test_fixture_003_ucx16(void **state)
+{
+    (void)state;
+    psel_resource_table_t table;
+    const psel_resource_t *r;
+
+    import_fixture(FIXTURE_003, &table);
+    /* mm/posix, mm/sysv, self, tcp x2, rc, rc_mlx5, dc_mlx5, ud, ud_mlx5,
+     * cm, cma, knem; rdmacm has no device */
+    assert_int_equal(table.count, 13);
+    assert_string_equal(table.ucx_version, "1.6");
+
+    r = find(&table, "mlx5_0", "rc", "mlx5_0:1");
+    assert_string_equal(r->component, "ib");
+    assert_near(r->latency.c, 600 * NSEC);
+    assert_near(r->latency.m, 1 * NSEC);
+    assert_near(r->bw_shared, 11794.23 * MB);
+    assert_int_equal(r->priority, 38);
+    assert_int_equal(r->am.max_bcopy, 8191);
+    r = find(&table, "mlx5_0", "dc_mlx5", "mlx5_0:1");
+    assert_near(r->latency.m, 0);
+    r = find(&table, "posix", "mm", "posix");
+    assert_int_equal(r->dev_type, UCT_DEVICE_TYPE_SHM);
+    assert_near(r->bw_dedicated, 12179 * MB);
+    r = find(&table, "tcp", "tcp", "ib0");
+    assert_near(r->bw_shared, 11737.53 * MB);
+    free(table.resources);
+}
+
+/* A dump whose '#' were lost imports as the same dump with them */
+static void test_fixture_004_without_hash(void **state)
+{
+    (void)state;
+    psel_resource_table_t bare, hashed;
+    char *text, *with_hash;
+    size_t size;
+    FILE *f;
+
+    import_fixture(FIXTURE_004, &bare);
+    assert_int_equal(bare.count, 19);
+    assert_string_equal(bare.ucx_version, "1.13.0");
+    assert_near(find(&bare, "mlx5_1", "rc_mlx5", "mlx5_1:1")->latency.m,
+                1 * NSEC);
+    assert_int_equal(find(&bare, "knem", "knem", "memory")->dev_type,
+                     UCT_DEVICE_TYPE_SHM);
+
+    text      = read_fixture(FIXTURE_004, &size);
+    with_hash = rewrite_lines(text, "", 1);
+    f         = fmemopen(with_hash, strlen(with_hash), "r");
+    memset(&hashed, 0, sizeof(hashed));
+    assert_int_equal(psel_ucx_info_import(f, "hashed", &hashed), UCS_OK);
+    fclose(f);
+    assert_same_resources(&bare, &hashed);
+    free(hashed.resources);
+    free(bare.resources);
+    free(with_hash);
+    free(text);
+}
+
+/* Prefixes that launchers and log collectors put before every line */
+static void test_layout_line_prefixes(void **state)
+{
+    (void)state;
+    static const char *prefixes[] = {
+        "[1,0]<stdout>:", "node01: ", "18:18:27 ", "  \t", "[1,12]<stdout>: "
+    };
+    psel_resource_table_t plain, prefixed;
+    char *text, *rewritten;
+    unsigned i;
+    size_t size;
+    FILE *f;
+
+    import_fixture(FIXTURE_001, &plain);
+    text = read_fixture(FIXTURE_001, &size);
+    for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); ++i) {
+        print_message("prefix '%s'\n", prefixes[i]);
+        rewritten = rewrite_lines(text, prefixes[i], 0);
+        f         = fmemopen(rewritten, strlen(rewritten), "r");
+        memset(&prefixed, 0, sizeof(prefixed));
+        assert_int_equal(psel_ucx_info_import(f, "prefixed", &prefixed),
+                         UCS_OK);
+        fclose(f);
+        assert_same_resources(&plain, &prefixed);
+        free(prefixed.resources);
+        free(rewritten);
+    }
+    free(text);
+    free(plain.resources);
+}
+
+/* Blocks that lack lines: needed ones leave the block out (with a
+ * warning), optional ones take defaults; unknown words are tolerated */
+static void test_layout_missing_and_unknown_lines(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "# Memory domain: m\n"
+        "#   Transport: no_latency\n"
+        "#      Device: d\n"
+        "#            bandwidth: 1.00/ppn + 2.00 MB/sec\n"
+        "#             overhead: 1 nsec\n" BLOCK_TAIL
+        "#   Transport: bare_minimum\n"
+        "#      Device: d\n"
+        "#            bandwidth: 3.00/ppn + 0.00 GB/s\n"
+        "#              latency: 5 usec\n"
+        "#             overhead: 1 nsec\n"
+        "#           connection: to iface\n"
+        "#   Transport: future_tl\n"
+        "#\tDevice:\tx0\n"
+        "#\t\tType: photonic\n"
+        "#   bandwidth:   7.00/ppn   +   0.00   MB/sec\n"
+        "#     latency:500 nsec\n"
+        "#    overhead: 2 nsec\n"
+        "#  warp factor: 9\n"
+        "#   connection: to ep, to wormhole\n"
+        "#      error handling: none\n";
+    psel_resource_table_t table = {0};
+    const psel_resource_t *r;
+
+    psel_test_log_capture_start();
+    assert_int_equal(import_text(text, &table), UCS_OK);
+    psel_assert_log_contains("snippet:3: leaving out no_latency/d: its block "
+                             "has no 'latency:' line");
+    psel_test_log_capture_stop();
+    assert_int_equal(table.count, 2);
+
+    r = &table.resources[0];
+    assert_string_equal(r->tl_name, "bare_minimum");
+    assert_near(r->bw_shared, 3 * 1024 * MB);
+    assert_near(r->latency.c, 5000 * NSEC);
+    assert_int_equal(r->priority, 0);
+    assert_int_equal(r->device_addr_len, 0);
+    assert_int_equal(r->dev_type, UCT_DEVICE_TYPE_NET);
+
+    r = &table.resources[1];
+    assert_string_equal(r->tl_name, "future_tl");
+    assert_string_equal(r->dev_name, "x0");
+    /* an unknown Type word: derived from the transport name (network) */
+    assert_int_equal(r->dev_type, UCT_DEVICE_TYPE_NET);
+    assert_near(r->bw_shared, 7 * MB);
+    assert_near(r->latency.c, 500 * NSEC);
+    assert_int_equal(r->cap_flags & (UCT_IFACE_FLAG_CONNECT_TO_EP |
+                                     UCT_IFACE_FLAG_CONNECT_TO_IFACE),
+                     UCT_IFACE_FLAG_CONNECT_TO_EP);
+    free(table.resources);
+}
+
+/* Files of another kind say what they are and what to run instead */
+static void test_other_kinds_of_file(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        const char *expect;
+    } cases[] = {
+        {"+-------+------+\n| mpi ep_cfg[0] | tagged message by "
+         "ucp_tag_send*() from host memory |\n|  0..2007 | eager short | "
+         "rc_mlx5/mlx5_0:1 |\n| 2008..inf | rendezvous | rc_mlx5/mlx5_0:1 |\n",
+         "this is a UCX_PROTO_INFO table (UCX's protocol selection), not "
+         "`ucx_info -d` output; it shows UCX's selection, not the resources: "
+         "pass it to `psel_info --compare-ucx FILE`"},
+        {"#                tag_send: 0..<egr/short>..180..<egr/bcopy>..1076.."
+         "<rndv>..(inf)\n",
+         "this is `ucx_info -e` threshold lines"},
+        {"+--------------+\n|              |       overhead (usec)        |   "
+         "bandwidth (MB/s)  |\n|    Stage     | # iterations | 50.0%ile |\n"
+         "Final:   1000   0.990  1680.187\n",
+         "this is `ucx_perftest` output, not `ucx_info -d` output; it holds "
+         "measurements"},
+        {"# Library version: 1.16.0\n# Library path: /usr/lib/libucs.so.0\n"
+         "# API headers version: 1.16.0\n",
+         "this is `ucx_info -v` output"},
+        {"UCX_TLS=all\nUCX_NET_DEVICES=all\n",
+         "this is `ucx_info -c` settings"},
+        {"hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n"
+         "\tvendor_part_id:\t\t\t4123\n\tphys_port_cnt:\t\t\t1\n",
+         "this is `ibv_devinfo` output"},
+        {"CA 'mlx5_0'\n\tCA type: MT4119\n\tPort 1:\n\t\tLink layer: "
+         "InfiniBand\n", "this is `ibstat` output"},
+        {"protosel-snapshot 1\nucx_version = 1.13.1\n",
+         "this is a protosel resource snapshot"},
+        {"# protosel calibration\nprotosel-calibration 1\nhost vm -\n",
+         "this is a protosel calibration file"},
+    };
+    psel_resource_table_t table;
+    unsigned i;
+
+    psel_test_log_capture_start();
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+        print_message("kind case %u\n", i);
+        memset(&table, 0, sizeof(table));
+        psel_test_log_clear();
+        assert_int_equal(import_text(cases[i].text, &table),
+                         UCS_ERR_INVALID_PARAM);
+        assert_null(table.resources);
+        psel_assert_log_contains(cases[i].expect);
+    }
+    psel_test_log_capture_stop();
+}
+
 /* ---- malformed input ---- */
 
 #define MD_HEAD "# Memory domain: m\n#     Component: c\n"
@@ -542,103 +923,127 @@ static void test_malformed_inputs(void **state)
     } cases[] = {
         {"empty", "", "snippet:0: expected at least one"},
         {"header only", "ucx_version: 1.13\n\n", "snippet:2: expected at least"},
+        {"nothing but prose", "hello\nworld: 1\n",
+         "(run `ucx_info -d > FILE` on the machine whose resources you want "
+         "and pass that file), found end of input"},
         {"md without transports", MD_HEAD "#  register: unlimited\n",
          "snippet:3: expected at least one"},
         {"attribute before md", "#            bandwidth: 1.00 MB/sec\n",
-         "snippet:1: expected 'Memory domain:' before 'bandwidth:'"},
+         "snippet:1:1: expected 'Memory domain:' before 'bandwidth:', found "
+         "'#            bandwidth: 1.00 MB/sec'"},
         {"md attribute before md", "#  remote key: 8 bytes\n" MD_HEAD GOOD_RES,
-         "snippet:1: expected 'Memory domain:'"},
+         "snippet:1:1: expected 'Memory domain:'"},
         {"transport before md", TL_HEAD GOOD_PERF BLOCK_TAIL,
-         "snippet:1: expected 'Memory domain:' before 'Transport:'"},
+         "snippet:1:1: expected 'Memory domain:' before 'Transport:'"},
         {"device without transport", MD_HEAD "#      Device: d\n",
-         "snippet:3: expected 'Transport: NAME' before 'Device:'"},
+         "snippet:3:1: expected 'Transport: NAME' before 'Device:'"},
         {"transport without device at eof", MD_HEAD "#   Transport: t\n",
          "snippet:3: expected 'Device:' after 'Transport: t' of line 3, "
-         "got end of input"},
+         "found end of input"},
         {"transport without device, next transport",
          MD_HEAD "#   Transport: t\n" GOOD_RES,
-         "snippet:4: expected 'Device:' after 'Transport: t' of line 3"},
+         "snippet:4:1: expected 'Device:' after 'Transport: t' of line 3, "
+         "found '#   Transport: t'"},
         {"transport without device, attribute",
          MD_HEAD "#   Transport: t\n" GOOD_PERF,
-         "snippet:4: expected 'Device:' after 'Transport: t'"},
-        {"missing bandwidth", MD_HEAD TL_HEAD
+         "snippet:4:1: expected 'Device:' after 'Transport: t'"},
+        {"only block misses bandwidth", MD_HEAD TL_HEAD
          "#              latency: 1 nsec\n#  overhead: 1 nsec\n" BLOCK_TAIL,
-         "snippet:10: expected 'bandwidth:' in the block of t/d (line 4), "
-         "got end of input"},
-        {"missing latency before next md", MD_HEAD TL_HEAD
-         "#            bandwidth: 1.00/ppn + 2.00 MB/sec\n"
-         "#             overhead: 1 nsec\n" BLOCK_TAIL MD_HEAD GOOD_RES,
-         "snippet:11: expected 'latency:' in the block of t/d (line 4), "
-         "got '# Memory domain: m'"},
+         "snippet:4: leaving out t/d: its block has no 'bandwidth:' line"},
         {"truncated block", MD_HEAD TL_HEAD GOOD_PERF,
-         "snippet:7: expected 'connection:'"},
+         "snippet:7: expected 'error handling:', the last line of a block, in "
+         "the block of t/d (line 4): the input was cut, found end of input"},
         {"garbled bandwidth", MD_HEAD TL_HEAD
          "#            bandwidth: fast MB/sec\n",
-         "snippet:5: expected 'bandwidth: 'SHARED/ppn"},
+         "snippet:5:25: expected 'bandwidth: 'SHARED/ppn + DEDICATED MB/sec', "
+         "'DEDICATED + SHARED MB/sec' or 'N MB/sec'', found 'fast MB/sec'"},
         {"bandwidth without unit", MD_HEAD TL_HEAD
          "#            bandwidth: 1.00/ppn + 2.00\n",
-         "snippet:5: expected 'bandwidth:"},
+         "snippet:5:40: expected 'bandwidth:"},
+        {"bandwidth comma decimal", MD_HEAD TL_HEAD
+         "#            bandwidth: 1,00/ppn + 2,00 MB/sec\n",
+         "snippet:5:26: expected 'bandwidth:"},
         {"bandwidth nan", MD_HEAD TL_HEAD
          "#            bandwidth: nan/ppn + 2.00 MB/sec\n",
-         "snippet:5: expected 'bandwidth:"},
+         "snippet:5:25: expected 'bandwidth:"},
         {"negative latency", MD_HEAD TL_HEAD
-         "#              latency: -1 nsec\n", "snippet:5: expected 'latency:"},
+         "#              latency: -1 nsec\n",
+         "snippet:5:25: expected 'latency: 'C nsec', 'C + M * N nsec' or "
+         "'C nsec + M * N'', found '-1 nsec'"},
         {"latency without unit", MD_HEAD TL_HEAD
          "#              latency: 600 + 1.000 * N\n",
-         "snippet:5: expected 'latency:"},
+         "snippet:5:40: expected 'latency:"},
+        {"latency growth without N", MD_HEAD TL_HEAD
+         "#              latency: 600 nsec + 1 *\n",
+         "snippet:5:39: expected 'latency: 'C nsec', 'C + M * N nsec' or "
+         "'C nsec + M * N'', found end of line"},
+        {"latency growth times M", MD_HEAD TL_HEAD
+         "#              latency: 600 nsec + 1 * M\n",
+         "snippet:5:40: expected 'latency:"},
+        {"latency growth negative", MD_HEAD TL_HEAD
+         "#              latency: 600 nsec + -1 * N\n",
+         "snippet:5:36: expected 'latency:"},
+        {"latency growth trailing text", MD_HEAD TL_HEAD
+         "#              latency: 600 nsec + 1 * N per ep\n",
+         "found 'per ep'"},
+        {"overhead with growth", MD_HEAD TL_HEAD
+         "#              latency: 600 nsec\n"
+         "#             overhead: 10 nsec + 1 * N\n",
+         "snippet:6:25: expected 'overhead: 'N nsec'', found '10 nsec + 1 * N'"},
         {"garbled size", MD_HEAD TL_HEAD "#   am_short: <= 8Q\n",
-         "snippet:5: expected 'am_short: '<= SIZE'"},
+         "snippet:5:19: expected 'am_short: '<= SIZE', 'unlimited' or 'inf'', "
+         "found 'Q'"},
         {"size overflow", MD_HEAD TL_HEAD
          "#   am_bcopy: <= 18446744073709551616\n",
-         "snippet:5: expected 'am_bcopy:"},
+         "snippet:5:18: expected 'am_bcopy:"},
         {"size suffix overflow", MD_HEAD TL_HEAD
-         "#   am_bcopy: <= 17179869184G\n", "snippet:5: expected 'am_bcopy:"},
+         "#   am_bcopy: <= 17179869184G\n", "snippet:5:18: expected 'am_bcopy:"},
         {"inverted zcopy range", MD_HEAD TL_HEAD "#   get_zcopy: 1G..65\n",
-         "snippet:5: expected 'get_zcopy:"},
+         "snippet:5:20: expected 'get_zcopy:"},
         {"zero iov", MD_HEAD TL_HEAD "#   put_zcopy: <= 1G, up to 0 iov\n",
-         "snippet:5: expected 'put_zcopy:"},
+         "snippet:5:29: expected 'put_zcopy:"},
         {"bad atomic width", MD_HEAD TL_HEAD "#   atomic_add: 48 bit\n",
-         "snippet:5: expected 'atomic_add: '32, 64 bit'"},
-        {"bad type", MD_HEAD TL_HEAD "#   Type: warp\n",
-         "snippet:5: expected 'type: 'network'"},
+         "snippet:5:17: expected 'atomic_add: '32, 64 bit'"},
+        {"bad type", MD_HEAD TL_HEAD "#   Type: 4th\n",
+         "snippet:5:11: expected 'type: 'network'"},
         {"negative priority", MD_HEAD TL_HEAD "#  device priority: -1\n",
-         "snippet:5: expected 'device priority: an integer'"},
+         "snippet:5:21: expected 'device priority: an integer', found '-1'"},
         {"garbled address", MD_HEAD TL_HEAD "#  device address: 8 bits\n",
-         "snippet:5: expected 'device address: 'N bytes''"},
+         "snippet:5:22: expected 'device address: 'N bytes'', found 'bits'"},
         {"garbled error handling", MD_HEAD TL_HEAD
          "#  error handling: peer failure, 42\n",
-         "snippet:5: expected 'error handling:"},
+         "snippet:5:34: expected 'error handling:"},
         {"garbled connection", MD_HEAD TL_HEAD "#  connection: to ep, #1\n",
-         "snippet:5: expected 'connection:"},
+         "snippet:5:23: expected 'connection:"},
         {"garbled register cost", MD_HEAD
          "#   register: unlimited, cost: 16000 + x * N nsec\n",
-         "snippet:3: expected 'register:"},
+         "snippet:3:40: expected 'register:"},
         {"garbled rkey", MD_HEAD "#   remote key: many bytes\n",
-         "snippet:3: expected 'remote key: 'N bytes''"},
+         "snippet:3:17: expected 'remote key: 'N bytes'', found 'many bytes'"},
         {"garbled memory types", MD_HEAD "#   memory types: host (access\n",
-         "snippet:3: expected 'memory types:"},
+         "snippet:3:19: expected 'memory types:"},
         {"duplicate attribute", MD_HEAD TL_HEAD GOOD_PERF
          "#              latency: 2 nsec\n",
-         "snippet:8: expected one 'latency:' line per device block"},
+         "snippet:8:1: expected one 'latency:' line per device block"},
         {"duplicate priority alias", MD_HEAD TL_HEAD
          "#  priority: 1\n#  device priority: 2\n",
-         "snippet:6: expected one 'device priority:' line"},
+         "snippet:6:1: expected one 'device priority:' line"},
         {"md attribute inside block", MD_HEAD TL_HEAD
          "#   register: unlimited\n",
-         "snippet:5: expected memory domain attribute 'register:' before"},
+         "snippet:5:1: expected memory domain attribute 'register:' before"},
         {"md sentence inside block", MD_HEAD TL_HEAD
          "#   rkey_ptr is supported\n",
-         "snippet:5: expected 'rkey_ptr is supported' right after"},
+         "snippet:5:1: expected 'rkey_ptr is supported' right after"},
         {"repeated transport and device", MD_HEAD GOOD_RES GOOD_RES,
          "snippet:20: expected one block per transport and device, but t/d "
-         "(line 13) repeats, got end of input"},
+         "(line 13) repeats, found end of input"},
         {"transport without name", MD_HEAD "#   Transport:\n",
-         "snippet:3: expected 'Transport: NAME', got '#   Transport:'"},
+         "snippet:3:15: expected 'Transport: NAME', found end of line"},
         {"name too long", "# Memory domain: "
          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
-         "snippet:1: expected 'Memory domain: NAME' with a name of 1..63"},
+         "snippet:1:18: expected 'Memory domain: NAME' with a name of 1..63"},
         {"cut last line", MD_HEAD GOOD_RES "# Memory domain: x\n#  regis",
-         "snippet:13: expected a complete line ending with a newline, got "
+         "snippet:13:1: expected a complete line ending with a newline, found "
          "'#  regis'"},
     };
     psel_resource_table_t table;
@@ -671,7 +1076,8 @@ static void test_malformed_nul_byte(void **state)
     assert_int_equal(psel_ucx_info_import(in, "nul", &table),
                      UCS_ERR_INVALID_PARAM);
     fclose(in);
-    psel_assert_log_contains("nul:5: expected a text line without NUL bytes");
+    psel_assert_log_contains("nul:5:16: expected a text line without NUL "
+                             "bytes, found a NUL byte");
     psel_test_log_capture_stop();
     assert_null(table.resources);
 }
@@ -806,15 +1212,40 @@ static void test_truncated_fixture_048(void **state)
     check_truncation(FIXTURE_048);
 }
 
+static void test_truncated_fixture_002(void **state)
+{
+    (void)state;
+    check_truncation(FIXTURE_002);
+}
+
+static void test_truncated_fixture_003(void **state)
+{
+    (void)state;
+    check_truncation(FIXTURE_003);
+}
+
+static void test_truncated_fixture_004(void **state)
+{
+    (void)state;
+    check_truncation(FIXTURE_004);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixture_000_this_machine),
         cmocka_unit_test(test_fixture_001_cx6_ucx117),
         cmocka_unit_test(test_fixture_048_cx5_ucx19),
+        cmocka_unit_test(test_fixture_002_gpu_node),
+        cmocka_unit_test(test_fixture_003_ucx16),
+        cmocka_unit_test(test_fixture_004_without_hash),
+        cmocka_unit_test(test_layout_line_prefixes),
+        cmocka_unit_test(test_layout_missing_and_unknown_lines),
+        cmocka_unit_test(test_other_kinds_of_file),
         cmocka_unit_test(test_layout_ucx16),
         cmocka_unit_test(test_layout_ucx18_bandwidth),
         cmocka_unit_test(test_layout_register_variants),
+        cmocka_unit_test(test_layout_latency_growth),
         cmocka_unit_test(test_layout_newest_and_unknown_lines),
         cmocka_unit_test(test_malformed_inputs),
         cmocka_unit_test(test_malformed_nul_byte),
@@ -822,6 +1253,9 @@ int main(void)
         cmocka_unit_test(test_truncated_fixture_000),
         cmocka_unit_test(test_truncated_fixture_001),
         cmocka_unit_test(test_truncated_fixture_048),
+        cmocka_unit_test(test_truncated_fixture_002),
+        cmocka_unit_test(test_truncated_fixture_003),
+        cmocka_unit_test(test_truncated_fixture_004),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

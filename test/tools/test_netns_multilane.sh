@@ -96,15 +96,18 @@ setup() {
 }
 err=$(setup 2>&1) || skip "cannot configure the veth pairs: $err"
 
-# wait_carrier DEV-IN-A DEV-IN-B: carrier on both ends of a pair, at most 5 s
+. "$(dirname "$0")/tap.sh"
+
+# carrier DEV-IN-A DEV-IN-B: both ends of a pair have carrier
+carrier() {
+    ip -n "$ns_a" -br link show "$1" | grep -q "LOWER_UP" &&
+        ip -n "$ns_b" -br link show "$2" | grep -q "LOWER_UP"
+}
+# wait_carrier DEV-IN-A DEV-IN-B: carrier on both ends, at most 5 s (a
+# failed test point that says so otherwise)
 wait_carrier() {
-    local dev_a=$1 dev_b=$2
-    for _ in $(seq 50); do
-        ip -n "$ns_a" -br link show "$dev_a" | grep -q "LOWER_UP" &&
-            ip -n "$ns_b" -br link show "$dev_b" | grep -q "LOWER_UP" && return 0
-        sleep 0.1
-    done
-    return 1
+    wait_until "carrier on $1 ($ns_a) and $2 ($ns_b)" 5 carrier "$1" "$2" ||
+        { result "carrier on $1 and $2 within 5 s" 1; return 1; }
 }
 wait_carrier "$dev1" "$dev1"
 wait_carrier "$dev2" "$dev2"
@@ -112,8 +115,6 @@ echo "# hosts: $ns_a ($dev1 $a1, $dev2 $a2) <-> $ns_b ($dev1 $b1, $dev2 $b2)"
 
 in_a() { ip netns exec "$ns_a" "$@"; }
 in_b() { ip netns exec "$ns_b" "$@"; }
-
-. "$(dirname "$0")/tap.sh"
 
 export UCX_PSEL_TLS=tcp
 
@@ -127,19 +128,8 @@ in_a timeout 20 "$psel_info" --save "$tmp/snap_a" >"$tmp/save" 2>&1 &&
     grep -q "$dev1" "$tmp/snap_a" && grep -q "$dev2" "$tmp/snap_a"
 result "psel_info --save in $ns_a: a snapshot naming $dev1 and $dev2" $? "$tmp/save"
 
-# info NAME ENV...: psel_info -e -x in B against A's snapshot
-info() {
-    local name=$1
-    shift
-    in_b env "$@" timeout 20 "$psel_info" -e -x --peer "$tmp/snap_a" \
-        --remote-host >"$tmp/$name" 2>&1
-}
-
-# proto_lanes FILE PROTO: the lanes column of PROTO's "# protocol" line
-proto_lanes() {
-    awk -v p="$2" '$1 == "#" && $2 == p && $3 == "sizes" {
-                       $1 = $2 = $3 = $4 = ""; sub(/^ +/, ""); print }' "$1"
-}
+# info NAME ENV... (psel_info -e -x in B against A's snapshot), proto_lanes
+. "$(dirname "$0")/netns_psel_info.sh"
 
 # two_lanes FILE PROTO: PROTO's lanes are both devices, 50% each
 two_lanes() {
@@ -242,11 +232,8 @@ run() {
     in_a env $senv timeout 20 "$perftest" -p "$port" >"$tmp/$name.server" 2>&1 &
     spid=$!
     pids="$pids $spid"
-    for _ in $(seq 100); do
-        grep -q "Waiting for connection" "$tmp/$name.server" && break
-        kill -0 "$spid" 2>/dev/null || break
-        sleep 0.05
-    done
+    wait_server_ready "$tmp/$name.server" "$spid" 5 ||
+        result "$desc: the server listens within 5 s" 1
     # shellcheck disable=SC2086
     in_b env $cenv timeout 20 "$perftest" "$a1" -p "$port" -t tag_bw \
         -s $size -n "$iters" -w 2 >"$tmp/$name.client" 2>&1 &

@@ -62,17 +62,18 @@ setup() {
     ip -n "$ns_b" link set "$veth_b" up
 }
 err=$(setup 2>&1) || skip "cannot configure the veth pair: $err"
-for _ in $(seq 50); do # carrier on both ends, at most 5 s
+. "$(dirname "$0")/tap.sh"
+
+carrier() { # both ends of the pair have carrier
     ip -n "$ns_a" -br link show "$veth_a" | grep -q "LOWER_UP" &&
-        ip -n "$ns_b" -br link show "$veth_b" | grep -q "LOWER_UP" && break
-    sleep 0.1
-done
+        ip -n "$ns_b" -br link show "$veth_b" | grep -q "LOWER_UP"
+}
+wait_until "carrier on $veth_a and $veth_b" 5 carrier ||
+    result "carrier on both ends of the veth pair within 5 s" 1
 echo "# hosts: $ns_a ($veth_a $addr_a) <-> $ns_b ($veth_b $addr_b)"
 
 in_a() { ip netns exec "$ns_a" "$@"; }
 in_b() { ip netns exec "$ns_b" "$@"; }
-
-. "$(dirname "$0")/tap.sh"
 
 # --- psel_perftest between the hosts ---------------------------------------
 port=13337 # a fresh namespace: every port is free; a new one per run
@@ -89,11 +90,8 @@ pair() {
     in_a env $senv timeout 20 "$perftest" -p "$port" >"$tmp/server" 2>&1 &
     spid=$!
     pids="$pids $spid"
-    for _ in $(seq 100); do
-        grep -q "Waiting for connection" "$tmp/server" && break
-        kill -0 "$spid" 2>/dev/null || break
-        sleep 0.05
-    done
+    wait_server_ready "$tmp/server" "$spid" 5 ||
+        result "$desc: the server listens within 5 s" 1
     # shellcheck disable=SC2086
     in_b env $cenv timeout 20 "$perftest" "$addr_a" -p "$port" "$@" \
         >"$tmp/client" 2>&1

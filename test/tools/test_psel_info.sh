@@ -63,7 +63,7 @@ doc = json.load(open(sys.argv[1]))
 assert len(doc["tables"]) == 3, "one table per buffer type"
 for t in doc["tables"]:
     assert t["rows"][-1]["end"] == "inf"
-    assert len(t["candidates"]) == 6
+    assert len(t["candidates"]) == 7, "one per built-in protocol"
 ' "$tmp/json"
 
 # forced protocols change the table
@@ -83,7 +83,7 @@ expect "... naming the variable and the forms" "UCX_PSEL_RNDV_THRESH: 'fast'. Ex
 check "a missing --local file is refused" bash -c "! '$info' -e --local /nonexistent/x.txt"
 head -c 700 "$fixtures/000-debian12-vm-ucx1.13.1.txt" >"$tmp/cut.txt"
 check "a truncated ucx_info dump is refused" bash -c "! '$info' -e --local '$tmp/cut.txt'"
-expect "... with the line number" "cut.txt:[0-9]*: expected" "$tmp/all"
+expect "... with the line and column" "cut.txt:[0-9]*:[0-9]*: expected" "$tmp/all"
 
 # what-if tables from the real dumps of other machines
 for f in 000-debian12-vm-ucx1.13.1.txt 001-azure-hbv3-cx6vf-ucx1.17.txt \
@@ -93,6 +93,55 @@ for f in 000-debian12-vm-ucx1.13.1.txt 001-azure-hbv3-cx6vf-ucx1.17.txt \
 done
 check "ConnectX-6 lanes use rc_mlx5 for am" bash -c \
     "'$info' -e --local '$fixtures/001-azure-hbv3-cx6vf-ucx1.17.txt' | grep -E '^# +0  rc_mlx5/mlx5_0:1 +am'"
+
+# every fixture dump imports, whatever its layout
+for f in "$fixtures"/0*-*ucx1.*.txt; do
+    case $f in *proto-info*|*-v1.txt) continue ;; esac
+    check "$(basename "$f") imports" "$info" -d --local "$f"
+done
+
+# diagnostics go to stderr; -j keeps stdout JSON, with an error object
+check "a file of another kind is refused" bash -c \
+    "! '$info' -e --local '$fixtures/027-ucx-pr7950-vulcan04-proto-info.txt'"
+expect "... saying what it is and what to run, on stderr" \
+    "this is a UCX_PROTO_INFO table.*psel_info --compare-ucx" "$tmp/err"
+check "... and nothing on stdout" test ! -s "$tmp/out"
+"$info" -j --local "$fixtures/027-ucx-pr7950-vulcan04-proto-info.txt" \
+    >"$tmp/json" 2>/dev/null
+check "-j on failure prints a JSON error object" python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert "this is a UCX_PROTO_INFO table" in doc["error"]["messages"][0]["text"]
+' "$tmp/json"
+
+# --compare-ucx: UCX 1.13.1's own tables of this kind of VM
+check "--compare-ucx on UCX's v1 lines (tcp/lo)" "$info" --compare-ucx \
+    "$fixtures/006-debian12-vm-tcp-lo-ucx1.13.1-v1.txt" \
+    --local "$fixtures/000-debian12-vm-ucx1.13.1.txt"
+expect "... UCX 1.x's formula over these lanes gives UCX's own threshold" \
+    "UCX 1.x's rendezvous threshold over these lanes: 20553 bytes"
+expect "... and the v1 row starts there too" "20553\.\.[0-9]* *| rndv"
+check "--compare-ucx on a v2 table (shared memory)" "$info" --compare-ucx \
+    "$fixtures/005-debian12-vm-shm-ucx1.13.1-proto-info.txt" \
+    --local "$fixtures/000-debian12-vm-ucx1.13.1.txt"
+expect "... over UCX's lanes" "the same lanes (posix/memory cma/memory)"
+"$info" -j --compare-ucx "$fixtures/027-ucx-pr7950-vulcan04-proto-info.txt" \
+    --local "$fixtures/004-rhel7-4xcx5-edr-nohash-ucx1.13.txt" \
+    >"$tmp/cmp.json" 2>"$tmp/err"
+check "--compare-ucx -j on the rc_mlx5 table: JSON, reasons for each difference" \
+    python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["ucx_protocols"] == 2 and doc["lanes"] == ["rc_mlx5/mlx5_0:1"]
+assert doc["ranges"][0]["start"] == 0 and doc["ranges"][-1]["end"] == "inf"
+differ = [r for r in doc["ranges"] if r["differs"] != "no"]
+assert differ, "the tables differ somewhere"
+for r in differ:
+    assert r["reasons"], "no reason for %d..%s" % (r["start"], r["end"])
+' "$tmp/cmp.json"
+check "--compare-ucx refuses a ucx_info -d dump" bash -c \
+    "! '$info' --compare-ucx '$fixtures/000-debian12-vm-ucx1.13.1.txt' 2>'$tmp/err2'"
+expect "... saying what it got" "no UCX tag-send table.*ucx_info -d" "$tmp/err2"
 
 # snapshot round trip through the tool
 check "psel_info --save writes a snapshot" "$info" --save "$tmp/snap.txt"

@@ -82,7 +82,7 @@ assert cands["rndv/put"]["calibrated"] is False
 { head -8 "$tmp/cal.txt"; echo "range egr/short tcp/lo host inf 1000 zero 500 0"; } >"$tmp/bad.txt"
 fails "a malformed calibration file stops psel_info -e" \
     env UCX_PSEL_CALIBRATION="$tmp/bad.txt" "${tcp[@]}" "$info" -e
-expect "... naming the file and line" "bad.txt:9: " "$tmp/all"
+expect "... naming the file, line and column" "bad.txt:9:[0-9]*: " "$tmp/all"
 sed "s/^host .*/host another-host -/" "$tmp/cal.txt" >"$tmp/other.txt"
 check "a calibration of another host is ignored" \
     env UCX_PSEL_CALIBRATION="$tmp/other.txt" "${tcp[@]}" "$info" -e

@@ -19,18 +19,17 @@ iters=2000
 TAP_FILES=("$tmp/server" "$tmp/client")
 
 # start_server [ENV...]: start a server on a free port, set $port and
-# $server_pid once it listens; retries other ports if bind fails
+# $server_pid once it listens; retries other ports if bind fails. The
+# server's extra options are in the array server_args.
+server_args=()
 start_server() {
     local try
     for try in 1 2 3 4 5; do
         port=$((20000 + RANDOM % 40000))
-        env "$@" timeout 90 "$perftest" -p "$port" >"$tmp/server" 2>&1 &
+        env "$@" timeout 90 "$perftest" -p "$port" "${server_args[@]}" \
+            >"$tmp/server" 2>&1 &
         server_pid=$!
-        for _ in $(seq 100); do
-            grep -q "Waiting for connection" "$tmp/server" && return 0
-            kill -0 "$server_pid" 2>/dev/null || break
-            sleep 0.1
-        done
+        wait_server_ready "$tmp/server" "$server_pid" 10 && return 0
         kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null
         server_pid=
     done
@@ -141,6 +140,43 @@ badopt "invalid value '0' for -p (port)" -t tag_lat -p 0
 badopt "invalid value '101' for -R" -t tag_lat -R 101
 badopt "option -t needs a value" -t
 badopt "unknown option -k" -t tag_lat -k
+badopt "--bind is a server option" -t tag_lat --bind 127.0.0.1
+
+# a server that cannot create its worker: the client prints the server's cause
+if start_server UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=nonexistent0; then
+    timeout 60 "$perftest" localhost -p "$port" -t tag_lat -n 10 \
+        >"$tmp/client" 2>&1
+    cstatus=$?
+    wait_server
+    [ $cstatus -eq 1 ] &&
+        grep -q "the server could not set up its side: cannot create the worker" \
+            "$tmp/client"
+    result "a server without a worker: the client exits 1 naming the server's cause" $?
+else
+    result "a server without a worker: the server starts" 1
+fi
+
+# --bind: the server listens on that address only, and serves a client there
+server_args=(--bind 127.0.0.1)
+if start_server; then
+    ss -Htln "sport = :$port" >"$tmp/listen" 2>&1
+    timeout 60 "$perftest" 127.0.0.1 -p "$port" -t tag_lat -n 100 -w 10 \
+        >"$tmp/client" 2>&1
+    cstatus=$?
+    wait_server
+    sstatus=$?
+    [ $cstatus -eq 0 ] && [ $sstatus -eq 0 ] &&
+        grep -q "127.0.0.1:$port " "$tmp/listen" &&
+        [ "$(wc -l <"$tmp/listen")" -eq 1 ]
+    st=$? # (a $(...) in result's arguments would reset $?)
+    result "--bind 127.0.0.1: the server listens there only ($(tr -s ' ' <"$tmp/listen")) and serves a client" $st
+else
+    result "--bind 127.0.0.1: the server starts" 1
+fi
+server_args=()
+timeout 10 "$perftest" --bind 192.0.2.1 -p 1 >"$tmp/server" 2>&1
+[ $? -eq 1 ] && grep -q "cannot listen on 192.0.2.1:1: bind() failed" "$tmp/server"
+result "--bind to an address of another host: exit 1, says which address" $?
 badopt "missing test name" -s 8
 badopt "-O 4 applies to tag_bw only" -t tag_lat -O 4
 
@@ -156,7 +192,8 @@ result "a client without a server fails with a clear message" $?
 
 # the server validates what the client sends: garbage, then a 0-iteration test
 foreign_client() { # foreign_client HEX-BYTES: send them to the server
-    start_server || return 1
+    start_server || { result "a psel_perftest server starts (5 tries)" 1;
+                      return 1; }
     python3 - "$port" "$1" <<'PY' >"$tmp/client" 2>&1
 import socket, sys, time
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
@@ -171,8 +208,9 @@ foreign_client "$(printf '%080x' 0)"
     "$tmp/server"
 result "the server rejects a foreign client and exits 1" $?
 
-# magic PSPT, version 1, tag_lat, no flags, window 0, size 8, 0 iterations
-foreign_client "505350540001000000000000000000000000000000000008$(printf '%032x' 0)"
+# magic PSPT, then little-endian: version 2, tag_lat, no flags, window 0,
+# size 8, 0 iterations, 0 warm-up
+foreign_client "50535054020000000000000000000000$(printf '08%014x' 0)$(printf '%032x' 0)"
 [ $? -eq 1 ] && grep -q "rejected the client's test: iterations 0 out of range" \
     "$tmp/server"
 result "the server rejects 0 iterations from the client" $?

@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# Unequal rails (issue 13): two hosts in network namespaces joined by two
+# veth rails, the second shaped with `tc qdisc ... tbf rate RATE` (the
+# helper test/tools/netns_rails.sh builds them); both advertise the same
+# 10 Gb/s. tag_bw and tag_lat from 64 KiB to 64 MiB, four cases:
+#   psel-cal   psel_perftest, each side with its psel_calibrate file
+#              (B measured against a server in A, and A against B)
+#   psel-attr  psel_perftest on the advertised attributes
+#   ucx        stock ucx_perftest, UCX_TLS=tcp on both rails (50/50)
+#   ucx-rt     stock ucx_perftest with libprotosel_ucx.so preloaded and the
+#              same calibration files (issue 11's runtime library): taken
+#              from build/src/ucx_runtime/.libs/libprotosel_ucx.so or
+#              --runtime-lib PATH; left out, saying so, when absent
+# For each: the median of --runs runs, the bytes each rail's veth moved
+# (rx + tx in A) and its share, and the aggregate against the sum of the two
+# rails' bandwidths measured alone (the calibration's rail lines). The
+# client runs in B, the server in A. A benchmark, not a test: it prints
+# figures and exits 0 once they are printed; nothing is checked.
+#
+#   bench/rails.sh [--quick] [--rate 1gbit] [--runs 3] [--keep DIR] ...
+set -uo pipefail
+
+usage() {
+    cat <<'EOF'
+Usage: bench/rails.sh [options]   (as root: network namespaces and tc)
+  --quick              smoke run: sizes 1M and 4M, one run, quick calibrations
+  --rate RATE          the shaped rail's rate, as tc takes it (1gbit)
+  --runs N             runs of each case per point (3)
+  --sizes "S ..."      message sizes (64K 256K 1M 4M 16M 64M)
+  --tests "T ..."      among tag_bw tag_lat (both)
+  --runtime-lib PATH   libprotosel_ucx.so for the ucx-rt case (default:
+                       build/src/ucx_runtime/.libs/libprotosel_ucx.so)
+  --build DIR          protosel's build directory (build)
+  --keep DIR           keep every output in DIR (default: a temporary one)
+  -h, --help           this help
+EOF
+}
+
+me=rails.sh
+top=$(cd "$(dirname "$0")/.." && pwd)
+quick=0 rate=1gbit runs=3 sizes="64K 256K 1M 4M 16M 64M" tests="tag_bw tag_lat"
+build=$top/build rtlib= keep=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --quick) quick=1; sizes="1M 4M"; runs=1 ;;
+    --rate) rate=$2; shift ;;
+    --runs) runs=$2; shift ;;
+    --sizes) sizes=$2; shift ;;
+    --tests) tests=$2; shift ;;
+    --runtime-lib) rtlib=$2; shift ;;
+    --build) build=$2; shift ;;
+    --keep) keep=$2; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "$me: unknown option '$1' (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+tools=$build/src/tools
+for t in psel_perftest psel_calibrate; do
+    [ -x "$tools/$t" ] || { echo "$me: no $tools/$t (run ./dev.sh build)" >&2; exit 1; }
+done
+command -v ucx_perftest >/dev/null 2>&1 ||
+    { echo "$me: no ucx_perftest (Debian package ucx-utils)" >&2; exit 1; }
+[ -n "$rtlib" ] || rtlib=$build/src/ucx_runtime/.libs/libprotosel_ucx.so
+if [ -f "$rtlib" ]; then
+    cases="psel-cal psel-attr ucx ucx-rt"
+    echo "$me: ucx-rt case with $rtlib"
+else
+    cases="psel-cal psel-attr ucx"
+    echo "$me: no runtime library at $rtlib (issue 11's libprotosel_ucx.so; build it, or give --runtime-lib PATH): the ucx-rt case is left out"
+fi
+
+bytes_of() { # SIZE with K/M suffix -> bytes
+    case $1 in
+    *K) echo $(( ${1%K} * 1024 )) ;;
+    *M) echo $(( ${1%M} * 1048576 )) ;;
+    *) echo "$1" ;;
+    esac
+}
+
+if [ -n "$keep" ]; then mkdir -p "$keep" && out=$keep; else out=$(mktemp -d /tmp/rails.XXXXXX); fi
+rails_id=$$
+rails_rate=$rate
+. "$top/test/tools/netns_rails.sh"
+pids=()
+cleanup() {
+    local p
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+    rails_cleanup
+    [ -n "$keep" ] || rm -rf "$out"
+}
+trap cleanup EXIT
+trap 'echo "$me: interrupted" >&2; exit 130' INT TERM
+
+rails_setup || { echo "$me: $rails_err" >&2; exit 1; }
+rails_wait_carrier || { echo "$me: no carrier on the rails" >&2; exit 1; }
+echo "$me: $ns_a ($dev1 $a1, $dev2 $a2 shaped to $rate) <-> $ns_b ($dev1 $b1, $dev2 $b2); output in $out"
+
+port=16337 # fresh namespaces: every port is free; a new one per server
+# wait_listen NS PORT PID: up to 10 s for PID to listen on PORT in NS
+wait_listen() {
+    local i
+    for i in $(seq 1 500); do
+        kill -0 "$3" 2>/dev/null || return 1
+        [ -n "$(ip netns exec "$1" ss -Htln "sport = :$2" 2>/dev/null)" ] && return 0
+        sleep 0.02
+    done
+    return 1
+}
+
+# --- the calibrations ----------------------------------------------------------
+mode=(); [ $quick = 1 ] && mode=(--quick)
+# calibrate SERVER-NS CLIENT-NS SERVER-ADDR FILE
+calibrate() {
+    local sns=$1 cns=$2 addr=$3 file=$4 spid
+    port=$((port + 1))
+    ip netns exec "$sns" env UCX_PSEL_TLS=tcp UCX_PSEL_CALIBRATION=none \
+        timeout -k 5 200 "$tools/psel_perftest" -p "$port" >"$file.server" 2>&1 &
+    spid=$!; pids+=("$spid")
+    wait_listen "$sns" "$port" "$spid" || { echo "$me: no server in $sns" >&2; return 1; }
+    ip netns exec "$cns" env UCX_PSEL_TLS=tcp timeout -k 5 200 \
+        "$tools/psel_calibrate" "${mode[@]}" -o "$file" "$addr" -p "$port" \
+        >"$file.log" 2>&1
+    local s=$?
+    wait "$spid" 2>/dev/null
+    return $s
+}
+cal_b=$out/cal_b.txt cal_a=$out/cal_a.txt
+calibrate "$ns_a" "$ns_b" "$a1" "$cal_b" ||
+    { echo "$me: psel_calibrate in $ns_b failed:"; tail -5 "$cal_b.log"; } >&2
+calibrate "$ns_b" "$ns_a" "$b1" "$cal_a" ||
+    { echo "$me: psel_calibrate in $ns_a failed:"; tail -5 "$cal_a.log"; } >&2
+grep -E '^# (tcp  rail|noise|wrote)|refused' "$cal_b.log" | sed "s/^/$me: $ns_b: /"
+rail_bw() { awk -v d="tcp/$1" '$1 == "rail" && $2 == d { print $4 }' "$cal_b" 2>/dev/null; }
+bw1=$(rail_bw "$dev1") bw2=$(rail_bw "$dev2")
+[ -n "$bw1" ] && [ -n "$bw2" ] ||
+    echo "$me: no rail lines in $cal_b: the psel-cal case runs on what is there" >&2
+
+# --- the runs ---------------------------------------------------------------------
+# run CASE TEST SIZE ITERS FILE: one server/client pair; prints
+# "value bytes1 bytes2" (value: MB/s for tag_bw, p50 us for tag_lat)
+run() {
+    local cas=$1 test=$2 size=$3 iters=$4 file=$5 bin senv cenv spid s b1 b2
+    bin=$tools/psel_perftest
+    case $cas in
+    psel-cal)  senv=(UCX_PSEL_TLS=tcp UCX_PSEL_CALIBRATION="$cal_a")
+               cenv=(UCX_PSEL_TLS=tcp UCX_PSEL_CALIBRATION="$cal_b") ;;
+    psel-attr) senv=(UCX_PSEL_TLS=tcp UCX_PSEL_CALIBRATION=none)
+               cenv=("${senv[@]}") ;;
+    ucx)       bin=ucx_perftest
+               senv=(UCX_TLS=tcp UCX_NET_DEVICES="$dev1,$dev2")
+               cenv=("${senv[@]}") ;;
+    ucx-rt)    bin=ucx_perftest
+               senv=(LD_PRELOAD="$rtlib" UCX_TLS=tcp UCX_PSEL_CALIBRATION="$cal_a")
+               cenv=(LD_PRELOAD="$rtlib" UCX_TLS=tcp UCX_PSEL_CALIBRATION="$cal_b") ;;
+    esac
+    port=$((port + 1))
+    b1=$(rails_bytes "$dev1") b2=$(rails_bytes "$dev2")
+    ip netns exec "$ns_a" env "${senv[@]}" timeout -k 5 120 "$bin" -p "$port" \
+        >"$file.server" 2>&1 &
+    spid=$!; pids+=("$spid")
+    wait_listen "$ns_a" "$port" "$spid" || { echo "- 0 0"; return; }
+    ip netns exec "$ns_b" env "${cenv[@]}" timeout -k 5 120 "$bin" "$a1" \
+        -p "$port" -t "$test" -s "$size" -n "$iters" -w 2 -f >"$file" 2>&1
+    s=$?
+    wait "$spid" 2>/dev/null
+    b1=$(( $(rails_bytes "$dev1") - b1 )) b2=$(( $(rails_bytes "$dev2") - b2 ))
+    if [ $s != 0 ]; then echo "- $b1 $b2"; return; fi
+    # -f: one line "iterations p50 avg overall bw_avg bw_overall mr_avg mr_overall"
+    awk -v t="$test" -v b1="$b1" -v b2="$b2" '
+        $1 ~ /^[0-9]+$/ && NF >= 8 { v = (t == "tag_bw") ? $6 : $2 }
+        END { print (v == "" ? "-" : v), b1, b2 }' "$file"
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+res=$out/results.tsv
+: >"$res"
+for test in $tests; do
+    for sz in $sizes; do
+        size=$(bytes_of "$sz")
+        if [ "$test" = tag_bw ]; then
+            iters=$(( 268435456 / size )); [ $iters -lt 8 ] && iters=8
+        else
+            iters=$(( 67108864 / size )); [ $iters -lt 4 ] && iters=4
+        fi
+        for r in $(seq 1 "$runs"); do
+            for cas in $cases; do # alternating: a change of the machine hits all
+                line=$(run "$cas" "$test" "$size" "$iters" "$out/$test.$sz.$cas.$r")
+                printf '%s\t%s\t%s\t%s\t%s\n' "$test" "$sz" "$cas" "$r" "$line" | tr ' ' '\t' >>"$res"
+            done
+        done
+    done
+done
+
+# --- the report -------------------------------------------------------------------
+echo
+echo "### Unequal rails: $dev1 unshaped, $dev2 tbf rate $rate; rails measured alone: $dev1 ${bw1:-?} MB/s, $dev2 ${bw2:-?} MB/s (sum $(awk -v a="${bw1:-0}" -v b="${bw2:-0}" 'BEGIN { printf "%.0f", a + b }') MB/s)"
+for test in $tests; do
+    echo
+    if [ "$test" = tag_bw ]; then
+        echo "#### tag_bw: MB/s (median of $runs), the share of bytes on $dev1 / $dev2, aggregate / sum of the rails, and / ucx 50/50"
+        echo
+        echo "| size | case | MB/s | $dev1 / $dev2 bytes | of the rails' sum | x ucx |"
+        echo "|-----:|------|-----:|------------------|------------------:|------:|"
+    else
+        echo "#### tag_lat: p50 latency in usec (median of $runs), the share of bytes on $dev1 / $dev2"
+        echo
+        echo "| size | case | usec | $dev1 / $dev2 bytes |"
+        echo "|-----:|------|-----:|------------------|"
+    fi
+    for sz in $sizes; do
+        ucx=$(awk -F'\t' -v t="$test" -v s="$sz" '$1 == t && $2 == s && $3 == "ucx" && $5 != "-" { print $5 }' "$res" | median)
+        for cas in $cases; do
+            v=$(awk -F'\t' -v t="$test" -v s="$sz" -v c="$cas" '$1 == t && $2 == s && $3 == c && $5 != "-" { print $5 }' "$res" | median)
+            split=$(awk -F'\t' -v t="$test" -v s="$sz" -v c="$cas" '$1 == t && $2 == s && $3 == c { x += $6; y += $7 }
+                END { if (x + y > 0) printf "%.0f%% / %.0f%%", 100 * x / (x + y), 100 * y / (x + y); else print "-" }' "$res")
+            if [ "$test" = tag_bw ]; then
+                of=$(awk -v v="$v" -v a="${bw1:-0}" -v b="${bw2:-0}" 'BEGIN { if (v != "-" && a + b > 0) printf "%.0f%%", 100 * v * 1.048576 / (a + b); else print "-" }')
+                xu=$(awk -v v="$v" -v u="$ucx" 'BEGIN { if (v != "-" && u != "-" && u > 0) printf "%.2f", v / u; else print "-" }')
+                echo "| $sz | $cas | $v | $split | $of | $xu |"
+            else
+                echo "| $sz | $cas | $v | $split |"
+            fi
+        done
+    done
+done
+echo
+echo "MB/s as the tools print it (2^20 B/s); the rails' sum is in 10^6 B/s, converted."
+echo "Each case ran $runs time(s) per point, the cases alternating; the machine state is not controlled (other load is not stopped)."
+[ -n "$keep" ] && echo "Raw outputs and results.tsv: $out"
+exit 0

@@ -1,0 +1,655 @@
+/*
+ * psel_calibrate: one transport setup. Its rails first (against a server
+ * reached over several network lanes: each lane alone), then every
+ * protocol of its table in turn, forced on both sides, at log-spaced sizes
+ * within the time budget, and at last the lines fitted in natural order
+ * (psel_calib_fit_in_order). See calibrate.h.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "calibrate.h"
+
+#include <ucp_proto_sel/select.h>
+#include <ucs/sys/math.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/** What the automatic table says of one protocol, and what was measured. */
+typedef struct {
+    char              name[PSEL_CALIB_PROTO_MAX];
+    psel_proto_caps_t caps;
+    unsigned          measured;    /* sizes measured */
+    double            seconds;     /* time it took */
+    size_t            late;        /* first size the budget left out, or 0 */
+    double            steal;       /* CPU steal while it was measured */
+    double            load;        /* other processes' CPUs meanwhile */
+    size_t            breaks[PSEL_PROTO_MAX_RANGES];
+    unsigned          num_breaks;
+} cal_proto_t;
+
+
+/* ---------------------------------------------------------------------- */
+/* What to measure                                                        */
+/* ---------------------------------------------------------------------- */
+
+static size_t cal_caps_max(const psel_proto_caps_t *caps)
+{
+    return caps->ranges[caps->num_ranges - 1].max_length;
+}
+
+/*
+ * The sizes where a protocol's cost really changes form (e.g. where eager
+ * bcopy starts paying per fragment): range limits where the single line
+ * changes. Limits inside one stage sum, where only the stage that paces
+ * streaming changes (the multi envelope), are not breaks of the
+ * measurement.
+ */
+static unsigned cal_caps_breaks(const psel_proto_caps_t *caps, size_t *breaks)
+{
+    const ucs_linear_func_t *a, *b;
+    unsigned i, count = 0;
+
+    for (i = 0; i + 1 < caps->num_ranges; ++i) {
+        a = &caps->ranges[i].perf[PSEL_PERF_SINGLE];
+        b = &caps->ranges[i + 1].perf[PSEL_PERF_SINGLE];
+        if ((a->c != b->c) || (a->m != b->m)) {
+            breaks[count++] = caps->ranges[i].max_length;
+        }
+    }
+    return count;
+}
+
+static int cal_size_cmp(const void *a, const void *b)
+{
+    size_t x = *(const size_t*)a, y = *(const size_t*)b;
+
+    return (x > y) - (x < y);
+}
+
+static void cal_add_size(size_t *sizes, unsigned *count, size_t size,
+                         size_t lo, size_t hi)
+{
+    if ((size >= lo) && (size <= hi) && (*count < CAL_MAX_SIZES)) {
+        sizes[(*count)++] = size;
+    }
+}
+
+/*
+ * Log-spaced sizes from max(1, min_length) up to the protocol's largest
+ * size or @a max_size, plus both sides of every break; sorted, unique. They
+ * are measured in this order until the time budget runs out.
+ */
+static unsigned cal_plan_sizes(const cal_proto_t *p, const cal_mode_t *mode,
+                               size_t max_size, size_t *sizes)
+{
+    size_t lo = ucs_max(p->caps.min_length, 1);
+    size_t hi = ucs_min(cal_caps_max(&p->caps), max_size);
+    unsigned count = 0, i, j, step;
+    double x;
+
+    for (i = 0; (1ul << i) <= hi; ++i) {
+        for (step = 0; step < mode->steps_per_octave; ++step) {
+            x = (double)(1ul << i) *
+                pow(2.0, (double)step / mode->steps_per_octave);
+            cal_add_size(sizes, &count, (size_t)(x + 0.5), lo, hi);
+        }
+    }
+    for (i = 0; i < p->num_breaks; ++i) {
+        cal_add_size(sizes, &count, p->breaks[i], lo, hi);
+        cal_add_size(sizes, &count, p->breaks[i] + 1, lo, hi);
+    }
+    cal_add_size(sizes, &count, lo, lo, hi);
+    cal_add_size(sizes, &count, hi, lo, hi);
+
+    qsort(sizes, count, sizeof(*sizes), cal_size_cmp);
+    for (i = j = 0; i < count; ++i) {
+        if ((j == 0) || (sizes[j - 1] != sizes[i])) {
+            sizes[j++] = sizes[i];
+        }
+    }
+    return j;
+}
+
+/* Does the live endpoint's table run @a name at @a size? */
+static int cal_runs(psel_ep_h ep, const char *name, size_t size)
+{
+    const psel_select_table_t *table = psel_ep_tag_table(ep);
+
+    return (table != NULL) &&
+           !strcmp(psel_select_table_find(table, size)->proto->name, name);
+}
+
+
+/* ---------------------------------------------------------------------- */
+/* Configurations                                                         */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Reconnect both sides with the setup's settings and @a extra ones; both
+ * select without any calibration file, except this side's rails file once
+ * the rails are measured (never sent: the server's own lanes are its own).
+ */
+static ucs_status_t cal_configure(cal_ctx_t *ctx, const cal_setup_t *setup,
+                                  const char *extra, const char *local)
+{
+    char settings[CAL_SETTINGS_MAX], locals[PATH_MAX + 128];
+    ucs_status_t status;
+    double settle;
+
+    snprintf(settings, sizeof(settings), "%s\nUCX_PSEL_CALIBRATION=none%s%s",
+             setup->settings, (extra != NULL) ? "\n" : "",
+             (extra != NULL) ? extra : "");
+    snprintf(locals, sizeof(locals), "%s%s%s%s",
+             (ctx->rails_file[0] != '\0') ? "UCX_PSEL_CALIBRATION=" : "",
+             ctx->rails_file, (local != NULL) ? "\n" : "",
+             (local != NULL) ? local : "");
+    status = pt_session_configure(&ctx->run, settings, locals);
+    if (status != UCS_OK) {
+        return status;
+    }
+    /* settle: the first messages of new endpoints set up connections and
+     * warm caches, and would make the smallest sizes look slow */
+    return pt_session_measure(&ctx->run, PT_TEST_TAG_LAT, 8, 0,
+                              CAL_SETTLE_ITERS, 1, &settle);
+}
+
+/* The protocols the endpoint's table weighs, with their caps */
+static unsigned cal_read_protos(cal_ctx_t *ctx, cal_proto_t *protos)
+{
+    const psel_select_table_t *table = psel_ep_tag_table(ctx->run.ep);
+    unsigned count = 0, i;
+
+    for (i = 0; (table != NULL) && (i < table->num_protos); ++i) {
+        if (table->status[i] != UCS_OK) {
+            continue;
+        }
+        memset(&protos[count], 0, sizeof(protos[count]));
+        protos[count].caps = table->caps[i];
+        snprintf(protos[count].name, sizeof(protos[count].name), "%s",
+                 table->protos[i]->name);
+        protos[count].num_breaks = cal_caps_breaks(&protos[count].caps,
+                                                   protos[count].breaks);
+        ++count;
+    }
+    return count;
+}
+
+/*
+ * UCX_PSEL_PROTOS that forces @a p: itself, plus one protocol that covers
+ * the sizes it does not (an endpoint must cover every size).
+ */
+static void cal_force_protos(const cal_proto_t *p, const cal_proto_t *protos,
+                             unsigned count, char *settings, size_t max)
+{
+    const char *cover = NULL;
+    unsigned i;
+
+    if ((p->caps.min_length > 0) || (cal_caps_max(&p->caps) != SIZE_MAX)) {
+        for (i = 0; i < count; ++i) {
+            if ((protos[i].caps.min_length == 0) &&
+                (cal_caps_max(&protos[i].caps) == SIZE_MAX)) {
+                cover = protos[i].name;
+                break;
+            }
+        }
+    }
+    snprintf(settings, max, "UCX_PSEL_PROTOS=%.*s%s%.*s",
+             PSEL_CALIB_PROTO_MAX, p->name, (cover != NULL) ? "," : "",
+             PSEL_CALIB_PROTO_MAX, (cover != NULL) ? cover : "");
+}
+
+
+/* ---------------------------------------------------------------------- */
+/* Rails                                                                  */
+/* ---------------------------------------------------------------------- */
+
+/* The distinct lanes the protocols use, if there are several */
+static unsigned cal_rail_names(const cal_proto_t *protos, unsigned count,
+                               char names[][PSEL_LANE_NAME_MAX])
+{
+    char lanes[PSEL_PROTO_DESC_MAX], *lane, *save;
+    unsigned i, j, num = 0;
+
+    for (i = 0; i < count; ++i) {
+        snprintf(lanes, sizeof(lanes), "%s", protos[i].caps.lanes);
+        for (lane = strtok_r(lanes, "+", &save); lane != NULL;
+             lane = strtok_r(NULL, "+", &save)) {
+            for (j = 0; (j < num) && strcmp(names[j], lane); ++j) {
+            }
+            if ((j == num) && (num < PSEL_CALIB_MAX_RAILS) &&
+                (strchr(lane, '/') != NULL)) {
+                snprintf(names[num++], PSEL_LANE_NAME_MAX, "%s", lane);
+            }
+        }
+    }
+    return num;
+}
+
+/* A calibration file of this run's rails alone, for this side's selection
+ * while the protocols are measured */
+static ucs_status_t cal_write_rails_file(cal_ctx_t *ctx)
+{
+    const char *dir = getenv("TMPDIR");
+    psel_calib_t rails;
+    ucs_status_t status;
+    int fd;
+
+    snprintf(ctx->rails_file, sizeof(ctx->rails_file),
+             "%s/psel_calibrate_rails.XXXXXX",
+             ((dir != NULL) && (dir[0] != '\0')) ? dir : "/tmp");
+    fd = mkstemp(ctx->rails_file);
+    if (fd < 0) {
+        fprintf(stderr, "psel_calibrate: cannot create %s: %m\n",
+                ctx->rails_file);
+        ctx->rails_file[0] = '\0';
+        return UCS_ERR_IO_ERROR;
+    }
+    close(fd);
+
+    rails           = ctx->calib;
+    rails.has_noise = 0;
+    rails.num_lines = 0;
+    rails.lines     = NULL;
+    status          = psel_calib_save(&rails, ctx->rails_file);
+    if (status != UCS_OK) {
+        unlink(ctx->rails_file);
+        ctx->rails_file[0] = '\0';
+    }
+    return status;
+}
+
+/*
+ * One rail's latency and bandwidth: the fastest of CAL_RAIL_TRIES
+ * measurements of each (what the rail can do: a stall of the machine only
+ * ever makes a rail look slower), within @a end.
+ */
+static ucs_status_t cal_rail(cal_ctx_t *ctx, double end, double *latency,
+                             double *bandwidth)
+{
+    double now, t_end, best_lat = INFINITY, best_bw = 0;
+    cal_point_status_t result;
+    cal_point_t point;
+    ucs_status_t status;
+    unsigned i;
+    size_t size;
+
+    for (i = 0; i < CAL_RAIL_TRIES; ++i) {
+        now    = psel_oob_time();
+        status = cal_measure(ctx, PT_TEST_TAG_LAT, 8, 0,
+                             now + (end - now) / (2 * (CAL_RAIL_TRIES - i)),
+                             &point, &result);
+        if (status != UCS_OK) {
+            return status;
+        }
+        if (result != CAL_POINT_LATE) {
+            best_lat = ucs_min(best_lat, point.time);
+        }
+
+        /* the largest size whose phases fit this try's share of the time */
+        now   = psel_oob_time();
+        t_end = now + (end - now) / (CAL_RAIL_TRIES - i);
+        for (size = ctx->opts.mode->rail_size; ; size /= 4) {
+            status = cal_measure(ctx, PT_TEST_TAG_BW, size, 0, t_end, &point,
+                                 &result);
+            if ((status != UCS_OK) || (result != CAL_POINT_LATE) ||
+                (size < 4 * CAL_COLD_MIN)) {
+                break;
+            }
+        }
+        if (status != UCS_OK) {
+            return status;
+        }
+        if (result != CAL_POINT_LATE) {
+            best_bw = ucs_max(best_bw, size / point.time);
+        }
+    }
+    if (!isfinite(best_lat) || !(best_bw > 0)) {
+        return UCS_ERR_TIMED_OUT;
+    }
+    *latency   = best_lat;
+    *bandwidth = best_bw;
+    return UCS_OK;
+}
+
+/*
+ * Each lane alone (this side's UCX_PSEL_NET_DEVICES): half the round trip
+ * of an 8-byte message, and the bandwidth of streaming mode->rail_size
+ * messages. Recorded as rails, which lane selection takes instead of the
+ * advertised attributes; not when other processes took the CPUs meanwhile.
+ */
+static ucs_status_t cal_rails(cal_ctx_t *ctx, const cal_setup_t *setup,
+                              const cal_proto_t *protos, unsigned count,
+                              double end)
+{
+    char names[PSEL_CALIB_MAX_RAILS][PSEL_LANE_NAME_MAX], local[128];
+    double lat[PSEL_CALIB_MAX_RAILS], bw[PSEL_CALIB_MAX_RAILS], fastest = 0;
+    double steal, load;
+    cal_cpu_sample_t before, after;
+    ucs_status_t status;
+    unsigned num, i;
+
+    num = cal_rail_names(protos, count, names);
+    if (num < 2) {
+        return UCS_OK;
+    }
+
+    cal_cpu_sample(ctx, &before);
+    for (i = 0; i < num; ++i) {
+        snprintf(local, sizeof(local), "UCX_PSEL_NET_DEVICES=%s",
+                 strchr(names[i], '/') + 1);
+        status = cal_configure(ctx, setup, NULL, local);
+        if (status != UCS_OK) {
+            fprintf(stderr, "psel_calibrate: cannot connect over %s alone\n",
+                    names[i]);
+            return status;
+        }
+        status = cal_rail(ctx, psel_oob_time() +
+                               (end - psel_oob_time()) / (num - i),
+                          &lat[i], &bw[i]);
+        if (status == UCS_ERR_TIMED_OUT) {
+            printf("# %-4s rails: not measured (no time left in the "
+                   "budget)\n", setup->name);
+            return UCS_OK;
+        } else if (status != UCS_OK) {
+            return status;
+        }
+        fastest = ucs_max(fastest, bw[i]);
+    }
+    cal_cpu_sample(ctx, &after);
+    cal_cpu_delta(&before, &after, &steal, &load);
+    if (load > cal_cpu_spare(ctx)) {
+        ucs_string_buffer_appendf(&ctx->report, "rails: refused: other "
+                                  "processes used %.2f CPUs while they were "
+                                  "measured, more than the %.2f this "
+                                  "calibration leaves them (CPU steal "
+                                  "%.1f%%); lane selection keeps the "
+                                  "advertised attributes\n", load,
+                                  cal_cpu_spare(ctx), 100 * steal);
+        ctx->refused += 2 * num;
+        return UCS_OK;
+    }
+
+    for (i = 0; i < num; ++i) {
+        status = psel_calib_rail_set(&ctx->calib, names[i], lat[i], bw[i]);
+        if (status != UCS_OK) {
+            fprintf(stderr, "psel_calibrate: rail %s: %s\n", names[i],
+                    ucs_status_string(status));
+            return status;
+        }
+        printf("# %-4s rail %-20s latency %8.3f us  bandwidth %8.1f MB/s "
+               "(%.0f%% of the fastest)\n", setup->name, names[i],
+               lat[i] * 1e6, bw[i] / 1e6, 100 * bw[i] / fastest);
+    }
+    fflush(stdout);
+    return cal_write_rails_file(ctx);
+}
+
+
+/* ---------------------------------------------------------------------- */
+/* Protocols                                                              */
+/* ---------------------------------------------------------------------- */
+
+static void cal_progress(const cal_setup_t *setup, const cal_proto_t *p,
+                         unsigned i, unsigned n, size_t size)
+{
+    if (isatty(STDERR_FILENO)) {
+        fprintf(stderr, "\r# %-4s %-10s size %u/%u (%zu B) ...\033[K",
+                setup->name, p->name, i + 1, n, size);
+    }
+}
+
+/* Measure one protocol at its sizes, ascending, until @a end */
+static ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
+                                 cal_proto_t *p, const cal_proto_t *all,
+                                 unsigned count, psel_calib_line_t *line,
+                                 double end)
+{
+    char settings[CAL_SETTINGS_MAX];
+    size_t sizes[CAL_MAX_SIZES], prev_size = 0;
+    double start = psel_oob_time(), prev_lat = 0, prev_bw = 0;
+    cal_point_status_t res_lat, res_bw;
+    cal_cpu_sample_t cpu_before, cpu_after;
+    cal_point_t lat, bw;
+    unsigned num_sizes, i;
+    ucs_status_t status;
+
+    cal_force_protos(p, all, count, settings, sizeof(settings));
+    status = cal_configure(ctx, setup, settings, NULL);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    cal_cpu_sample(ctx, &cpu_before);
+    num_sizes = cal_plan_sizes(p, ctx->opts.mode, ctx->opts.max_size, sizes);
+    for (i = 0; i < num_sizes; ++i) {
+        if (!cal_runs(ctx->run.ep, p->name, sizes[i])) {
+            continue; /* the fallback protocol runs there */
+        }
+        cal_progress(setup, p, i, num_sizes, sizes[i]);
+        /* what the previous size took, scaled up: to skip a probe that
+         * could not fit anyway */
+        status = cal_measure(ctx, PT_TEST_TAG_LAT, sizes[i],
+                             prev_lat * sizes[i] / ucs_max(prev_size, 1), end,
+                             &lat, &res_lat);
+        if ((status == UCS_OK) && (res_lat != CAL_POINT_LATE)) {
+            status = cal_measure(ctx, PT_TEST_TAG_BW, sizes[i],
+                                 prev_bw * sizes[i] / ucs_max(prev_size, 1),
+                                 end, &bw, &res_bw);
+        }
+        if (status != UCS_OK) {
+            fprintf(stderr, "psel_calibrate: %s over %s at %zu bytes: %s\n",
+                    p->name, p->caps.lanes, sizes[i],
+                    ucs_status_string(status));
+            return status;
+        }
+        if ((res_lat == CAL_POINT_LATE) || (res_bw == CAL_POINT_LATE)) {
+            p->late = sizes[i]; /* the larger sizes come from the fit */
+            break;
+        }
+
+        status = psel_calib_line_add_point(line, sizes[i], lat.time, bw.time);
+        if (status == UCS_OK) {
+            status = psel_calib_line_set_spread(line, sizes[i], lat.spread,
+                                                bw.spread);
+        }
+        if (status != UCS_OK) {
+            return status;
+        }
+        ++p->measured;
+        prev_size = sizes[i];
+        prev_lat  = lat.time;
+        prev_bw   = bw.time;
+        if (ctx->opts.verbose) {
+            printf("#   %-5s %-10s %10zu B  latency %10.3f us (%+4.0f%%)  "
+                   "per message streamed %10.3f us (%+4.0f%%)%s%s\n",
+                   setup->name, p->name, sizes[i], lat.time * 1e6,
+                   100 * lat.spread, bw.time * 1e6, 100 * bw.spread,
+                   (res_lat == CAL_POINT_NOISY) ? "  noisy latency" : "",
+                   (res_bw == CAL_POINT_NOISY) ? "  noisy streaming" : "");
+        }
+    }
+    if (isatty(STDERR_FILENO)) {
+        fprintf(stderr, "\r\033[K");
+    }
+    cal_cpu_sample(ctx, &cpu_after);
+    cal_cpu_delta(&cpu_before, &cpu_after, &p->steal, &p->load);
+    p->seconds = psel_oob_time() - start;
+    return UCS_OK;
+}
+
+/*
+ * Other processes on the CPUs this calibration polls on make every time the
+ * scheduler's: a line measured while they took more than the spare CPUs is
+ * refused, all of it (its points agree with each other, not with the
+ * protocol).
+ */
+static void cal_refuse_contended(cal_ctx_t *ctx, const cal_proto_t *p,
+                                 psel_calib_line_t *line)
+{
+    unsigned i, t;
+
+    if ((line->num_points == 0) || (p->load <= cal_cpu_spare(ctx))) {
+        return;
+    }
+    for (i = 0; i < line->num_points; ++i) {
+        for (t = 0; t < PSEL_PERF_LAST; ++t) {
+            ctx->refused += (line->points[i].time[t] > 0);
+        }
+    }
+    ucs_string_buffer_appendf(&ctx->report, "%s over %s: refused: other "
+                              "processes used %.2f CPUs while it was "
+                              "measured, more than the %.2f this "
+                              "calibration leaves them (CPU steal %.1f%%): "
+                              "the times are the scheduler's; it keeps its "
+                              "attribute line\n", line->proto, line->lanes,
+                              p->load, cal_cpu_spare(ctx), 100 * p->steal);
+    free(line->points);
+    line->points     = NULL;
+    line->num_points = 0;
+    line->num_ranges = 0;
+}
+
+static void cal_print_line(const cal_setup_t *setup, const cal_proto_t *p,
+                           const psel_calib_line_t *line)
+{
+    ucs_string_buffer_t strb;
+
+    ucs_string_buffer_init(&strb);
+    if (line->num_ranges > 0) {
+        ucs_string_buffer_appendf(&strb, "latency ");
+        psel_perf_func_str(line->ranges[0].perf[PSEL_PERF_SINGLE], &strb);
+        ucs_string_buffer_appendf(&strb, ", streamed ");
+        psel_perf_func_str(line->ranges[0].perf[PSEL_PERF_MULTI], &strb);
+        if (line->num_ranges > 1) {
+            ucs_string_buffer_appendf(&strb, " (first range)");
+        }
+    } else {
+        ucs_string_buffer_appendf(&strb, "no line: attributes stay in use");
+    }
+    if (p->late != 0) {
+        ucs_string_buffer_appendf(&strb, "; from %zu B on: the fit (time "
+                                  "budget)", p->late);
+    }
+    printf("# %-4s %-10s %-24s %3u sizes %5.1f s  %s\n", setup->name, p->name,
+           p->caps.lanes, p->measured, p->seconds,
+           ucs_string_buffer_cstr(&strb));
+    ucs_string_buffer_cleanup(&strb);
+}
+
+/* Count the measurements the fit will leave out as noisy, and keep the
+ * spreads of the others, for the file's noise line */
+static ucs_status_t cal_tally_spreads(cal_ctx_t *ctx,
+                                      const psel_calib_line_t *line)
+{
+    const psel_calib_point_t *point;
+    double *spreads;
+    unsigned i, t;
+
+    for (i = 0; i < line->num_points; ++i) {
+        point = &line->points[i];
+        for (t = 0; t < PSEL_PERF_LAST; ++t) {
+            if (!(point->time[t] > 0) || isnan(point->spread[t])) {
+                continue;
+            }
+            if (point->spread[t] > ctx->opts.mode->max_spread) {
+                ++ctx->refused;
+                continue;
+            }
+            if (ctx->num_spreads == ctx->max_spreads) {
+                spreads = realloc(ctx->spreads, (2 * ctx->max_spreads + 64) *
+                                                sizeof(*spreads));
+                if (spreads == NULL) {
+                    return UCS_ERR_NO_MEMORY;
+                }
+                ctx->spreads     = spreads;
+                ctx->max_spreads = 2 * ctx->max_spreads + 64;
+            }
+            ctx->spreads[ctx->num_spreads++] = point->spread[t];
+        }
+    }
+    return UCS_OK;
+}
+
+ucs_status_t cal_setup(cal_ctx_t *ctx, const cal_setup_t *setup, double end)
+{
+    psel_calib_order_entry_t entries[PSEL_SELECT_MAX_PROTOS];
+    cal_proto_t protos[PSEL_SELECT_MAX_PROTOS];
+    psel_calib_line_t *lines[PSEL_SELECT_MAX_PROTOS];
+    unsigned count, i;
+    ucs_status_t status;
+
+    status = cal_configure(ctx, setup, NULL, NULL);
+    if (status != UCS_OK) {
+        fprintf(stderr, "psel_calibrate: cannot connect over %s (settings: "
+                "%s)\n", setup->name, setup->settings);
+        return status;
+    }
+    count = cal_read_protos(ctx, protos);
+
+    /* with a server reached over several network lanes: measure each one
+     * alone, then select on what they delivered (the slow ones may drop
+     * out, the shares follow), so the protocols are measured over the
+     * lanes the calibration will give */
+    if (ctx->opts.server != NULL) {
+        status = cal_rails(ctx, setup, protos, count,
+                           psel_oob_time() + CAL_RAILS_SHARE *
+                                             (end - psel_oob_time()));
+        if (status != UCS_OK) {
+            return status;
+        }
+        if (ctx->rails_file[0] != '\0') {
+            status = cal_configure(ctx, setup, NULL, NULL);
+            if (status != UCS_OK) {
+                return status;
+            }
+            count = cal_read_protos(ctx, protos);
+        }
+    }
+
+    for (i = 0; i < count; ++i) {
+        lines[i] = psel_calib_line_get(&ctx->calib, protos[i].name,
+                                       protos[i].caps.lanes,
+                                       UCS_MEMORY_TYPE_HOST);
+        if (lines[i] == NULL) {
+            return UCS_ERR_NO_MEMORY;
+        }
+        /* each protocol gets an even share of the time left */
+        status = cal_protocol(ctx, setup, &protos[i], protos, count, lines[i],
+                              psel_oob_time() +
+                              (end - psel_oob_time()) / (count - i));
+        if (status != UCS_OK) {
+            return status;
+        }
+        entries[i].line       = lines[i];
+        entries[i].rank       = psel_calib_natural_rank(
+                                        protos[i].caps.cfg_priority,
+                                        cal_caps_max(&protos[i].caps));
+        entries[i].min_length = protos[i].caps.min_length;
+        entries[i].max_length = cal_caps_max(&protos[i].caps);
+        entries[i].breaks     = protos[i].breaks;
+        entries[i].num_breaks = protos[i].num_breaks;
+        cal_refuse_contended(ctx, &protos[i], lines[i]);
+        status = cal_tally_spreads(ctx, lines[i]);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+
+    status = psel_calib_fit_in_order(entries, count,
+                                     ctx->opts.mode->max_spread,
+                                     &ctx->report);
+    if (status != UCS_OK) {
+        return status;
+    }
+    for (i = 0; i < count; ++i) {
+        cal_print_line(setup, &protos[i], lines[i]);
+    }
+    fflush(stdout);
+    return UCS_OK;
+}

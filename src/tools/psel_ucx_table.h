@@ -1,0 +1,67 @@
+/**
+ * @file psel_ucx_table.h
+ * Read the tag-send table UCX printed for a machine: a protocols v2 table
+ * (UCX_PROTO_INFO=y, or `ucx_info -e` of UCX 1.13 to 1.20; with or without
+ * UCX's log prefix or ucx_info's '#') or the protocols v1 line of `ucx_info
+ * -e` ("tag_send: 0..<egr/short>..93..<egr/bcopy>..8256..<rndv>..(inf)"),
+ * with the lanes it names, the UCX version and UCX's copy-bandwidth
+ * estimate when the text says them. Used by psel_info --compare-ucx;
+ * test/fuzz/fuzz_ucx_table.c fuzzes it.
+ */
+#ifndef PSEL_TOOLS_PSEL_UCX_TABLE_H_
+#define PSEL_TOOLS_PSEL_UCX_TABLE_H_
+
+#include <lane_select/resource.h>
+#include <ucs/memory/memory_type.h>
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define PSEL_CMP_MAX_ROWS   64
+#define PSEL_CMP_MAX_LANES  16
+#define PSEL_CMP_TEXT_MAX   256
+#define PSEL_CMP_MAX_REASONS 8
+
+/** One row of UCX's table */
+typedef struct psel_cmp_row {
+    size_t start, end;                 /* end SIZE_MAX: inf */
+    char   desc[PSEL_CMP_TEXT_MAX];    /* as UCX printed it */
+    char   proto[32];                  /* protosel's name of it, or "?" */
+    char   lanes[PSEL_CMP_TEXT_MAX];   /* as UCX printed them, "" in v1 */
+} psel_cmp_row_t;
+
+/** What UCX printed */
+typedef struct psel_cmp_ucx {
+    int            version;           /* 2: v2 table; 1: v1 lines */
+    char           title[PSEL_CMP_TEXT_MAX];
+    ucs_memory_type_t mem_type;
+    unsigned       num_rows;
+    psel_cmp_row_t rows[PSEL_CMP_MAX_ROWS];
+    unsigned       num_lanes;          /* transport/device pairs seen */
+    char           lanes[PSEL_CMP_MAX_LANES][PSEL_NAME_MAX * 2];
+    char           ucx_version[32];    /* "" if the file does not say */
+    double         bcopy_bw;           /* UCX's estimate [B/s], 0 if unknown */
+    int            locality;           /* what the file suggests, or -1 */
+} psel_cmp_ucx_t;
+
+
+/**
+ * Read UCX's first tag-send table (not the sync one) from @a stream: the v2
+ * table if there is one, else the v1 line.
+ *
+ * @param [in]  stream  Text to read.
+ * @param [in]  name    Name for messages.
+ * @param [out] ucx     The table; rows cover 0..inf on success.
+ *
+ * @return 0, or -1 with a message saying what the text is instead.
+ */
+int psel_ucx_table_read(FILE *stream, const char *name, psel_cmp_ucx_t *ucx);
+
+/**
+ * Add the "tl/dev" names found in a lanes cell ("cma/memory 32% +
+ * rc_mlx5/mlx5_0:1 68%", "rc_mlx5/mlx5_bond_1:1 7% on path0, ...", v1's
+ * "cma/memory.0") to @a ucx->lanes, once each.
+ */
+void psel_ucx_table_add_lanes(psel_cmp_ucx_t *ucx, const char *cell);
+
+#endif

@@ -1,0 +1,55 @@
+/**
+ * @file calib_int.h
+ * What the calibration files share among themselves (not installed):
+ * calib.c (the store: lines, points, identity), calib_fit.c (fits),
+ * calib_file.c (text file) and calib_apply.c (host check, application).
+ */
+#ifndef PSEL_UCP_PROTO_SEL_CALIB_INT_H_
+#define PSEL_UCP_PROTO_SEL_CALIB_INT_H_
+
+#include "calib.h"
+
+
+/**
+ * Is @a str one printable token without '#' (which starts a comment),
+ * non-empty and shorter than @a max?
+ */
+int psel_calib_token_ok(const char *str, size_t max);
+
+
+/** Are a line's protocol and lane names tokens, and its memory type known? */
+int psel_calib_names_ok(const char *proto, const char *lanes,
+                        ucs_memory_type_t mem_type);
+
+
+/** This host's name as a token (characters that cannot be in one are '_'). */
+void psel_calib_this_hostname(char *name, size_t max);
+
+
+/** First word of /etc/machine-id as a token, or "-" when unknown. */
+void psel_calib_this_machine_id(char *id, size_t max);
+
+
+/** First word of the machine-id file @a path as a token, or "-" when the
+ *  file is missing or empty. */
+void psel_calib_read_machine_id(const char *path, char *id, size_t max);
+
+
+/** psel_calib_check() against the given host identity instead of this
+ *  host's ("-": machine id unknown). */
+psel_calib_match_t psel_calib_check_host(const psel_calib_t *calib,
+                                         const char *hostname,
+                                         const char *machine_id, char *why,
+                                         size_t max);
+
+
+/** Find a line, or add an empty one, without messages (names checked). */
+psel_calib_line_t *psel_calib_line_add(psel_calib_t *calib, const char *proto,
+                                       const char *lanes,
+                                       ucs_memory_type_t mem_type);
+
+
+/** Index of the first point of @a line with size >= @a size. */
+unsigned psel_calib_point_index(const psel_calib_line_t *line, size_t size);
+
+#endif

@@ -1,0 +1,811 @@
+/*
+ * The protocol tier: protosel's cost lines inside UCP's protocols v2.
+ *
+ * UCP selects a protocol for every (endpoint configuration, selection
+ * parameter) by calling each protocol's init(), which reports its perf
+ * ranges, and intersecting them. This file wraps the init of the UCP
+ * protocols protosel models: the UCP init runs as always (it sets the
+ * protocol's private configuration: lanes, fragment sizes, remote keys),
+ * then its ranges are replaced by protosel's cost lines for the same
+ * operation and buffer type over UCP's own lanes, calibrated where the
+ * calibration covers them. UCP's engine then intersects protosel's lines,
+ * so its thresholds are protosel's and UCX_PROTO_INFO prints them.
+ *
+ * Built against the internal headers of the installed UCX (configure
+ * --with-ucx-src), with that tree's config.h; used only when the loaded
+ * libucp is that very version.
+ */
+/* UCX's config.h of that tree comes first, by -include (Makefile.inc);
+ * it defines _GNU_SOURCE (RTLD_DEFAULT) */
+
+#include "proto_tier.h"
+#include "lines.h"
+
+#include <lane_select/lane_engine.h>
+#include <lane_select/resource_table.h>
+#include <ucp_proto_sel/dump.h>
+#include <ucp_proto_sel/select.h>
+
+#include <ucp/core/ucp_context.h>
+#include <ucp/core/ucp_ep.h>
+#include <ucp/core/ucp_worker.h>
+#include <ucp/proto/proto.h>
+#include <ucp/proto/proto_select.inl>
+#include <ucp/core/ucp_worker.inl>
+#include <uct/api/version.h>
+#include <ucs/debug/log_def.h>
+#include <ucs/sys/math.h>
+#include <ucs/sys/string.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A protocol protosel rules out for a size keeps its UCP line plus this: UCP
+ * takes it only where nothing else covers the size, so an endpoint never
+ * loses a size protosel did not foresee */
+#define PSEL_PT_PENALTY        1.0   /* [s] */
+
+#define PSEL_PT_CACHE_SIZE     32    /* endpoint configurations remembered */
+
+/* Added to a protocol's lines where protosel's table selects another: UCP
+ * rounds crossings to the nearest byte and breaks exact ties by protocol
+ * id; 1 ps more makes it draw each boundary at protosel's byte */
+#define PSEL_PT_OWN_DELTA      1e-12 /* [s] */
+
+/* What a UCP protocol becomes */
+typedef enum {
+    PSEL_PT_LEAF,        /* one protosel protocol's lines */
+    PSEL_PT_RNDV_ALL,    /* the envelope of every protosel rendezvous, with
+                            the rendezvous bias: tag/rndv at the sender */
+    PSEL_PT_RNDV_RTR     /* the envelope of the rendezvous that send after an
+                            RTR (put, am): rndv/rtr at the receiver */
+} psel_pt_kind_t;
+
+/* The UCP protocols v2 of UCX 1.13 protosel models, with the operation each
+ * serves there; every other protocol keeps UCP's lines */
+static struct psel_pt_proto {
+    const char            *ucp_name;
+    ucp_operation_id_t     op_id;
+    psel_pt_kind_t         kind;
+    const char            *psel_name;   /* PSEL_PT_LEAF */
+    ucp_proto_init_func_t  orig_init;   /* set by install */
+    const char            *name_ptr;    /* UCP's name string */
+} psel_pt_protos[] = {
+    {"egr/short",        UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/short"},
+    {"egr/single/bcopy", UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/bcopy"},
+    {"egr/multi/bcopy",  UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/bcopy"},
+    {"egr/single/zcopy", UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/zcopy"},
+    {"egr/multi/zcopy",  UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/zcopy"},
+    {"tag/rndv",         UCP_OP_ID_TAG_SEND,  PSEL_PT_RNDV_ALL, NULL},
+    {"rndv/get/zcopy",   UCP_OP_ID_RNDV_RECV, PSEL_PT_LEAF,     "rndv/get"},
+    {"rndv/rtr",         UCP_OP_ID_RNDV_RECV, PSEL_PT_RNDV_RTR, NULL},
+    {"rndv/put/zcopy",   UCP_OP_ID_RNDV_SEND, PSEL_PT_LEAF,     "rndv/put"},
+    {"rndv/am/bcopy",    UCP_OP_ID_RNDV_SEND, PSEL_PT_LEAF,     "rndv/am"}
+};
+
+/* The rendezvous protocols of each envelope, by protosel name */
+static const char *psel_pt_rndv_all[] = {"rndv/am", "rndv/get", "rndv/put"};
+static const char *psel_pt_rndv_rtr[] = {"rndv/am", "rndv/put"};
+
+/* Protosel's view of one UCP endpoint configuration */
+typedef struct psel_pt_ep {
+    int                   used;
+    unsigned              num_rscs;
+    psel_resource_t       rscs[PSEL_MAX_LANES];  /* of UCP's lanes */
+    psel_lane_layout_t    layout;                /* UCP's lanes and roles */
+    psel_resource_table_t table;                 /* over rscs */
+    psel_ep_lanes_t       lanes;
+    char                  lanes_str[256];        /* for the dumps */
+    psel_config_t         config[PSEL_PERF_LAST];/* select_perf per flavour */
+    int                   inited[PSEL_PERF_LAST];
+    psel_select_t         all[PSEL_PERF_LAST];   /* every protocol */
+    psel_select_t         rndv[PSEL_PERF_LAST];  /* psel_pt_rndv_all */
+    psel_select_t         rtr[PSEL_PERF_LAST];   /* psel_pt_rndv_rtr */
+    uint64_t              printed[PSEL_PERF_LAST][4]; /* buffer types dumped:
+                                                         a small set of keys */
+    unsigned              num_printed[PSEL_PERF_LAST];
+} psel_pt_ep_t;
+
+static struct {
+    pthread_mutex_t       lock;
+    const psel_config_t  *config;
+    const psel_calib_t   *calib;
+    const psel_proto_t   *rndv_all[3];
+    unsigned              num_rndv_all;
+    const psel_proto_t   *rndv_rtr[2];
+    unsigned              num_rndv_rtr;
+    psel_pt_ep_t          cache[PSEL_PT_CACHE_SIZE];
+    unsigned              next_evict;
+    int                   warned;
+} psel_pt = {
+    .lock = PTHREAD_MUTEX_INITIALIZER
+};
+
+
+const char *psel_proto_tier_built_for(void)
+{
+    return UCT_VERNO_STRING;
+}
+
+/* Writable, per /proc/self/maps: UCP's protocol objects are plain data,
+ * but a build with them in read-only memory must not crash the host */
+static int psel_pt_writable(const void *addr)
+{
+    unsigned long start, end, a = (unsigned long)addr;
+    char perms[8], line[512];
+    int writable = 0;
+    FILE *f;
+
+    f = fopen("/proc/self/maps", "r");
+    if (f == NULL) {
+        return 0;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if ((sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3) &&
+            (a >= start) && (a < end)) {
+            writable = (perms[1] == 'w');
+            break;
+        }
+    }
+    fclose(f);
+    return writable;
+}
+
+static ucp_proto_t *psel_pt_find(ucp_proto_t **protocols, unsigned count,
+                                 const char *name)
+{
+    unsigned i;
+
+    for (i = 0; i < count; ++i) {
+        if (!strcmp(protocols[i]->name, name)) {
+            return protocols[i];
+        }
+    }
+    return NULL;
+}
+
+int psel_proto_tier_available(void *libucp, char *why, size_t max, int *quiet)
+{
+    void (*get_version)(unsigned*, unsigned*, unsigned*);
+    unsigned (*protocols_count)(void);
+    unsigned major, minor, release, i, count;
+    unsigned want_major, want_minor, want_release;
+    ucp_proto_t **protocols;
+    ucp_proto_t *proto;
+
+    *quiet          = 0;
+    /* the version UCP reports to the application: an interposer of
+     * ucp_get_version (a preloaded wrapper) is part of its UCP */
+    get_version     = dlsym(RTLD_DEFAULT, "ucp_get_version");
+    if (get_version == NULL) {
+        get_version = dlsym(libucp, "ucp_get_version");
+    }
+    protocols       = dlsym(libucp, "ucp_protocols");
+    protocols_count = dlsym(libucp, "ucp_protocols_count");
+    if ((get_version == NULL) || (protocols == NULL) ||
+        (protocols_count == NULL)) {
+        snprintf(why, max, "the loaded libucp has no ucp_get_version, "
+                 "ucp_protocols or ucp_protocols_count");
+        return 0;
+    }
+
+    get_version(&major, &minor, &release);
+    if ((sscanf(UCT_VERNO_STRING, "%u.%u.%u", &want_major, &want_minor,
+                &want_release) != 3) ||
+        (major != want_major) || (minor != want_minor) ||
+        (release != want_release)) {
+        snprintf(why, max, "UCX %u.%u.%u is loaded, and libprotosel_ucx.so "
+                 "was built for UCX " UCT_VERNO_STRING "'s internal structures "
+                 "(rebuild protosel with --with-ucx-src of this version)",
+                 major, minor, release);
+        return 0;
+    }
+
+    count = protocols_count();
+    for (i = 0; i < ucs_static_array_size(psel_pt_protos); ++i) {
+        proto = psel_pt_find(protocols, count, psel_pt_protos[i].ucp_name);
+        if (proto == NULL) {
+            snprintf(why, max, "UCP has no protocol %s",
+                     psel_pt_protos[i].ucp_name);
+            return 0;
+        }
+        if (!psel_pt_writable(&proto->init)) {
+            snprintf(why, max, "UCP's protocol %s is in read-only memory",
+                     proto->name);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+
+/* ------------------------------------------------------------------------
+ * Protosel's view of a UCP endpoint configuration
+ */
+
+/* The resources of UCP's lanes and their roles, from the endpoint
+ * configuration key; lanes without a resource (a CM lane) are left out */
+static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
+                                   const ucp_ep_config_key_t *key,
+                                   psel_pt_ep_t *ep)
+{
+    ucp_context_h context = worker->context;
+    unsigned lane_map[UCP_MAX_LANES];
+    ucp_rsc_index_t rsc_index, rscs[UCP_MAX_LANES];
+    const ucp_tl_resource_desc_t *tl;
+    const ucp_lane_index_t *list;
+    ucp_worker_iface_t *wiface;
+    const ucp_tl_md_t *md;
+    ucp_lane_index_t lane;
+    unsigned i, role, r;
+
+    memset(&ep->layout, 0, sizeof(ep->layout));
+    /* UCP selected the lanes for its estimate of endpoints (UCX_NUM_EPS,
+     * ucp_params.estimated_num_eps): the lane facts are taken at it too */
+    ep->layout.num_eps = ucs_max(context->config.est_num_eps, 1);
+    ep->num_rscs       = 0;
+    for (lane = 0; lane < key->num_lanes; ++lane) {
+        lane_map[lane] = UINT_MAX;
+        rsc_index      = key->lanes[lane].rsc_index;
+        if ((rsc_index == UCP_NULL_RESOURCE) ||
+            (ep->layout.num_lanes == PSEL_MAX_LANES)) {
+            continue;
+        }
+        for (r = 0; (r < ep->num_rscs) && (rscs[r] != rsc_index); ++r) {
+        }
+        if (r == ep->num_rscs) {
+            wiface = ucp_worker_iface(worker, rsc_index);
+            if ((rsc_index >= context->num_tls) || (wiface == NULL)) {
+                return UCS_ERR_NO_ELEM;
+            }
+            tl = &context->tl_rscs[rsc_index];
+            md = &context->tl_mds[tl->md_index];
+            psel_resource_from_uct(&ep->rscs[r],
+                                   context->tl_cmpts[md->cmpt_index].attr.name,
+                                   md->rsc.md_name, &tl->tl_rsc, &md->attr,
+                                   &wiface->attr, wiface->iface);
+            rscs[r] = rsc_index;
+            ++ep->num_rscs;
+        }
+        lane_map[lane]                             = ep->layout.num_lanes;
+        ep->layout.path[ep->layout.num_lanes]      = key->lanes[lane].path_index;
+        ep->layout.local[ep->layout.num_lanes]     = r;
+        ep->layout.remote[ep->layout.num_lanes++]  = r;
+    }
+
+    for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
+        switch (role) {
+        case PSEL_LANE_ROLE_AM:     list = &key->am_lane;     break;
+        case PSEL_LANE_ROLE_AM_BW:  list = key->am_bw_lanes;  break;
+        case PSEL_LANE_ROLE_RMA_BW: list = key->rma_bw_lanes; break;
+        default:                    list = key->amo_lanes;    break;
+        }
+        for (i = 0; (i < ((role == PSEL_LANE_ROLE_AM) ? 1 : UCP_MAX_LANES)) &&
+                    (list[i] != UCP_NULL_LANE); ++i) {
+            if ((list[i] >= key->num_lanes) || (lane_map[list[i]] == UINT_MAX)) {
+                continue;
+            }
+            ep->layout.role_lanes[role][ep->layout.role_count[role]++] =
+                    lane_map[list[i]];
+        }
+    }
+    return UCS_OK;
+}
+
+static void psel_pt_ep_release(psel_pt_ep_t *ep)
+{
+    unsigned perf;
+
+    for (perf = 0; perf < PSEL_PERF_LAST; ++perf) {
+        if (ep->inited[perf]) {
+            psel_select_cleanup(&ep->all[perf]);
+            psel_select_cleanup(&ep->rndv[perf]);
+            psel_select_cleanup(&ep->rtr[perf]);
+            ep->inited[perf] = 0;
+        }
+    }
+    ep->used = 0;
+}
+
+/* Lanes measured by the calibration (its rails) */
+static int psel_pt_rail_measured(void *arg, const char *lane_name,
+                                 double *latency, double *bandwidth)
+{
+    const psel_calib_rail_t *rail = psel_calib_rail_find(arg, lane_name);
+
+    if (rail == NULL) {
+        return 0;
+    }
+    *latency   = rail->latency;
+    *bandwidth = rail->bandwidth;
+    return 1;
+}
+
+static ucs_status_t psel_pt_ep_init(psel_pt_ep_t *ep)
+{
+    psel_lane_select_params_t lane_params;
+    ucs_string_buffer_t strb;
+    unsigned i, role;
+
+    ep->table.count     = ep->num_rscs;
+    ep->table.resources = ep->rscs;
+    ucs_strncpy_zero(ep->table.origin, "UCP", sizeof(ep->table.origin));
+    /* lanes a calibration measured (its rails) take their measured
+     * latency and bandwidth, as in protosel's own endpoints */
+    memset(&lane_params, 0, sizeof(lane_params));
+    lane_params.num_eps      = ep->layout.num_eps;
+    lane_params.measured     = (psel_pt.calib != NULL) ? psel_pt_rail_measured :
+                                                         NULL;
+    lane_params.measured_arg = (void*)psel_pt.calib;
+    if (psel_lanes_from_layout(&ep->table, &ep->table, &ep->layout,
+                               &lane_params, &ep->lanes) != UCS_OK) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    ucs_string_buffer_init_fixed(&strb, ep->lanes_str, sizeof(ep->lanes_str));
+    for (i = 0; i < ep->lanes.num_lanes; ++i) {
+        ucs_string_buffer_appendf(&strb, "%s%s(", (i == 0) ? "" : " ",
+                                  ep->lanes.lanes[i].name);
+        for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
+            if (ep->lanes.info[i].roles & UCS_BIT(role)) {
+                ucs_string_buffer_appendf(&strb, "%s,",
+                                          psel_lane_role_name(role));
+            }
+        }
+        ucs_string_buffer_rtrim(&strb, ",");
+        ucs_string_buffer_appendf(&strb, ")");
+    }
+    memset(ep->inited, 0, sizeof(ep->inited));
+    memset(ep->num_printed, 0, sizeof(ep->num_printed));
+    ep->used = 1;
+    return UCS_OK;
+}
+
+static psel_select_t *psel_pt_select(psel_pt_ep_t *ep, psel_pt_kind_t kind,
+                                     psel_perf_type_t perf)
+{
+    if (!ep->inited[perf]) {
+        ep->config[perf]             = *psel_pt.config;
+        ep->config[perf].select_perf = perf;
+        /* the tables are printed here, once, not by every build */
+        ep->config[perf].proto_info  = PSEL_PROTO_INFO_NO;
+        if ((psel_select_init(&ep->all[perf], psel_builtin_protos,
+                              psel_num_builtin_protos, &ep->lanes.sets,
+                              &ep->config[perf]) != UCS_OK) ||
+            (psel_select_init(&ep->rndv[perf], psel_pt.rndv_all,
+                              psel_pt.num_rndv_all, &ep->lanes.sets,
+                              &ep->config[perf]) != UCS_OK) ||
+            (psel_select_init(&ep->rtr[perf], psel_pt.rndv_rtr,
+                              psel_pt.num_rndv_rtr, &ep->lanes.sets,
+                              &ep->config[perf]) != UCS_OK)) {
+            return NULL;
+        }
+        ep->all[perf].calib  = psel_pt.calib;
+        ep->rndv[perf].calib = psel_pt.calib;
+        ep->rtr[perf].calib  = psel_pt.calib;
+        ep->inited[perf]     = 1;
+    }
+    switch (kind) {
+    case PSEL_PT_RNDV_ALL: return &ep->rndv[perf];
+    case PSEL_PT_RNDV_RTR: return &ep->rtr[perf];
+    default:               return &ep->all[perf];
+    }
+}
+
+/* The cached view of UCP's endpoint configuration, or a new one */
+static psel_pt_ep_t *psel_pt_ep_get(ucp_worker_h worker,
+                                    const ucp_ep_config_key_t *key)
+{
+    static psel_pt_ep_t probe; /* under psel_pt.lock */
+    psel_pt_ep_t *ep;
+    unsigned i;
+
+    if (psel_pt_ep_key(worker, key, &probe) != UCS_OK) {
+        return NULL;
+    }
+    for (i = 0; i < PSEL_PT_CACHE_SIZE; ++i) {
+        ep = &psel_pt.cache[i];
+        if (ep->used && (ep->num_rscs == probe.num_rscs) &&
+            !memcmp(ep->rscs, probe.rscs, sizeof(*ep->rscs) * ep->num_rscs) &&
+            !memcmp(&ep->layout, &probe.layout, sizeof(ep->layout))) {
+            return ep;
+        }
+    }
+    for (i = 0; i < PSEL_PT_CACHE_SIZE; ++i) {
+        if (!psel_pt.cache[i].used) {
+            break;
+        }
+    }
+    if (i == PSEL_PT_CACHE_SIZE) {
+        i = psel_pt.next_evict++ % PSEL_PT_CACHE_SIZE;
+        psel_pt_ep_release(&psel_pt.cache[i]);
+    }
+    ep           = &psel_pt.cache[i];
+    ep->num_rscs = probe.num_rscs;
+    memcpy(ep->rscs, probe.rscs, sizeof(*ep->rscs) * probe.num_rscs);
+    ep->layout   = probe.layout;
+    return (psel_pt_ep_init(ep) == UCS_OK) ? ep : NULL;
+}
+
+/* UCX_PSEL_PROTO_INFO=y: protosel's own table for this endpoint
+ * configuration and buffer type, once, beside the one UCP prints */
+static void psel_pt_dump(psel_pt_ep_t *ep, ucp_worker_h worker,
+                         ucp_worker_cfg_index_t ep_cfg_index,
+                         psel_perf_type_t perf, psel_buffer_type_t bt,
+                         const psel_select_table_t *table)
+{
+    char title[64], *buf = NULL, *line, *end;
+    size_t size = 0;
+    unsigned i;
+    FILE *f;
+
+    for (i = 0; i < ep->num_printed[perf]; ++i) {
+        if (ep->printed[perf][i] == bt.key) {
+            return;
+        }
+    }
+    if (ep->num_printed[perf] < ucs_static_array_size(ep->printed[perf])) {
+        ep->printed[perf][ep->num_printed[perf]++] = bt.key;
+    }
+
+    f = open_memstream(&buf, &size);
+    if (f == NULL) {
+        return;
+    }
+    fprintf(f, "protosel: worker %p ep_cfg[%u]: UCP's lanes %s; %s cost "
+            "lines for UCP's %s protocols\n", worker, ep_cfg_index,
+            ep->lanes_str, (perf == PSEL_PERF_MULTI) ? "multi" : "single",
+            "tag-send");
+    psel_select_dump_cost_source(f, &ep->all[perf], table);
+    snprintf(title, sizeof(title), "protosel ep_cfg[%u]%s", ep_cfg_index,
+             (perf == PSEL_PERF_MULTI) ? " multi" : "");
+    psel_select_dump(f, &ep->all[perf], table, title, 0);
+    fclose(f);
+    for (line = buf; (line != NULL) && (*line != '\0'); line = end + 1) {
+        end = strchr(line, '\n');
+        if (end == NULL) {
+            break;
+        }
+        *end = '\0';
+        ucs_log_print_compact(line);
+    }
+    free(buf);
+}
+
+
+/* ------------------------------------------------------------------------
+ * Replacing a UCP protocol's ranges
+ */
+
+/* Give @a caps protosel's lines where @a pieces reach, UCP's own plus the
+ * penalty elsewhere (lines.h); 0 if they do not fit (caps untouched) */
+static int psel_pt_caps_replace(ucp_proto_caps_t *caps, size_t pmin,
+                                const psel_rt_line_t *pieces,
+                                unsigned num_pieces)
+{
+    psel_rt_line_t orig[UCP_PROTO_MAX_PERF_RANGES], out[UCP_PROTO_MAX_PERF_RANGES];
+    const char *name;
+    unsigned i, t, count;
+
+    UCS_STATIC_ASSERT((int)PSEL_PERF_SINGLE == (int)UCP_PROTO_PERF_TYPE_SINGLE);
+    UCS_STATIC_ASSERT((int)PSEL_PERF_MULTI == (int)UCP_PROTO_PERF_TYPE_MULTI);
+    if ((caps->num_ranges == 0) || (caps->num_ranges > UCP_PROTO_MAX_PERF_RANGES)) {
+        return 0;
+    }
+    for (i = 0; i < caps->num_ranges; ++i) {
+        orig[i].max_length = caps->ranges[i].max_length;
+        for (t = 0; t < PSEL_PERF_LAST; ++t) {
+            orig[i].perf[t] = caps->ranges[i].perf[t];
+        }
+    }
+    count = psel_rt_lines_replace(orig, caps->num_ranges, caps->min_length,
+                                  pmin, pieces, num_pieces, PSEL_PT_PENALTY,
+                                  out, ucs_static_array_size(out));
+    if (count == 0) {
+        return 0;
+    }
+    name = caps->ranges[0].name;
+    for (i = 0; i < count; ++i) {
+        caps->ranges[i].name       = name;
+        caps->ranges[i].max_length = out[i].max_length;
+        for (t = 0; t < PSEL_PERF_LAST; ++t) {
+            caps->ranges[i].perf[t] = out[i].perf[t];
+        }
+    }
+    caps->num_ranges = count;
+    return 1;
+}
+
+/* UCX_LOG_LEVEL=debug: the ranges a protocol now has */
+static void psel_pt_debug_caps(const struct psel_pt_proto *map,
+                               const ucp_proto_init_params_t *params)
+{
+    UCS_STRING_BUFFER_ONSTACK(strb, 1024);
+    const ucp_proto_caps_t *caps = params->caps;
+    size_t start                 = caps->min_length;
+    psel_perf_type_t perf;
+    unsigned i;
+
+    for (i = 0; i < caps->num_ranges; ++i) {
+        ucs_string_buffer_appendf(&strb, " %zu..", start);
+        psel_size_str(caps->ranges[i].max_length, &strb);
+        for (perf = 0; perf < PSEL_PERF_LAST; ++perf) {
+            ucs_string_buffer_appendf(&strb, " %s ", (perf == 0) ? "single" :
+                                      "multi");
+            psel_perf_func_str(caps->ranges[i].perf[perf], &strb);
+        }
+        start = caps->ranges[i].max_length + 1;
+    }
+    ucs_debug("protosel: ep_cfg[%u] %s %s:%s", params->ep_cfg_index,
+              ucp_operation_names[params->select_param->op_id], map->ucp_name,
+              ucs_string_buffer_cstr(&strb));
+}
+
+static const psel_proto_caps_t *
+psel_pt_table_caps(const psel_select_table_t *table, const char *name)
+{
+    unsigned i;
+
+    for (i = 0; i < table->num_protos; ++i) {
+        if (!strcmp(table->protos[i]->name, name)) {
+            return (table->status[i] == UCS_OK) ? &table->caps[i] : NULL;
+        }
+    }
+    return NULL;
+}
+
+static const psel_proto_t *psel_pt_builtin(const char *name)
+{
+    unsigned i;
+
+    for (i = 0; i < psel_num_builtin_protos; ++i) {
+        if (!strcmp(psel_builtin_protos[i]->name, name)) {
+            return psel_builtin_protos[i];
+        }
+    }
+    return NULL;
+}
+
+/* The buffer type protosel knows for a UCP selection parameter, or 0 */
+static int psel_pt_buffer_type(const ucp_proto_select_param_t *param,
+                               psel_buffer_type_t *bt)
+{
+    psel_dt_class_t dt_class;
+
+    switch (param->dt_class) {
+    case UCP_DATATYPE_CONTIG:  dt_class = PSEL_DT_CONTIG;  break;
+    case UCP_DATATYPE_IOV:     dt_class = PSEL_DT_IOV;     break;
+    case UCP_DATATYPE_GENERIC: dt_class = PSEL_DT_GENERIC; break;
+    default:                   return 0;
+    }
+    *bt = psel_buffer_type(PSEL_OP_TAG_SEND, dt_class, param->mem_type,
+                           ucs_max(param->sg_count, 1));
+    return 1;
+}
+
+/* Does protosel's row @a proto stand for the UCP protocol @a map? */
+static int psel_pt_owns(const struct psel_pt_proto *map,
+                        const psel_proto_t *proto)
+{
+    switch (map->kind) {
+    case PSEL_PT_RNDV_ALL:
+        return !strncmp(proto->name, "rndv/", 5);
+    case PSEL_PT_RNDV_RTR:
+        return !strcmp(proto->name, "rndv/am") ||
+               !strcmp(proto->name, "rndv/put");
+    default:
+        return !strcmp(proto->name, map->psel_name);
+    }
+}
+
+/* The protosel table a UCP protocol competes in at its operation: the
+ * whole one at the sender (tag send), the rendezvous ones at the receiver
+ * (get against an RTR) and at the sender after an RTR (put against am) */
+static psel_pt_kind_t psel_pt_rival_kind(const struct psel_pt_proto *map)
+{
+    switch (map->op_id) {
+    case UCP_OP_ID_RNDV_RECV: return PSEL_PT_RNDV_ALL;
+    case UCP_OP_ID_RNDV_SEND: return PSEL_PT_RNDV_RTR;
+    default:                  return PSEL_PT_LEAF;
+    }
+}
+
+/* protosel's lines for @a map, unscaled, from *pmin_p */
+static unsigned psel_pt_lines(const struct psel_pt_proto *map,
+                              psel_select_t *select, psel_buffer_type_t bt,
+                              psel_rt_line_t *lines, unsigned max,
+                              size_t *pmin_p, size_t *cfg_thresh_p)
+{
+    const psel_select_table_t *table;
+    const psel_proto_caps_t *pcaps;
+    unsigned count = 0, row;
+    size_t start;
+
+    *pmin_p       = 0;
+    *cfg_thresh_p = PSEL_THRESH_AUTO;
+    if (psel_select_build(select, bt, &table) != UCS_OK) {
+        return 0;
+    }
+    if (map->kind == PSEL_PT_LEAF) {
+        pcaps = psel_pt_table_caps(table, map->psel_name);
+        if (pcaps == NULL) {
+            return 0; /* protosel rules it out for this buffer type */
+        }
+        *pmin_p       = pcaps->min_length;
+        *cfg_thresh_p = pcaps->cfg_thresh;
+        return psel_rt_lines_add(lines, 0, max, pcaps->ranges,
+                                 pcaps->num_ranges, pcaps->min_length,
+                                 SIZE_MAX);
+    }
+
+    /* the envelope of protosel's rendezvous protocols, each on its own
+     * lines in the rows its sub-table gives it */
+    for (row = 0, start = 0; row < table->count; ++row) {
+        pcaps = &table->caps[table->elems[row].proto_index];
+        count = psel_rt_lines_add(lines, count, max, pcaps->ranges,
+                                  pcaps->num_ranges, start,
+                                  table->elems[row].max_length);
+        start = table->elems[row].max_length + 1;
+    }
+    *cfg_thresh_p = table->caps[table->elems[0].proto_index].cfg_thresh;
+    return count;
+}
+
+static void psel_pt_replace(const struct psel_pt_proto *map,
+                            const ucp_proto_init_params_t *params)
+{
+    psel_rt_line_t lines[4 * UCP_PROTO_MAX_PERF_RANGES];
+    psel_rt_line_t owned[4 * UCP_PROTO_MAX_PERF_RANGES];
+    psel_rt_owner_t owners[PSEL_SELECT_MAX_PROTOS * 4];
+    const ucp_proto_select_param_t *param = params->select_param;
+    const psel_select_table_t *rivals, *full;
+    unsigned num_lines, num_owned = 0, row;
+    size_t pmin, cfg_thresh;
+    psel_buffer_type_t bt;
+    psel_perf_type_t perf;
+    psel_select_t *select;
+    psel_pt_ep_t *ep;
+    double scale;
+
+    if ((param->op_id != map->op_id) || !psel_pt_buffer_type(param, &bt)) {
+        return; /* not modelled: UCP's lines stay */
+    }
+    perf = (ucp_proto_select_op_attr_from_flags(param->op_flags) &
+            UCP_OP_ATTR_FLAG_MULTI_SEND) ? PSEL_PERF_MULTI : PSEL_PERF_SINGLE;
+
+    pthread_mutex_lock(&psel_pt.lock);
+    ep = psel_pt_ep_get(params->worker, params->ep_config_key);
+    if ((ep == NULL) || ((select = psel_pt_select(ep, map->kind, perf)) == NULL)) {
+        goto out_warn;
+    }
+
+    num_lines = psel_pt_lines(map, select, bt, lines,
+                              ucs_static_array_size(lines), &pmin,
+                              &cfg_thresh);
+    if (num_lines > ucs_static_array_size(lines)) {
+        ucs_debug("protosel: %s: too many ranges, UCP's lines stay",
+                  map->ucp_name);
+        goto out_dump;
+    }
+    if (num_lines > 0) {
+        /* where protosel's table gives the sizes to this protocol; there
+         * rendezvous competes with eager through the bias d, which protosel
+         * lets move a boundary by at most x2 (select.h), so the bias too
+         * applies only where protosel took it */
+        if ((psel_select_build(psel_pt_select(ep, psel_pt_rival_kind(map),
+                                              perf), bt, &rivals) != UCS_OK) ||
+            (rivals->count > ucs_static_array_size(owners))) {
+            goto out_dump;
+        }
+        for (row = 0; row < rivals->count; ++row) {
+            owners[row].max_length = rivals->elems[row].max_length;
+            owners[row].owned      = psel_pt_owns(map, rivals->elems[row].proto);
+        }
+        scale     = (map->kind == PSEL_PT_RNDV_ALL) ?
+                    psel_config_rndv_bias(psel_pt.config) : 1.0;
+        num_owned = psel_rt_lines_own(lines, num_lines, pmin, owners,
+                                      rivals->count, scale, PSEL_PT_OWN_DELTA,
+                                      owned, ucs_static_array_size(owned));
+        if (num_owned > ucs_static_array_size(owned)) {
+            ucs_debug("protosel: %s: too many ranges, UCP's lines stay",
+                      map->ucp_name);
+            goto out_dump;
+        }
+    }
+    /* no line at all: protosel rules the protocol out, the penalty
+     * everywhere keeps it as a last resort */
+    if (psel_pt_caps_replace(params->caps, pmin, owned, num_owned)) {
+        if ((cfg_thresh != PSEL_THRESH_AUTO) &&
+            (params->caps->cfg_thresh == UCS_MEMUNITS_AUTO)) {
+            params->caps->cfg_thresh = cfg_thresh;
+        }
+        if (ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
+            psel_pt_debug_caps(map, params);
+        }
+    }
+
+out_dump:
+    if ((psel_pt.config->proto_info == PSEL_PROTO_INFO_YES) &&
+        (psel_select_build(psel_pt_select(ep, PSEL_PT_LEAF, perf), bt,
+                           &full) == UCS_OK)) {
+        psel_pt_dump(ep, params->worker, params->ep_cfg_index, perf, bt, full);
+    }
+    pthread_mutex_unlock(&psel_pt.lock);
+    return;
+
+out_warn:
+    if (!psel_pt.warned) {
+        psel_pt.warned = 1;
+        ucs_warn("protosel: cannot model UCP's endpoint configuration %u "
+                 "(%s): its protocols keep UCP's cost lines",
+                 params->ep_cfg_index, map->ucp_name);
+    }
+    pthread_mutex_unlock(&psel_pt.lock);
+}
+
+static ucs_status_t psel_pt_init(const ucp_proto_init_params_t *params)
+{
+    const struct psel_pt_proto *map = NULL;
+    ucs_status_t status;
+    unsigned i;
+
+    for (i = 0; i < ucs_static_array_size(psel_pt_protos); ++i) {
+        if ((params->proto_name == psel_pt_protos[i].name_ptr) ||
+            !strcmp(params->proto_name, psel_pt_protos[i].ucp_name)) {
+            map = &psel_pt_protos[i];
+            break;
+        }
+    }
+    if ((map == NULL) || (map->orig_init == NULL)) {
+        return UCS_ERR_UNSUPPORTED; /* cannot happen: only mapped are wrapped */
+    }
+
+    /* UCP's own init first: it sets the protocol's private configuration,
+     * and may itself select (rendezvous asks the remote protocols) */
+    status = map->orig_init(params);
+    if (status == UCS_OK) {
+        psel_pt_replace(map, params);
+    }
+    return status;
+}
+
+
+void psel_proto_tier_install(void *libucp, const psel_config_t *config,
+                             const psel_calib_t *calib)
+{
+    unsigned (*protocols_count)(void) = dlsym(libucp, "ucp_protocols_count");
+    ucp_proto_t **protocols           = dlsym(libucp, "ucp_protocols");
+    const psel_proto_t *proto;
+    ucp_proto_t *ucp_proto;
+    unsigned i;
+
+    pthread_mutex_lock(&psel_pt.lock);
+    psel_pt.config = config;
+    psel_pt.calib  = calib;
+    for (i = 0; i < ucs_static_array_size(psel_pt_rndv_all); ++i) {
+        if ((proto = psel_pt_builtin(psel_pt_rndv_all[i])) != NULL) {
+            psel_pt.rndv_all[psel_pt.num_rndv_all++] = proto;
+        }
+    }
+    for (i = 0; i < ucs_static_array_size(psel_pt_rndv_rtr); ++i) {
+        if ((proto = psel_pt_builtin(psel_pt_rndv_rtr[i])) != NULL) {
+            psel_pt.rndv_rtr[psel_pt.num_rndv_rtr++] = proto;
+        }
+    }
+    for (i = 0; i < ucs_static_array_size(psel_pt_protos); ++i) {
+        ucp_proto = psel_pt_find(protocols, protocols_count(),
+                                 psel_pt_protos[i].ucp_name);
+        if ((ucp_proto == NULL) || (ucp_proto->init == psel_pt_init)) {
+            continue;
+        }
+        psel_pt_protos[i].name_ptr  = ucp_proto->name;
+        psel_pt_protos[i].orig_init = ucp_proto->init;
+        /* an aligned pointer store: a thread selecting right now sees the
+         * old init or the new, both valid */
+        __atomic_store_n(&ucp_proto->init, psel_pt_init, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&psel_pt.lock);
+}

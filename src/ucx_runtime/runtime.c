@@ -1,0 +1,367 @@
+/*
+ * libprotosel_ucx_impl.so: what the preloaded libprotosel_ucx.so loads in a
+ * process that uses UCP (runtime.h). It reads the UCX_PSEL_* settings and
+ * the calibration once, then:
+ *  - config tier: on every ucp_config_read(), sets the UCX_* values closest
+ *    to protosel's selection for this host (ucx_settings.h), never one the
+ *    user set;
+ *  - protocol tier: before the first ucp_init(), wraps UCP's protocols so
+ *    that their cost lines are protosel's (proto_tier.h).
+ * Any failure warns once and leaves UCP as it is.
+ */
+#define _GNU_SOURCE  /* RTLD_DEFAULT */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "runtime.h"
+#include "proto_tier.h"
+#include "ucx_settings.h"
+
+#include <lane_select/resource_table.h>
+#include <lane_select/reachability.h>
+#include <ucp_proto_sel/calib.h>
+#include <ucp_proto_sel/ep_config.h>
+#include <ucs/debug/log_def.h>
+#include <ucs/sys/string.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef ucs_status_t (*psel_rt_modify_func_t)(ucp_config_t*, const char*,
+                                              const char*);
+typedef const char *(*psel_rt_version_func_t)(void);
+
+static struct {
+    pthread_once_t          once;
+    pthread_mutex_t         lock;
+    void                   *libucp;
+    psel_rt_modify_func_t   config_modify;
+    psel_rt_version_func_t  version_string;
+    int                     active;      /* protosel acts in this process */
+    int                     proto_tier;  /* and its protocol tier is in */
+    psel_config_t           config;
+    psel_calib_t           *calib;
+    char                    calib_desc[512];
+    /* config tier: resources once, settings per transport filter */
+    int                     discovered;
+    psel_resource_table_t   resources;
+    char                    settings_key[2 * PSEL_UCX_VALUE_MAX];
+    int                     settings_valid;
+    psel_ucx_settings_t     settings;
+} psel_rt = {
+    .once = PTHREAD_ONCE_INIT,
+    .lock = PTHREAD_MUTEX_INITIALIZER
+};
+
+
+/* One line of UCX_PSEL_PROTO_INFO output, as UCP prints UCX_PROTO_INFO */
+static void psel_rt_info(const char *fmt, ...) UCS_F_PRINTF(1, 2);
+static void psel_rt_info(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+
+    if (psel_rt.config.proto_info != PSEL_PROTO_INFO_YES) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    ucs_log_print_compact(line);
+}
+
+static void psel_rt_attach(void *libucp)
+{
+    psel_rt.libucp        = libucp;
+    psel_rt.config_modify  = (psel_rt_modify_func_t)dlsym(libucp,
+                                                          "ucp_config_modify");
+    /* the version UCP reports to the application, interposers included
+     * (as the protocol tier's check reads it) */
+    psel_rt.version_string = (psel_rt_version_func_t)dlsym(RTLD_DEFAULT,
+                                                   "ucp_get_version_string");
+    if (psel_rt.version_string == NULL) {
+        psel_rt.version_string = (psel_rt_version_func_t)dlsym(libucp,
+                                                   "ucp_get_version_string");
+    }
+}
+
+static void psel_rt_setup(void)
+{
+    char why[512];
+    int quiet;
+
+    if ((psel_rt.config_modify == NULL) || (psel_rt.version_string == NULL)) {
+        ucs_warn("protosel: the loaded libucp has no ucp_config_modify or "
+                 "ucp_get_version_string; UCX runs without protosel");
+        return;
+    }
+    if (psel_config_read(&psel_rt.config) != UCS_OK) {
+        ucs_warn("protosel: fix the UCX_PSEL_* variable above (psel_info -c "
+                 "lists them); UCX runs without protosel");
+        return;
+    }
+    if (!psel_rt.config.enable) {
+        return;
+    }
+    if (psel_config_calibration_load(&psel_rt.config, &psel_rt.calib) !=
+        UCS_OK) {
+        ucs_warn("protosel: the calibration UCX_PSEL_CALIBRATION=%s cannot "
+                 "be used (see above); UCX runs without protosel",
+                 psel_rt.config.calibration);
+        return;
+    }
+    if (psel_rt.calib != NULL) {
+        snprintf(psel_rt.calib_desc, sizeof(psel_rt.calib_desc),
+                 "measured cost lines of %s (%u lines), attributes elsewhere",
+                 psel_rt.config.calibration, psel_rt.calib->num_lines);
+    } else {
+        snprintf(psel_rt.calib_desc, sizeof(psel_rt.calib_desc),
+                 "cost lines from the transports' attributes");
+    }
+
+    if (psel_rt.config.tier != PSEL_TIER_CONFIG) {
+        if (psel_proto_tier_available(psel_rt.libucp, why, sizeof(why),
+                                      &quiet)) {
+            psel_proto_tier_install(psel_rt.libucp, &psel_rt.config,
+                                    psel_rt.calib);
+            psel_rt.proto_tier = 1;
+        } else if (!quiet || (psel_rt.config.tier == PSEL_TIER_PROTOCOL)) {
+            ucs_warn("protosel: the protocol tier cannot act: %s; applying "
+                     "the config tier (UCX_* settings) only", why);
+        }
+    }
+    psel_rt.active = 1;
+}
+
+static void psel_rt_context_init(void)
+{
+    pthread_once(&psel_rt.once, psel_rt_setup);
+}
+
+/* The host's resources as UCP of @a config sees them: UCX_PSEL_TLS and
+ * UCX_PSEL_NET_DEVICES if set, else UCP's own UCX_TLS and UCX_NET_DEVICES */
+static ucs_status_t psel_rt_filter(const ucp_config_t *config,
+                                   psel_config_t *filter, char *key,
+                                   size_t max)
+{
+    static const char *names[] = {"TLS", "NET_DEVICES"};
+    char value[PSEL_UCX_VALUE_MAX], var[64];
+    ucs_status_t status;
+    unsigned i;
+
+    status = ucs_config_parser_clone_opts(&psel_rt.config, filter,
+                                          psel_config_table);
+    if (status != UCS_OK) {
+        return status;
+    }
+    filter->proto_info = PSEL_PROTO_INFO_NO; /* psel_rt_info() says it all */
+    key[0]             = '\0';
+    for (i = 0; i < ucs_static_array_size(names); ++i) {
+        snprintf(var, sizeof(var), "UCX_PSEL_%s", names[i]);
+        if ((getenv(var) == NULL) &&
+            (psel_ucx_config_get(config, names[i], value,
+                                 sizeof(value)) == UCS_OK) &&
+            (ucs_config_parser_set_value(filter, psel_config_table, names[i],
+                                         value) != UCS_OK)) {
+            ucs_config_parser_release_opts(filter, psel_config_table);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        ucs_config_parser_get_value(filter, psel_config_table, names[i], value,
+                                    sizeof(value));
+        snprintf(key + strlen(key), max - strlen(key), "%s|", value);
+    }
+    return UCS_OK;
+}
+
+/* Derive the config tier's settings for the transports of @a config: a
+ * tag endpoint to another process on this host, every buffer type */
+static ucs_status_t psel_rt_derive(const ucp_config_t *config)
+{
+    const psel_select_table_t *tables[3];
+    const psel_buffer_type_t types[] = {
+        psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_CONTIG,
+                         UCS_MEMORY_TYPE_HOST, 1),
+        psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_IOV, UCS_MEMORY_TYPE_HOST, 4),
+        psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_GENERIC,
+                         UCS_MEMORY_TYPE_HOST, 1)
+    };
+    char key[sizeof(psel_rt.settings_key)];
+    psel_resource_table_t local;
+    psel_ep_params_t params;
+    psel_config_t filter;
+    psel_ep_config_t *ep;
+    ucs_status_t status;
+    unsigned i, count;
+
+    status = psel_rt_filter(config, &filter, key, sizeof(key));
+    if (status != UCS_OK) {
+        return status;
+    }
+    if (psel_rt.settings_valid && !strcmp(key, psel_rt.settings_key)) {
+        status = UCS_OK;
+        goto out_filter;
+    }
+
+    if (!psel_rt.discovered) {
+        status = psel_resource_discover(&psel_rt.resources);
+        if (status != UCS_OK) {
+            goto out_filter;
+        }
+        psel_rt.discovered = 1;
+    }
+
+    local           = psel_rt.resources;
+    local.resources = malloc(sizeof(*local.resources) * local.count);
+    ep              = malloc(sizeof(*ep));
+    if ((local.resources == NULL) || (ep == NULL)) {
+        status = UCS_ERR_NO_MEMORY;
+        goto out_free;
+    }
+    memcpy(local.resources, psel_rt.resources.resources,
+           sizeof(*local.resources) * local.count);
+    status = psel_resource_filter(&local, &filter.tls, &filter.net_devices);
+    if (status != UCS_OK) {
+        goto out_free;
+    }
+
+    memset(&params, 0, sizeof(params));
+    params.features = PSEL_FEATURE_TAG;
+    params.local    = &local;
+    params.remote   = &local;
+    params.locality = PSEL_PEER_SAME_HOST;
+    params.config   = &filter;
+    params.calib    = psel_rt.calib;
+    status = psel_ep_config_init(ep, &params);
+    if (status != UCS_OK) {
+        goto out_free;
+    }
+    for (i = 0, count = 0; i < ucs_static_array_size(types); ++i) {
+        if (psel_select_build(&ep->select, types[i], &tables[count]) ==
+            UCS_OK) {
+            ++count;
+        }
+    }
+    if (count == 0) {
+        status = UCS_ERR_UNSUPPORTED;
+    } else {
+        if (psel_rt.settings_valid) {
+            psel_ucx_settings_cleanup(&psel_rt.settings);
+        }
+        psel_ucx_settings_init(&psel_rt.settings);
+        psel_ucx_settings_derive(&psel_rt.settings, &local, &ep->lanes, tables,
+                                 count, psel_rt.calib != NULL);
+        ucs_strncpy_zero(psel_rt.settings_key, key,
+                         sizeof(psel_rt.settings_key));
+        psel_rt.settings_valid = 1;
+    }
+    psel_ep_config_cleanup(ep);
+
+out_free:
+    free(ep);
+    free(local.resources);
+out_filter:
+    ucs_config_parser_release_opts(&filter, psel_config_table);
+    return status;
+}
+
+/* Set one setting unless the user set it; say what happened */
+static void psel_rt_apply(ucp_config_t *config, const char *env_prefix,
+                          const char *name, const char *value,
+                          const char *why)
+{
+    char source[PSEL_UCX_VALUE_MAX + 64], current[PSEL_UCX_VALUE_MAX];
+    ucs_status_t status;
+
+    if (psel_ucx_setting_user_set(name, env_prefix, config, source,
+                                  sizeof(source))) {
+        psel_rt_info("protosel:   UCX_%s: kept the user's %s", name, source);
+        return;
+    }
+    if (psel_ucx_config_get(config, name, current, sizeof(current)) !=
+        UCS_OK) {
+        psel_rt_info("protosel:   UCX_%s: this UCX has no such setting", name);
+        return;
+    }
+    status = psel_rt.config_modify(config, name, value);
+    if (status != UCS_OK) {
+        ucs_warn("protosel: UCX rejects UCX_%s=%s (%s); it stays %s", name,
+                 value, ucs_status_string(status), current);
+        return;
+    }
+    psel_rt_info("protosel:   UCX_%s=%s%s%s", name, value, why ? "  # " : "",
+                 why ? why : "");
+}
+
+static void psel_rt_config_read(const char *env_prefix, ucp_config_t *config)
+{
+    const psel_ucx_setting_t *s;
+    char value[16];
+    const char *notes, *end;
+    unsigned i;
+    int v2;
+
+    pthread_once(&psel_rt.once, psel_rt_setup);
+    if (!psel_rt.active) {
+        return;
+    }
+
+    pthread_mutex_lock(&psel_rt.lock);
+    psel_rt_info("protosel: libprotosel_ucx.so (protosel " PACKAGE_VERSION
+                 ") in UCX %s; %s", psel_rt.version_string(),
+                 psel_rt.calib_desc);
+    /* both tiers want protocols v2: UCX_PROTOS and the protocol tier act
+     * there only */
+    psel_rt_apply(config, env_prefix, "PROTO_ENABLE", "y",
+                  "protocols v2, where protosel's choices act");
+    v2 = (psel_ucx_config_get(config, "PROTO_ENABLE", value,
+                              sizeof(value)) == UCS_OK) && (value[0] == 'y');
+
+    if (psel_rt.proto_tier && v2) {
+        psel_rt_info("protosel: protocol tier: UCP's tag-send and rendezvous "
+                     "protocols take protosel's cost lines for each endpoint "
+                     "configuration (UCX_PROTO_INFO=y prints UCP's tables)");
+        goto out;
+    }
+
+    if (psel_rt_derive(config) != UCS_OK) {
+        ucs_warn("protosel: no selection for this host's resources (see "
+                 "above); UCX runs with its own settings");
+        goto out;
+    }
+    psel_rt_info("protosel: config tier%s: the UCX settings closest to "
+                 "protosel's selection for another process on this host",
+                 psel_rt.proto_tier ? " (UCX_PROTO_ENABLE=n: no protocols v2 "
+                 "for the protocol tier)" : "");
+    for (i = 0; i < psel_rt.settings.count; ++i) {
+        s = &psel_rt.settings.settings[i];
+        if (s->flags & PSEL_UCX_SETTING_SELECTION) {
+            psel_rt_apply(config, env_prefix, s->name, s->value, NULL);
+        } else if (s->flags & PSEL_UCX_SETTING_RESOURCES) {
+            psel_rt_info("protosel:   UCX_%s: not set (%s would keep peers "
+                         "that need other transports away)", s->name,
+                         s->value);
+        }
+    }
+    notes = ucs_string_buffer_cstr(&psel_rt.settings.notes);
+    for (; (end = strchr(notes, '\n')) != NULL; notes = end + 1) {
+        psel_rt_info("protosel:   # %.*s", (int)(end - notes), notes);
+    }
+
+out:
+    pthread_mutex_unlock(&psel_rt.lock);
+}
+
+/* The one symbol libprotosel_ucx.so looks for */
+__attribute__((visibility("default")))
+const psel_ucx_runtime_v1_t psel_ucx_runtime_v1 = {
+    .version      = PSEL_UCX_RUNTIME_VERSION,
+    .attach       = psel_rt_attach,
+    .config_read  = psel_rt_config_read,
+    .context_init = psel_rt_context_init
+};

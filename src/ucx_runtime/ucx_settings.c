@@ -1,0 +1,459 @@
+/*
+ * protosel's selection as stock UCX settings (see ucx_settings.h). UCP has
+ * one threshold per protocol class (zero-copy, rendezvous), one rendezvous
+ * scheme, rail counts, transport and device lists and, in UCX 1.13's
+ * protocols v2, an allow-list of protocols; what those cannot say is noted.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "ucx_settings.h"
+
+#include <ucp_proto_sel/dump.h>
+#include <ucs/sys/string.h>
+#include <ucs/sys/math.h>
+#include <ucs/debug/log_def.h>
+
+#include <assert.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* protosel's tag-send protocols, and UCX 1.13's protocols v2 that do the
+ * same; the last entry names the v2 protocols protosel has no model of */
+static const struct {
+    const char *psel;
+    const char *ucx;
+    const char *scheme;   /* UCX_RNDV_SCHEME that selects it */
+} psel_ucx_protos[] = {
+    {"egr/short", "egr/short",                        NULL},
+    {"egr/bcopy", "egr/single/bcopy,egr/multi/bcopy", NULL},
+    {"egr/zcopy", "egr/single/zcopy,egr/multi/zcopy", NULL},
+    {"rndv/am",   "rndv/am/bcopy",                    "am"},
+    {"rndv/get",  "rndv/get/zcopy",                   "get_zcopy"},
+    {"rndv/put",  "rndv/put/zcopy",                   "put_zcopy"},
+    {NULL,        "rndv/rkey_ptr,egr/offload/short,egr/offload/bcopy,"
+                  "egr/offload/zcopy",                NULL}
+};
+
+
+void psel_ucx_settings_init(psel_ucx_settings_t *s)
+{
+    s->count = 0;
+    ucs_string_buffer_init(&s->notes);
+}
+
+void psel_ucx_settings_cleanup(psel_ucx_settings_t *s)
+{
+    ucs_string_buffer_cleanup(&s->notes);
+}
+
+void psel_ucx_settings_note(psel_ucx_settings_t *s, const char *fmt, ...)
+{
+    char line[768];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    ucs_string_buffer_appendf(&s->notes, "%s\n", line);
+}
+
+static char *setting_add(psel_ucx_settings_t *s, const char *name,
+                         unsigned flags)
+{
+    psel_ucx_setting_t *setting = &s->settings[s->count++];
+
+    assert(s->count <= PSEL_UCX_SETTINGS_MAX);
+    setting->name     = name;
+    setting->value[0] = '\0';
+    setting->flags    = flags;
+    return setting->value;
+}
+
+const psel_ucx_setting_t *
+psel_ucx_settings_find(const psel_ucx_settings_t *s, const char *name)
+{
+    unsigned i;
+
+    for (i = 0; i < s->count; ++i) {
+        if (!strcmp(s->settings[i].name, name)) {
+            return &s->settings[i];
+        }
+    }
+    return NULL;
+}
+
+static void size_value(size_t size, char *value)
+{
+    if (size == SIZE_MAX) {
+        strcpy(value, "inf");
+    } else {
+        /* the form `ucx_info -c` prints back */
+        ucs_memunits_to_str(size, value, PSEL_UCX_VALUE_MAX);
+    }
+}
+
+static size_t row_start(const psel_select_table_t *table, unsigned row)
+{
+    return (row == 0) ? 0 : (table->elems[row - 1].max_length + 1);
+}
+
+static int is_rndv(const psel_proto_t *proto)
+{
+    return !strncmp(proto->name, "rndv/", 5);
+}
+
+/* Number of lanes in a caps lanes key, "tcp/lo+tcp/eth0" */
+static unsigned lanes_count(const char *key)
+{
+    unsigned count = 1;
+
+    for (; *key != '\0'; ++key) {
+        count += (*key == '+');
+    }
+    return count;
+}
+
+/* Append @a word to a comma-separated @a list unless it is there already */
+static void list_add(char *list, const char *word)
+{
+    const char *p;
+    size_t len = strlen(word);
+
+    for (p = list; (p = strstr(p, word)) != NULL; p += len) {
+        if (((p == list) || (p[-1] == ',')) &&
+            ((p[len] == ',') || (p[len] == '\0'))) {
+            return;
+        }
+    }
+    if ((strlen(list) + len + 2) <= PSEL_UCX_VALUE_MAX) {
+        strcat(list, (list[0] == '\0') ? "" : ",");
+        strcat(list, word);
+    }
+}
+
+/* UCX_RNDV_THRESH, UCX_ZCOPY_THRESH, UCX_RNDV_SCHEME and the rails, from the
+ * contiguous table: what a plain ucp_tag_send of a buffer gets */
+static void map_thresholds(psel_ucx_settings_t *s,
+                           const psel_select_table_t *table)
+{
+    size_t rndv_from = SIZE_MAX, zcopy_from = SIZE_MAX;
+    const psel_proto_caps_t *rndv = NULL, *caps;
+    const psel_proto_t *proto, *rndv_proto = NULL;
+    unsigned row, i, eager_rails = 1;
+    const char *scheme = "auto";
+
+    for (row = 0; row < table->count; ++row) {
+        proto = table->elems[row].proto;
+        caps  = &table->caps[table->elems[row].proto_index];
+        if (is_rndv(proto)) {
+            if (rndv_from == SIZE_MAX) {
+                rndv_from = row_start(table, row);
+            } else if (proto != rndv_proto) {
+                psel_ucx_settings_note(s, "protosel switches from %s to %s at "
+                                       "%zu; UCP runs one rendezvous scheme: "
+                                       "the one of the largest sizes",
+                                       rndv_proto->name, proto->name,
+                                       row_start(table, row));
+            }
+            rndv_proto = proto;
+            rndv       = caps;
+        } else if (rndv_from != SIZE_MAX) {
+            psel_ucx_settings_note(s, "protosel goes back to %s at %zu, after "
+                                   "rendezvous; UCP's threshold cannot say "
+                                   "that: rendezvous stays", proto->name,
+                                   row_start(table, row));
+        } else if (!strcmp(proto->name, "egr/zcopy")) {
+            zcopy_from  = ucs_min(zcopy_from, row_start(table, row));
+            eager_rails = ucs_max(eager_rails, lanes_count(caps->lanes));
+        } else if (!strcmp(proto->name, "egr/bcopy")) {
+            if (zcopy_from != SIZE_MAX) {
+                psel_ucx_settings_note(s, "protosel goes back to egr/bcopy at "
+                                       "%zu, after egr/zcopy; "
+                                       "UCX_ZCOPY_THRESH cannot say that: "
+                                       "zero-copy stays",
+                                       row_start(table, row));
+            }
+            eager_rails = ucs_max(eager_rails, lanes_count(caps->lanes));
+        }
+    }
+
+    size_value(rndv_from, setting_add(s, "RNDV_THRESH",
+                                      PSEL_UCX_SETTING_SELECTION));
+    size_value(zcopy_from, setting_add(s, "ZCOPY_THRESH",
+                                       PSEL_UCX_SETTING_SELECTION));
+    if (rndv_proto != NULL) {
+        for (i = 0; i < ucs_static_array_size(psel_ucx_protos); ++i) {
+            if ((psel_ucx_protos[i].psel != NULL) &&
+                !strcmp(psel_ucx_protos[i].psel, rndv_proto->name)) {
+                scheme = psel_ucx_protos[i].scheme;
+            }
+        }
+        psel_ucx_settings_note(s, "UCX_RNDV_THRESH: %s from %zu; "
+                               "UCX_RNDV_SCHEME: %s, on %s", rndv_proto->name,
+                               rndv_from, scheme, rndv->lanes);
+    } else {
+        psel_ucx_settings_note(s, "UCX_RNDV_THRESH: protosel never selects "
+                               "rendezvous");
+    }
+    strcpy(setting_add(s, "RNDV_SCHEME", PSEL_UCX_SETTING_SELECTION), scheme);
+    psel_ucx_settings_note(s, "UCX_ZCOPY_THRESH: %s",
+                           (zcopy_from == SIZE_MAX) ?
+                           "protosel never selects egr/zcopy before "
+                           "rendezvous" : "egr/zcopy from there on");
+
+    snprintf(setting_add(s, "MAX_EAGER_RAILS", PSEL_UCX_SETTING_SELECTION),
+             PSEL_UCX_VALUE_MAX, "%u", eager_rails);
+    snprintf(setting_add(s, "MAX_RNDV_RAILS", PSEL_UCX_SETTING_SELECTION),
+             PSEL_UCX_VALUE_MAX, "%u",
+             (rndv != NULL) ? lanes_count(rndv->lanes) : 1);
+    psel_ucx_settings_note(s, "UCX_MAX_EAGER_RAILS, UCX_MAX_RNDV_RAILS: the "
+                           "lanes eager copies and rendezvous run on");
+}
+
+/* UCX_TLS and UCX_NET_DEVICES: the transports and network devices of the
+ * endpoint's lanes; self too, which UCP uses for sends to its own worker */
+static void map_transports(psel_ucx_settings_t *s,
+                           const psel_resource_table_t *local,
+                           const psel_ep_lanes_t *lanes)
+{
+    char *tls = setting_add(s, "TLS", PSEL_UCX_SETTING_RESOURCES);
+    char devices[PSEL_UCX_VALUE_MAX] = "";
+    const psel_resource_t *rsc;
+    unsigned i;
+
+    for (i = 0; i < lanes->num_lanes; ++i) {
+        rsc = &local->resources[lanes->info[i].local];
+        list_add(tls, rsc->tl_name);
+        if (rsc->dev_type == UCT_DEVICE_TYPE_NET) {
+            list_add(devices, rsc->dev_name);
+        }
+    }
+    list_add(tls, "self");
+    psel_ucx_settings_note(s, "UCX_TLS: the transports of the endpoint's "
+                           "lanes, and self for sends to the own process");
+    if (devices[0] != '\0') {
+        strcpy(setting_add(s, "NET_DEVICES", PSEL_UCX_SETTING_RESOURCES),
+               devices);
+        psel_ucx_settings_note(s, "UCX_NET_DEVICES: the network devices of "
+                               "the lanes");
+    }
+}
+
+/* UCX_PROTOS: leave out the v2 tag-send protocols that no table selects */
+static void map_protocols(psel_ucx_settings_t *s,
+                          const psel_select_table_t *const *tables,
+                          unsigned count)
+{
+    char *protos;
+    unsigned i, t, row;
+    int used;
+
+    strcpy(setting_add(s, "PROTO_ENABLE", 0), "y");
+    protos = setting_add(s, "PROTOS", PSEL_UCX_SETTING_SELECTION);
+    for (i = 0; i < ucs_static_array_size(psel_ucx_protos); ++i) {
+        used = 0;
+        for (t = 0; (t < count) && (psel_ucx_protos[i].psel != NULL); ++t) {
+            for (row = 0; row < tables[t]->count; ++row) {
+                used |= !strcmp(tables[t]->elems[row].proto->name,
+                                psel_ucx_protos[i].psel);
+            }
+        }
+        if (!used) {
+            strcat(protos, (protos[0] == '\0') ? "^" : ",");
+            strcat(protos, psel_ucx_protos[i].ucx);
+        }
+    }
+    if (protos[0] == '\0') {
+        strcpy(protos, "all");
+    }
+    psel_ucx_settings_note(s, "UCX_PROTOS: without the tag-send protocols "
+                           "protosel selects for no buffer type, nor those "
+                           "it does not model; it acts only with "
+                           "UCX_PROTO_ENABLE=y (UCX 1.13's protocols v2, off "
+                           "by default), which also honours the settings "
+                           "above");
+}
+
+void psel_ucx_settings_derive(psel_ucx_settings_t *s,
+                              const psel_resource_table_t *local,
+                              const psel_ep_lanes_t *lanes,
+                              const psel_select_table_t *const *tables,
+                              unsigned count, int calibrated)
+{
+    UCS_STRING_BUFFER_ONSTACK(rows, 512);
+
+    psel_select_rows_str(tables[0], &rows);
+    psel_ucx_settings_note(s, "protosel selects, on %s cost lines: %s",
+                           calibrated ? "measured" : "attribute",
+                           ucs_string_buffer_cstr(&rows));
+    map_thresholds(s, tables[0]);
+    map_transports(s, local, lanes);
+    map_protocols(s, tables, count);
+}
+
+ucs_status_t psel_ucx_settings_write_conf(const psel_ucx_settings_t *s,
+                                          const char *dir, const char *origin)
+{
+    char path[4096], tmp[4096 + 8];
+    const char *notes, *end;
+    unsigned i;
+    FILE *f;
+    int fd;
+
+    if ((snprintf(path, sizeof(path), "%s/ucx.conf", dir) >=
+         (int)sizeof(path)) ||
+        (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))) {
+        ucs_error("%s: directory name too long", dir);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    fd = mkstemp(tmp);
+    if ((fd < 0) || ((f = fdopen(fd, "w")) == NULL)) {
+        ucs_error("cannot create %s: %m", tmp);
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        return UCS_ERR_IO_ERROR;
+    }
+
+    fprintf(f, "# UCX settings closest to protosel's selection, for "
+            "UCX_CONFIG_DIR=%s\n# written by psel_info --ucx-conf from %s\n#\n",
+            dir, origin);
+    for (notes = ucs_string_buffer_cstr(&s->notes); *notes != '\0';
+         notes = end + 1) {
+        end = strchr(notes, '\n');
+        if (end == NULL) {
+            break;
+        }
+        fprintf(f, "# %.*s\n", (int)(end - notes), notes);
+    }
+    for (i = 0; i < s->count; ++i) {
+        fprintf(f, "UCX_%s=%s\n", s->settings[i].name, s->settings[i].value);
+    }
+    if ((fflush(f) != 0) || ferror(f) || (fsync(fileno(f)) != 0)) {
+        ucs_error("cannot write %s: %m", tmp);
+        fclose(f);
+        unlink(tmp);
+        return UCS_ERR_IO_ERROR;
+    }
+    fclose(f);
+    if (rename(tmp, path) != 0) {
+        ucs_error("cannot rename %s to %s: %m", tmp, path);
+        unlink(tmp);
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+
+/* ------------------------------------------------------------------------
+ * UCP's configuration, through the table libucp registers
+ */
+
+static int psel_ucx_table_has(const ucs_config_field_t *fields,
+                              const char *name)
+{
+    const ucs_config_field_t *field;
+
+    for (field = fields; field->name != NULL; ++field) {
+        if ((field->parser.read == ucs_config_sscanf_table) &&
+            psel_ucx_table_has(field->parser.arg, name)) {
+            return 1;
+        } else if (!strcmp(field->name, name)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+ucs_config_field_t *psel_ucx_config_table(size_t *size_p)
+{
+    ucs_config_global_list_entry_t *entry;
+
+    ucs_list_for_each(entry, &ucs_config_global_list, list) {
+        if ((entry->table != NULL) &&
+            ((entry->prefix == NULL) || (entry->prefix[0] == '\0')) &&
+            psel_ucx_table_has(entry->table, "RNDV_THRESH") &&
+            psel_ucx_table_has(entry->table, "PROTO_ENABLE")) {
+            if (size_p != NULL) {
+                *size_p = entry->size;
+            }
+            return entry->table;
+        }
+    }
+    return NULL;
+}
+
+ucs_status_t psel_ucx_config_get(const void *opts, const char *name,
+                                 char *value, size_t max)
+{
+    ucs_config_field_t *table = psel_ucx_config_table(NULL);
+
+    if ((table == NULL) || !psel_ucx_table_has(table, name)) {
+        return UCS_ERR_NO_ELEM;
+    }
+    return ucs_config_parser_get_value((void*)opts, table, name, value, max);
+}
+
+ucs_status_t psel_ucx_config_default(const char *name, char *value,
+                                     size_t max)
+{
+    ucs_config_field_t *table;
+    ucs_status_t status;
+    size_t size;
+    void *opts;
+
+    table = psel_ucx_config_table(&size);
+    if ((table == NULL) || !psel_ucx_table_has(table, name)) {
+        return UCS_ERR_NO_ELEM;
+    }
+    opts = calloc(1, size);
+    if (opts == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    status = ucs_config_parser_set_default_values(opts, table);
+    if (status == UCS_OK) {
+        status = ucs_config_parser_get_value(opts, table, name, value, max);
+        ucs_config_parser_release_opts(opts, table);
+    }
+    free(opts);
+    return status;
+}
+
+int psel_ucx_setting_user_set(const char *name, const char *env_prefix,
+                              const void *opts, char *source, size_t max)
+{
+    char var[256], current[PSEL_UCX_VALUE_MAX], dflt[PSEL_UCX_VALUE_MAX];
+    const char *value;
+
+    snprintf(var, sizeof(var), "UCX_%s", name);
+    value = getenv(var);
+    if ((value == NULL) && (env_prefix != NULL) && (env_prefix[0] != '\0')) {
+        snprintf(var, sizeof(var), "%s_UCX_%s", env_prefix, name);
+        value = getenv(var);
+    }
+    if (value != NULL) {
+        if (source != NULL) {
+            snprintf(source, max, "%s=%s", var, value);
+        }
+        return 1;
+    }
+
+    /* not in the environment: a config file, if the value is not UCP's
+     * default (a file that sets the default is not told apart) */
+    if ((opts != NULL) &&
+        (psel_ucx_config_get(opts, name, current, sizeof(current)) == UCS_OK) &&
+        (psel_ucx_config_default(name, dflt, sizeof(dflt)) == UCS_OK) &&
+        strcmp(current, dflt)) {
+        if (source != NULL) {
+            snprintf(source, max, "UCX_%s=%s in a ucx.conf", name, current);
+        }
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,61 @@
+/*
+ * Fuzz harness of the reader of UCX's tag-send tables (psel_info
+ * --compare-ucx): any input gives either rows that cover 0..inf in order,
+ * or a refusal; never a crash or a leak.
+ */
+#include "../../src/tools/psel_ucx_table.h"
+
+#include <ucs/debug/log_def.h>
+
+#include <assert.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static ucs_log_func_rc_t
+fuzz_ucx_table_silence(const char *file, unsigned line, const char *function,
+                       ucs_log_level_t level,
+                       const ucs_log_component_config_t *comp_conf,
+                       const char *message, va_list ap)
+{
+    (void)file; (void)line; (void)function; (void)level; (void)comp_conf;
+    (void)message; (void)ap;
+    return UCS_LOG_FUNC_RC_STOP;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static int silenced = 0;
+    psel_cmp_ucx_t *ucx;
+    unsigned i;
+    FILE *in;
+
+    if (!silenced) {
+        ucs_log_push_handler(fuzz_ucx_table_silence);
+        silenced = 1;
+    }
+    if (size == 0) {
+        return 0;
+    }
+    in  = fmemopen((void*)data, size, "r");
+    ucx = calloc(1, sizeof(*ucx));
+    assert((in != NULL) && (ucx != NULL));
+    if (psel_ucx_table_read(in, "fuzz", ucx) == 0) {
+        assert((ucx->num_rows > 0) && (ucx->rows[0].start == 0));
+        for (i = 0; i < ucx->num_rows; ++i) {
+            assert(ucx->rows[i].end >= ucx->rows[i].start);
+            assert((i == 0) || (ucx->rows[i].start ==
+                                ucx->rows[i - 1].end + 1));
+            assert(memchr(ucx->rows[i].proto, '\0',
+                          sizeof(ucx->rows[i].proto)) != NULL);
+        }
+        assert(ucx->rows[ucx->num_rows - 1].end == SIZE_MAX);
+        assert(ucx->num_lanes <= PSEL_CMP_MAX_LANES);
+    }
+    fclose(in);
+    free(ucx);
+    return 0;
+}

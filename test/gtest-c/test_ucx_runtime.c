@@ -1,0 +1,501 @@
+/*
+ * test_ucx_runtime: the pure parts of libprotosel_ucx.so. The cost-line
+ * arithmetic of the protocol tier (pieces cut, scaled and offset; a UCP
+ * protocol's ranges rebuilt with penalties where protosel's lines do not
+ * reach), with hand-computed results; the UCX settings derived from
+ * hand-made tables; the ucx.conf writer; and the UCP configuration helpers
+ * on a configuration the real libucp reads (user-set detection, defaults).
+ */
+#include "test_util.h"
+
+#include <ucx_runtime/lines.h>
+#include <ucx_runtime/ucx_settings.h>
+#include <ucp/api/ucp.h>
+#include <ucs/sys/string.h>
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#define NS 1e-9
+
+static psel_perf_range_t range(size_t max, double c_ns, double m_ns)
+{
+    psel_perf_range_t r;
+
+    r.max_length            = max;
+    r.perf[PSEL_PERF_SINGLE] = ucs_linear_func_make(c_ns * NS, m_ns * NS);
+    r.perf[PSEL_PERF_MULTI]  = ucs_linear_func_make(c_ns * NS / 2,
+                                                    m_ns * NS / 2);
+    return r;
+}
+
+static psel_rt_line_t line(size_t max, double c_ns, double m_ns)
+{
+    psel_perf_range_t r = range(max, c_ns, m_ns);
+    psel_rt_line_t l;
+
+    l.max_length = max;
+    memcpy(l.perf, r.perf, sizeof(l.perf));
+    return l;
+}
+
+static void assert_line(const psel_rt_line_t *l, size_t max, double c_ns,
+                        double m_ns)
+{
+    assert_int_equal(l->max_length, max);
+    assert_true(fabs(l->perf[PSEL_PERF_SINGLE].c - c_ns * NS) < 1e-18);
+    assert_true(fabs(l->perf[PSEL_PERF_SINGLE].m - m_ns * NS) < 1e-21);
+    assert_true(fabs(l->perf[PSEL_PERF_MULTI].c - c_ns * NS / 2) < 1e-18);
+    assert_true(fabs(l->perf[PSEL_PERF_MULTI].m - m_ns * NS / 2) < 1e-21);
+}
+
+/* ranges 0..100, 101..1000, 1001..inf cut to 50..2000: three pieces,
+ * the last cut at 2000 */
+static void test_lines_add_cuts_to_sizes(void **state)
+{
+    psel_perf_range_t r[] = {range(100, 10, 1), range(1000, 20, 2),
+                             range(SIZE_MAX, 30, 3)};
+    psel_rt_line_t l[8];
+    unsigned n;
+
+    n = psel_rt_lines_add(l, 0, 8, r, 3, 50, 2000);
+    assert_int_equal(n, 3);
+    assert_line(&l[0], 100, 10, 1);
+    assert_line(&l[1], 1000, 20, 2);
+    assert_line(&l[2], 2000, 30, 3);
+
+    /* from 200: the first range is skipped; appended after what is there */
+    n = psel_rt_lines_add(l, 1, 8, r, 3, 200, 500);
+    assert_int_equal(n, 2);
+    assert_line(&l[1], 500, 20, 2);
+}
+
+/* owned sizes scaled (0.99 * (100 ns + 2 ns/B) = 99 + 1.98/B single,
+ * 49.5 + 0.99/B multi), the others + 1 ns; split at both lists' ends */
+static void test_lines_own(void **state)
+{
+    psel_rt_line_t in[]         = {line(1000, 100, 2), line(SIZE_MAX, 200, 4)};
+    psel_rt_owner_t owners[]    = {{499, 0}, {5000, 1}, {SIZE_MAX, 0}};
+    psel_rt_line_t out[8];
+    unsigned n;
+
+    n = psel_rt_lines_own(in, 2, 10, owners, 3, 0.99, 1 * NS, out, 8);
+    assert_int_equal(n, 4);
+    /* 10..499: not owned */
+    assert_int_equal(out[0].max_length, 499);
+    assert_true(fabs(out[0].perf[PSEL_PERF_SINGLE].c - 101 * NS) < 1e-18);
+    assert_true(fabs(out[0].perf[PSEL_PERF_SINGLE].m - 2 * NS) < 1e-21);
+    assert_true(fabs(out[0].perf[PSEL_PERF_MULTI].c - 51 * NS) < 1e-18);
+    /* 500..1000 and 1001..5000: owned, scaled */
+    assert_int_equal(out[1].max_length, 1000);
+    assert_true(fabs(out[1].perf[PSEL_PERF_SINGLE].c - 99 * NS) < 1e-18);
+    assert_true(fabs(out[1].perf[PSEL_PERF_SINGLE].m - 1.98 * NS) < 1e-21);
+    assert_true(fabs(out[1].perf[PSEL_PERF_MULTI].c - 49.5 * NS) < 1e-18);
+    assert_true(fabs(out[1].perf[PSEL_PERF_MULTI].m - 0.99 * NS) < 1e-21);
+    assert_int_equal(out[2].max_length, 5000);
+    assert_true(fabs(out[2].perf[PSEL_PERF_SINGLE].c - 198 * NS) < 1e-18);
+    /* 5001..inf: not owned */
+    assert_int_equal(out[3].max_length, SIZE_MAX);
+    assert_true(fabs(out[3].perf[PSEL_PERF_SINGLE].c - 201 * NS) < 1e-18);
+    assert_true(fabs(out[3].perf[PSEL_PERF_SINGLE].m - 4 * NS) < 1e-21);
+
+    /* lines that end before the owners do: the output ends with them */
+    n = psel_rt_lines_own(in, 1, 0, owners, 3, 1.0, 1 * NS, out, 8);
+    assert_int_equal(n, 2);
+    assert_int_equal(out[1].max_length, 1000);
+    /* no room */
+    assert_int_equal(psel_rt_lines_own(in, 2, 10, owners, 3, 1.0, 0, out, 3),
+                     4);
+}
+
+static void test_lines_add_overflow(void **state)
+{
+    psel_perf_range_t r[] = {range(10, 1, 0), range(20, 2, 0),
+                             range(SIZE_MAX, 3, 0)};
+    psel_rt_line_t l[2];
+
+    assert_int_equal(psel_rt_lines_add(l, 0, 2, r, 3, 0, SIZE_MAX), 3);
+    /* once over, it stays over */
+    assert_int_equal(psel_rt_lines_add(l, 3, 2, r, 1, 0, 5), 3);
+}
+
+/* UCP's protocol covers 0..inf in two ranges (0..8000, 8001..inf);
+ * protosel's lines cover it all, cut at 5000: UCP's boundaries vanish */
+static void test_lines_replace_full_cover(void **state)
+{
+    psel_rt_line_t orig[]   = {line(8000, 500, 5), line(SIZE_MAX, 600, 6)};
+    psel_rt_line_t pieces[] = {line(5000, 100, 1), line(SIZE_MAX, 200, 2)};
+    psel_rt_line_t out[8];
+
+    assert_int_equal(psel_rt_lines_replace(orig, 2, 0, 0, pieces, 2, 1.0,
+                                           out, 8), 2);
+    assert_line(&out[0], 5000, 100, 1);
+    assert_line(&out[1], SIZE_MAX, 200, 2);
+}
+
+/* protosel from 100 to 3000, UCP from 10 to 10000: UCP's own line plus the
+ * penalty at 10..99 and 3001..10000 */
+static void test_lines_replace_penalty_outside(void **state)
+{
+    psel_rt_line_t orig[]   = {line(10000, 500, 5)};
+    psel_rt_line_t pieces[] = {line(3000, 100, 1)};
+    psel_rt_line_t out[8];
+    unsigned n;
+
+    n = psel_rt_lines_replace(orig, 1, 10, 100, pieces, 1, 1.0, out, 8);
+    assert_int_equal(n, 3);
+    assert_int_equal(out[0].max_length, 99);
+    assert_true(fabs(out[0].perf[PSEL_PERF_SINGLE].c - (1.0 + 500 * NS)) <
+                1e-15);
+    assert_true(fabs(out[0].perf[PSEL_PERF_MULTI].c - (1.0 + 250 * NS)) <
+                1e-15);
+    assert_line(&out[1], 3000, 100, 1);
+    assert_int_equal(out[2].max_length, 10000);
+    assert_true(fabs(out[2].perf[PSEL_PERF_SINGLE].m - 5 * NS) < 1e-21);
+}
+
+/* UCP's boundary inside a gap of protosel's lines keeps UCP's two lines,
+ * each with the penalty; equal neighbours merge */
+static void test_lines_replace_split_and_merge(void **state)
+{
+    psel_rt_line_t orig[]   = {line(1000, 10, 1), line(4000, 20, 2)};
+    psel_rt_line_t pieces[] = {line(200, 7, 7), line(500, 7, 7)};
+    psel_rt_line_t out[8];
+    unsigned n;
+
+    n = psel_rt_lines_replace(orig, 2, 0, 0, pieces, 2, 2.0, out, 8);
+    assert_int_equal(n, 3);
+    assert_line(&out[0], 500, 7, 7);         /* two pieces, merged */
+    assert_int_equal(out[1].max_length, 1000);
+    assert_true(fabs(out[1].perf[PSEL_PERF_SINGLE].c - (2.0 + 10 * NS)) <
+                1e-15);
+    assert_int_equal(out[2].max_length, 4000);
+    assert_true(fabs(out[2].perf[PSEL_PERF_SINGLE].c - (2.0 + 20 * NS)) <
+                1e-15);
+}
+
+static void test_lines_replace_no_room(void **state)
+{
+    psel_rt_line_t orig[]   = {line(SIZE_MAX, 1, 1)};
+    psel_rt_line_t pieces[] = {line(10, 1, 2), line(20, 1, 3),
+                               line(SIZE_MAX, 1, 4)};
+    psel_rt_line_t out[2];
+
+    assert_int_equal(psel_rt_lines_replace(orig, 1, 0, 0, pieces, 3, 1.0,
+                                           out, 2), 0);
+    assert_int_equal(psel_rt_lines_replace(orig, 0, 0, 0, pieces, 3, 1.0,
+                                           out, 2), 0);
+}
+
+
+/* ------------------------------------------------------------------------
+ * Settings from hand-made tables
+ */
+
+static psel_proto_t fake_protos[] = {
+    {.name = "egr/short"}, {.name = "egr/bcopy"}, {.name = "egr/zcopy"},
+    {.name = "rndv/am"},   {.name = "rndv/get"},  {.name = "rndv/put"}
+};
+enum { SHORT, BCOPY, ZCOPY, RNDV_AM, RNDV_GET, RNDV_PUT, NUM_FAKE };
+
+typedef struct {
+    psel_select_table_t table;
+    psel_select_elem_t  elems[8];
+    const psel_proto_t *protos[NUM_FAKE];
+    psel_proto_caps_t   caps[NUM_FAKE];
+    ucs_status_t        status[NUM_FAKE];
+} fake_table_t;
+
+/* rows: pairs of (last size, protocol), the last ending at SIZE_MAX */
+static void fake_table(fake_table_t *t, unsigned count, const size_t *max,
+                       const unsigned *proto, const char *const *lanes)
+{
+    unsigned i;
+
+    memset(t, 0, sizeof(*t));
+    for (i = 0; i < NUM_FAKE; ++i) {
+        t->protos[i] = &fake_protos[i];
+        t->status[i] = UCS_OK;
+        ucs_strncpy_zero(t->caps[i].lanes, lanes[i], sizeof(t->caps[i].lanes));
+        ucs_strncpy_zero(t->caps[i].desc, lanes[i], sizeof(t->caps[i].desc));
+    }
+    for (i = 0; i < count; ++i) {
+        t->elems[i].max_length  = max[i];
+        t->elems[i].proto       = &fake_protos[proto[i]];
+        t->elems[i].proto_index = proto[i];
+    }
+    t->table.buf_type   = psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_CONTIG,
+                                           UCS_MEMORY_TYPE_HOST, 1);
+    t->table.count      = count;
+    t->table.elems      = t->elems;
+    t->table.num_protos = NUM_FAKE;
+    t->table.protos     = t->protos;
+    t->table.caps       = t->caps;
+    t->table.status     = t->status;
+}
+
+/* two tcp devices, both lanes of the endpoint */
+static void fake_tcp(psel_resource_table_t *local, psel_resource_t *rsc,
+                     psel_ep_lanes_t *lanes)
+{
+    memset(rsc, 0, 2 * sizeof(*rsc));
+    strcpy(rsc[0].tl_name, "tcp");
+    strcpy(rsc[0].dev_name, "lo");
+    rsc[0].dev_type = UCT_DEVICE_TYPE_NET;
+    strcpy(rsc[1].tl_name, "tcp");
+    strcpy(rsc[1].dev_name, "eth0");
+    rsc[1].dev_type = UCT_DEVICE_TYPE_NET;
+    memset(local, 0, sizeof(*local));
+    local->count     = 2;
+    local->resources = rsc;
+    memset(lanes, 0, sizeof(*lanes));
+    lanes->num_lanes     = 2;
+    lanes->info[0].local = 0;
+    lanes->info[1].local = 1;
+}
+
+static void assert_setting(const psel_ucx_settings_t *s, const char *name,
+                           const char *value, unsigned flags)
+{
+    const psel_ucx_setting_t *setting = psel_ucx_settings_find(s, name);
+
+    if (setting == NULL) {
+        print_error("no setting UCX_%s\n", name);
+        fail();
+    }
+    assert_string_equal(setting->value, value);
+    assert_int_equal(setting->flags, flags);
+}
+
+static const char *const tcp_lanes[NUM_FAKE] = {
+    "tcp/lo", "tcp/lo", "tcp/lo", "tcp/lo", "", "tcp/lo+tcp/eth0"
+};
+
+/* The settings of a hand-made tcp table (initialized; clean up after) */
+static void derive_tcp(psel_ucx_settings_t *s, unsigned count,
+                       const size_t *max, const unsigned *proto,
+                       int calibrated)
+{
+    const psel_select_table_t *tables[1];
+    psel_resource_t rsc[2];
+    psel_resource_table_t local;
+    psel_ep_lanes_t lanes;
+    fake_table_t t;
+
+    fake_table(&t, count, max, proto, tcp_lanes);
+    fake_tcp(&local, rsc, &lanes);
+    tables[0] = &t.table;
+    psel_ucx_settings_init(s);
+    psel_ucx_settings_derive(s, &local, &lanes, tables, 1, calibrated);
+}
+
+/* tcp: 0..304 short, 305..7063 zcopy, 7064..inf put over two lanes */
+static void test_settings_tcp(void **state)
+{
+    const size_t max[]      = {304, 7063, SIZE_MAX};
+    const unsigned proto[]  = {SHORT, ZCOPY, RNDV_PUT};
+    psel_ucx_settings_t s;
+
+    derive_tcp(&s, 3, max, proto, 0);
+
+    assert_int_equal(s.count, 9);
+    assert_setting(&s, "RNDV_THRESH", "7064", PSEL_UCX_SETTING_SELECTION);
+    assert_setting(&s, "ZCOPY_THRESH", "305", PSEL_UCX_SETTING_SELECTION);
+    assert_setting(&s, "RNDV_SCHEME", "put_zcopy", PSEL_UCX_SETTING_SELECTION);
+    assert_setting(&s, "MAX_EAGER_RAILS", "1", PSEL_UCX_SETTING_SELECTION);
+    assert_setting(&s, "MAX_RNDV_RAILS", "2", PSEL_UCX_SETTING_SELECTION);
+    assert_setting(&s, "TLS", "tcp,self", PSEL_UCX_SETTING_RESOURCES);
+    assert_setting(&s, "NET_DEVICES", "lo,eth0", PSEL_UCX_SETTING_RESOURCES);
+    assert_setting(&s, "PROTO_ENABLE", "y", 0);
+    assert_setting(&s, "PROTOS",
+                   "^egr/single/bcopy,egr/multi/bcopy,rndv/am/bcopy,"
+                   "rndv/get/zcopy,rndv/rkey_ptr,egr/offload/short,"
+                   "egr/offload/bcopy,egr/offload/zcopy",
+                   PSEL_UCX_SETTING_SELECTION);
+    assert_non_null(strstr(ucs_string_buffer_cstr(&s.notes),
+                           "protosel selects, on attribute cost lines: "
+                           "0..304 egr/short, 305..7063 egr/zcopy, "
+                           "7064..inf rndv/put\n"));
+    psel_ucx_settings_cleanup(&s);
+}
+
+/* eager again after rendezvous, and two rendezvous schemes: what UCP's
+ * knobs cannot say is noted; the scheme is the last one's; 16 KiB is
+ * written as UCX writes it */
+static void test_settings_notes_what_ucx_cannot_say(void **state)
+{
+    const size_t max[]     = {16383, 65535, 131071, SIZE_MAX};
+    const unsigned proto[] = {BCOPY, RNDV_AM, BCOPY, RNDV_GET};
+    psel_ucx_settings_t s;
+    const char *notes;
+
+    derive_tcp(&s, 4, max, proto, 1);
+    notes = ucs_string_buffer_cstr(&s.notes);
+
+    assert_setting(&s, "RNDV_THRESH", "16K", PSEL_UCX_SETTING_SELECTION);
+    assert_setting(&s, "ZCOPY_THRESH", "inf", PSEL_UCX_SETTING_SELECTION);
+    assert_setting(&s, "RNDV_SCHEME", "get_zcopy", PSEL_UCX_SETTING_SELECTION);
+    assert_non_null(strstr(notes, "on measured cost lines"));
+    assert_non_null(strstr(notes, "protosel goes back to egr/bcopy at 65536, "
+                                  "after rendezvous"));
+    assert_non_null(strstr(notes, "protosel switches from rndv/am to "
+                                  "rndv/get at 131072"));
+    psel_ucx_settings_cleanup(&s);
+}
+
+/* no rendezvous at all */
+static void test_settings_no_rndv(void **state)
+{
+    const size_t max[]     = {SIZE_MAX};
+    const unsigned proto[] = {BCOPY};
+    psel_ucx_settings_t s;
+
+    derive_tcp(&s, 1, max, proto, 0);
+    assert_setting(&s, "RNDV_THRESH", "inf", PSEL_UCX_SETTING_SELECTION);
+    assert_setting(&s, "RNDV_SCHEME", "auto", PSEL_UCX_SETTING_SELECTION);
+    assert_setting(&s, "MAX_RNDV_RAILS", "1", PSEL_UCX_SETTING_SELECTION);
+    psel_ucx_settings_cleanup(&s);
+}
+
+static void test_settings_write_conf(void **state)
+{
+    char dir[] = "/tmp/test_ucx_runtime.XXXXXX", path[256], line[1024];
+    const char *expect[] = {"UCX_RNDV_THRESH=inf", "UCX_RNDV_SCHEME=auto"};
+    unsigned settings = 0, comments = 0, i;
+    const size_t max[]     = {SIZE_MAX};
+    const unsigned proto[] = {BCOPY};
+    psel_ucx_settings_t s;
+    FILE *f;
+
+    assert_non_null(mkdtemp(dir));
+    derive_tcp(&s, 1, max, proto, 0);
+    assert_int_equal(psel_ucx_settings_write_conf(&s, dir, "test"), UCS_OK);
+
+    snprintf(path, sizeof(path), "%s/ucx.conf", dir);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] == '#') {
+            ++comments;
+            continue;
+        }
+        assert_int_equal(strncmp(line, "UCX_", 4), 0);
+        assert_non_null(strchr(line, '='));
+        for (i = 0; i < 2; ++i) {
+            if (!strcmp(line, expect[i])) {
+                settings |= 1u << i;
+            }
+        }
+    }
+    fclose(f);
+    assert_int_equal(settings, 3);
+    assert_true(comments > 3);  /* header and notes */
+    unlink(path);
+    rmdir(dir);
+
+    /* a directory that does not exist: an error, nothing written */
+    psel_test_log_capture_start();
+    assert_int_equal(psel_ucx_settings_write_conf(&s, "/no/such/dir", "test"),
+                     UCS_ERR_IO_ERROR);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("cannot create /no/such/dir/ucx.conf.");
+    psel_ucx_settings_cleanup(&s);
+}
+
+
+/* ------------------------------------------------------------------------
+ * UCP's configuration, as the real libucp reads it
+ */
+
+static void test_config_get_and_default(void **state)
+{
+    char value[PSEL_UCX_VALUE_MAX];
+    ucp_config_t *config;
+
+    unsetenv("UCX_MAX_RNDV_RAILS");
+    assert_int_equal(ucp_config_read(NULL, NULL, &config), UCS_OK);
+    assert_non_null(psel_ucx_config_table(NULL));
+    assert_int_equal(psel_ucx_config_get(config, "MAX_RNDV_RAILS", value,
+                                         sizeof(value)), UCS_OK);
+    assert_string_equal(value, "2");
+    assert_int_equal(psel_ucx_config_default("RNDV_THRESH", value,
+                                             sizeof(value)), UCS_OK);
+    assert_string_equal(value, "auto");
+    /* ucp_config_modify() would take this name quietly; the table has not */
+    assert_int_equal(psel_ucx_config_get(config, "NO_SUCH_SETTING", value,
+                                         sizeof(value)), UCS_ERR_NO_ELEM);
+    assert_int_equal(psel_ucx_config_default("NO_SUCH_SETTING", value,
+                                             sizeof(value)), UCS_ERR_NO_ELEM);
+    assert_int_equal(ucp_config_modify(config, "MAX_RNDV_RAILS", "1"), UCS_OK);
+    assert_int_equal(psel_ucx_config_get(config, "MAX_RNDV_RAILS", value,
+                                         sizeof(value)), UCS_OK);
+    assert_string_equal(value, "1");
+    ucp_config_release(config);
+}
+
+static void test_user_set(void **state)
+{
+    char source[256];
+    ucp_config_t *config;
+
+    unsetenv("UCX_ZCOPY_THRESH");
+    unsetenv("UCX_MAX_EAGER_RAILS");
+    assert_false(psel_ucx_setting_user_set("ZCOPY_THRESH", NULL, NULL,
+                                           source, sizeof(source)));
+
+    setenv("UCX_ZCOPY_THRESH", "16k", 1);
+    assert_true(psel_ucx_setting_user_set("ZCOPY_THRESH", NULL, NULL, source,
+                                          sizeof(source)));
+    assert_string_equal(source, "UCX_ZCOPY_THRESH=16k");
+    unsetenv("UCX_ZCOPY_THRESH");
+
+    /* with the application's prefix */
+    setenv("TESTPFX_UCX_ZCOPY_THRESH", "32k", 1);
+    assert_false(psel_ucx_setting_user_set("ZCOPY_THRESH", NULL, NULL, NULL,
+                                           0));
+    assert_true(psel_ucx_setting_user_set("ZCOPY_THRESH", "TESTPFX", NULL,
+                                          source, sizeof(source)));
+    assert_string_equal(source, "TESTPFX_UCX_ZCOPY_THRESH=32k");
+    unsetenv("TESTPFX_UCX_ZCOPY_THRESH");
+
+    /* not in the environment, but not UCP's default: a ucx.conf set it */
+    assert_int_equal(ucp_config_read(NULL, NULL, &config), UCS_OK);
+    assert_false(psel_ucx_setting_user_set("MAX_EAGER_RAILS", NULL, config,
+                                           source, sizeof(source)));
+    assert_int_equal(ucp_config_modify(config, "MAX_EAGER_RAILS", "3"),
+                     UCS_OK);
+    assert_true(psel_ucx_setting_user_set("MAX_EAGER_RAILS", NULL, config,
+                                          source, sizeof(source)));
+    assert_string_equal(source, "UCX_MAX_EAGER_RAILS=3 in a ucx.conf");
+    ucp_config_release(config);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lines_add_cuts_to_sizes),
+        cmocka_unit_test(test_lines_own),
+        cmocka_unit_test(test_lines_add_overflow),
+        cmocka_unit_test(test_lines_replace_full_cover),
+        cmocka_unit_test(test_lines_replace_penalty_outside),
+        cmocka_unit_test(test_lines_replace_split_and_merge),
+        cmocka_unit_test(test_lines_replace_no_room),
+        cmocka_unit_test(test_settings_tcp),
+        cmocka_unit_test(test_settings_notes_what_ucx_cannot_say),
+        cmocka_unit_test(test_settings_no_rndv),
+        cmocka_unit_test(test_settings_write_conf),
+        cmocka_unit_test(test_config_get_and_default),
+        cmocka_unit_test(test_user_set),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

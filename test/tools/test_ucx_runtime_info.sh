@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# libprotosel_ucx.so in stock ucx_info: with UCX_PROTO_ENABLE=y and
+# UCX_PROTO_INFO=y, the tag-send table UCP prints under the library is
+# protosel's (psel_info -e --same-process), on shared memory
+# (posix,sysv,cma) and tcp, with a calibration and with attributes only,
+# compared at 64 log-spaced sizes and at every boundary (ucx_tables.py).
+# Then the config tier (UCX_PSEL_TIER=config) and psel_info --ucx-conf.
+# TAP output; no speed is asserted.
+set -u
+me=test_ucx_runtime_info
+tmp=$(mktemp -d)
+. "$(dirname "$0")/ucx_runtime_lib.sh"
+trap 'cleanup_pids; rm -rf "$tmp"' EXIT
+tables="python3 $(dirname "$0")/ucx_tables.py"
+
+need_lib
+need_proto_tier
+
+declare -A ucx_tls=([shm]=posix,sysv,cma [tcp]=tcp)
+check "a calibration of this host for both setups" \
+    make_calibration "$tmp/cal.txt" posix,sysv,cma tcp
+
+# ucx_info under the library, and psel_info, for one setup and calibration
+for tr in shm tcp; do
+    for cal in none "$tmp/cal.txt"; do
+        what="$tr, $([ "$cal" = none ] && echo "attributes only" || echo calibrated)"
+        f=$tmp/$tr-$(basename "$cal")
+        check "psel_info -e -j --same-process, $what" \
+            env UCX_PSEL_CALIBRATION="$cal" UCX_PSEL_TLS="${ucx_tls[$tr]}" "$info" -e -j --same-process
+        cp "$tmp/out" "$f.json"
+        check "ucx_info -e -u t under the library, $what" \
+            env LD_PRELOAD="$lib" UCX_PSEL_CALIBRATION="$cal" UCX_TLS="${ucx_tls[$tr]}" \
+                UCX_PROTO_ENABLE=y UCX_PROTO_INFO=y UCX_PSEL_PROTO_INFO=y ucx_info -e -u t
+        cp "$tmp/all" "$f.ucx"
+        expect "... with the protocol tier acting" "protosel: protocol tier: " "$f.ucx"
+        absent "... without a warning" "UCX  *(WARN|ERROR) " "$f.ucx"
+        check "... UCP's table is protosel's" $tables compare "$f.json" "$f.ucx"
+        cat "$tmp/out"
+        check "... and so is protosel's own view over UCP's lanes" \
+            $tables compare "$f.json" "$f.ucx" --protosel --title "protosel ep_cfg\\[[0-9]+\\] *\\|"
+    done
+    $tables psel-rows "$tmp/$tr-none.json" >"$tmp/$tr-attr.rows"
+    $tables psel-rows "$tmp/$tr-cal.txt.json" >"$tmp/$tr-cal.rows"
+    check "$tr: the calibration moves protosel's thresholds" \
+        bash -c "! cmp -s '$tmp/$tr-attr.rows' '$tmp/$tr-cal.rows'"
+    check "$tr: stock ucx_info, without the library" \
+        env UCX_TLS="${ucx_tls[$tr]}" UCX_PROTO_ENABLE=y UCX_PROTO_INFO=y ucx_info -e -u t
+    cp "$tmp/all" "$tmp/$tr-stock.ucx"
+    absent "... prints nothing of protosel" "protosel" "$tmp/$tr-stock.ucx"
+    $tables ucx-rows "$tmp/$tr-stock.ucx" >"$tmp/$tr-stock.rows" 2>&1
+    $tables ucx-rows "$tmp/$tr-none.ucx" >"$tmp/$tr-lib.rows" 2>&1
+    $tables ucx-rows "$tmp/$tr-cal.txt.ucx" >"$tmp/$tr-libcal.rows" 2>&1
+    echo "# $tr stock UCP:     $(awk '{printf "%s..%s %s; ", $1, $2, $3}' "$tmp/$tr-stock.rows")"
+    echo "# $tr with protosel: $(awk '{printf "%s..%s %s; ", $1, $2, $3}' "$tmp/$tr-lib.rows")"
+    # the hand-made calibration puts rendezvous far from where UCP's own
+    # model does: the library is what changed UCP's table
+    check "$tr: with the calibration, UCP's table is not stock" \
+        bash -c "! cmp -s '$tmp/$tr-stock.rows' '$tmp/$tr-libcal.rows'"
+done
+
+# config tier: the settings of psel_info --ucx-env, applied in ucx_info
+for tr in shm tcp; do
+    check "$tr: psel_info --ucx-env" env UCX_PSEL_TLS="${ucx_tls[$tr]}" "$info" --ucx-env -q
+    cp "$tmp/out" "$tmp/$tr.env"
+    check "$tr: ucx_info under the library, UCX_PSEL_TIER=config" \
+        env LD_PRELOAD="$lib" UCX_PSEL_TIER=config UCX_TLS="${ucx_tls[$tr]}" \
+            UCX_PROTO_INFO=y UCX_PSEL_PROTO_INFO=y ucx_info -e -u t
+    cp "$tmp/all" "$tmp/$tr-config.ucx"
+    expect "... says it applies the config tier" "protosel: config tier" "$tmp/$tr-config.ucx"
+    expect "... and turns protocols v2 on" "protosel:   UCX_PROTO_ENABLE=y" "$tmp/$tr-config.ucx"
+    for name in RNDV_THRESH ZCOPY_THRESH RNDV_SCHEME MAX_EAGER_RAILS MAX_RNDV_RAILS PROTOS; do
+        line=$(grep "^UCX_$name=" "$tmp/$tr.env")
+        expect "... applies $line as psel_info --ucx-env prints it" \
+            "protosel:   ${line//^/\\^}( |$)" "$tmp/$tr-config.ucx"
+    done
+    expect "... but not UCX_TLS (it would cut off other peers)" \
+        "protosel:   UCX_TLS: not set" "$tmp/$tr-config.ucx"
+    thresh=$(sed -n 's/^UCX_RNDV_THRESH=//p' "$tmp/$tr.env")
+    if [ "$thresh" != inf ]; then
+        check "... and UCP's rendezvous starts at $thresh" bash -c \
+            "$tables ucx-rows '$tmp/$tr-config.ucx' | awk '\$3 ~ /^rndv/ { print \$1; exit }' | grep -qx '$thresh'"
+    fi
+done
+
+# a user's setting wins in both tiers
+check "UCX_RNDV_THRESH=16k set by the user, protocol tier" \
+    env LD_PRELOAD="$lib" UCX_RNDV_THRESH=16k UCX_TLS=posix,sysv,cma UCX_PROTO_ENABLE=y \
+        UCX_PROTO_INFO=y ucx_info -e -u t
+check "... UCP's rendezvous starts at 16384" bash -c \
+    "$tables ucx-rows '$tmp/all' | awk '\$3 ~ /^rndv/ { print \$1; exit }' | grep -qx 16384"
+check "UCX_RNDV_THRESH=16k set by the user, config tier" \
+    env LD_PRELOAD="$lib" UCX_PSEL_TIER=config UCX_RNDV_THRESH=16k UCX_TLS=posix,sysv,cma \
+        UCX_PROTO_INFO=y UCX_PSEL_PROTO_INFO=y ucx_info -e -u t
+expect "... is kept" "protosel:   UCX_RNDV_THRESH: kept the user's UCX_RNDV_THRESH=16k"
+check "... UCP's rendezvous starts at 16384" bash -c \
+    "$tables ucx-rows '$tmp/all' | awk '\$3 ~ /^rndv/ { print \$1; exit }' | grep -qx 16384"
+
+# psel_info --ucx-conf: the same settings as a ucx.conf UCX reads
+mkdir -p "$tmp/conf"
+check "psel_info --ucx-conf DIR" env UCX_PSEL_TLS=posix,sysv,cma "$info" --ucx-conf "$tmp/conf"
+expect "... says where it wrote" "wrote [0-9]+ settings to $tmp/conf/ucx.conf"
+check "... a file of UCX_NAME=VALUE lines and comments" \
+    bash -c "! grep -vqE '^(#.*|UCX_[A-Z_]+=[^ ]+)\$' '$tmp/conf/ucx.conf'"
+check "... equal to --ucx-env's" bash -c \
+    "diff <(grep -v '^#' '$tmp/conf/ucx.conf') '$tmp/shm.env'"
+check "... which UCX reads from UCX_CONFIG_DIR" env -i PATH="$PATH" UCX_CONFIG_DIR="$tmp/conf" ucx_info -c
+while read -r line; do
+    case $line in UCX_TLS=*|UCX_NET_DEVICES=*) continue ;; esac
+    expect "... and shows $line" "^${line//^/\\^}$"
+done < <(grep '^UCX_' "$tmp/conf/ucx.conf")
+check "the library keeps a ucx.conf value as the user's" \
+    env -i PATH="$PATH" UCX_CONFIG_DIR="$tmp/conf" LD_PRELOAD="$lib" UCX_PSEL_TIER=config \
+        UCX_PSEL_PROTO_INFO=y UCX_PSEL_CALIBRATION=none ucx_info -e -u t
+rndv=$(sed -n 's/^UCX_RNDV_THRESH=//p' "$tmp/conf/ucx.conf")
+[ "$rndv" = auto ] || expect "... (UCX_RNDV_THRESH=$rndv in a ucx.conf)" \
+    "UCX_RNDV_THRESH: kept the user's UCX_RNDV_THRESH=$rndv in a ucx.conf"
+
+tap_done

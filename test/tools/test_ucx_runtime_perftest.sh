@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# libprotosel_ucx.so in a pair of stock ucx_perftest processes: tag_lat and
+# tag_bw, on shared memory and tcp over loopback, run to completion, and the
+# table UCP prints (UCX_PROTO_INFO=y: ucp_tag_send*() for tag_lat,
+# ucp_tag_send*(multi) for tag_bw) is the one protosel prints for the same
+# endpoint configuration (UCX_PSEL_PROTO_INFO=y). Then mixed pairs, where
+# only one side preloads the library: rendezvous is negotiated, so both
+# sides must keep working. TAP output; no speed is asserted.
+set -u
+me=test_ucx_runtime_perftest
+tmp=$(mktemp -d)
+. "$(dirname "$0")/ucx_runtime_lib.sh"
+trap 'cleanup_pids; rm -rf "$tmp"' EXIT
+tables="python3 $(dirname "$0")/ucx_tables.py"
+
+need_lib
+need_proto_tier
+command -v ucx_perftest >/dev/null || { echo "# $me: skipped: no ucx_perftest (apt-get install ucx-utils)"; exit 77; }
+command -v ss >/dev/null || { echo "# $me: skipped: no ss (apt-get install iproute2)"; exit 77; }
+
+declare -A tr_env=([shm]="UCX_TLS=posix,sysv,cma" [tcp]="UCX_TLS=tcp UCX_NET_DEVICES=lo")
+final() { awk 'NF == 8 && $1 ~ /^[0-9]+$/ { l = $0 } END { exit (l == "") }' "$1"; }
+
+for tr in shm tcp; do
+    for test in tag_lat tag_bw; do
+        d=$tmp/$tr-$test; mkdir -p "$d"
+        # shellcheck disable=SC2206
+        senv=(${tr_env[$tr]} LD_PRELOAD="$lib" UCX_PROTO_INFO=y UCX_PSEL_PROTO_INFO=y)
+        cenv=("${senv[@]}")
+        # 64 KiB: above protosel's rendezvous threshold on both setups
+        check "$tr $test, both sides preloaded" \
+            perftest_pair "$d" senv cenv -t "$test" -s 65536 -n 200 -w 20 -f
+        check "... prints its final line" final "$d/client"
+        expect "... with the protocol tier acting" "protosel: protocol tier" "$d/client"
+        absent "... without a warning" "UCX  *(WARN|ERROR) " "$d/client"
+        if [ "$test" = tag_lat ]; then
+            ucp_title='ucp_tag_send\*\(\) from host memory'
+            psel_title='protosel ep_cfg\[[0-9]+\] *\|'
+        else
+            ucp_title='ucp_tag_send\*\(multi\) from host memory'
+            psel_title='protosel ep_cfg\[[0-9]+\] multi *\|'
+        fi
+        check "... UCP's table is protosel's" \
+            $tables compare "$d/client" "$d/client" --title "$ucp_title" --psel-title "$psel_title"
+        cat "$tmp/out"
+    done
+done
+
+# one side only: UCP of the other is stock (protocols v1: the library
+# turns v2 on in its own process only)
+for tr in shm tcp; do
+    for who in server client; do
+        d=$tmp/$tr-mixed-$who; mkdir -p "$d"
+        # shellcheck disable=SC2206
+        senv=(${tr_env[$tr]} UCX_PSEL_PROTO_INFO=y)
+        cenv=("${senv[@]}")
+        if [ $who = server ]; then senv+=(LD_PRELOAD="$lib"); else cenv+=(LD_PRELOAD="$lib"); fi
+        for test in tag_lat tag_bw; do
+            check "$tr $test, only the $who preloaded, 1 MiB (rendezvous)" \
+                perftest_pair "$d" senv cenv -t "$test" -s 1048576 -n 20 -w 2 -f
+            check "... prints its final line" final "$d/client"
+            expect "... the $who's protosel acted" "protosel: protocol tier" "$d/$who"
+            absent "... and the other's did not" "protosel" \
+                "$d/$([ $who = server ] && echo client || echo server)"
+        done
+    done
+done
+
+tap_done
