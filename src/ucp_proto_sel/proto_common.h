@@ -26,7 +26,7 @@
 
 #include "proto.h"
 #include "proto_egr.h"
-#include "proto_rndv.h"
+#include "proto_rndv_int.h"
 
 #define PSEL_EAGER_HDR        PSEL_EAGER_FIRST_HDR /**< The first
                                        fragment's header, the largest */

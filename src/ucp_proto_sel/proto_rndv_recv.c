@@ -10,7 +10,7 @@
 #endif
 
 #include "proto_common.h"
-#include "proto_rndv.h"
+#include "proto_rndv_int.h"
 
 #include <lane_select/clock.h>
 #include <ucs/debug/log_def.h>

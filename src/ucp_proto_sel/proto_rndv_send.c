@@ -9,7 +9,7 @@
 #endif
 
 #include "proto_common.h"
-#include "proto_rndv.h"
+#include "proto_rndv_int.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>

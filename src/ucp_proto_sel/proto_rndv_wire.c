@@ -7,7 +7,7 @@
 #include "config.h"
 #endif
 
-#include "proto_rndv.h"
+#include "proto_rndv_int.h"
 
 #include <endian.h>
 #include <inttypes.h>

@@ -16,7 +16,7 @@
  * Built with -DPSEL_FUZZ_GEN_MAIN instead, it writes the seed corpus:
  *   fuzz_rndv_gen DIR
  */
-#include <ucp_proto_sel/proto_rndv.h>
+#include <ucp_proto_sel/proto_rndv_int.h>
 
 #include <ucs/debug/log_def.h>
 #include <stdio.h>

@@ -20,6 +20,7 @@
 #include "test_util.h"
 
 #include <core/core_int.h>
+#include <ucp_proto_sel/proto_rndv_int.h> /* the rendezvous internals it checks */
 
 #include <errno.h>
 #include <setjmp.h>

@@ -8,6 +8,7 @@
 #include "test_util.h"
 
 #include <core/core_int.h>
+#include <ucp_proto_sel/proto_rndv_int.h> /* the rendezvous internals it checks */
 
 #include <setjmp.h>
 #include <stdarg.h>
