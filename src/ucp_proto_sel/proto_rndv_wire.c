@@ -16,8 +16,10 @@
 
 /* Between host order and the wire's little-endian: the same operation in
  * both directions (a byte swap on a big-endian host, nothing here). */
-static void psel_rndv_rts_hdr_le(psel_rndv_rts_hdr_t *hdr)
+static void psel_rndv_rts_hdr_le(void *arg)
 {
+    psel_rndv_rts_hdr_t *hdr = arg;
+
     hdr->tag       = htole64(hdr->tag);
     hdr->length    = htole64(hdr->length);
     hdr->sender_id = htole64(hdr->sender_id);
@@ -26,8 +28,10 @@ static void psel_rndv_rts_hdr_le(psel_rndv_rts_hdr_t *hdr)
     hdr->address   = htole64(hdr->address);
 }
 
-static void psel_rndv_rtr_hdr_le(psel_rndv_rtr_hdr_t *hdr)
+static void psel_rndv_rtr_hdr_le(void *arg)
 {
+    psel_rndv_rtr_hdr_t *hdr = arg;
+
     hdr->sreq_id = htole64(hdr->sreq_id);
     hdr->rreq_id = htole64(hdr->rreq_id);
     hdr->address = htole64(hdr->address);
@@ -40,11 +44,28 @@ static void psel_rndv_lane_rec_le(psel_rndv_lane_rec_t *rec)
     rec->rkey_size = htole16(rec->rkey_size);
 }
 
-static void psel_rndv_cancel_le(psel_rndv_cancel_hdr_t *hdr)
+static void psel_rndv_cancel_le(void *arg)
 {
+    psel_rndv_cancel_hdr_t *hdr = arg;
+
     hdr->sender_id = htole64(hdr->sender_id);
     hdr->msg_id    = htole64(hdr->msg_id);
     hdr->sreq_id   = htole64(hdr->sreq_id);
+}
+
+static void psel_rndv_ack_le(void *arg)
+{
+    psel_rndv_ack_hdr_t *hdr = arg;
+
+    hdr->req_id = htole64(hdr->req_id);
+}
+
+static void psel_rndv_data_le(void *arg)
+{
+    psel_rndv_data_hdr_t *hdr = arg;
+
+    hdr->rreq_id = htole64(hdr->rreq_id);
+    hdr->offset  = htole64(hdr->offset);
 }
 
 /* ---- pack ---- */
@@ -80,8 +101,9 @@ void psel_rndv_data_hdr_pack(void *dest, uint64_t rreq_id, uint64_t offset)
     psel_rndv_data_hdr_t wire;
 
     wire.version = PSEL_RNDV_WIRE_VERSION;
-    wire.rreq_id = htole64(rreq_id);
-    wire.offset  = htole64(offset);
+    wire.rreq_id = rreq_id;
+    wire.offset  = offset;
+    psel_rndv_data_le(&wire);
     memcpy(dest, &wire, sizeof(wire));
 }
 
@@ -105,7 +127,8 @@ void psel_rndv_ack_hdr_pack(void *dest, ucs_status_t status, uint64_t req_id)
 
     wire.version = PSEL_RNDV_WIRE_VERSION;
     wire.status  = (int8_t)status;
-    wire.req_id  = htole64(req_id);
+    wire.req_id  = req_id;
+    psel_rndv_ack_le(&wire);
     memcpy(dest, &wire, sizeof(wire));
 }
 
@@ -161,7 +184,7 @@ static int psel_rndv_status_is_valid(int status)
  * of our version. */
 static ucs_status_t psel_rndv_read_hdr(const char *what, const void *data,
                                        size_t length, size_t size, int exact,
-                                       void *hdr)
+                                       void *hdr, void (*le)(void *hdr))
 {
     uint8_t version;
 
@@ -178,17 +201,19 @@ static ucs_status_t psel_rndv_read_hdr(const char *what, const void *data,
         return UCS_ERR_UNSUPPORTED;
     }
     memcpy(hdr, data, size);
+    le(hdr);
     return UCS_OK;
 }
 
-/* Lane records after a header, for an RTS or an RTR. */
-static ucs_status_t psel_rndv_parse_lanes(const char *what, const uint8_t *p,
-                                          const uint8_t *end,
-                                          size_t hdr_size, unsigned num_lanes,
-                                          int with_rkeys,
+/* Lane records after the @a hdr_size-byte header of an RTS or an RTR. */
+static ucs_status_t psel_rndv_parse_lanes(const char *what, const void *data,
+                                          size_t length, size_t hdr_size,
+                                          unsigned num_lanes, int with_rkeys,
                                           psel_rndv_lane_in_t *lanes)
 {
-    const uint8_t *start = p - hdr_size;
+    const uint8_t *start = data;
+    const uint8_t *p     = start + hdr_size;
+    const uint8_t *end   = start + length;
     unsigned i;
 
     if (num_lanes > PSEL_MAX_LANES) {
@@ -246,11 +271,10 @@ ucs_status_t psel_rndv_parse_rts(const psel_proto_worker_t *worker,
     unsigned i;
 
     status = psel_rndv_read_hdr("RTS", data, length, sizeof(*hdr), 0,
-                                &rts->hdr);
+                                &rts->hdr, psel_rndv_rts_hdr_le);
     if (status != UCS_OK) {
         return status;
     }
-    psel_rndv_rts_hdr_le(&rts->hdr);
     ops = psel_rndv_mode_ops(hdr->mode);
     if ((ops == NULL) || (hdr->reserved != 0)) {
         ucs_error("rendezvous RTS: unknown mode %u or reserved byte 0x%x "
@@ -273,10 +297,8 @@ ucs_status_t psel_rndv_parse_rts(const psel_proto_worker_t *worker,
                   hdr->sreq_id, hdr->length, hdr->sender_id, hdr->msg_id);
         return UCS_ERR_INVALID_PARAM;
     }
-    status = psel_rndv_parse_lanes("RTS",
-                                   UCS_PTR_BYTE_OFFSET(data, sizeof(*hdr)),
-                                   UCS_PTR_BYTE_OFFSET(data, length),
-                                   sizeof(*hdr), hdr->num_lanes,
+    status = psel_rndv_parse_lanes("RTS", data, length, sizeof(*hdr),
+                                   hdr->num_lanes,
                                    ops->rts_lanes == PSEL_RNDV_RTS_OUR_ENTRIES,
                                    rts->lanes);
     if (status != UCS_OK) {
@@ -309,11 +331,10 @@ ucs_status_t psel_rndv_parse_rtr(const psel_proto_worker_t *worker,
     ucs_status_t status;
 
     status = psel_rndv_read_hdr("RTR", data, length, sizeof(*hdr), 0,
-                                &rtr->hdr);
+                                &rtr->hdr, psel_rndv_rtr_hdr_le);
     if (status != UCS_OK) {
         return status;
     }
-    psel_rndv_rtr_hdr_le(&rtr->hdr);
     *id_p = hdr->sreq_id;
     ops = psel_rndv_mode_ops(hdr->mode);
     if ((ops == NULL) || !ops->rtr || (hdr->reserved != 0) ||
@@ -324,10 +345,8 @@ ucs_status_t psel_rndv_parse_rtr(const psel_proto_worker_t *worker,
                   hdr->rreq_id, hdr->sreq_id);
         return UCS_ERR_INVALID_PARAM;
     }
-    return psel_rndv_parse_lanes("RTR", UCS_PTR_BYTE_OFFSET(data, sizeof(*hdr)),
-                                 UCS_PTR_BYTE_OFFSET(data, length),
-                                 sizeof(*hdr), hdr->num_lanes, ops->rtr_rkeys,
-                                 rtr->lanes);
+    return psel_rndv_parse_lanes("RTR", data, length, sizeof(*hdr),
+                                 hdr->num_lanes, ops->rtr_rkeys, rtr->lanes);
 }
 
 /* ATS, FIN and CANCEL-ACK: one header. */
@@ -338,13 +357,12 @@ static ucs_status_t psel_rndv_parse_ack(const char *what, const void *data,
     psel_rndv_ack_hdr_t *ack = &msg->ack;
     ucs_status_t status;
 
-    status = psel_rndv_read_hdr(what, data, length, sizeof(*ack), 1,
-                                ack);
+    status = psel_rndv_read_hdr(what, data, length, sizeof(*ack), 1, ack,
+                                psel_rndv_ack_le);
     if (status != UCS_OK) {
         return status;
     }
-    ack->req_id = le64toh(ack->req_id);
-    *id_p       = ack->req_id;
+    *id_p = ack->req_id;
     if (!psel_rndv_status_is_valid(ack->status)) {
         ucs_error("rendezvous %s: status %d is not a final status (request "
                   "%" PRIx64 "); dropped", what, ack->status, ack->req_id);
@@ -397,11 +415,10 @@ ucs_status_t psel_rndv_parse_cancel(const psel_proto_worker_t *worker,
     ucs_status_t status;
 
     status = psel_rndv_read_hdr("CANCEL", data, length, sizeof(*hdr), 1,
-                                hdr);
+                                hdr, psel_rndv_cancel_le);
     if (status != UCS_OK) {
         return status;
     }
-    psel_rndv_cancel_le(hdr);
     if ((hdr->reserved != 0) || (hdr->sreq_id == 0)) {
         ucs_error("rendezvous CANCEL: reserved byte 0x%x, request id %" PRIx64
                   " (sender %" PRIx64 " msg %" PRIx64 "); dropped",
@@ -418,7 +435,8 @@ ucs_status_t psel_rndv_parse_data(const psel_proto_worker_t *worker,
     psel_rndv_data_hdr_t *hdr = &msg->data.hdr;
     ucs_status_t status;
 
-    status = psel_rndv_read_hdr("DATA", data, length, sizeof(*hdr), 0, hdr);
+    status = psel_rndv_read_hdr("DATA", data, length, sizeof(*hdr), 0, hdr,
+                                psel_rndv_data_le);
     if (status != UCS_OK) {
         return status;
     }
@@ -427,8 +445,6 @@ ucs_status_t psel_rndv_parse_data(const psel_proto_worker_t *worker,
                   "dropped", sizeof(*hdr));
         return UCS_ERR_INVALID_PARAM;
     }
-    hdr->rreq_id      = le64toh(hdr->rreq_id);
-    hdr->offset       = le64toh(hdr->offset);
     msg->data.payload = UCS_PTR_BYTE_OFFSET(data, sizeof(*hdr));
     msg->data.length  = length - sizeof(*hdr);
     *id_p             = hdr->rreq_id;
