@@ -9,6 +9,8 @@
 #include "reachability.h"
 #include "resource_table.h"
 
+#include <ucs/datastruct/string_buffer.h>
+
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
 #include <math.h>
@@ -804,28 +806,27 @@ ucs_status_t psel_lanes_from_layout(const psel_resource_table_t *local,
 void psel_ep_lanes_print(FILE *stream, const psel_ep_lanes_t *ep)
 {
     const psel_lane_t *lane;
-    char roles[128];
+    char roles_buf[128];
     unsigned i, role;
-    size_t len;
+    UCS_STRING_BUFFER_FIXED(roles, roles_buf, sizeof(roles_buf));
 
     fprintf(stream, "#\n# %4s  %-22s %-40s %9s %10s %9s\n", "lane",
             "transport/device", "roles (score)", "latency", "bandwidth",
             "overhead");
     for (i = 0; i < ep->num_lanes; ++i) {
-        lane   = &ep->lanes[i];
-        len    = 0;
-        roles[0] = '\0';
+        lane = &ep->lanes[i];
+        ucs_string_buffer_reset(&roles);
         for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
             if (ep->info[i].roles & UCS_BIT(role)) {
-                len += snprintf(roles + len, sizeof(roles) - len, "%s%s(%.3g)",
-                                (len > 0) ? " " : "",
-                                psel_lane_role_name(role),
-                                ep->info[i].score[role]);
-                len  = ucs_min(len, sizeof(roles) - 1);
+                ucs_string_buffer_appendf(&roles, "%s(%.3g) ",
+                                          psel_lane_role_name(role),
+                                          ep->info[i].score[role]);
             }
         }
+        ucs_string_buffer_rtrim(&roles, " ");
         fprintf(stream, "# %4u  %-22s %-40s %6.0f ns %5.0f MB/s %6.0f ns\n",
-                i, lane->name, roles, lane->latency * 1e9,
+                i, lane->name, ucs_string_buffer_cstr(&roles),
+                lane->latency * 1e9,
                 lane->bandwidth / UCS_MBYTE, lane->overhead_send * 1e9);
     }
     fprintf(stream, "#\n");

@@ -108,7 +108,9 @@ static void pt_ring_abandon(pt_run_t *run)
     }
 }
 
-/* tag_lat, client: send, wait for the reply; one round trip an iteration. */
+/* tag_lat, client: send, post the receive of the reply, wait for both; one
+ * round trip an iteration. The order is libperf's (ucx_perftest): the
+ * receive is posted while the message flies, off the round trip. */
 static ucs_status_t pt_lat_client(pt_run_t *run, uint64_t iters,
                                   int measured)
 {
@@ -118,16 +120,14 @@ static ucs_status_t pt_lat_client(pt_run_t *run, uint64_t iters,
     uint64_t i;
 
     for (i = 0; i < iters; ++i) {
+        sreq = psel_tag_send_nb(run->ep, pt_buf(run, run->sbuf, i), size,
+                                PT_TAG_DATA, pt_request_cb, NULL);
         rreq = psel_tag_recv_nb(run->worker, pt_buf(run, run->rbuf, i), size,
                                 PT_TAG_REPLY, run->recv_mask, pt_request_cb,
                                 NULL);
-        sreq = psel_tag_send_nb(run->ep, pt_buf(run, run->sbuf, i), size,
-                                PT_TAG_DATA, pt_request_cb, NULL);
         status = pt_wait(run, sreq, NULL, "send");
         if (status != UCS_OK) {
-            if (rreq != NULL) {
-                psel_request_free(rreq);
-            }
+            psel_request_free(rreq);
             return status;
         }
 
@@ -143,7 +143,8 @@ static ucs_status_t pt_lat_client(pt_run_t *run, uint64_t iters,
     return UCS_OK;
 }
 
-/* tag_lat, server: receive, reply; the next receive is posted first. */
+/* tag_lat, server: receive, reply; as libperf, the receive is posted after
+ * the previous reply went out. */
 static ucs_status_t pt_lat_server(pt_run_t *run, uint64_t iters)
 {
     size_t size = run->params.size;
@@ -151,29 +152,19 @@ static ucs_status_t pt_lat_server(pt_run_t *run, uint64_t iters)
     ucs_status_t status;
     uint64_t i;
 
-    rreq = psel_tag_recv_nb(run->worker, pt_buf(run, run->rbuf, 0), size,
-                            PT_TAG_DATA, run->recv_mask, pt_request_cb, NULL);
     for (i = 0; i < iters; ++i) {
+        rreq   = psel_tag_recv_nb(run->worker, pt_buf(run, run->rbuf, i), size,
+                                  PT_TAG_DATA, run->recv_mask, pt_request_cb,
+                                  NULL);
         status = pt_wait_recv(run, rreq, size, "receive");
         if (status != UCS_OK) {
             return status;
-        }
-
-        rreq = NULL;
-        if (i + 1 < iters) {
-            rreq = psel_tag_recv_nb(run->worker,
-                                    pt_buf(run, run->rbuf, i + 1), size,
-                                    PT_TAG_DATA, run->recv_mask,
-                                    pt_request_cb, NULL);
         }
 
         sreq   = psel_tag_send_nb(run->ep, pt_buf(run, run->sbuf, i), size,
                                   PT_TAG_REPLY, pt_request_cb, NULL);
         status = pt_wait(run, sreq, NULL, "send of the reply");
         if (status != UCS_OK) {
-            if (rreq != NULL) {
-                psel_request_free(rreq);
-            }
             return status;
         }
     }

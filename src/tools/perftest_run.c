@@ -242,7 +242,7 @@ err_nomem:
 /*
  * One step of setting up both sides, exchanged as a blob: 'A' and a payload
  * (the worker address, or nothing) when this side's step worked, or 'E', the
- * status (4 bytes, big-endian) and a reason when it failed, so that the peer
+ * status (4 bytes, little-endian) and a reason when it failed, so that the peer
  * says why instead of finding a closed connection. The client sends first;
  * a client whose step failed sends its reason and stops there.
  */

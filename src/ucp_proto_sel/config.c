@@ -13,7 +13,6 @@
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/preprocessor.h>
 #include <ucs/sys/string.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -376,18 +375,13 @@ double psel_config_rndv_bias(const psel_config_t *config)
 int psel_config_allow_list_match(const ucs_config_allow_list_t *list,
                                  const char *name)
 {
-    unsigned i;
-    int found = 0;
+    int found;
 
     if (list->mode == UCS_CONFIG_ALLOW_LIST_ALLOW_ALL) {
         return 1;
     }
-    for (i = 0; i < list->array.count; ++i) {
-        if (fnmatch(list->array.names[i], name, 0) == 0) {
-            found = 1;
-            break;
-        }
-    }
+    /* fnmatch(3) globs, as UCX matches its own allow-lists */
+    found = (ucs_config_names_search(&list->array, name) >= 0);
     return (list->mode == UCS_CONFIG_ALLOW_LIST_ALLOW) ? found : !found;
 }
 

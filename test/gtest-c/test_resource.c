@@ -50,7 +50,7 @@ static const psel_resource_t *find_tl(const psel_resource_table_t *table,
 
 static void test_discover_finds_self_tcp_lo_and_shm(void **state)
 {
-    static const char *shm_tls[] = {"posix", "sysv", "cma"};
+    static const char *shm_tls[] = {"posix", "sysv"};
     const psel_resource_t *res;
     unsigned i;
 
@@ -82,12 +82,21 @@ static void test_discover_finds_self_tcp_lo_and_shm(void **state)
         assert_true(res->cap_flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE);
     }
 
+    /* cma needs ptrace rights over the peer; UCX leaves it out where it
+     * cannot work (kernel.yama.ptrace_scope, a container's seccomp) */
     res = find_tl(&live_table, "cma", NULL);
-    assert_true(res->cap_flags & UCT_IFACE_FLAG_GET_ZCOPY);
-    assert_true(res->cap_flags & UCT_IFACE_FLAG_PUT_ZCOPY);
-    assert_true(res->get.max_zcopy > 0);
-    assert_true(res->get.max_iov > 0);
-    assert_true(res->md_flags & UCT_MD_FLAG_REG);
+    if (res == NULL) {
+        print_message("SKIP: the cma checks: this machine has no cma "
+                      "transport (ucx_info -d lists none)\n");
+    } else {
+        assert_int_equal(res->dev_type, UCT_DEVICE_TYPE_SHM);
+        assert_true(res->cap_flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE);
+        assert_true(res->cap_flags & UCT_IFACE_FLAG_GET_ZCOPY);
+        assert_true(res->cap_flags & UCT_IFACE_FLAG_PUT_ZCOPY);
+        assert_true(res->get.max_zcopy > 0);
+        assert_true(res->get.max_iov > 0);
+        assert_true(res->md_flags & UCT_MD_FLAG_REG);
+    }
 
     res = find_tl(&live_table, "posix", NULL);
     assert_true(res->cap_flags & UCT_IFACE_FLAG_AM_SHORT);
@@ -101,7 +110,8 @@ static void test_discover_attributes_are_sane(void **state)
     const psel_resource_t *res;
     unsigned i;
 
-    assert_true(live_table.count >= 5);
+    /* self, tcp on lo, posix, sysv (and cma where ptrace allows it) */
+    assert_true(live_table.count >= 4);
     for (i = 0; i < live_table.count; ++i) {
         res = &live_table.resources[i];
         assert_true(res->component[0] != '\0');

@@ -7,17 +7,9 @@ info=${PSEL_INFO:-./src/tools/psel_info}
 fixtures=${PSEL_FIXTURES_DIR:?PSEL_FIXTURES_DIR must point at test/fixtures}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0 failed=0
 
-result() { # result DESCRIPTION STATUS
-    n=$((n + 1))
-    if [ "$2" -eq 0 ]; then
-        echo "ok $n - $1"
-    else
-        echo "not ok $n - $1"; sed 's/^/#   /' "$tmp/out" "$tmp/err" | tail -20
-        failed=$((failed + 1))
-    fi
-}
+. "$(dirname "$0")/tap.sh"
+TAP_FILES=("$tmp/out" "$tmp/err")
 
 # check DESCRIPTION COMMAND...: run it, keeping its output in out/err
 check() {
@@ -37,15 +29,29 @@ expect() { # expect DESCRIPTION PATTERN [FILE]
 
 # live resources: the transports this machine has
 check "psel_info -d runs" "$info" -d
-for tl in self tcp sysv posix cma; do
+cp "$tmp/out" "$tmp/resources"
+for tl in self tcp sysv posix; do
     expect "psel_info -d lists $tl" "Transport: $tl"
 done
+# cma needs ptrace rights over the peer (kernel.yama.ptrace_scope, a
+# container's seccomp); UCX leaves it out where it cannot work
+has_cma=0
+if grep -q "Transport: cma" "$tmp/resources"; then
+    has_cma=1
+    result "psel_info -d lists cma" 0
+else
+    skip "psel_info -d lists cma" "this machine has no cma transport (ucx_info -d lists none)"
+fi
 
 # default job: resources, lanes and a table covering 0..inf
 check "psel_info runs with no option" "$info"
 expect "default output has lanes" "roles (score)"
 expect "default output has a table ending at inf" '\.\.inf |'
-expect "... each protocol's sizes and lanes" '^# rndv/get  *sizes 0\.\.inf  *cma/memory'
+if [ $has_cma = 1 ]; then
+    expect "... each protocol's sizes and lanes" '^# rndv/get  *sizes 0\.\.inf  *cma/memory'
+else
+    skip "... each protocol's sizes and lanes (rndv/get over cma)" "no cma transport"
+fi
 expect "... or why it does not apply" '^# egr/zcopy  *not applicable: .*has no am_zcopy'
 
 # JSON is valid and carries rows and candidates
@@ -146,6 +152,5 @@ check "the snapshot loads and gives the same table" bash -c \
 check "psel_info -c lists the variables" "$info" -c
 expect "... with documentation" "UCX_PSEL_RNDV_PERF_DIFF"
 
-echo "1..$n"
 echo "psel_info: $((n - failed)) passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_done

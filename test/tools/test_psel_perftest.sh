@@ -13,21 +13,10 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-. "$(dirname "$0")/tap.sh" # wait_server_ready; result is this script's own
 iters=2000
 
-result() { # result DESCRIPTION STATUS
-    n=$((n + 1))
-    if [ "$2" -eq 0 ]; then
-        echo "ok $n - $1"
-    else
-        echo "not ok $n - $1"
-        for f in server client; do
-            [ -f "$tmp/$f" ] && sed "s/^/#   $f: /" "$tmp/$f" | tail -15
-        done
-        failed=$((failed + 1))
-    fi
-}
+. "$(dirname "$0")/tap.sh"
+TAP_FILES=("$tmp/server" "$tmp/client")
 
 # start_server [ENV...]: start a server on a free port, set $port and
 # $server_pid once it listens; retries other ports if bind fails. The
@@ -226,5 +215,4 @@ foreign_client "50535054020000000000000000000000$(printf '08%014x' 0)$(printf '%
     "$tmp/server"
 result "the server rejects 0 iterations from the client" $?
 
-echo "1..$n"
-[ $failed -eq 0 ]
+tap_done
