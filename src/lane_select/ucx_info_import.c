@@ -1662,14 +1662,9 @@ ucs_status_t psel_ucx_info_import(FILE *in, const char *origin_name,
             status = UCS_ERR_INVALID_PARAM;
             goto out_free_resources;
         }
-        if ((len == 0) || (line[len - 1] != '\n')) {
-            /* the last line was cut: its value cannot be trusted */
-            if (strspn(line, "# \t\r") != (size_t)len) {
-                status = psel_import_error(&imp, NULL, "a complete line "
-                                           "ending with a newline");
-                goto out_free_resources;
-            }
-        }
+        /* a last line without its newline (a file saved by an editor, a
+         * paste) is read as any other: a dump cut inside a block lacks the
+         * block's last line, which the end of input catches */
         line[strcspn(line, "\r\n")] = '\0';
         psel_text_kind_feed(&imp.kind, line);
 
