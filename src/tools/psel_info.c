@@ -499,22 +499,25 @@ int main(int argc, char **argv)
     }
 
     ret = 0;
-    if (opts.compare_path != NULL) {
-        ret = psel_info_compare_ucx(opts.compare_path, &local, &local, &config,
-                                    opts.locality_given ? opts.locality : -1,
-                                    opts.json);
-        need_ep = 0;
-    }
-    if (need_ep) {
-        if (opts.peer_path != NULL) {
-            if (get_resources(opts.peer_path, &config, &peer) != UCS_OK) {
-                ret = 1;
-                goto out_local;
-            }
-            ret = show_endpoint(&local, &peer, &config, calib, &opts);
-            psel_resource_table_cleanup(&peer);
+    if ((opts.compare_path != NULL) || need_ep) {
+        if ((opts.peer_path != NULL) &&
+            (get_resources(opts.peer_path, &config, &peer) != UCS_OK)) {
+            ret = 1;
+            goto out_local;
+        }
+        if (opts.compare_path != NULL) {
+            ret = psel_info_compare_ucx(opts.compare_path, &local,
+                                        (opts.peer_path != NULL) ? &peer :
+                                                                   &local,
+                                        &config, opts.locality_given ?
+                                        opts.locality : -1, opts.json);
         } else {
-            ret = show_endpoint(&local, &local, &config, calib, &opts);
+            ret = show_endpoint(&local, (opts.peer_path != NULL) ? &peer :
+                                                                   &local,
+                                &config, calib, &opts);
+        }
+        if (opts.peer_path != NULL) {
+            psel_resource_table_cleanup(&peer);
         }
     }
 

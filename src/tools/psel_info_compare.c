@@ -306,6 +306,7 @@ static unsigned psel_cmp_merge(const psel_ep_config_t *ep,
 
 static void psel_cmp_print_text(const char *path, const psel_cmp_ucx_t *ucx,
                                 const psel_resource_table_t *local,
+                                const psel_resource_table_t *peer,
                                 int locality, const psel_ucx_thresh_t *v1,
                                 const psel_cmp_range_t *ranges, unsigned count)
 {
@@ -320,7 +321,9 @@ static void psel_cmp_print_text(const char *path, const psel_cmp_ucx_t *ucx,
     for (i = 0; i < ucx->num_lanes; ++i) {
         printf("%s%s", i ? " " : "", ucx->lanes[i]);
     }
-    printf("), resources of %s, peer in %s\n#\n", local->origin,
+    printf("), resources of %s, peer %s%s in %s\n#\n", local->origin,
+           (peer == local) ? "the same" : "resources of ",
+           (peer == local) ? "" : peer->origin,
            (locality == PSEL_PEER_SAME_PROCESS) ? "this process" :
            (locality == PSEL_PEER_SAME_HOST) ? "this host" : "another host");
     printf("#   %-22s | %-12s %-34s | %-12s %s\n", "size", "UCX", "",
@@ -355,6 +358,7 @@ static void psel_cmp_print_text(const char *path, const psel_cmp_ucx_t *ucx,
 
 static void psel_cmp_print_json(const char *path, const psel_cmp_ucx_t *ucx,
                                 const psel_resource_table_t *local,
+                                const psel_resource_table_t *peer,
                                 int locality, const psel_ucx_thresh_t *v1,
                                 const psel_cmp_range_t *ranges, unsigned count)
 {
@@ -370,6 +374,8 @@ static void psel_cmp_print_json(const char *path, const psel_cmp_ucx_t *ucx,
     psel_info_json_string(stdout, ucx->title);
     printf(", \"resources\": ");
     psel_info_json_string(stdout, local->origin);
+    printf(", \"peer_resources\": ");
+    psel_info_json_string(stdout, peer->origin);
     printf(", \"peer_on\": \"%s\", \"lanes\": [",
            (locality == PSEL_PEER_SAME_PROCESS) ? "this process" :
            (locality == PSEL_PEER_SAME_HOST) ? "this host" : "another host");
@@ -480,6 +486,14 @@ int psel_info_compare_ucx(const char *path,
                   (ucx->num_lanes > 1) ? ", ..." : "", local_in->origin);
         goto out_free_tables;
     }
+    if (peer.count == 0) {
+        ucs_error("%s: none of the lanes UCX names (%s%s) is among the "
+                  "peer's resources (%s); pass the ucx_info -d of the peer "
+                  "UCX's table was printed for with --peer FILE", path,
+                  ucx->lanes[0], (ucx->num_lanes > 1) ? ", ..." : "",
+                  peer_in->origin);
+        goto out_free_tables;
+    }
 
     memset(&params, 0, sizeof(params));
     params.features = PSEL_FEATURE_TAG;
@@ -505,9 +519,11 @@ int psel_info_compare_ucx(const char *path,
     count = psel_cmp_merge(ep, table, ucx, ranges, PSEL_CMP_MAX_ROWS * 2);
     psel_ucx_thresh_compute(&ep->select, &v1);
     if (json) {
-        psel_cmp_print_json(path, ucx, local_in, locality, &v1, ranges, count);
+        psel_cmp_print_json(path, ucx, local_in, peer_in, locality, &v1,
+                            ranges, count);
     } else {
-        psel_cmp_print_text(path, ucx, local_in, locality, &v1, ranges, count);
+        psel_cmp_print_text(path, ucx, local_in, peer_in, locality, &v1,
+                            ranges, count);
     }
     ret = 0;
 

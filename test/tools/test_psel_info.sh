@@ -83,7 +83,8 @@ expect "... naming the variable and the forms" "UCX_PSEL_RNDV_THRESH: 'fast'. Ex
 check "a missing --local file is refused" bash -c "! '$info' -e --local /nonexistent/x.txt"
 head -c 700 "$fixtures/000-debian12-vm-ucx1.13.1.txt" >"$tmp/cut.txt"
 check "a truncated ucx_info dump is refused" bash -c "! '$info' -e --local '$tmp/cut.txt'"
-expect "... with the line and column" "cut.txt:[0-9]*:[0-9]*: expected" "$tmp/all"
+expect "... naming the block that was cut" \
+    "cut.txt:[0-9]*: expected 'error handling:', the last line of a block, in the block of self/memory0 (line [0-9]*): the input was cut" "$tmp/all"
 
 # what-if tables from the real dumps of other machines
 for f in 000-debian12-vm-ucx1.13.1.txt 001-azure-hbv3-cx6vf-ucx1.17.txt \
@@ -139,6 +140,30 @@ assert differ, "the tables differ somewhere"
 for r in differ:
     assert r["reasons"], "no reason for %d..%s" % (r["start"], r["end"])
 ' "$tmp/cmp.json"
+# --compare-ucx with --peer: protosel's side over the peer's resources
+check "--compare-ucx --peer: a peer without UCX's lanes is refused" bash -c \
+    "! '$info' --compare-ucx '$fixtures/006-debian12-vm-tcp-lo-ucx1.13.1-v1.txt' \
+       --local '$fixtures/000-debian12-vm-ucx1.13.1.txt' \
+       --peer '$fixtures/003-centos7-cx-edr-ucx1.6.txt' 2>'$tmp/err2'"
+expect "... naming the peer's file" \
+    "among the peer's resources (.*003-centos7-cx-edr-ucx1.6.txt)" "$tmp/err2"
+# the peer's tcp/lo at a tenth of the bandwidth: its own rows
+sed 's|bandwidth: 11.91/ppn + 0.00 MB/sec|bandwidth: 1.19/ppn + 0.00 MB/sec|' \
+    "$fixtures/000-debian12-vm-ucx1.13.1.txt" >"$tmp/slow-peer.txt"
+check "--compare-ucx --peer with a slower peer" "$info" -j --compare-ucx \
+    "$fixtures/006-debian12-vm-tcp-lo-ucx1.13.1-v1.txt" \
+    --local "$fixtures/000-debian12-vm-ucx1.13.1.txt" --peer "$tmp/slow-peer.txt"
+cp "$tmp/out" "$tmp/cmp-peer.json"
+"$info" -j --compare-ucx "$fixtures/006-debian12-vm-tcp-lo-ucx1.13.1-v1.txt" \
+    --local "$fixtures/000-debian12-vm-ucx1.13.1.txt" >"$tmp/cmp-self.json" 2>/dev/null
+check "... names the peer's resources and selects over them" python3 -c '
+import json, sys
+peer, same = (json.load(open(f)) for f in sys.argv[1:3])
+assert peer["peer_resources"].endswith("slow-peer.txt"), peer["peer_resources"]
+assert same["peer_resources"] == same["resources"]
+assert peer["ucx_v1_rndv_thresh"] != same["ucx_v1_rndv_thresh"], \
+    "the peer changed nothing"
+' "$tmp/cmp-peer.json" "$tmp/cmp-self.json"
 check "--compare-ucx refuses a ucx_info -d dump" bash -c \
     "! '$info' --compare-ucx '$fixtures/000-debian12-vm-ucx1.13.1.txt' 2>'$tmp/err2'"
 expect "... saying what it got" "no UCX tag-send table.*ucx_info -d" "$tmp/err2"
