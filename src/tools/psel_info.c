@@ -289,7 +289,7 @@ static int show_endpoint(const psel_resource_table_t *local,
                                tables, count};
 
     if (opts->endpoint && opts->json) {
-        psel_info_diag_json_started();
+        psel_tool_diag_json_started();
         printf("{\"local\": \"%s\", \"peer\": \"%s\", \"peer_on\": "
                "\"%s\", \"num_eps\": %zu, ", local->origin, peer->origin,
                locality_name(opts->locality), ep->lanes.num_eps);
@@ -444,10 +444,10 @@ int main(int argc, char **argv)
     psel_config_t config;
     int ret = 1, need_ep;
 
-    psel_info_diag_init("psel_info");
+    psel_tool_diag_init("psel_info");
     if (parse_args(argc, argv, &opts) != 0) {
         if (opts.json) {
-            psel_info_diag_json_error(stdout, "bad command line");
+            psel_tool_diag_json_error(stdout, "bad command line");
         }
         return 2;
     }
@@ -455,7 +455,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "psel_info: fix the variable above; psel_info -c "
                 "lists every UCX_PSEL_* variable with its accepted values\n");
         if (opts.json) {
-            psel_info_diag_json_error(stdout, "bad UCX_PSEL_* setting");
+            psel_tool_diag_json_error(stdout, "bad UCX_PSEL_* setting");
         }
         return 1;
     }
@@ -527,7 +527,7 @@ out_config:
     psel_config_calibration_release(calib);
     psel_config_release(&config);
     if (opts.json && (ret != 0)) {
-        psel_info_diag_json_error(stdout, "no selection table; the messages "
+        psel_tool_diag_json_error(stdout, "no selection table; the messages "
                                   "say why");
     }
     return ret;

@@ -13,6 +13,8 @@
 #include <ucp_proto_sel/ep_config.h>
 #include <ucp_proto_sel/select.h>
 
+#include "tool_diag.h"
+
 #include <getopt.h>
 
 /** One buffer type's table, with the table of the attribute lines alone. */
@@ -104,31 +106,6 @@ int psel_info_ucx_env(const psel_resource_table_t *local,
                       const psel_ep_lanes_t *lanes,
                       const psel_info_table_t *tables, unsigned count,
                       const char *conf_dir, int quiet);
-
-
-/**
- * Route every libucs log message to stderr ("psel_info: error: ..."), so
- * that stdout holds only tables or JSON; errors and warnings are also kept
- * for psel_info_diag_json_error(). Call first in main().
- *
- * @param [in] prog  Program name for the messages.
- */
-void psel_info_diag_init(const char *prog);
-
-/** Say that stdout now holds JSON output, so no error object follows it. */
-void psel_info_diag_json_started(void);
-
-/**
- * With -j, after a failure: print {"error": {"what": ..., "messages": [...]}}
- * on @a stream, unless JSON was already started.
- *
- * @param [in] stream  Where to print (stdout).
- * @param [in] what    One sentence saying what failed.
- */
-void psel_info_diag_json_error(FILE *stream, const char *what);
-
-/** Print @a text as a JSON string (quoted, escaped). */
-void psel_info_json_string(FILE *stream, const char *text);
 
 
 /**
