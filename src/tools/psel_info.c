@@ -11,6 +11,7 @@
 #include <lane_select/reachability.h>
 #include <lane_select/resource_table.h>
 #include <lane_select/snapshot.h>
+#include <lane_select/text_json.h>
 #include <lane_select/ucx_info_import.h>
 #include <ucp_proto_sel/calib.h>
 #include <ucp_proto_sel/dump.h>
@@ -61,7 +62,8 @@ static void usage(FILE *stream)
             "                selection table (default peer: this machine, another process)\n"
             "  -x            with -e: explain every candidate's cost, crossovers, margins\n"
             "  -a            with -e: all buffer types (contig, iov, generic), not just contig\n"
-            "  -j            with -e: print JSON for scripts\n"
+            "  -j            print JSON for scripts: one object with -c's \"config\",\n"
+            "                -d's \"resources\" and -e's members (alone: -e)\n"
             "  -c            print every UCX_PSEL_* variable with its value and doc\n"
             "  --local FILE  local resources from a snapshot or `ucx_info -d` text\n"
             "  --peer FILE   peer resources from a snapshot or `ucx_info -d` text\n"
@@ -289,14 +291,24 @@ static int show_endpoint(const psel_resource_table_t *local,
                                tables, count};
 
     if (opts->endpoint && opts->json) {
-        psel_tool_diag_json_started();
-        printf("{\"local\": \"%s\", \"peer\": \"%s\", \"peer_on\": "
-               "\"%s\", \"num_eps\": %zu, ", local->origin, peer->origin,
-               locality_name(opts->locality), ep->lanes.num_eps);
+        psel_tool_json_member(stdout, "local");
+        psel_json_string(stdout, local->origin);
+        psel_tool_json_member(stdout, "peer");
+        psel_json_string(stdout, peer->origin);
+        psel_tool_json_member(stdout, "peer_on");
+        psel_json_string(stdout, locality_name(opts->locality));
+        psel_tool_json_member(stdout, "num_eps");
+        printf("%zu", ep->lanes.num_eps);
+        psel_tool_json_member(stdout, "calibration");
         psel_select_dump_json_calib(stdout, &ep->select);
-        printf(", \"tables\": [\n");
+        psel_tool_json_member(stdout, "tables");
+        printf("[\n");
         print_tables(tables, ucs_min(count, num_print), opts);
-        printf("]}\n");
+        printf("]");
+        if (opts->scale.peers > 0) {
+            psel_tool_json_member(stdout, "footprint");
+            psel_info_footprint_json(stdout, &ctx, opts->scale.peers);
+        }
     } else if (opts->endpoint) {
         printf("#\n# endpoint from %s to %s (peer on %s)\n",
                table_name(local), table_name(peer),
@@ -375,7 +387,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         case 'e': opts->endpoint  = 1; break;
         case 'x': opts->explain   = 1; opts->endpoint = 1; break;
         case 'a': opts->all_types = 1; opts->endpoint = 1; break;
-        case 'j': opts->json      = 1; opts->endpoint = 1; break;
+        case 'j': opts->json      = 1; break;
         case 'c': opts->config    = 1; break;
         case 'q': opts->quiet     = 1; break;
         case OPT_LOCAL: opts->local_path = optarg; break;
@@ -412,7 +424,18 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         fprintf(stderr, "psel_info: --plot-keep needs --plot FILE\n");
         return -1;
     }
-    if (opts->ucx_env && (opts->devices || opts->endpoint || opts->config)) {
+    if (opts->json && !opts->devices && !opts->config &&
+        (opts->compare_path == NULL)) {
+        opts->endpoint = 1; /* -j alone: -e's JSON */
+    }
+    if (opts->json && (opts->compare_path != NULL) &&
+        (opts->devices || opts->endpoint || opts->config)) {
+        fprintf(stderr, "psel_info: with -j, --compare-ucx prints a JSON "
+                "document of its own; run -c, -d and -e -j apart\n");
+        return -1;
+    }
+    if (opts->ucx_env && (opts->devices || opts->endpoint || opts->config ||
+                          opts->json)) {
         fprintf(stderr, "psel_info: --ucx-env and --ucx-conf give only "
                 "settings; run them without -d, -e, -x, -a, -j and -c\n");
         return -1;
@@ -470,8 +493,13 @@ int main(int argc, char **argv)
         }
     }
 
-    if (opts.config) {
+    if (opts.config && opts.json) {
+        psel_tool_json_member(stdout, "config");
+        psel_config_print_json(stdout, &config);
+    } else if (opts.config) {
         psel_config_print(stdout, &config);
+    }
+    if (opts.config) {
         if (!opts.devices && !opts.endpoint && (opts.save_path == NULL) &&
             (opts.plot_path == NULL)) {
             ret = 0;
@@ -494,7 +522,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "psel_info: saved %u resources to %s\n", local.count,
                 opts.save_path);
     }
-    if (opts.devices && !opts.json) {
+    if (opts.devices && opts.json) {
+        psel_tool_json_member(stdout, "resources");
+        psel_snapshot_print_json(&local, stdout);
+    } else if (opts.devices) {
         psel_resource_table_print(stdout, &local);
     }
 
@@ -529,6 +560,8 @@ out_config:
     if (opts.json && (ret != 0)) {
         psel_tool_diag_json_error(stdout, "no selection table; the messages "
                                   "say why");
+    } else if (opts.json) {
+        psel_tool_json_end(stdout);
     }
     return ret;
 }

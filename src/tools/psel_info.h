@@ -201,6 +201,11 @@ size_t psel_info_scale_num_eps(const psel_info_scale_opts_t *opts,
 void psel_info_footprint_print(FILE *stream, const psel_info_ep_ctx_t *ctx,
                                size_t peers);
 
+/** The same as psel_info_footprint_print(), as one JSON value (-j): the
+ *  terms, what is not counted, the sums, and where the lanes change. */
+void psel_info_footprint_json(FILE *stream, const psel_info_ep_ctx_t *ctx,
+                              size_t peers);
+
 /** --peers N --plot FILE: footprint against the number of peers, lanes'
  *  changes marked. @return 0, or 1 with a message. */
 int psel_info_footprint_plot(const char *path, const char *keep_dir,

@@ -16,6 +16,7 @@
 #include "psel_ucx_table.h"
 
 #include <lane_select/reachability.h>
+#include <lane_select/text_json.h>
 #include <ucp_proto_sel/ep_config.h>
 #include <ucp_proto_sel/ucx_thresh.h>
 
@@ -367,21 +368,21 @@ static void psel_cmp_print_json(const char *path, const psel_cmp_ucx_t *ucx,
 
     psel_tool_diag_json_started();
     printf("{\"ucx_file\": ");
-    psel_tool_json_string(stdout, path);
+    psel_json_string(stdout, path);
     printf(", \"ucx_version\": ");
-    psel_tool_json_string(stdout, ucx->ucx_version);
+    psel_json_string(stdout, ucx->ucx_version);
     printf(", \"ucx_protocols\": %d, \"title\": ", ucx->version);
-    psel_tool_json_string(stdout, ucx->title);
+    psel_json_string(stdout, ucx->title);
     printf(", \"resources\": ");
-    psel_tool_json_string(stdout, local->origin);
+    psel_json_string(stdout, local->origin);
     printf(", \"peer_resources\": ");
-    psel_tool_json_string(stdout, peer->origin);
+    psel_json_string(stdout, peer->origin);
     printf(", \"peer_on\": \"%s\", \"lanes\": [",
            (locality == PSEL_PEER_SAME_PROCESS) ? "this process" :
            (locality == PSEL_PEER_SAME_HOST) ? "this host" : "another host");
     for (i = 0; i < ucx->num_lanes; ++i) {
         printf("%s", i ? ", " : "");
-        psel_tool_json_string(stdout, ucx->lanes[i]);
+        psel_json_string(stdout, ucx->lanes[i]);
     }
     printf("], \"ucx_v1_rndv_thresh\": ");
     if (v1->valid && !v1->fallback) {
@@ -393,24 +394,24 @@ static void psel_cmp_print_json(const char *path, const psel_cmp_ucx_t *ucx,
     for (i = 0; i < count; ++i) {
         printf("%s\n  {\"start\": %zu, \"end\": ", i ? "," : "",
                ranges[i].start);
-        psel_tool_json_string(stdout, psel_cmp_size_str(ranges[i].end, a,
+        psel_json_string(stdout, psel_cmp_size_str(ranges[i].end, a,
                                                         sizeof(a)));
         printf(", \"differs\": \"%s\", \"ucx\": {\"protocol\": ",
                (ranges[i].mark == '*') ? "protocol" :
                (ranges[i].mark == '~') ? "lanes" : "no");
-        psel_tool_json_string(stdout, ranges[i].ucx ? ranges[i].ucx->proto : "");
+        psel_json_string(stdout, ranges[i].ucx ? ranges[i].ucx->proto : "");
         printf(", \"description\": ");
-        psel_tool_json_string(stdout, ranges[i].ucx ? ranges[i].ucx->desc : "");
+        psel_json_string(stdout, ranges[i].ucx ? ranges[i].ucx->desc : "");
         printf(", \"lanes\": ");
-        psel_tool_json_string(stdout, ranges[i].ucx ? ranges[i].ucx->lanes : "");
+        psel_json_string(stdout, ranges[i].ucx ? ranges[i].ucx->lanes : "");
         printf("}, \"protosel\": {\"protocol\": ");
-        psel_tool_json_string(stdout, ranges[i].psel->proto->name);
+        psel_json_string(stdout, ranges[i].psel->proto->name);
         printf(", \"lanes\": ");
-        psel_tool_json_string(stdout, ranges[i].psel_lanes);
+        psel_json_string(stdout, ranges[i].psel_lanes);
         printf("}, \"reasons\": [");
         for (j = 0; j < ranges[i].num_reasons; ++j) {
             printf("%s", j ? ", " : "");
-            psel_tool_json_string(stdout, ranges[i].reasons[j]);
+            psel_json_string(stdout, ranges[i].reasons[j]);
         }
         printf("]}");
     }

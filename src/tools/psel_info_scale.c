@@ -9,6 +9,8 @@
 
 #include "psel_info.h"
 
+#include <lane_select/text_json.h>
+
 #include <scale/footprint.h>
 #include <ucs/config/parser.h>
 #include <ucs/sys/string.h>
@@ -462,6 +464,74 @@ void psel_info_footprint_print(FILE *stream, const psel_info_ep_ctx_t *ctx,
         }
     }
     fprintf(stream, "#\n");
+    free(sweep);
+}
+
+void psel_info_footprint_json(FILE *stream, const psel_info_ep_ctx_t *ctx,
+                              size_t peers)
+{
+    psel_info_sweep_t *sweep = malloc(sizeof(*sweep));
+    const psel_footprint_term_t *t;
+    psel_footprint_t fp;
+    unsigned i;
+
+    if (psel_footprint_compute(ctx->local, &ctx->ep->lanes, peers, &fp) !=
+        UCS_OK) {
+        fputs("null", stream);
+        free(sweep);
+        return;
+    }
+    fprintf(stream, "{\"peers\": %zu, \"terms\": [", peers);
+    for (i = 0; i < fp.num_terms; ++i) {
+        t = &fp.terms[i];
+        fputs((i > 0) ? ",\n   {\"lane\": " : "\n   {\"lane\": ", stream);
+        psel_json_string(stream, t->lane);
+        fputs(", \"term\": ", stream);
+        psel_json_string(stream, t->what);
+        fprintf(stream, ", \"per\": \"%s\", \"count\": ",
+                t->per_peer ? "peer" : "iface");
+        psel_json_number(stream, t->count);
+        fputs(", \"item_size\": ", stream);
+        psel_json_number(stream, t->item_size);
+        fputs(", \"bytes\": ", stream);
+        psel_json_number(stream, t->bytes);
+        fputs(", \"setting\": ", stream);
+        psel_json_string(stream, t->setting);
+        fputs(", \"source\": ", stream);
+        psel_json_string(stream, t->source);
+        fputs("}", stream);
+    }
+    fputs("],\n  \"not_counted\": [", stream);
+    for (i = 0; i < fp.num_unmodelled; ++i) {
+        fputs((i > 0) ? ", " : "", stream);
+        psel_json_string(stream, fp.unmodelled[i]);
+    }
+    fputs("], \"total\": ", stream);
+    psel_json_number(stream, fp.total);
+    fputs(", \"once\": ", stream);
+    psel_json_number(stream, fp.shared);
+    fputs(", \"per_peer\": ", stream);
+    psel_json_number(stream, fp.per_peer);
+    fputs(", \"kernel\": ", stream);
+    psel_json_number(stream, fp.kernel);
+    /* where the lanes change, up to the same N as the text */
+    fprintf(stream, ",\n  \"lanes_checked_up_to\": %zu, \"lane_changes\": ",
+            sweep_max(peers));
+    if ((sweep == NULL) || (sweep_run(ctx, sweep_max(peers), sweep) != 0)) {
+        fputs("null}", stream);
+        free(sweep);
+        return;
+    }
+    fputs("[", stream);
+    for (i = 0; i < sweep->num_switches; ++i) {
+        fprintf(stream, "%s{\"at\": %zu, \"from\": ", (i > 0) ? ", " : "",
+                sweep->switches[i].at);
+        psel_json_string(stream, sweep->switches[i].from);
+        fputs(", \"to\": ", stream);
+        psel_json_string(stream, sweep->switches[i].to);
+        fputs("}", stream);
+    }
+    fputs("]}", stream);
     free(sweep);
 }
 

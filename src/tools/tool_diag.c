@@ -9,6 +9,7 @@
 
 #include "tool_diag.h"
 
+#include <lane_select/text_json.h>
 #include <ucp_proto_sel/calib.h>
 #include <ucp_proto_sel/psel_config.h>
 
@@ -25,6 +26,7 @@
 static struct {
     const char *prog;
     int         json_started;  /* stdout already holds (part of) a JSON value */
+    unsigned    json_members;  /* members of the object on stdout so far */
     unsigned    count;         /* messages kept */
     unsigned    seq;           /* errors and warnings logged so far */
     unsigned    last_error_seq;/* seq of the last error, 0 if none */
@@ -127,39 +129,50 @@ void psel_tool_diag_json_started(void)
     psel_tool_diag_state.json_started = 1;
 }
 
-void psel_tool_json_string(FILE *stream, const char *text)
+void psel_tool_json_member(FILE *stream, const char *name)
 {
-    const unsigned char *c;
+    fputs(psel_tool_diag_state.json_members++ ? ",\n \"" : "{\"", stream);
+    fputs(name, stream);
+    fputs("\": ", stream);
+    psel_tool_diag_state.json_started = 1;
+}
 
-    fputc('"', stream);
-    for (c = (const unsigned char*)text; *c != '\0'; ++c) {
-        if ((*c == '"') || (*c == '\\')) {
-            fprintf(stream, "\\%c", *c);
-        } else if (*c < 0x20) {
-            fprintf(stream, "\\u%04x", *c);
-        } else {
-            fputc(*c, stream);
-        }
+void psel_tool_json_end(FILE *stream)
+{
+    if (psel_tool_diag_state.json_members > 0) {
+        fputs("}\n", stream);
+        psel_tool_diag_state.json_members = 0;
     }
-    fputc('"', stream);
 }
 
 void psel_tool_diag_json_error(FILE *stream, const char *what)
 {
+    int member = (psel_tool_diag_state.json_members > 0);
     unsigned i;
 
-    if (psel_tool_diag_state.json_started) {
-        return;
+    if (psel_tool_diag_state.json_started && !member) {
+        return; /* a whole JSON value is out already */
     }
-    fprintf(stream, "{\"error\": {\"what\": ");
-    psel_tool_json_string(stream, what);
-    fprintf(stream, ", \"messages\": [");
+    if (member) {
+        /* the object on stdout so far, and what stopped it */
+        psel_tool_json_member(stream, "error");
+    } else {
+        fputs("{\"error\": ", stream);
+    }
+    fputs("{\"what\": ", stream);
+    psel_json_string(stream, what);
+    fputs(", \"messages\": [", stream);
     for (i = 0; i < psel_tool_diag_state.count; ++i) {
         fprintf(stream, "%s{\"level\": \"%s\", \"text\": ", (i > 0) ? ", " : "",
                 psel_tool_diag_state.levels[i]);
-        psel_tool_json_string(stream, psel_tool_diag_state.messages[i]);
+        psel_json_string(stream, psel_tool_diag_state.messages[i]);
         fputc('}', stream);
     }
-    fprintf(stream, "]}}\n");
+    fputs("]}", stream);
+    if (member) {
+        psel_tool_json_end(stream);
+    } else {
+        fputs("}\n", stream);
+    }
     psel_tool_diag_state.json_started = 1;
 }

@@ -45,14 +45,23 @@ void psel_tool_diag_json_started(void);
 
 /**
  * With -j, after a failure: print {"error": {"what": ..., "messages": [...]}}
- * and a newline on @a stream, unless JSON was already started.
+ * and a newline on @a stream; as the member "error" of the object
+ * psel_tool_json_member() started, closing it; nothing if a whole JSON value
+ * is out already.
  *
  * @param [in] stream  Where to print (stdout).
  * @param [in] what    One sentence saying what failed.
  */
 void psel_tool_diag_json_error(FILE *stream, const char *what);
 
-/** Print @a text as a JSON string (quoted, escaped). */
-void psel_tool_json_string(FILE *stream, const char *text);
+/**
+ * Start the member @a name of the one JSON object a tool prints on
+ * @a stream: '{' before the first member, ',' before the others, then
+ * "name": (the caller prints the value).
+ */
+void psel_tool_json_member(FILE *stream, const char *name);
+
+/** Close the object psel_tool_json_member() started, with a newline. */
+void psel_tool_json_end(FILE *stream);
 
 #endif

@@ -8,6 +8,9 @@
 #include "dump.h"
 #include "calib.h"
 
+#include <lane_select/text_json.h>
+#include <lane_select/text_scan.h>
+
 #include <assert.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
@@ -567,39 +570,6 @@ void psel_select_dump_compare(FILE *stream, const psel_select_t *measured,
     ucs_string_buffer_cleanup(&strb);
 }
 
-static void psel_json_string(FILE *stream, const char *str)
-{
-    fputc('"', stream);
-    for (; *str != '\0'; ++str) {
-        if ((*str == '"') || (*str == '\\')) {
-            fprintf(stream, "\\%c", *str);
-        } else if ((unsigned char)*str < 0x20) {
-            fprintf(stream, "\\u%04x", (unsigned char)*str);
-        } else {
-            fputc(*str, stream);
-        }
-    }
-    fputc('"', stream);
-}
-
-static void psel_json_size(FILE *stream, size_t size)
-{
-    if (size == SIZE_MAX) {
-        fputs("\"inf\"", stream);
-    } else {
-        fprintf(stream, "%zu", size);
-    }
-}
-
-static void psel_json_number(FILE *stream, double value)
-{
-    if (isfinite(value)) {
-        fprintf(stream, "%.17g", value);
-    } else {
-        fputs("null", stream);
-    }
-}
-
 static void psel_json_func(FILE *stream, ucs_linear_func_t func)
 {
     fputs("{\"c\": ", stream);
@@ -654,7 +624,6 @@ static void psel_json_candidate(FILE *stream, const psel_select_t *select,
 
 void psel_select_dump_json_calib(FILE *stream, const psel_select_t *select)
 {
-    fputs("\"calibration\": ", stream);
     if (select->calib == NULL) {
         fputs("null", stream);
         return;

@@ -77,6 +77,43 @@ check "... and no shared memory lane" bash -c "! grep -qE 'sysv|posix|cma' '$tmp
 check "UCX_PSEL_TLS=^cma runs" env 'UCX_PSEL_TLS=^cma' "$info" -e
 check "... without rndv/get (cma is the only get_zcopy lane)" bash -c "! grep -q 'rndv/get\]' '$tmp/all'"
 
+# -j with -c and -d: one JSON document, ending with a newline
+jsonok() { # jsonok DESCRIPTION STATUS PYTHON-ASSERTS ARGS...: exit STATUS,
+          # stdout one JSON object and a newline
+    local desc=$1 status=$2 asserts=$3; shift 3
+    "$info" "$@" >"$tmp/j.out" 2>"$tmp/j.err"
+    local st=$?
+    [ $st = "$status" ] &&
+        [ "$(tail -c1 "$tmp/j.out" | od -An -c | tr -d ' ')" = '\n' ] &&
+        python3 -c "import json, sys; d = json.load(open(sys.argv[1]))
+$asserts" "$tmp/j.out"
+    result "$desc (exit $st)" $? "$tmp/j.out" "$tmp/j.err"
+}
+jsonok "-c -j: the variables as JSON" 0 '
+c = {v["name"]: v for v in d["config"]}
+assert list(d) == ["config"]
+assert c["UCX_PSEL_RNDV_THRESH"]["value"] == "auto" and c["UCX_PSEL_RNDV_THRESH"]["doc"]' -c -j
+UCX_PSEL_RNDV_THRESH=8k jsonok "-c -j: a set value" 0 '
+assert {v["name"]: v["value"] for v in d["config"]}["UCX_PSEL_RNDV_THRESH"] == "8K"' -c -j
+jsonok "-d -j: the resources as JSON" 0 '
+r = d["resources"]["resources"]
+assert list(d) == ["resources"]
+lo = [x for x in r if x["tl_name"] == "tcp" and x["dev_name"] == "lo"][0]
+assert abs(lo["bw_shared"] / 1048576 - 11.91) < 0.01, lo["bw_shared"]
+assert "am_bcopy" in lo["cap_flags"] and lo["max_num_eps"] == 256
+assert lo["put.max_bcopy"] == 0 and r[0]["put.max_bcopy"] == "inf"' \
+    -d -j --local "$fixtures/000-debian12-vm-ucx1.13.1.txt"
+jsonok "-c -d -e -j: one object with all three" 0 '
+assert list(d)[:3] == ["config", "resources", "local"] and d["tables"][0]["rows"]' \
+    -c -d -e -j --local "$fixtures/000-debian12-vm-ucx1.13.1.txt"
+jsonok "-d -e -j with a bad peer: the resources, then the error" 1 '
+assert "resources" in d and "messages" in d["error"]' \
+    -d -e -j --peer /etc/hostname
+jsonok "-e -j on a file of another kind: the error object" 1 '
+assert list(d) == ["error"]' -e -j --local /etc/hostname
+check "-j --compare-ucx with -d is a usage error" bash -c \
+    "'$info' -d -j --compare-ucx '$fixtures/006-debian12-vm-tcp-lo-ucx1.13.1-v1.txt'; [ \$? = 2 ]"
+
 # bad input: config values, missing and garbled files
 check "a bad UCX_PSEL_RNDV_THRESH is refused" bash -c "! UCX_PSEL_RNDV_THRESH=fast '$info' -e"
 expect "... naming the variable and the forms" "UCX_PSEL_RNDV_THRESH: 'fast'. Expected: memory units" "$tmp/all"
