@@ -1623,6 +1623,12 @@ static ucs_status_t psel_import_no_resource(psel_import_t *imp)
 {
     psel_text_kind_t kind = psel_text_kind_result(&imp->kind);
 
+    if (kind == PSEL_TEXT_KIND_EMPTY) {
+        ucs_error("%s: the file is empty%s; %s", imp->origin,
+                  (imp->line_no > 0) ? " (nothing but blanks and '#')" : "",
+                  psel_text_kind_advice(kind));
+        return UCS_ERR_INVALID_PARAM;
+    }
     if ((kind != PSEL_TEXT_KIND_UNKNOWN) &&
         (kind != PSEL_TEXT_KIND_UCX_INFO_D)) {
         ucs_error("%s: this is %s, not `ucx_info -d` output; %s", imp->origin,

@@ -135,7 +135,13 @@ static ucs_status_t get_resources(const char *path,
                 (path != NULL) ? path : "UCT", ucs_status_string(status));
         return status;
     }
-    return psel_resource_filter(table, &config->tls, &config->net_devices);
+    status = psel_resource_filter_report(table, &config->tls, "UCX_PSEL_TLS",
+                                         &config->net_devices,
+                                         "UCX_PSEL_NET_DEVICES");
+    if (status != UCS_OK) {
+        psel_resource_table_cleanup(table);
+    }
+    return status;
 }
 
 static const char *locality_name(int locality)

@@ -241,7 +241,7 @@ timeout 60 "$calibrate" --quick -o "$tmp/noworker.txt" 127.0.0.1 -p "$port" \
 st=$?
 wait "$server_pid" 2>/dev/null
 server_pid=
-grep -q "the server could not set up its side: cannot create the worker: .*UCX_PSEL_NET_DEVICES=nonexistent0" \
+grep -q "the server could not set up its side: cannot create the protosel context: No such device: UCX_PSEL_TLS=tcp and UCX_PSEL_NET_DEVICES=nonexistent0 leave none of the [0-9]* resources of this machine: its transports are .*tcp" \
     "$tmp/noworker.out" && grep -q "wait for LOWER_UP" "$tmp/noworker.out" &&
     [ ! -e "$tmp/noworker.txt" ]
 result "a server without a worker: exit 1, the client names the server's cause and what to check" \

@@ -117,6 +117,23 @@ check "-j --compare-ucx with -d is a usage error" bash -c \
 # bad input: config values, missing and garbled files
 check "a bad UCX_PSEL_RNDV_THRESH is refused" bash -c "! UCX_PSEL_RNDV_THRESH=fast '$info' -e"
 expect "... naming the variable and the forms" "UCX_PSEL_RNDV_THRESH: 'fast'. Expected: memory units" "$tmp/all"
+f000=$fixtures/000-debian12-vm-ucx1.13.1.txt
+check "an allow-list that matches nothing is refused" bash -c \
+    "! UCX_PSEL_TLS=bogus '$info' -e --local '$f000'"
+expect "... saying which entry matched nothing, and what there is" \
+    "warning: UCX_PSEL_TLS: 'bogus' matches no transport of .*000-debian12-vm-ucx1.13.1.txt (there are: self, tcp, sysv, posix, cma)" "$tmp/err"
+expect "... and that the lists leave nothing" \
+    "error: UCX_PSEL_TLS=bogus and UCX_PSEL_NET_DEVICES=all leave none of the 6 resources of .*: its transports are self, tcp, sysv, posix, cma, its network devices eth0, lo" "$tmp/err"
+check "a device list naming no device here" bash -c \
+    "UCX_PSEL_NET_DEVICES=eth9,lo '$info' -e --same-host --local '$f000'"
+expect "... is warned about, naming the devices" \
+    "warning: UCX_PSEL_NET_DEVICES: 'eth9' matches no network device of .* (there are: eth0, lo)" "$tmp/err"
+: >"$tmp/empty.txt"
+check "an empty --local file is refused" bash -c "! '$info' -e --local '$tmp/empty.txt'"
+expect "... saying it is empty" "empty.txt: the file is empty; the output did not reach it" "$tmp/err"
+check "an empty --compare-ucx file is refused" bash -c \
+    "! '$info' --compare-ucx '$tmp/empty.txt' --local '$f000'"
+expect "... saying it is empty" "empty.txt: no UCX tag-send table: .*this is an empty file" "$tmp/err"
 check "a missing --local file is refused" bash -c "! '$info' -e --local /nonexistent/x.txt"
 head -c 700 "$fixtures/000-debian12-vm-ucx1.13.1.txt" >"$tmp/cut.txt"
 check "a truncated ucx_info dump is refused" bash -c "! '$info' -e --local '$tmp/cut.txt'"
