@@ -35,7 +35,8 @@ typedef struct {
     const psel_cmp_row_t *ucx;
     const psel_select_elem_t *psel;
     const char           *psel_lanes;
-    char                 mark;        /* '*' class differs, '~' lanes, ' ' */
+    char                 mark;        /* '*' class differs, '+' protocol of
+                                         the same class, '~' lanes, ' ' */
     unsigned             num_reasons;
     char                 reasons[PSEL_CMP_MAX_REASONS][PSEL_CMP_TEXT_MAX];
 } psel_cmp_range_t;
@@ -238,6 +239,15 @@ static int psel_cmp_lanes_equal(const char *ucx_cell, const char *psel_desc)
     return 1;
 }
 
+/* The same class of protocol: eager ("egr/...") or rendezvous
+ * ("rndv/..."), the part before the '/' */
+static int psel_cmp_same_class(const char *a, const char *b)
+{
+    size_t len = strcspn(a, "/");
+
+    return (len == strcspn(b, "/")) && !strncmp(a, b, len);
+}
+
 static const char *psel_cmp_size_str(size_t size, char *buf, size_t max)
 {
     if (size == SIZE_MAX) {
@@ -289,10 +299,11 @@ static unsigned psel_cmp_merge(const psel_ep_config_t *ep,
         r->psel       = psel_select_table_find(table, s);
         r->psel_lanes = table->caps[r->psel->proto_index].desc;
         if ((r->ucx == NULL) ||
-            (strcmp(r->ucx->proto, r->psel->proto->name) &&
-             !(!strcmp(r->ucx->proto, "rndv/*") &&
-               !strncmp(r->psel->proto->name, "rndv/", 5)))) {
+            !psel_cmp_same_class(r->ucx->proto, r->psel->proto->name)) {
             r->mark = '*';
+        } else if (strcmp(r->ucx->proto, r->psel->proto->name) &&
+                   strcmp(r->ucx->proto, "rndv/*")) {
+            r->mark = '+'; /* v1 names no rendezvous scheme */
         } else if (!psel_cmp_lanes_equal(r->ucx->lanes, r->psel_lanes)) {
             r->mark = '~';
         } else {
@@ -344,8 +355,9 @@ static void psel_cmp_print_text(const char *path, const psel_cmp_ucx_t *ucx,
         }
         same += (ranges[i].mark == ' ');
     }
-    printf("#\n# '*': another protocol class, '~': the same class over other "
-           "lanes; %u of %u ranges agree\n", same, count);
+    printf("#\n# '*': another protocol class (eager or rendezvous), '+': "
+           "another protocol of the same class, '~': the same protocol over "
+           "other lanes; %u of %u ranges agree\n", same, count);
     if (v1->valid) {
         if (v1->fallback) {
             printf("# UCX 1.x's rendezvous threshold over these lanes: none "
@@ -397,7 +409,8 @@ static void psel_cmp_print_json(const char *path, const psel_cmp_ucx_t *ucx,
         psel_json_string(stdout, psel_cmp_size_str(ranges[i].end, a,
                                                         sizeof(a)));
         printf(", \"differs\": \"%s\", \"ucx\": {\"protocol\": ",
-               (ranges[i].mark == '*') ? "protocol" :
+               (ranges[i].mark == '*') ? "class" :
+               (ranges[i].mark == '+') ? "protocol" :
                (ranges[i].mark == '~') ? "lanes" : "no");
         psel_json_string(stdout, ranges[i].ucx ? ranges[i].ucx->proto : "");
         printf(", \"description\": ");

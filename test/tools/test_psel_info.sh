@@ -193,7 +193,25 @@ differ = [r for r in doc["ranges"] if r["differs"] != "no"]
 assert differ, "the tables differ somewhere"
 for r in differ:
     assert r["reasons"], "no reason for %d..%s" % (r["start"], r["end"])
+# the marks say what differs: egr/short against egr/zcopy is the same class
+cls = lambda p: p.split("/")[0]
+for r in doc["ranges"]:
+    u, p = r["ucx"]["protocol"], r["protosel"]["protocol"]
+    want = ("class" if cls(u) != cls(p) else "protocol" if u != p else
+            r["differs"] if r["differs"] in ("lanes", "no") else "?")
+    assert r["differs"] == want, (r["start"], u, p, r["differs"])
+kinds = {(r["ucx"]["protocol"], r["protosel"]["protocol"]): r["differs"]
+         for r in doc["ranges"]}
+assert kinds[("egr/short", "egr/zcopy")] == "protocol", kinds
+assert kinds[("egr/zcopy", "rndv/get")] == "class", kinds
 ' "$tmp/cmp.json"
+"$info" --compare-ucx "$fixtures/027-ucx-pr7950-vulcan04-proto-info.txt" \
+    --local "$fixtures/004-rhel7-4xcx5-edr-nohash-ucx1.13.txt" >"$tmp/cmp.txt" 2>&1
+expect "... the text marks another protocol of the same class '+'" \
+    '^# + 305\.\.2007 *| egr/short .*| egr/zcopy' "$tmp/cmp.txt"
+expect "... and another class '*'" '^# \* 11906\.\.17297 *| egr/zcopy .*| rndv/get' "$tmp/cmp.txt"
+expect "... with a legend saying so" \
+    "'\*': another protocol class (eager or rendezvous), '+': another protocol of the same class, '~': the same protocol over other lanes" "$tmp/cmp.txt"
 # --compare-ucx with --peer: protosel's side over the peer's resources
 check "--compare-ucx --peer: a peer without UCX's lanes is refused" bash -c \
     "! '$info' --compare-ucx '$fixtures/006-debian12-vm-tcp-lo-ucx1.13.1-v1.txt' \
