@@ -7,6 +7,7 @@
 #endif
 
 #include "resource_table.h"
+#include "text_scan.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/memory/memory_type.h>
@@ -928,7 +929,9 @@ static void psel_print_md(FILE *stream, const psel_resource_t *resource)
     }
 }
 
-void psel_resource_table_print(FILE *stream, const psel_resource_table_t *table)
+static void
+psel_resource_table_print_in_c_locale(FILE *stream,
+                                      const psel_resource_table_t *table)
 {
     unsigned i, j;
     int seen;
@@ -958,4 +961,13 @@ void psel_resource_table_print(FILE *stream, const psel_resource_table_t *table)
         }
         fprintf(stream, "#\n");
     }
+}
+
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_resource_table_print(FILE *stream, const psel_resource_table_t *table)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_resource_table_print_in_c_locale(stream, table);
+    psel_text_c_locale_leave(saved);
 }

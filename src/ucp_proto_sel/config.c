@@ -351,7 +351,8 @@ void psel_config_release(psel_config_t *config)
     ucs_config_parser_release_opts(config, psel_config_table);
 }
 
-void psel_config_print(FILE *stream, const psel_config_t *config)
+static void psel_config_print_in_c_locale(FILE *stream,
+                                          const psel_config_t *config)
 {
     ucs_config_parser_print_opts(stream, "protosel configuration", config,
                                  psel_config_table, PSEL_CONFIG_TABLE_PREFIX,
@@ -359,6 +360,15 @@ void psel_config_print(FILE *stream, const psel_config_t *config)
                                  UCS_CONFIG_PRINT_CONFIG |
                                  UCS_CONFIG_PRINT_HEADER |
                                  UCS_CONFIG_PRINT_DOC);
+}
+
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_config_print(FILE *stream, const psel_config_t *config)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_config_print_in_c_locale(stream, config);
+    psel_text_c_locale_leave(saved);
 }
 
 void psel_config_print_json(FILE *stream, const psel_config_t *config)
