@@ -244,17 +244,26 @@ static int psel_dev_name_matches(const char *dev_name, const char *entry)
     return !strcmp(entry, "all") || !strcmp(entry, dev_name);
 }
 
-/* UCX version as major * 100 + minor: "1.16.0" -> 116; the compiled UCX
- * for NULL, "" or a version that does not parse */
-static unsigned psel_ucx_version_code(const char *version)
+int psel_ucx_version_parse(const char *version, unsigned *code)
 {
     unsigned major, minor;
 
-    if ((version != NULL) && (sscanf(version, "%u.%u", &major, &minor) == 2) &&
-        (minor < 100)) {
-        return major * 100 + minor;
+    if ((version == NULL) || (sscanf(version, "%u.%u", &major, &minor) != 2) ||
+        (minor >= 100) || (major > 100)) {
+        return 0;
     }
-    return UCT_VERNO_MAJOR * 100 + UCT_VERNO_MINOR;
+    *code = major * 100 + minor;
+    return 1;
+}
+
+/* As psel_ucx_version_parse(); the compiled UCX for NULL, "" or a version
+ * that does not parse */
+static unsigned psel_ucx_version_code(const char *version)
+{
+    unsigned code;
+
+    return psel_ucx_version_parse(version, &code) ? code :
+           (UCT_VERNO_MAJOR * 100 + UCT_VERNO_MINOR);
 }
 
 static int psel_tl_in(const char *tl_name, const char *const *names,

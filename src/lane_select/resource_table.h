@@ -138,6 +138,17 @@ ucs_status_t psel_resource_filter(psel_resource_table_t *table,
 
 
 /**
+ * Parse a UCX version ("1.16.0", "1.13") as major * 100 + minor (116).
+ *
+ * @param [in]  version  The version text, may be NULL.
+ * @param [out] code     Set on success only.
+ *
+ * @return 1 if it parses, else 0.
+ */
+int psel_ucx_version_parse(const char *version, unsigned *code);
+
+
+/**
  * psel_resource_filter() for allow-lists a user set in the variables
  * @a tls_var and @a dev_var ("UCX_PSEL_TLS", "UCX_PSEL_NET_DEVICES"): an
  * entry of an allow-list (not a deny-list) that matches no transport or

@@ -1030,9 +1030,8 @@ ucs_status_t psel_snapshot_load_path(const char *path,
     ucs_status_t status;
     FILE *stream;
 
-    stream = fopen(path, "r");
+    stream = psel_text_file_open(path, "a snapshot");
     if (stream == NULL) {
-        ucs_error("failed to open snapshot '%s': %m", path);
         return UCS_ERR_IO_ERROR;
     }
 

@@ -14,6 +14,7 @@
 #include <ucs/debug/log_def.h>
 
 #include <ctype.h>
+#include <errno.h>
 #include <locale.h>
 #include <math.h>
 #include <pthread.h>
@@ -236,4 +237,14 @@ int psel_text_snprintf(char *buf, size_t size, const char *fmt, ...)
     va_end(ap);
     psel_text_c_locale_leave(saved);
     return ret;
+}
+
+FILE *psel_text_file_open(const char *path, const char *what)
+{
+    FILE *stream = fopen(path, "r");
+
+    if (stream == NULL) {
+        ucs_error("%s: cannot open %s: %s", path, what, strerror(errno));
+    }
+    return stream;
 }

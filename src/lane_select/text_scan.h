@@ -96,6 +96,19 @@ void psel_text_error(const psel_text_pos_t *pos, const char *at,
  */
 int psel_text_fprintf(FILE *stream, const char *fmt, ...) UCS_F_PRINTF(2, 3);
 
+/**
+ * Open a file of outside text for reading, the one way every reader does:
+ * on failure log "PATH: cannot open WHAT: <the error>" (errno's text).
+ *
+ * @param [in] path  The file.
+ * @param [in] what  What the file should hold, for the message
+ *                   ("`ucx_info -d` text", "a snapshot").
+ *
+ * @return The stream, or NULL (the caller returns UCS_ERR_IO_ERROR).
+ */
+FILE *psel_text_file_open(const char *path, const char *what);
+
+
 /** A thread's locale, as uselocale() returns it. */
 typedef locale_t psel_text_locale_t;
 

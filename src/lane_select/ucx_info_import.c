@@ -1736,10 +1736,9 @@ ucs_status_t psel_ucx_info_import_file(const char *path,
     ucs_status_t status;
     FILE *in;
 
-    in = fopen(path, "r");
+    in = psel_text_file_open(path, "`ucx_info -d` text");
     if (in == NULL) {
-        ucs_error("%s: cannot open: %m", path);
-        return UCS_ERR_NO_ELEM;
+        return UCS_ERR_IO_ERROR;
     }
     status = psel_ucx_info_import(in, path, table);
     fclose(in);

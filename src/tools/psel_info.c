@@ -12,6 +12,7 @@
 #include <lane_select/resource_table.h>
 #include <lane_select/snapshot.h>
 #include <lane_select/text_json.h>
+#include <lane_select/text_scan.h>
 #include <lane_select/ucx_info_import.h>
 #include <ucp_proto_sel/calib.h>
 #include <ucp_proto_sel/dump.h>
@@ -91,34 +92,28 @@ static void usage(FILE *stream)
             "With no option: -d -e on this machine.\n");
 }
 
-static int is_snapshot(const char *path)
-{
-    char line[64] = "";
-    FILE *f       = fopen(path, "r");
-
-    if (f == NULL) {
-        return 0;
-    }
-    if (fgets(line, sizeof(line), f) == NULL) {
-        line[0] = '\0';
-    }
-    fclose(f);
-    return !strncmp(line, "protosel-snapshot", 17);
-}
-
 /* A snapshot if it says so on its first line, else `ucx_info -d` text. */
 static ucs_status_t load_resources(const char *path,
                                    psel_resource_table_t *table)
 {
-    FILE *f = fopen(path, "r");
+    char line[64] = "";
+    ucs_status_t status;
+    FILE *f;
 
+    f = psel_text_file_open(path, "resources (a snapshot or `ucx_info -d` "
+                            "text)");
     if (f == NULL) {
-        fprintf(stderr, "psel_info: cannot open '%s': %m\n", path);
-        return UCS_ERR_NO_ELEM;
+        return UCS_ERR_IO_ERROR;
     }
+    if (fgets(line, sizeof(line), f) == NULL) {
+        line[0] = '\0';
+    }
+    rewind(f);
+    status = !strncmp(line, "protosel-snapshot", 17) ?
+             psel_snapshot_load(f, path, table) :
+             psel_ucx_info_import(f, path, table);
     fclose(f);
-    return is_snapshot(path) ? psel_snapshot_load_path(path, table) :
-                               psel_ucx_info_import_file(path, table);
+    return status;
 }
 
 static ucs_status_t get_resources(const char *path,

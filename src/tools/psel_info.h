@@ -172,6 +172,10 @@ typedef struct psel_info_ep_ctx {
     unsigned                     count;    /**< Number of tables */
 } psel_info_ep_ctx_t;
 
+/** @return @a bytes in binary units as UCX prints memory ("35.47 MiB",
+ *          "512 B"), in @a buf. */
+const char *psel_info_bytes_str(double bytes, char *buf, size_t max);
+
 /** Set the defaults of the options of scale. */
 void psel_info_scale_defaults(psel_info_scale_opts_t *opts);
 

@@ -16,7 +16,9 @@
 #include "psel_ucx_table.h"
 
 #include <lane_select/reachability.h>
+#include <lane_select/resource_table.h>
 #include <lane_select/text_json.h>
+#include <lane_select/text_scan.h>
 #include <ucp_proto_sel/ep_config.h>
 #include <ucp_proto_sel/ucx_thresh.h>
 
@@ -85,20 +87,22 @@ static void psel_cmp_reason(psel_cmp_range_t *range, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The file's UCX is 1.@a minor or newer */
 static int psel_cmp_version_at_least(const psel_cmp_ucx_t *ucx, unsigned minor)
 {
-    unsigned major, min;
+    unsigned code;
 
-    return (sscanf(ucx->ucx_version, "%u.%u", &major, &min) == 2) &&
-           ((major > 1) || (min >= minor));
+    return psel_ucx_version_parse(ucx->ucx_version, &code) &&
+           (code >= 100 + minor);
 }
 
+/* The file's UCX is 1.@a minor */
 static int psel_cmp_version_is(const psel_cmp_ucx_t *ucx, unsigned minor)
 {
-    unsigned major, min;
+    unsigned code;
 
-    return (sscanf(ucx->ucx_version, "%u.%u", &major, &min) == 2) &&
-           (major == 1) && (min == minor);
+    return psel_ucx_version_parse(ucx->ucx_version, &code) &&
+           (code == 100 + minor);
 }
 
 /* The reasons of one differing range: protosel's costs at its first size
@@ -453,9 +457,8 @@ int psel_info_compare_ucx(const char *path,
         ucs_error("out of memory");
         goto out_free;
     }
-    stream = fopen(path, "r");
+    stream = psel_text_file_open(path, "UCX's table");
     if (stream == NULL) {
-        ucs_error("%s: cannot open: %m", path);
         goto out_free;
     }
     read_status = psel_ucx_table_read(stream, path, ucx);

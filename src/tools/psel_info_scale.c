@@ -189,8 +189,7 @@ size_t psel_info_scale_num_eps(const psel_info_scale_opts_t *opts,
                                        (opts->alltoall - 1) : 1);
 }
 
-/* "35.47 MiB", binary units as UCX prints memory */
-static const char *fmt_bytes(double bytes, char *buf, size_t max)
+const char *psel_info_bytes_str(double bytes, char *buf, size_t max)
 {
     static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     unsigned u = 0;
@@ -216,7 +215,7 @@ static void footprint_print_terms(FILE *stream, const psel_footprint_t *fp)
         snprintf(size, sizeof(size), "%.0f x %.0f B", t->count, t->item_size);
         fprintf(stream, "# %-22s %-40s %-5s %17s %12s\n", t->lane, t->what,
                 t->per_peer ? "peer" : "iface", size,
-                fmt_bytes(t->bytes, total, sizeof(total)));
+                psel_info_bytes_str(t->bytes, total, sizeof(total)));
         fprintf(stream, "# %-22s   %s [%s]\n", "", t->setting, t->source);
     }
 }
@@ -226,13 +225,13 @@ static void footprint_print_sum(FILE *stream, const psel_footprint_t *fp)
     char total[32], shared[32], per_peer[32], kernel[32];
 
     fprintf(stream, "# total %s = %s once + %s x %zu peer%s",
-            fmt_bytes(fp->total, total, sizeof(total)),
-            fmt_bytes(fp->shared, shared, sizeof(shared)),
-            fmt_bytes(fp->per_peer, per_peer, sizeof(per_peer)),
+            psel_info_bytes_str(fp->total, total, sizeof(total)),
+            psel_info_bytes_str(fp->shared, shared, sizeof(shared)),
+            psel_info_bytes_str(fp->per_peer, per_peer, sizeof(per_peer)),
             fp->num_peers, (fp->num_peers == 1) ? "" : "s");
     if (fp->kernel > 0) {
         fprintf(stream, "; and %s of kernel socket buffers",
-                fmt_bytes(fp->kernel, kernel, sizeof(kernel)));
+                psel_info_bytes_str(fp->kernel, kernel, sizeof(kernel)));
     }
     fputs("\n", stream);
 }

@@ -1094,8 +1094,9 @@ static void test_missing_file(void **state)
 
     psel_test_log_capture_start();
     assert_int_equal(psel_ucx_info_import_file("/nonexistent/ucx_info.txt",
-                                               &table), UCS_ERR_NO_ELEM);
-    psel_assert_log_contains("/nonexistent/ucx_info.txt: cannot open");
+                                               &table), UCS_ERR_IO_ERROR);
+    psel_assert_log_contains("/nonexistent/ucx_info.txt: cannot open "
+                             "`ucx_info -d` text: No such file or directory");
     psel_test_log_capture_stop();
 }
 

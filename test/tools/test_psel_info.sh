@@ -135,6 +135,9 @@ check "an empty --compare-ucx file is refused" bash -c \
     "! '$info' --compare-ucx '$tmp/empty.txt' --local '$f000'"
 expect "... saying it is empty" "empty.txt: no UCX tag-send table: .*this is an empty file" "$tmp/err"
 check "a missing --local file is refused" bash -c "! '$info' -e --local /nonexistent/x.txt"
+expect "... naming the file and the error" \
+    "psel_info: error: /nonexistent/x.txt: cannot open resources (a snapshot or \`ucx_info -d\` text): No such file or directory" "$tmp/err"
+check "... not as 'No such element'" bash -c "! grep -q 'No such element' '$tmp/err'"
 head -c 700 "$fixtures/000-debian12-vm-ucx1.13.1.txt" >"$tmp/cut.txt"
 check "a truncated ucx_info dump is refused" bash -c "! '$info' -e --local '$tmp/cut.txt'"
 expect "... naming the block that was cut" \
