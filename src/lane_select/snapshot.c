@@ -12,6 +12,7 @@
 #include "text_json.h"
 #include "text_scan.h"
 
+#include <ucs/arch/bitops.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/string.h>
 #include <ucs/sys/compiler_def.h>
@@ -188,10 +189,24 @@ static int psel_snapshot_string_ok(const char *str, size_t max)
     return 1;
 }
 
+/* The name of a set bit; "bitN" for a bit the installed UCX does not name,
+ * kept so that the round trip is lossless even for new UCX bits */
+static const char *psel_snapshot_flag_name(psel_flag_set_t set, unsigned bit,
+                                           char *buf, size_t max)
+{
+    const char *name = psel_flag_name(set, bit);
+
+    if (name == NULL) {
+        snprintf(buf, max, "bit%u", bit);
+        name = buf;
+    }
+    return name;
+}
+
 static void psel_snapshot_save_flags(FILE *stream, psel_flag_set_t set,
                                      uint64_t flags)
 {
-    const char *name;
+    char buf[16];
     unsigned bit;
     int first = 1;
 
@@ -199,18 +214,9 @@ static void psel_snapshot_save_flags(FILE *stream, psel_flag_set_t set,
         fprintf(stream, "none");
         return;
     }
-
-    for (bit = 0; bit < 64; ++bit) {
-        if (!(flags & UCS_BIT(bit))) {
-            continue;
-        }
-        name = psel_flag_name(set, bit);
-        if (name != NULL) {
-            fprintf(stream, "%s%s", first ? "" : " ", name);
-        } else {
-            /* Kept so the round trip is lossless even for new UCX bits */
-            fprintf(stream, "%sbit%u", first ? "" : " ", bit);
-        }
+    ucs_for_each_bit(bit, flags) {
+        fprintf(stream, "%s%s", first ? "" : " ",
+                psel_snapshot_flag_name(set, bit, buf, sizeof(buf)));
         first = 0;
     }
 }
@@ -328,23 +334,15 @@ ucs_status_t psel_snapshot_save(const psel_resource_table_t *table,
 static void psel_snapshot_json_flags(FILE *stream, psel_flag_set_t set,
                                      uint64_t flags)
 {
-    const char *name;
-    char bit_name[16];
+    char buf[16];
     unsigned bit;
     int first = 1;
 
     fputc('[', stream);
-    for (bit = 0; bit < 64; ++bit) {
-        if (!(flags & UCS_BIT(bit))) {
-            continue;
-        }
-        name = psel_flag_name(set, bit);
-        if (name == NULL) {
-            snprintf(bit_name, sizeof(bit_name), "bit%u", bit);
-            name = bit_name;
-        }
+    ucs_for_each_bit(bit, flags) {
         fputs(first ? "" : ", ", stream);
-        psel_json_string(stream, name);
+        psel_json_string(stream, psel_snapshot_flag_name(set, bit, buf,
+                                                         sizeof(buf)));
         first = 0;
     }
     fputc(']', stream);

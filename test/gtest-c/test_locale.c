@@ -191,21 +191,14 @@ static void test_snapshot_round_trip(void **state)
     free(comma_text);
 }
 
-static void test_calibration_round_trip(void **state)
+/* A calibration line over tcp/lo fitted on three points */
+static psel_calib_line_t *add_line(psel_calib_t *calib)
 {
-    (void)state;
-    psel_calib_t calib, loaded;
-    psel_calib_line_t *line;
-    char *text        = NULL;
-    size_t size;
     const size_t sizes[] = {8, 1024, 65536};
+    psel_calib_line_t *line;
     unsigned i;
-    FILE *f;
 
-    assert_non_null(setlocale(LC_NUMERIC, COMMA_LOCALE));
-    psel_calib_init(&calib);
-    calib.duration = 12.75;
-    line = psel_calib_line_get(&calib, "egr/bcopy", "tcp/lo",
+    line = psel_calib_line_get(calib, "egr/bcopy", "tcp/lo",
                                UCS_MEMORY_TYPE_HOST);
     assert_non_null(line);
     for (i = 0; i < 3; ++i) {
@@ -215,6 +208,23 @@ static void test_calibration_round_trip(void **state)
                          UCS_OK);
     }
     assert_int_equal(psel_calib_line_fit(line, NULL, 0), UCS_OK);
+    return line;
+}
+
+static void test_calibration_round_trip(void **state)
+{
+    (void)state;
+    psel_calib_t calib, loaded;
+    psel_calib_line_t *line;
+    char *text        = NULL;
+    size_t size;
+    unsigned i;
+    FILE *f;
+
+    assert_non_null(setlocale(LC_NUMERIC, COMMA_LOCALE));
+    psel_calib_init(&calib);
+    calib.duration = 12.75;
+    line = add_line(&calib);
 
     f = open_memstream(&text, &size);
     assert_int_equal(psel_calib_write(&calib, f), UCS_OK);
@@ -330,11 +340,9 @@ static void test_calibration_writer_as_in_c_locale(void **state)
 {
     (void)state;
     psel_calib_t calib;
-    psel_calib_line_t *line;
     char *text[2] = {NULL, NULL};
     size_t size[2];
-    const size_t sizes[] = {8, 1024, 65536};
-    unsigned i, pass;
+    unsigned pass;
     FILE *f;
 
     psel_calib_init(&calib);
@@ -347,16 +355,7 @@ static void test_calibration_writer_as_in_c_locale(void **state)
     calib.noise.refused     = 2;
     assert_int_equal(psel_calib_rail_set(&calib, "tcp/lo", 10.5e-6, 1.25e9),
                      UCS_OK);
-    line = psel_calib_line_get(&calib, "egr/bcopy", "tcp/lo",
-                               UCS_MEMORY_TYPE_HOST);
-    assert_non_null(line);
-    for (i = 0; i < 3; ++i) {
-        assert_int_equal(psel_calib_line_add_point(line, sizes[i],
-                                                   1.25e-6 + sizes[i] * 2.5e-10,
-                                                   0.75e-6 + sizes[i] * 2.5e-10),
-                         UCS_OK);
-    }
-    assert_int_equal(psel_calib_line_fit(line, NULL, 0), UCS_OK);
+    add_line(&calib);
 
     for (pass = 0; pass < 2; ++pass) {
         assert_non_null(setlocale(LC_NUMERIC, pass ? COMMA_LOCALE : "C"));
