@@ -114,12 +114,27 @@ static void test_local_settings_are_restored(void **state)
     unsetenv("UCX_PSEL_CALIBRATION");
 }
 
+/* Start from an environment without any of the keys (the suite sets
+ * UCX_PSEL_CALIBRATION=none for every test) */
+static int unset_keys(void **state)
+{
+    unsigned i;
+
+    (void)state;
+    for (i = 0; pt_settings_key(i) != NULL; ++i) {
+        unsetenv(pt_settings_key(i));
+    }
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_omitted_key_gets_the_operators_value_back),
-        cmocka_unit_test(test_key_unset_before_is_unset_again),
-        cmocka_unit_test(test_local_settings_are_restored),
+        cmocka_unit_test_setup(test_omitted_key_gets_the_operators_value_back,
+                               unset_keys),
+        cmocka_unit_test_setup(test_key_unset_before_is_unset_again,
+                               unset_keys),
+        cmocka_unit_test_setup(test_local_settings_are_restored, unset_keys),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
