@@ -23,6 +23,8 @@ Usage: bench/vs_ucx_perftest.sh [options]
   --sizes "S S ..."    explicit list of sizes (overrides --max-size)
   --transports "T ..." among shm tcp (both)
   --tests "T ..."      among tag_lat tag_bw (both)
+  --iters N            iterations of every run (default: by size, at most
+                       20000); longer runs steady small-message figures
   --psel-perftest P    psel_perftest binary (build/src/tools/psel_perftest)
   --ucx-perftest P     ucx_perftest binary (ucx_perftest in PATH)
   --ucx-env VAR=VAL    extra environment for ucx_perftest (repeatable),
@@ -45,6 +47,7 @@ ucx_bin=$(command -v ucx_perftest || echo ucx_perftest)
 runs=3
 max_size=1048576
 sizes=""
+fixed_iters=""
 transports="shm tcp"
 tests="tag_lat tag_bw"
 pin=1
@@ -61,6 +64,7 @@ while [ $# -gt 0 ]; do
     --sizes)          sizes=${2:?}; shift ;;
     --transports)     transports=${2:?}; shift ;;
     --tests)          tests=${2:?}; shift ;;
+    --iters)          fixed_iters=${2:?}; shift ;;
     --psel-perftest)  psel_bin=${2:?}; shift ;;
     --ucx-perftest)   ucx_bin=${2:?}; shift ;;
     --ucx-env)        ucx_extra+=("${2:?}"); shift ;;
@@ -120,6 +124,7 @@ fi
 # Iteration counts: scaled by size so that large messages do not dominate.
 iters() {  # TEST SIZE
     local n
+    [ -n "$fixed_iters" ] && { echo "$fixed_iters"; return; }
     if [ "$1" = tag_lat ]; then
         n=$(( (1 << 27) / $2 )); [ $n -gt 20000 ] && n=20000; [ $n -lt 200 ] && n=200
     else

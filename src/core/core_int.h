@@ -11,18 +11,21 @@
 #include "wireup.h"
 #include "rndv.h"
 
+#include <ucp_proto_sel/proto_egr.h>
+#include <ucp_proto_sel/proto_rndv.h>
 #include <lane_select/address.h>
 #include <lane_select/resource_table.h>
 #include <ucp_proto_sel/ep_config.h>
 #include <ucs/datastruct/list.h>
+#include <ucs/datastruct/mpool.h>
 #include <uct/api/uct.h>
-#include <time.h>
+#include <lane_select/clock.h>
 
-#define PSEL_WORKER_MAX_IFACES  32  /**< Ifaces one worker opens */
+#define PSEL_WORKER_MAX_IFACES  PSEL_PROTO_MAX_IFACES /**< Ifaces one
+                                                           worker opens */
 #define PSEL_WORKER_MAX_MDS     16  /**< Memory domains one worker opens */
 #define PSEL_PENDING_PER_PROGRESS 64 /**< Pending sends retried per call */
 #define PSEL_WORKER_MAX_USED    64  /**< Rows of protocol usage kept */
-#define PSEL_REQUEST_POOL_MAX   1024 /**< Free requests a worker keeps */
 #define PSEL_KEEPALIVE_PERIOD   4096 /**< Progress calls per look at the
                                           clock for keepalive */
 #define PSEL_IDLE_POLL_PERIOD   64  /**< Progress calls per poll of an idle
@@ -58,6 +61,8 @@ typedef struct psel_worker_iface {
     uct_iface_attr_t attr;        /**< Its attributes */
     int              active;      /**< Polled on every progress call (a
                                        lane uses it, or a message came in) */
+    unsigned         num_eps;     /**< UCT endpoints of ours on it (lanes,
+                                       extra and bootstrap endpoints) */
     int              event_fd;    /**< While idle: watched by the async
                                        thread for arrivals; -1 if the iface
                                        has no event fd (then it is polled
@@ -78,6 +83,8 @@ struct psel_worker {
     unsigned              num_mds;
     uct_md_h              mds[PSEL_WORKER_MAX_MDS];
     char                  md_names[PSEL_WORKER_MAX_MDS][PSEL_NAME_MAX];
+    uct_component_h       md_components[PSEL_WORKER_MAX_MDS]; /**< Of each
+                                                 memory domain */
     unsigned              num_ifaces;
     psel_worker_iface_t   ifaces[PSEL_WORKER_MAX_IFACES];
     unsigned              num_polled_idle; /**< Idle ifaces without an
@@ -90,15 +97,22 @@ struct psel_worker {
     uint64_t              uuid;       /**< Random; sender ids derive from it */
     uint64_t              next_ep_id;
     psel_tm_t             tm;         /**< Receive-side tag matching */
+    int                   count_used; /**< UCX_PSEL_PROTO_INFO=used: count
+                                           what each send ran */
     unsigned              num_used;   /**< Rows in @a used */
     psel_used_row_t       used[PSEL_WORKER_MAX_USED]; /**< Protocols that ran */
-    ucs_list_link_t       pending;    /**< Sends waiting for resources */
-    ucs_list_link_t       free_requests; /**< Pool of released requests */
-    unsigned              num_free_requests;
+    const psel_select_elem_t *used_last_elem; /**< The last send's row... */
+    psel_used_row_t      *used_last_row;  /**< ... and its count */
+    ucs_list_link_t       pending_eps; /**< Endpoints with sends waiting
+                                            (psel_ep::pending), served
+                                            round robin */
+    ucs_mpool_t           request_mp;   /**< Requests (libucs memory pool) */
     ucs_list_link_t       eps;          /**< Every endpoint, the user's and
                                              those wireup created */
     ucs_list_link_t       wireup_in;    /**< Wireup messages to process */
     psel_rndv_worker_t    rndv;         /**< Rendezvous requests (rndv.c) */
+    psel_proto_worker_t   proto;        /**< What protocols see of it, with
+                                             core's callbacks (rndv.c) */
     unsigned              wireup_out;   /**< Endpoints with a wireup message
                                              waiting for the bootstrap lane */
     unsigned              num_flushing; /**< Flush requests not complete */
@@ -117,19 +131,27 @@ typedef struct psel_wireup_msg {
 
 
 struct psel_ep {
+    /* what every send reads, first: one or two cache lines */
     psel_worker_h         worker;
-    uint64_t              id;           /**< Sender id in our messages */
     uint64_t              next_msg_id;
-    unsigned              cfg_index;    /**< Bumped when the config changes */
-    psel_resource_table_t remote;       /**< The peer's entries, as resources */
-    psel_address_t        address;      /**< The peer's unpacked address */
-    psel_ep_config_t      config;       /**< Lanes and selection tables */
-    uct_ep_h              uct_eps[PSEL_MAX_LANES];
-    uct_md_h              lane_mds[PSEL_MAX_LANES]; /**< MD of each lane */
-    ucs_list_link_t       list;         /**< In worker->eps */
-    unsigned              num_sends;    /**< Send requests not complete */
+    ucs_list_link_t       pending;      /**< Its sends waiting for the
+                                             transport or for wireup, in
+                                             send order */
     ucs_status_t          status;       /**< UCS_OK, or why the peer failed:
                                              every request fails with it */
+    uint32_t              p2p_lanes;    /**< Lanes connected ep to ep */
+    uint32_t              p2p_connected;/**< Of those, connected */
+    unsigned              cfg_index;    /**< Bumped when the config changes */
+    unsigned              num_sends;    /**< Send requests not complete */
+    uint64_t              id;           /**< Sender id in our messages */
+    psel_proto_ep_t       proto;        /**< What protocols see of it:
+                                             its UCT endpoints and lanes */
+    psel_ep_config_t      config;       /**< Lanes and selection tables */
+    psel_resource_table_t remote;       /**< The peer's entries, as resources */
+    psel_address_t        address;      /**< The peer's unpacked address */
+    ucs_list_link_t       list;         /**< In worker->eps */
+    ucs_list_link_t       pending_link; /**< In worker->pending_eps */
+    int                   pending_scheduled; /**< In worker->pending_eps */
     int                   failure_handled; /**< Requests failed already */
     ucs_list_link_t       flushes;      /**< Flush requests, in order */
     int                   internal;     /**< Created by wireup for a peer
@@ -141,11 +163,10 @@ struct psel_ep {
     uint64_t              remote_id;    /**< Peer's endpoint id: messages
                                              that need a reply go to it;
                                              0 until wireup */
-    uint32_t              p2p_lanes;    /**< Lanes connected ep to ep */
-    uint32_t              p2p_connected;/**< Of those, connected */
     uct_ep_h              bootstrap;    /**< Carries wireup messages */
     uct_ep_h              aux_ep;       /**< Bootstrap of our own when no
                                              lane connects to an iface */
+    unsigned              aux_iface;    /**< Our iface of @a aux_ep */
     unsigned              num_extra;    /**< Peer's ep-to-ep lanes that no
                                              lane of ours pairs with */
     uct_ep_h              extra_eps[PSEL_MAX_LANES];
@@ -155,11 +176,6 @@ struct psel_ep {
     size_t                wireup_msg_length;
     int                   rndv_announced; /**< A lane-less wireup REQUEST
                                              told the peer our id (rndv.c) */
-    int                   lane_info_ready; /**< @a lane_info is filled */
-    psel_proto_lane_info_t lane_info[PSEL_MAX_LANES]; /**< For rendezvous
-                                             protocols (rndv.c, on first
-                                             use; reset it when the lanes
-                                             change) */
 };
 
 /** Every ep-to-ep lane is connected: the endpoint can send. */
@@ -219,14 +235,14 @@ struct psel_request {
     int                        released;   /**< psel_request_free() called */
     psel_request_cb_t          cb;
     void                      *arg;
-    ucs_list_link_t            list;       /**< In worker->pending, or in
-                                                the pool once released */
+    ucs_list_link_t            list;       /**< In ep->pending, or in the
+                                                pool once released */
     /* send */
     psel_ep_h                  ep;
     unsigned                   cfg_index;  /**< ep->cfg_index at lookup */
     const psel_select_elem_t  *elem;       /**< The protocol running it */
     psel_proto_req_t           proto;      /**< The protocol's view */
-    int                        queued;     /**< In worker->pending */
+    int                        queued;     /**< In ep->pending */
     /* receive */
     psel_tm_recv_t             recv;
     /* flush */
@@ -237,10 +253,14 @@ struct psel_request {
 /** Complete a request: record the status, call back, free if released. */
 void psel_request_complete(psel_request_t *req, ucs_status_t status);
 
-/** Get a request from the worker's pool (status UCS_INPROGRESS). */
+/** Get a request from the worker's pool (status UCS_INPROGRESS); the
+ *  caller fills its type's part (proto, recv or flush). */
 psel_request_t *psel_request_alloc(psel_worker_h worker,
                                    psel_request_type_t type,
                                    psel_request_cb_t cb, void *arg);
+
+/** Set up the worker's pool of requests. */
+ucs_status_t psel_request_pool_init(psel_worker_h worker);
 
 /** Free the worker's pool of requests. */
 void psel_request_pool_cleanup(psel_worker_h worker);
@@ -253,14 +273,12 @@ void psel_worker_count_used(psel_worker_h worker,
 /** Poll @a wif on every progress call from now on. */
 void psel_worker_iface_activate(psel_worker_h worker, psel_worker_iface_t *wif);
 
-/** Monotonic time in seconds. */
-static inline double psel_worker_time(void)
-{
-    struct timespec ts;
+/** A UCT endpoint of ours on iface @a iface_index was created: poll it. */
+void psel_worker_iface_get(psel_worker_h worker, unsigned iface_index);
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + (ts.tv_nsec * 1e-9);
-}
+/** ... and destroyed: the last one makes the iface idle again (until a
+ *  peer's message arrives on it). */
+void psel_worker_iface_put(psel_worker_h worker, unsigned iface_index);
 
 /** Is @a uct_ep one of @a ep's (lane, extra or bootstrap endpoint)? */
 int psel_ep_owns_uct_ep(psel_ep_h ep, uct_ep_h uct_ep);
@@ -274,7 +292,25 @@ void psel_ep_keepalive(psel_ep_h ep);
 /** Move the endpoint's flush requests on (from worker progress). */
 unsigned psel_ep_progress_flushes(psel_ep_h ep);
 
+/** Queue a send on its endpoint's pending queue (@a at_head: a send that
+ *  found the transport busy keeps its place), and the endpoint on the
+ *  worker's list of endpoints to serve. */
+void psel_send_queue(psel_request_t *req, int at_head);
+
+/** Retry the sends of the endpoints that have some waiting (bounded). */
+unsigned psel_worker_progress_pending(psel_worker_h worker);
+
 /** Run a send's protocol until it is done, blocked or failed. */
 void psel_send_progress(psel_request_t *req);
+
+/** Fail a send with @a status (peer failure, close): its protocol releases
+ *  what it holds; the request completes now, or when its operations in
+ *  flight end (@a flags: PSEL_PROTO_ABORT_FORCE, they never will). */
+void psel_send_abort(psel_request_t *req, ucs_status_t status,
+                     unsigned flags);
+
+/** Run a send's protocol again from the worker's progress (the protocols'
+ *  send_resume callback). */
+void psel_send_resume(psel_proto_req_t *proto);
 
 #endif

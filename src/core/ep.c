@@ -6,6 +6,8 @@
 #endif
 
 #include "core_int.h"
+
+#include <lane_select/text_scan.h>
 #include "route.h"
 
 #include <lane_select/reachability.h>
@@ -98,14 +100,19 @@ static ucs_status_t psel_ep_connect_to_iface(psel_ep_h ep, unsigned local,
     const psel_address_entry_t *entry = &ep->address.entries[remote];
     uct_ep_params_t params;
 
-    psel_worker_iface_activate(ep->worker, &ep->worker->ifaces[local]);
+    ucs_status_t status;
+
     params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
                         UCT_EP_PARAM_FIELD_DEV_ADDR |
                         UCT_EP_PARAM_FIELD_IFACE_ADDR;
     params.iface      = ep->worker->ifaces[local].iface;
     params.dev_addr   = (const uct_device_addr_t*)entry->dev_addr;
     params.iface_addr = (const uct_iface_addr_t*)entry->iface_addr;
-    return uct_ep_create(&params, uct_ep_p);
+    status            = uct_ep_create(&params, uct_ep_p);
+    if (status == UCS_OK) {
+        psel_worker_iface_get(ep->worker, local);
+    }
+    return status;
 }
 
 /* A lane that connects endpoint to endpoint starts unconnected; wireup
@@ -115,10 +122,15 @@ ucs_status_t psel_ep_create_unconnected(psel_ep_h ep, unsigned local,
 {
     uct_ep_params_t params;
 
-    psel_worker_iface_activate(ep->worker, &ep->worker->ifaces[local]);
+    ucs_status_t status;
+
     params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
     params.iface      = ep->worker->ifaces[local].iface;
-    return uct_ep_create(&params, uct_ep_p);
+    status            = uct_ep_create(&params, uct_ep_p);
+    if (status == UCS_OK) {
+        psel_worker_iface_get(ep->worker, local);
+    }
+    return status;
 }
 
 static int psel_ep_can_bootstrap(psel_ep_h ep, unsigned local,
@@ -149,7 +161,7 @@ static ucs_status_t psel_ep_connect_bootstrap(psel_ep_h ep)
     for (i = 0; i < lanes->num_lanes; ++i) {
         if (!(ep->p2p_lanes & UCS_BIT(i)) &&
             (lanes->lanes[i].caps & PSEL_LANE_CAP_AM_BCOPY)) {
-            ep->bootstrap = ep->uct_eps[i];
+            ep->bootstrap = ep->proto.uct_eps[i];
             return UCS_OK;
         }
     }
@@ -180,6 +192,7 @@ static ucs_status_t psel_ep_connect_bootstrap(psel_ep_h ep)
                                  &ep->aux_ep) != UCS_OK) {
         return UCS_ERR_UNREACHABLE;
     }
+    ep->aux_iface = best_local;
     ep->bootstrap = ep->aux_ep;
     return UCS_OK;
 }
@@ -189,16 +202,64 @@ static void psel_ep_destroy_uct_eps(psel_ep_h ep, unsigned num_lanes)
     unsigned i;
 
     for (i = 0; i < num_lanes; ++i) {
-        uct_ep_destroy(ep->uct_eps[i]);
+        uct_ep_destroy(ep->proto.uct_eps[i]);
+        psel_worker_iface_put(ep->worker, ep->config.lanes.info[i].local);
     }
     for (i = 0; i < ep->num_extra; ++i) {
         uct_ep_destroy(ep->extra_eps[i]);
+        psel_worker_iface_put(ep->worker, ep->extra_key[i][1]);
     }
     if (ep->aux_ep != NULL) {
         uct_ep_destroy(ep->aux_ep);
+        psel_worker_iface_put(ep->worker, ep->aux_iface);
     }
     ep->num_extra = 0;
     ep->aux_ep    = NULL;
+}
+
+/* The lane of control messages: the am lane with bcopy, else any lane
+ * with bcopy. */
+static uint8_t psel_ep_am_lane(const psel_ep_lanes_t *lanes)
+{
+    unsigned i;
+
+    for (i = 0; i < lanes->num_lanes; ++i) {
+        if ((lanes->info[i].roles & UCS_BIT(PSEL_LANE_ROLE_AM)) &&
+            (lanes->lanes[i].caps & PSEL_LANE_CAP_AM_BCOPY)) {
+            return i;
+        }
+    }
+    for (i = 0; i < lanes->num_lanes; ++i) {
+        if (lanes->lanes[i].caps & PSEL_LANE_CAP_AM_BCOPY) {
+            return i;
+        }
+    }
+    return 0;
+}
+
+/* What the protocols see of the endpoint (its UCT endpoints are filled as
+ * the lanes connect). */
+static void psel_ep_proto_init(psel_ep_h ep)
+{
+    const psel_ep_lanes_t *lanes = &ep->config.lanes;
+    psel_proto_ep_t *proto       = &ep->proto;
+    psel_proto_lane_info_t *info;
+    unsigned i;
+
+    proto->worker             = &ep->worker->proto;
+    proto->id                 = ep->id;
+    proto->num_lanes          = lanes->num_lanes;
+    proto->am_lane            = psel_ep_am_lane(lanes);
+    proto->num_remote_entries = ep->address.count;
+    for (i = 0; i < lanes->num_lanes; ++i) {
+        info                   = &proto->lane_info[i];
+        info->iface            = &ep->worker->proto.ifaces[lanes->info[i].local];
+        info->caps             = lanes->lanes[i].caps;
+        info->local_entry      = lanes->info[i].local;
+        info->remote_entry     = lanes->info[i].remote;
+        info->remote_rkey_size =
+                ep->address.entries[lanes->info[i].remote].rkey_size;
+    }
 }
 
 static ucs_status_t psel_ep_connect_lanes(psel_ep_h ep)
@@ -208,16 +269,17 @@ static ucs_status_t psel_ep_connect_lanes(psel_ep_h ep)
     unsigned local;
     unsigned i;
 
+    psel_ep_proto_init(ep);
     for (i = 0; i < lanes->num_lanes; ++i) {
-        local           = lanes->info[i].local;
-        ep->lane_mds[i] = ep->worker->mds[ep->worker->ifaces[local].md_index];
+        local = lanes->info[i].local;
         if (psel_worker_iface_is_p2p(ep->worker, local)) {
             ep->p2p_lanes |= UCS_BIT(i);
-            status = psel_ep_create_unconnected(ep, local, &ep->uct_eps[i]);
+            status = psel_ep_create_unconnected(ep, local,
+                                                &ep->proto.uct_eps[i]);
         } else {
             status = psel_ep_connect_to_iface(ep, local,
                                               lanes->info[i].remote,
-                                              &ep->uct_eps[i]);
+                                              &ep->proto.uct_eps[i]);
         }
         if (status != UCS_OK) {
             ucs_error("endpoint: lane %u (%s) failed to connect: %s", i,
@@ -270,6 +332,7 @@ ucs_status_t psel_ep_create_common(psel_worker_h worker, const void *address,
     ep->internal = internal;
     ep->status   = UCS_OK;
     ucs_list_head_init(&ep->flushes);
+    ucs_list_head_init(&ep->pending);
     psel_resource_table_init(&ep->remote);
 
     status = psel_address_unpack(address, length, &ep->address);
@@ -369,18 +432,18 @@ static void psel_ep_flush_done(psel_request_t *req, ucs_status_t status)
     psel_request_complete(req, status);
 }
 
-/* Complete every request of @a ep still running with @a status: its
- * rendezvous (registrations released), pending sends and flushes. */
-static void psel_ep_fail_requests(psel_ep_h ep, ucs_status_t status)
+/* Fail every request of @a ep still running with @a status: its
+ * rendezvous (registrations released), pending sends and flushes; with
+ * operations in flight they end when those do, unless @a flags has
+ * PSEL_PROTO_ABORT_FORCE (the UCT endpoints are gone). */
+static void psel_ep_fail_requests(psel_ep_h ep, ucs_status_t status,
+                                  unsigned flags)
 {
     psel_request_t *req, *tmp;
 
-    psel_rndv_ep_fail(ep, status);
-    ucs_list_for_each_safe(req, tmp, &ep->worker->pending, list) {
-        if (req->ep == ep) {
-            ucs_list_del(&req->list);
-            psel_request_complete(req, status);
-        }
+    psel_rndv_ep_fail(ep, status, flags);
+    ucs_list_for_each_safe(req, tmp, &ep->pending, list) {
+        psel_send_abort(req, status, flags);
     }
     ucs_list_for_each_safe(req, tmp, &ep->flushes, list) {
         req->flush.close = 0;
@@ -390,13 +453,22 @@ static void psel_ep_fail_requests(psel_ep_h ep, ucs_status_t status)
 
 void psel_ep_destroy(psel_ep_h ep)
 {
-    psel_ep_fail_requests(ep, UCS_ERR_CANCELED);
+    /* fail what runs; destroying the UCT endpoints completes what they
+     * still had in flight (tcp purges it), and what is left then never
+     * hears from UCT again */
+    psel_ep_fail_requests(ep, UCS_ERR_CANCELED, 0);
     if (ep->wireup_msg != NULL) {
         --ep->worker->wireup_out;
         free(ep->wireup_msg);
     }
     ucs_list_del(&ep->list);
+    ep->worker->used_last_elem = NULL; /* its table goes */
+    if (ep->pending_scheduled) {
+        ucs_list_del(&ep->pending_link);
+    }
+    psel_rndv_ep_remove(ep);
     psel_ep_destroy_uct_eps(ep, ep->config.lanes.num_lanes);
+    psel_ep_fail_requests(ep, UCS_ERR_CANCELED, PSEL_PROTO_ABORT_FORCE);
     psel_ep_config_cleanup(&ep->config);
     free(ep->peer_address);
     psel_address_release(&ep->address);
@@ -414,7 +486,7 @@ const psel_select_table_t *psel_ep_tag_table(psel_ep_h ep)
            table : NULL;
 }
 
-void psel_ep_print_info(psel_ep_h ep, FILE *stream)
+static void psel_ep_print_info_in_c_locale(psel_ep_h ep, FILE *stream)
 {
     const psel_ep_lanes_t *lanes = &ep->config.lanes;
     unsigned i, role;
@@ -444,6 +516,15 @@ void psel_ep_print_info(psel_ep_h ep, FILE *stream)
     }
 }
 
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_ep_print_info(psel_ep_h ep, FILE *stream)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_ep_print_info_in_c_locale(ep, stream);
+    psel_text_c_locale_leave(saved);
+}
+
 static void psel_ep_flush_lane_done(uct_completion_t *comp)
 {
     /* nothing to do: psel_ep_progress_flushes() sees the count reach 0 */
@@ -464,7 +545,8 @@ unsigned psel_ep_progress_flushes(psel_ep_h ep)
     req   = ucs_list_head(&ep->flushes, psel_request_t, list);
     flush = &req->flush;
     while (flush->next_lane < ep->config.lanes.num_lanes) {
-        status = uct_ep_flush(ep->uct_eps[flush->next_lane], 0, &flush->comp);
+        status = uct_ep_flush(ep->proto.uct_eps[flush->next_lane], 0,
+                              &flush->comp);
         if (status == UCS_ERR_NO_RESOURCE) {
             return 0;
         }
@@ -491,6 +573,7 @@ static psel_request_t *psel_ep_flush_start(psel_ep_h ep, int close,
     if (req == NULL) {
         return NULL;
     }
+    memset(&req->flush, 0, sizeof(req->flush));
     req->ep                = ep;
     req->flush.close       = close;
     req->flush.comp.func   = psel_ep_flush_lane_done;
@@ -527,7 +610,7 @@ int psel_ep_owns_uct_ep(psel_ep_h ep, uct_ep_h uct_ep)
     unsigned i;
 
     for (i = 0; i < ep->config.lanes.num_lanes; ++i) {
-        if (ep->uct_eps[i] == uct_ep) {
+        if (ep->proto.uct_eps[i] == uct_ep) {
             return 1;
         }
     }
@@ -542,7 +625,7 @@ int psel_ep_owns_uct_ep(psel_ep_h ep, uct_ep_h uct_ep)
 void psel_ep_handle_failure(psel_ep_h ep)
 {
     ep->failure_handled = 1;
-    psel_ep_fail_requests(ep, ep->status);
+    psel_ep_fail_requests(ep, ep->status, 0);
 }
 
 void psel_ep_keepalive(psel_ep_h ep)
@@ -557,7 +640,7 @@ void psel_ep_keepalive(psel_ep_h ep)
     for (i = 0; i < lanes->num_lanes; ++i) {
         wif = &ep->worker->ifaces[lanes->info[i].local];
         if (wif->attr.cap.flags & UCT_IFACE_FLAG_EP_CHECK) {
-            uct_ep_check(ep->uct_eps[i], 0, NULL);
+            uct_ep_check(ep->proto.uct_eps[i], 0, NULL);
         }
     }
 }

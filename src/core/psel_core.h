@@ -57,7 +57,8 @@ void psel_worker_destroy(psel_worker_h worker);
 
 /**
  * Print which protocols this worker's sends ran, per selection-table row,
- * with the sizes seen and the message counts. UCX_PSEL_PROTO_INFO=used
+ * with the sizes seen and the message counts. Sends are counted only with
+ * UCX_PSEL_PROTO_INFO=used (no per-message cost otherwise), which also
  * prints it to the UCX log at worker destroy.
  */
 void psel_worker_print_used(psel_worker_h worker, FILE *stream);
@@ -129,15 +130,25 @@ void psel_ep_destroy(psel_ep_h ep);
 /**
  * Send a tagged message.
  *
- * @return A request to test and free (it may already be complete: short and
- *         bcopy sends complete as soon as the data is copied out), or NULL if
- *         out of memory.
+ * As ucp_tag_send_nbx: a send that completes at once (eager short, and
+ * eager bcopy of one fragment, when the transport takes it) returns NULL
+ * and does not call @a cb.
+ *
+ * @return NULL if the send completed; a request to test and free (it may
+ *         already be complete, with an error if the peer failed); or an
+ *         error pointer, UCS_STATUS_PTR(UCS_ERR_NO_MEMORY)
+ *         (UCS_PTR_IS_ERR()). psel_request_test() of NULL is UCS_OK and of
+ *         an error pointer its status; psel_request_free() ignores both.
  */
 psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
                                  size_t length, uint64_t tag,
                                  psel_request_cb_t cb, void *arg);
 
-/** Post a tagged receive; it matches when (msg tag & mask) == (tag & mask). */
+/**
+ * Post a tagged receive; it matches when (msg tag & mask) == (tag & mask).
+ *
+ * @return A request to test and free, or UCS_STATUS_PTR(UCS_ERR_NO_MEMORY).
+ */
 psel_request_t *psel_tag_recv_nb(psel_worker_h worker, void *buffer,
                                  size_t length, uint64_t tag, uint64_t mask,
                                  psel_request_cb_t cb, void *arg);

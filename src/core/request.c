@@ -9,67 +9,71 @@
 #include "core_int.h"
 
 #include <ucs/debug/log_def.h>
+#include <ucs/sys/compiler_def.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+static ucs_mpool_ops_t psel_request_mpool_ops = {
+    .chunk_alloc   = ucs_mpool_chunk_malloc,
+    .chunk_release = ucs_mpool_chunk_free
+};
+
+ucs_status_t psel_request_pool_init(psel_worker_h worker)
+{
+    /* requests are taken and returned at the message rate: a libucs memory
+     * pool, grown by chunks, kept until the worker goes */
+    return ucs_mpool_init(&worker->request_mp, 0, sizeof(psel_request_t), 0,
+                          64, 128, UINT_MAX,
+                          &psel_request_mpool_ops, "psel_requests");
+}
+
+void psel_request_pool_cleanup(psel_worker_h worker)
+{
+    ucs_mpool_cleanup(&worker->request_mp, 1);
+}
 
 psel_request_t *psel_request_alloc(psel_worker_h worker,
                                    psel_request_type_t type,
                                    psel_request_cb_t cb, void *arg)
 {
-    psel_request_t *req;
+    psel_request_t *req = ucs_mpool_get(&worker->request_mp);
 
-    /* a pool: requests are taken and returned at the message rate */
-    if (!ucs_list_is_empty(&worker->free_requests)) {
-        req = ucs_list_extract_head(&worker->free_requests, psel_request_t,
-                                    list);
-        --worker->num_free_requests;
-        memset(req, 0, sizeof(*req));
-    } else {
-        req = calloc(1, sizeof(*req));
-        if (req == NULL) {
-            return NULL;
-        }
+    if (ucs_unlikely(req == NULL)) {
+        return NULL;
     }
-    req->worker = worker;
-    req->type   = type;
-    req->status = UCS_INPROGRESS;
-    req->cb     = cb;
-    req->arg    = arg;
+    /* the caller fills what its type uses (proto, recv or flush) */
+    req->worker   = worker;
+    req->type     = type;
+    req->status   = UCS_INPROGRESS;
+    req->released = 0;
+    req->cb       = cb;
+    req->arg      = arg;
+    req->queued   = 0;
+    req->elem     = NULL;
+    req->ep       = NULL;
     return req;
 }
 
 static void psel_request_release(psel_request_t *req)
 {
-    psel_worker_h worker = req->worker;
-
-    if (worker->num_free_requests < PSEL_REQUEST_POOL_MAX) {
-        ucs_list_add_head(&worker->free_requests, &req->list);
-        ++worker->num_free_requests;
-    } else {
-        free(req);
-    }
-}
-
-void psel_request_pool_cleanup(psel_worker_h worker)
-{
-    psel_request_t *req, *tmp;
-
-    ucs_list_for_each_safe(req, tmp, &worker->free_requests, list) {
-        ucs_list_del(&req->list);
-        free(req);
-    }
-    worker->num_free_requests = 0;
+    ucs_mpool_put(req);
 }
 
 void psel_request_complete(psel_request_t *req, ucs_status_t status)
 {
     if (req->type == PSEL_REQUEST_SEND) {
         --req->ep->num_sends;
-    }
-    if ((req->type == PSEL_REQUEST_SEND) && (req->proto.req_id != 0)) {
-        /* a rendezvous send: replies no longer find it */
-        psel_rndv_untrack_send(req->worker, req->proto.req_id);
-        req->proto.req_id = 0;
+        if (req->queued) {
+            /* aborted or canceled while waiting to run */
+            ucs_list_del(&req->list);
+            req->queued = 0;
+        }
+        if (req->proto.req_id != 0) {
+            /* a rendezvous send: replies no longer find it */
+            psel_rndv_untrack_send(req->worker, req->proto.req_id);
+            req->proto.req_id = 0;
+        }
     }
     req->status = status;
     if (req->cb != NULL) {
@@ -82,6 +86,9 @@ void psel_request_complete(psel_request_t *req, ucs_status_t status)
 
 ucs_status_t psel_request_test(psel_request_t *req, psel_recv_info_t *info)
 {
+    if (!UCS_PTR_IS_PTR(req)) {
+        return UCS_PTR_STATUS(req); /* completed at once (NULL), or failed */
+    }
     if ((req->status != UCS_INPROGRESS) && (info != NULL) &&
         (req->type == PSEL_REQUEST_RECV)) {
         info->tag    = req->recv.sender_tag;
@@ -92,6 +99,9 @@ ucs_status_t psel_request_test(psel_request_t *req, psel_recv_info_t *info)
 
 void psel_request_free(psel_request_t *req)
 {
+    if (!UCS_PTR_IS_PTR(req)) {
+        return; /* no request */
+    }
     if (req->status == UCS_INPROGRESS) {
         req->released = 1; /* released when it completes */
     } else {
@@ -99,8 +109,36 @@ void psel_request_free(psel_request_t *req)
     }
 }
 
+static void psel_send_count(psel_ep_h ep, const psel_select_elem_t *elem,
+                            size_t length);
+
+/* Return a send to its state before the first progress call, if nothing of
+ * it reached the peer: the protocol releases what it holds. */
+static ucs_status_t psel_send_reset(psel_request_t *req)
+{
+    const psel_proto_t *proto;
+    ucs_status_t status;
+
+    if (req->elem == NULL) {
+        return UCS_OK; /* never ran */
+    }
+    proto  = req->elem->proto;
+    status = (proto->reset != NULL) ? proto->reset(&req->proto) :
+             (req->proto.offset == 0) ? UCS_OK : UCS_ERR_BUSY;
+    if (status != UCS_OK) {
+        return status;
+    }
+    if (req->proto.req_id != 0) {
+        psel_rndv_untrack_send(req->worker, req->proto.req_id);
+        req->proto.req_id = 0;
+    }
+    req->proto.offset = 0;
+    req->elem         = NULL;
+    return UCS_OK;
+}
+
 /* Look the protocol up again if the endpoint's configuration changed since
- * the request chose it. */
+ * the request chose it (a send that started is reset first). */
 static ucs_status_t psel_send_select(psel_request_t *req)
 {
     psel_ep_h ep = req->ep;
@@ -108,7 +146,7 @@ static ucs_status_t psel_send_select(psel_request_t *req)
     if ((req->elem != NULL) && (req->cfg_index == ep->cfg_index)) {
         return UCS_OK;
     }
-    if (req->proto.offset > 0) {
+    if (psel_send_reset(req) != UCS_OK) {
         ucs_error("endpoint reconfigured in the middle of a %zu-byte send",
                   req->proto.length);
         return UCS_ERR_CANCELED;
@@ -120,8 +158,7 @@ static ucs_status_t psel_send_select(psel_request_t *req)
     }
     req->cfg_index  = ep->cfg_index;
     req->proto.priv = req->elem->priv;
-    psel_worker_count_used(ep->worker, ep->config.select.fast[PSEL_OP_TAG_SEND],
-                           req->elem, req->proto.length);
+    psel_send_count(ep, req->elem, req->proto.length);
     return UCS_OK;
 }
 
@@ -147,28 +184,153 @@ void psel_send_progress(psel_request_t *req)
 
     if (status == UCS_ERR_NO_RESOURCE) {
         /* the transport is busy: resume from psel_worker_progress() */
-        req->queued = 1;
-        ucs_list_add_head(&req->ep->worker->pending, &req->list);
+        psel_send_queue(req, 1);
         return;
     }
     psel_request_complete(req, status);
 }
 
-static void psel_send_completed(psel_proto_req_t *proto, ucs_status_t status)
+void psel_send_abort(psel_request_t *req, ucs_status_t status,
+                     unsigned flags)
 {
-    psel_request_complete(ucs_container_of(proto, psel_request_t, proto),
-                          status);
+    if (req->queued) {
+        ucs_list_del(&req->list); /* it moves no more data */
+        req->queued = 0;
+    }
+    if ((req->elem != NULL) && (req->elem->proto->abort != NULL)) {
+        /* completes it, now or when its operations in flight end */
+        req->elem->proto->abort(&req->proto, status, flags);
+    } else {
+        psel_request_complete(req, status);
+    }
 }
 
 /* A rendezvous reply or completion arrived: run the protocol again from the
  * worker's progress, once however many events arrive. */
-static void psel_send_resume(psel_proto_req_t *proto)
+void psel_send_resume(psel_proto_req_t *proto)
 {
     psel_request_t *req = ucs_container_of(proto, psel_request_t, proto);
 
     if (!req->queued) {
-        req->queued = 1;
-        ucs_list_add_tail(&req->ep->worker->pending, &req->list);
+        psel_send_queue(req, 0);
+    }
+}
+
+void psel_send_queue(psel_request_t *req, int at_head)
+{
+    psel_ep_h ep = req->ep;
+
+    req->queued = 1;
+    if (at_head) {
+        ucs_list_add_head(&ep->pending, &req->list);
+    } else {
+        ucs_list_add_tail(&ep->pending, &req->list);
+    }
+    if (!ep->pending_scheduled) {
+        ep->pending_scheduled = 1;
+        ucs_list_add_tail(&ep->worker->pending_eps, &ep->pending_link);
+    }
+}
+
+/* Retry @a ep's waiting sends in order until one is still blocked, or
+ * @a budget runs out; another endpoint's busy transport or unfinished
+ * wireup never holds these up. */
+static unsigned psel_ep_progress_pending(psel_ep_h ep, unsigned *budget)
+{
+    unsigned count = 0;
+    psel_request_t *req;
+
+    while ((*budget > 0) && !ucs_list_is_empty(&ep->pending) &&
+           psel_ep_is_ready(ep)) {
+        req = ucs_list_extract_head(&ep->pending, psel_request_t, list);
+        psel_send_progress(req); /* clears queued; re-queues if blocked */
+        --*budget;
+        if (!ucs_list_is_empty(&ep->pending) &&
+            (ucs_list_head(&ep->pending, psel_request_t, list) == req)) {
+            break; /* still blocked: re-queued at the head */
+        }
+        ++count;
+    }
+    return count;
+}
+
+unsigned psel_worker_progress_pending(psel_worker_h worker)
+{
+    unsigned budget = PSEL_PENDING_PER_PROGRESS;
+    unsigned count  = 0;
+    unsigned n      = 0;
+    psel_ep_h ep;
+
+    /* one pass over the endpoints there are now, round robin: each that
+     * still has sends waiting moves to the back */
+    ucs_list_for_each(ep, &worker->pending_eps, pending_link) {
+        ++n;
+    }
+    while ((n-- > 0) && (budget > 0)) {
+        ep = ucs_list_extract_head(&worker->pending_eps, struct psel_ep,
+                                   pending_link);
+        count += psel_ep_progress_pending(ep, &budget);
+        if (ucs_list_is_empty(&ep->pending)) {
+            ep->pending_scheduled = 0;
+        } else {
+            ucs_list_add_tail(&worker->pending_eps, &ep->pending_link);
+        }
+    }
+    return count;
+}
+
+/* The slow path: a request that runs (or waits for) the protocol. @a elem,
+ * the view's offset and @a status say how far an inline attempt went
+ * (UCS_ERR_NO_RESOURCE: nothing sent; UCS_INPROGRESS: fragments remain, or
+ * no attempt; an error: it failed). */
+static psel_request_t *psel_send_request(psel_ep_h ep,
+                                         const psel_proto_req_t *view,
+                                         const psel_select_elem_t *elem,
+                                         ucs_status_t status,
+                                         psel_request_cb_t cb, void *arg)
+{
+    psel_request_t *req;
+
+    req = psel_request_alloc(ep->worker, PSEL_REQUEST_SEND, cb, arg);
+    if (ucs_unlikely(req == NULL)) {
+        return UCS_STATUS_PTR(UCS_ERR_NO_MEMORY);
+    }
+    req->ep              = ep;
+    req->proto           = *view;
+    req->proto.memh      = NULL;
+    req->proto.rndv      = NULL;
+    req->proto.req_id    = 0;
+    req->proto.comp.func = NULL;
+    req->elem            = elem;
+    req->cfg_index = ep->cfg_index;
+    ++ep->num_sends;
+
+    if (ucs_unlikely(ep->status != UCS_OK)) {
+        psel_request_complete(req, ep->status); /* the peer failed */
+        return req;
+    }
+    if (UCS_STATUS_IS_ERR(status) && (status != UCS_ERR_NO_RESOURCE)) {
+        psel_request_complete(req, status); /* the inline attempt failed */
+        return req;
+    }
+    if (!ucs_list_is_empty(&ep->pending) || !psel_ep_is_ready(ep)) {
+        /* keep the send order behind this endpoint's sends already
+         * waiting, or wait for the wireup reply */
+        psel_send_queue(req, 0);
+        return req;
+    }
+    psel_send_progress(req);
+    return req;
+}
+
+/* Count a message sent with @a elem (UCX_PSEL_PROTO_INFO=used only). */
+static void psel_send_count(psel_ep_h ep, const psel_select_elem_t *elem,
+                            size_t length)
+{
+    if (ucs_unlikely(ep->worker->count_used)) {
+        psel_worker_count_used(ep->worker,
+                               ep->config.select.fast[PSEL_OP_TAG_SEND], elem,
+                               length);
     }
 }
 
@@ -176,40 +338,39 @@ psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
                                  size_t length, uint64_t tag,
                                  psel_request_cb_t cb, void *arg)
 {
-    psel_request_t *req;
+    const psel_select_elem_t *elem = NULL;
+    ucs_status_t status            = UCS_INPROGRESS;
+    psel_proto_req_t view;
 
-    req = psel_request_alloc(ep->worker, PSEL_REQUEST_SEND, cb, arg);
-    if (req == NULL) {
-        return NULL;
-    }
-    req->ep               = ep;
-    req->proto.buffer     = buffer;
-    req->proto.length     = length;
-    req->proto.tag        = tag;
-    req->proto.sender_id  = ep->id;
-    req->proto.msg_id     = ++ep->next_msg_id;
-    req->proto.lanes      = ep->uct_eps;
-    req->proto.mds        = ep->lane_mds;
-    req->proto.complete   = psel_send_completed;
-    ++ep->num_sends;
-    req->proto.lane_info  = ep->lane_info_ready ? ep->lane_info :
-                            psel_rndv_ep_lane_info(ep);
-    req->proto.track      = psel_rndv_track_send;
-    req->proto.resume     = psel_send_resume;
+    /* what an inline protocol reads; psel_send_request() fills the rest */
+    view.buffer = buffer;
+    view.length = length;
+    view.tag    = tag;
+    view.msg_id = ++ep->next_msg_id;
+    view.offset = 0;
+    view.ep     = &ep->proto;
 
-    if (ucs_unlikely(ep->status != UCS_OK)) {
-        psel_request_complete(req, ep->status); /* the peer failed */
-        return req;
+    /* as ucp_tag_send_nbx: a protocol whose first call keeps no pointer to
+     * the request runs on this view, and a send it completes at once needs
+     * no request at all */
+    if (ucs_likely(ucs_list_is_empty(&ep->pending) && psel_ep_is_ready(ep) &&
+                   (ep->status == UCS_OK))) {
+        elem = psel_select_lookup_fast(&ep->config.select, PSEL_OP_TAG_SEND,
+                                       length);
+        if (ucs_likely((elem != NULL) &&
+                       (elem->proto->flags & PSEL_PROTO_FLAG_INLINE))) {
+            view.priv = elem->priv;
+            psel_send_count(ep, elem, length);
+            status    = elem->proto->progress(&view);
+            if (ucs_likely(status == UCS_OK)) {
+                return NULL;
+            }
+            /* busy, more fragments, or failed: a request takes over */
+        } else {
+            elem = NULL; /* the request looks it up and counts */
+        }
     }
-    if (!ucs_list_is_empty(&ep->worker->pending) || !psel_ep_is_ready(ep)) {
-        /* keep the send order behind the sends already waiting, or wait
-         * for the wireup reply */
-        req->queued = 1;
-        ucs_list_add_tail(&ep->worker->pending, &req->list);
-        return req;
-    }
-    psel_send_progress(req);
-    return req;
+    return psel_send_request(ep, &view, elem, status, cb, arg);
 }
 
 static void psel_recv_completed(psel_tm_recv_t *recv)
@@ -226,9 +387,10 @@ psel_request_t *psel_tag_recv_nb(psel_worker_h worker, void *buffer,
     psel_request_t *req;
 
     req = psel_request_alloc(worker, PSEL_REQUEST_RECV, cb, arg);
-    if (req == NULL) {
-        return NULL;
+    if (ucs_unlikely(req == NULL)) {
+        return UCS_STATUS_PTR(UCS_ERR_NO_MEMORY);
     }
+    memset(&req->recv, 0, sizeof(req->recv));
     req->recv.tag      = tag;
     req->recv.tag_mask = mask;
     req->recv.buffer   = buffer;
@@ -240,22 +402,25 @@ psel_request_t *psel_tag_recv_nb(psel_worker_h worker, void *buffer,
 
 ucs_status_t psel_request_cancel(psel_request_t *req)
 {
+    if (!UCS_PTR_IS_PTR(req)) {
+        return UCS_ERR_NO_ELEM; /* completed at once, or never started */
+    }
     if (req->status != UCS_INPROGRESS) {
         return UCS_ERR_NO_ELEM;
     }
     if (req->type == PSEL_REQUEST_RECV) {
         return psel_tm_cancel(&req->worker->tm, &req->recv);
     }
-    if ((req->type == PSEL_REQUEST_SEND) && req->queued &&
-        (req->elem == NULL)) {
-        /* never ran: nothing of it reached the peer */
-        ucs_list_del(&req->list);
-        req->queued = 0;
+    if (req->type != PSEL_REQUEST_SEND) {
+        return UCS_ERR_BUSY;
+    }
+    if ((req->elem != NULL) && (req->elem->proto->cancel != NULL)) {
+        return req->elem->proto->cancel(&req->proto);
+    }
+    if (req->queued && (psel_send_reset(req) == UCS_OK)) {
+        /* nothing of it reached the peer */
         psel_request_complete(req, UCS_ERR_CANCELED);
         return UCS_OK;
-    }
-    if ((req->type == PSEL_REQUEST_SEND) && (req->proto.rndv != NULL)) {
-        return psel_rndv_cancel_send(req);
     }
     return UCS_ERR_BUSY;
 }

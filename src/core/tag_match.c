@@ -330,8 +330,10 @@ ucs_status_t psel_tm_eager_first(psel_tm_t *tm, uint64_t sender_id,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    if (kh_get(psel_tm_inflight, &tm->inflight, key) !=
-        kh_end(&tm->inflight)) {
+    /* no hash lookup per message while nothing is in flight */
+    if ((kh_size(&tm->inflight) > 0) &&
+        (kh_get(psel_tm_inflight, &tm->inflight, key) !=
+         kh_end(&tm->inflight))) {
         ucs_error("tag match: first fragment of a message already in flight "
                   "(sender %" PRIx64 " msg %" PRIx64 " offset 0 length %zu)",
                   sender_id, msg_id, len);

@@ -10,6 +10,7 @@
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
+#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,16 @@ typedef struct {
     psel_wireup_in_lane_t lanes[PSEL_MAX_LANES];
 } psel_wireup_in_t;
 
+
+/* Between host order and the wire's little-endian: the same operation in
+ * both directions. */
+static void psel_wireup_hdr_le(psel_wireup_hdr_t *hdr)
+{
+    hdr->address_length = htole32(hdr->address_length);
+    hdr->sender_uuid    = htole64(hdr->sender_uuid);
+    hdr->sender_ep_id   = htole64(hdr->sender_ep_id);
+    hdr->dest_ep_id     = htole64(hdr->dest_ep_id);
+}
 
 int psel_worker_iface_is_p2p(psel_worker_h worker, unsigned iface_index)
 {
@@ -144,6 +155,7 @@ static ucs_status_t psel_wireup_send(psel_ep_h ep, psel_wireup_type_t type,
     hdr.sender_ep_id   = ep->id;
     hdr.dest_ep_id     = (type == PSEL_WIREUP_REPLY) ? ep->remote_id : 0;
     p = ep->wireup_msg;
+    psel_wireup_hdr_le(&hdr);
     memcpy(p, &hdr, sizeof(hdr));
     p += sizeof(hdr);
     if (address_length > 0) {
@@ -181,7 +193,7 @@ static unsigned psel_wireup_our_lanes(psel_ep_h ep,
             out[n].our_iface  = lanes->info[i].local;
             out[n].peer_iface = lanes->info[i].remote;
             out[n].path       = lanes->info[i].path;
-            out[n].uct_ep     = ep->uct_eps[i];
+            out[n].uct_ep     = ep->proto.uct_eps[i];
             ++n;
         }
     }
@@ -208,10 +220,11 @@ void psel_wireup_progress(psel_worker_h worker)
 {
     psel_ep_h ep;
 
+    /* each endpoint's message waits only for its own bootstrap lane: a
+     * stalled peer does not hold up another's wireup */
     ucs_list_for_each(ep, &worker->eps, list) {
-        if ((ep->wireup_msg != NULL) &&
-            (psel_wireup_flush_msg(ep) == UCS_ERR_NO_RESOURCE)) {
-            return;
+        if (ep->wireup_msg != NULL) {
+            psel_wireup_flush_msg(ep);
         }
     }
 }
@@ -233,9 +246,10 @@ static ucs_status_t psel_wireup_parse(psel_worker_h worker, const void *data,
         return UCS_ERR_INVALID_PARAM;
     }
     memcpy(&in->hdr, p, sizeof(in->hdr));
+    psel_wireup_hdr_le(&in->hdr);
     p += sizeof(in->hdr);
     if (in->hdr.version != PSEL_WIREUP_VERSION) {
-        ucs_error("wireup: message version %u, this build speaks %u; "
+        ucs_error("wireup: wire version %u, this build speaks %u; "
                   "dropped (run the same protosel on both peers)",
                   in->hdr.version, PSEL_WIREUP_VERSION);
         return UCS_ERR_UNSUPPORTED;
@@ -288,6 +302,15 @@ static ucs_status_t psel_wireup_parse(psel_worker_h worker, const void *data,
                       "endpoint address; this worker has %u ifaces; dropped",
                       i, record.dest_iface, record.ep_addr_length,
                       worker->num_ifaces);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        if (!(worker->ifaces[record.dest_iface].attr.cap.flags &
+              UCT_IFACE_FLAG_CONNECT_TO_EP)) {
+            ucs_error("wireup: lane record %u names iface %u (%s/%s), which "
+                      "does not connect endpoint to endpoint; dropped", i,
+                      record.dest_iface,
+                      worker->local.resources[record.dest_iface].tl_name,
+                      worker->local.resources[record.dest_iface].dev_name);
             return UCS_ERR_INVALID_PARAM;
         }
         lane->peer_iface     = record.sender_iface;
@@ -365,12 +388,13 @@ static uct_ep_h psel_wireup_pair(psel_ep_h ep,
 
     if (index >= 0) {
         if (!(ep->p2p_connected & UCS_BIT(index))) {
-            if (psel_wireup_connect(ep, ep->uct_eps[index], lane) != UCS_OK) {
+            if (psel_wireup_connect(ep, ep->proto.uct_eps[index], lane) !=
+                UCS_OK) {
                 return NULL;
             }
             ep->p2p_connected |= UCS_BIT(index);
         }
-        return ep->uct_eps[index];
+        return ep->proto.uct_eps[index];
     }
 
     for (i = 0; i < ep->num_extra; ++i) {
@@ -390,6 +414,7 @@ static uct_ep_h psel_wireup_pair(psel_ep_h ep,
     }
     if (psel_wireup_connect(ep, uct_ep, lane) != UCS_OK) {
         uct_ep_destroy(uct_ep);
+        psel_worker_iface_put(ep->worker, lane->our_iface);
         return NULL;
     }
     ep->extra_key[ep->num_extra][0] = lane->peer_iface;
@@ -439,7 +464,7 @@ static ucs_status_t psel_wireup_on_request(psel_worker_h worker,
     }
     created        = ep->internal && (ep->peer_uuid == 0);
     ep->peer_uuid  = in->hdr.sender_uuid;
-    ep->remote_id  = in->hdr.sender_ep_id;
+    psel_rndv_set_remote_id(ep, in->hdr.sender_ep_id);
 
     for (i = 0; i < in->num_lanes; ++i) {
         lane                = &in->lanes[i];
@@ -468,7 +493,7 @@ static ucs_status_t psel_wireup_on_reply(psel_worker_h worker,
     ucs_list_for_each(ep, &worker->eps, list) {
         if (ep->id == in->hdr.dest_ep_id) {
             ep->peer_uuid = in->hdr.sender_uuid;
-            ep->remote_id = in->hdr.sender_ep_id;
+            psel_rndv_set_remote_id(ep, in->hdr.sender_ep_id);
             for (i = 0; i < in->num_lanes; ++i) {
                 if (psel_wireup_pair(ep, &in->lanes[i]) == NULL) {
                     return UCS_ERR_UNREACHABLE;

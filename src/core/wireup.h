@@ -22,7 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PSEL_WIREUP_VERSION 1u  /**< Wire format version */
+#define PSEL_WIREUP_VERSION 2u  /**< Wire format version: 2 is 1 in
+                                     little-endian (1 was host order) */
 
 /** Wireup message types. */
 typedef enum {
@@ -30,7 +31,8 @@ typedef enum {
     PSEL_WIREUP_REPLY   = 2   /**< Connected; here are mine */
 } psel_wireup_type_t;
 
-/** Header of a wireup message; the address and lane records follow. */
+/** Header of a wireup message; the address and lane records follow.
+ *  Packed, multi-byte fields little-endian (lane_select/wire.h). */
 typedef struct UCS_S_PACKED psel_wireup_hdr {
     uint8_t  version;        /**< PSEL_WIREUP_VERSION */
     uint8_t  type;           /**< psel_wireup_type_t */

@@ -8,52 +8,47 @@
 
 #include "core_int.h"
 
+#include <lane_select/text_scan.h>
+
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
 #include <ucs/sys/string.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 /* ---- active message handlers: wire input, validated before use ---- */
 
+/* A whole message or a first fragment, parsed: to tag matching. */
+static void psel_am_eager_deliver(psel_worker_h worker,
+                                  const psel_eager_first_t *hdr)
+{
+    psel_tm_eager_first(&worker->tm, hdr->sender_id, hdr->msg_id, hdr->tag,
+                        hdr->total_length, hdr->payload, hdr->length);
+}
+
 static ucs_status_t psel_am_eager_short(void *arg, void *data, size_t length,
                                         unsigned flags)
 {
-    psel_worker_h worker = arg;
-    uint64_t tag;
+    psel_eager_first_t hdr;
 
-    if (length < sizeof(tag)) {
-        ucs_error("eager short: %zu bytes, shorter than its 8-byte tag; "
-                  "dropped", length);
-        return UCS_OK;
+    if (psel_eager_short_parse(data, length, &hdr) == UCS_OK) {
+        psel_am_eager_deliver(arg, &hdr);
     }
-    memcpy(&tag, data, sizeof(tag));
-    /* a short message has no sender id: its sender and message ids never
-     * reach the in-flight hash, since it is whole */
-    psel_tm_eager_first(&worker->tm, 0, 0, tag, length - sizeof(tag),
-                        UCS_PTR_BYTE_OFFSET(data, sizeof(tag)),
-                        length - sizeof(tag));
     return UCS_OK;
 }
 
 static ucs_status_t psel_am_eager_first(void *arg, void *data, size_t length,
                                         unsigned flags)
 {
-    psel_worker_h worker = arg;
-    psel_eager_first_hdr_t hdr;
+    psel_eager_first_t hdr;
 
-    if (length < sizeof(hdr)) {
-        ucs_error("eager first fragment: %zu bytes, shorter than its "
-                  "%zu-byte header; dropped", length, sizeof(hdr));
-        return UCS_OK;
+    if (psel_eager_first_parse(data, length, &hdr) == UCS_OK) {
+        psel_am_eager_deliver(arg, &hdr);
     }
-    memcpy(&hdr, data, sizeof(hdr));
-    psel_tm_eager_first(&worker->tm, hdr.sender_id, hdr.msg_id, hdr.tag,
-                        hdr.total_length,
-                        UCS_PTR_BYTE_OFFSET(data, sizeof(hdr)),
-                        length - sizeof(hdr));
     return UCS_OK;
 }
 
@@ -61,17 +56,12 @@ static ucs_status_t psel_am_eager_middle(void *arg, void *data, size_t length,
                                          unsigned flags)
 {
     psel_worker_h worker = arg;
-    psel_eager_middle_hdr_t hdr;
+    psel_eager_middle_t hdr;
 
-    if (length < sizeof(hdr)) {
-        ucs_error("eager fragment: %zu bytes, shorter than its %zu-byte "
-                  "header; dropped", length, sizeof(hdr));
-        return UCS_OK;
+    if (psel_eager_middle_parse(data, length, &hdr) == UCS_OK) {
+        psel_tm_eager_middle(&worker->tm, hdr.sender_id, hdr.msg_id,
+                             hdr.offset, hdr.payload, hdr.length);
     }
-    memcpy(&hdr, data, sizeof(hdr));
-    psel_tm_eager_middle(&worker->tm, hdr.sender_id, hdr.msg_id, hdr.offset,
-                         UCS_PTR_BYTE_OFFSET(data, sizeof(hdr)),
-                         length - sizeof(hdr));
     return UCS_OK;
 }
 
@@ -95,22 +85,33 @@ static ucs_status_t psel_am_wireup(void *arg, void *data, size_t length,
     return UCS_OK;
 }
 
-static const struct {
-    uint8_t          id;
-    uct_am_callback_t cb;
-} psel_am_handlers[] = {
+/* Core's handlers (arg = the worker); the rendezvous ids' handlers are the
+ * protocols' (psel_rndv_am_handlers, arg = the worker's protocol view). */
+static const psel_rndv_am_handler_t psel_am_handlers[] = {
     {PSEL_AM_ID_WIREUP,       psel_am_wireup},
     {PSEL_AM_ID_EAGER_SHORT,  psel_am_eager_short},
     {PSEL_AM_ID_EAGER_FIRST,  psel_am_eager_first},
-    {PSEL_AM_ID_EAGER_MIDDLE, psel_am_eager_middle},
-    {PSEL_AM_ID_RNDV_RTS,     psel_rndv_am_rts},
-    {PSEL_AM_ID_RNDV_RTR,     psel_rndv_am_rtr},
-    {PSEL_AM_ID_RNDV_ATS,     psel_rndv_am_ats},
-    {PSEL_AM_ID_RNDV_FIN,     psel_rndv_am_fin},
-    {PSEL_AM_ID_RNDV_DATA,    psel_rndv_am_data},
-    {PSEL_AM_ID_RNDV_CANCEL,  psel_rndv_am_cancel},
-    {PSEL_AM_ID_RNDV_CANCEL_ACK, psel_rndv_am_cancel_ack}
+    {PSEL_AM_ID_EAGER_MIDDLE, psel_am_eager_middle}
 };
+
+static ucs_status_t psel_worker_set_am_handlers(psel_worker_h worker,
+                                                uct_iface_h iface)
+{
+    ucs_status_t status = UCS_OK;
+    unsigned i;
+
+    for (i = 0; (status == UCS_OK) &&
+                (i < ucs_static_array_size(psel_am_handlers)); ++i) {
+        status = uct_iface_set_am_handler(iface, psel_am_handlers[i].id,
+                                          psel_am_handlers[i].cb, worker, 0);
+    }
+    for (i = 0; (status == UCS_OK) && (i < psel_rndv_num_am_handlers); ++i) {
+        status = uct_iface_set_am_handler(iface, psel_rndv_am_handlers[i].id,
+                                          psel_rndv_am_handlers[i].cb,
+                                          &worker->proto, 0);
+    }
+    return status;
+}
 
 /* ---- opening memory domains and ifaces ---- */
 
@@ -152,6 +153,7 @@ static ucs_status_t psel_worker_open_md(psel_worker_h worker,
         }
         ucs_strncpy_zero(worker->md_names[worker->num_mds], rsc->md_name,
                          PSEL_NAME_MAX);
+        worker->md_components[worker->num_mds] = worker->components[i];
         *md_index_p = worker->num_mds++;
         return UCS_OK;
     }
@@ -219,6 +221,31 @@ static void psel_worker_iface_idle(psel_worker_h worker,
     if (!psel_worker_iface_watch(worker, wif)) {
         ++worker->num_polled_idle;
     }
+}
+
+void psel_worker_iface_get(psel_worker_h worker, unsigned iface_index)
+{
+    psel_worker_iface_t *wif = &worker->ifaces[iface_index];
+
+    ++wif->num_eps;
+    psel_worker_iface_activate(worker, wif);
+}
+
+void psel_worker_iface_put(psel_worker_h worker, unsigned iface_index)
+{
+    psel_worker_iface_t *wif = &worker->ifaces[iface_index];
+
+    if ((--wif->num_eps > 0) || !wif->active) {
+        return;
+    }
+    /* no endpoint of ours uses it: idle again, as UCX deactivates the
+     * ifaces of no lane; a peer's message wakes it */
+    ucs_debug("worker %p: %s/%s idle again", worker,
+              worker->local.resources[iface_index].tl_name,
+              worker->local.resources[iface_index].dev_name);
+    uct_iface_progress_disable(wif->iface,
+                               UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    psel_worker_iface_idle(worker, wif);
 }
 
 void psel_worker_iface_activate(psel_worker_h worker, psel_worker_iface_t *wif)
@@ -309,8 +336,8 @@ static ucs_status_t psel_worker_open_iface(psel_worker_h worker,
 {
     const psel_resource_t *rsc = &worker->context->resources.resources[rsc_index];
     psel_worker_iface_t *wif   = &worker->ifaces[worker->num_ifaces];
+    psel_proto_iface_info_t *info;
     ucs_status_t status;
-    unsigned i;
 
     status = psel_worker_open_md(worker, rsc, &wif->md_index);
     if (status != UCS_OK) {
@@ -339,21 +366,24 @@ static ucs_status_t psel_worker_open_iface(psel_worker_h worker,
         status = uct_iface_get_address(wif->iface,
                                        (uct_iface_addr_t*)wif->iface_addr);
     }
-    for (i = 0; (status == UCS_OK) &&
-                (i < ucs_static_array_size(psel_am_handlers)); ++i) {
-        if (wif->attr.cap.flags &
-            (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY)) {
-            status = uct_iface_set_am_handler(wif->iface,
-                                              psel_am_handlers[i].id,
-                                              psel_am_handlers[i].cb, worker,
-                                              0);
-        }
+    if ((status == UCS_OK) &&
+        (wif->attr.cap.flags &
+         (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY))) {
+        status = psel_worker_set_am_handlers(worker, wif->iface);
     }
     if (status != UCS_OK) {
         uct_iface_close(wif->iface);
         return status;
     }
 
+    info            = &worker->proto.ifaces[worker->num_ifaces];
+    info->attr      = &wif->attr;
+    info->md        = worker->mds[wif->md_index];
+    info->md_index  = wif->md_index;
+    info->component = worker->md_components[wif->md_index];
+    info->rkey_size = rsc->rkey_size;
+    info->mem_reg   = !!(rsc->md_flags & UCT_MD_FLAG_REG);
+    worker->proto.num_ifaces = worker->num_ifaces + 1;
     wif->rsc_index = rsc_index;
     ++worker->num_ifaces;
     psel_worker_iface_idle(worker, wif);
@@ -375,6 +405,22 @@ static void psel_worker_close_ifaces(psel_worker_h worker)
     worker->num_mds    = 0;
 }
 
+/* A random worker id (never 0: that means "unknown" on the wire): peers
+ * tell workers apart by it, endpoint ids derive from it. */
+static ucs_status_t psel_worker_new_uuid(uint64_t *uuid_p)
+{
+    ssize_t ret;
+
+    do {
+        ret = getrandom(uuid_p, sizeof(*uuid_p), 0);
+    } while (((ret < 0) && (errno == EINTR)) || ((ret >= 0) && (*uuid_p == 0)));
+    if (ret != sizeof(*uuid_p)) {
+        ucs_error("worker: getrandom() for its id failed: %m");
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
 ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
 {
     const psel_resource_table_t *resources = &context->resources;
@@ -386,21 +432,28 @@ ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
     if (worker == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
-    worker->context = context;
-    worker->uuid    = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^
-                      (uintptr_t)worker;
-    ucs_list_head_init(&worker->pending);
-    ucs_list_head_init(&worker->free_requests);
+    worker->context    = context;
+    worker->count_used = (context->config.proto_info == PSEL_PROTO_INFO_USED);
+    ucs_list_head_init(&worker->pending_eps);
+
     ucs_list_head_init(&worker->eps);
-    worker->keepalive_next = psel_worker_time();
+    worker->keepalive_next = psel_time_sec();
     ucs_list_head_init(&worker->wireup_in);
     psel_resource_table_init(&worker->local);
     ucs_strncpy_zero(worker->local.origin, "this worker",
                      sizeof(worker->local.origin));
 
-    status = psel_tm_init(&worker->tm);
+    status = psel_worker_new_uuid(&worker->uuid);
     if (status != UCS_OK) {
         goto err_free;
+    }
+    status = psel_request_pool_init(worker);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+    status = psel_tm_init(&worker->tm);
+    if (status != UCS_OK) {
+        goto err_pool;
     }
     psel_rndv_init(worker);
 
@@ -457,6 +510,8 @@ err_async:
     ucs_async_context_destroy(worker->async);
 err_tm:
     psel_tm_cleanup(&worker->tm);
+err_pool:
+    psel_request_pool_cleanup(worker);
 err_free:
     psel_resource_table_cleanup(&worker->local);
     free(worker);
@@ -468,7 +523,6 @@ static void psel_worker_log_used(psel_worker_h worker);
 void psel_worker_destroy(psel_worker_h worker)
 {
     psel_wireup_msg_t *msg, *tmp_msg;
-    psel_request_t *req, *tmp;
     psel_ep_h ep, tmp_ep;
 
     if (worker->context->config.proto_info == PSEL_PROTO_INFO_USED) {
@@ -484,10 +538,6 @@ void psel_worker_destroy(psel_worker_h worker)
     psel_rndv_cleanup(worker);
     ucs_list_for_each_safe(msg, tmp_msg, &worker->wireup_in, list) {
         free(msg);
-    }
-    ucs_list_for_each_safe(req, tmp, &worker->pending, list) {
-        ucs_list_del(&req->list);
-        psel_request_complete(req, UCS_ERR_CANCELED);
     }
     psel_tm_cleanup(&worker->tm);
     psel_request_pool_cleanup(worker);
@@ -522,7 +572,7 @@ static unsigned psel_worker_progress_wireup(psel_worker_h worker)
  * back through psel_worker_ep_error(). */
 static void psel_worker_keepalive(psel_worker_h worker)
 {
-    double now = psel_worker_time();
+    double now = psel_time_sec();
     psel_ep_h ep;
 
     if (now < worker->keepalive_next) {
@@ -538,8 +588,6 @@ unsigned psel_worker_progress(psel_worker_h worker)
 {
     unsigned count = uct_worker_progress(worker->uct_worker);
     psel_ep_h ep, tmp_ep;
-    psel_request_t *req;
-    unsigned i;
 
     count += psel_worker_progress_idle(worker);
     if (ucs_unlikely(!ucs_list_is_empty(&worker->wireup_in) ||
@@ -547,8 +595,8 @@ unsigned psel_worker_progress(psel_worker_h worker)
         count += psel_worker_progress_wireup(worker);
     }
 
-    if (!ucs_list_is_empty(&worker->rndv.work)) {
-        count += psel_rndv_progress(worker);
+    if (!ucs_list_is_empty(&worker->proto.rndv_work)) {
+        count += psel_rndv_progress(&worker->proto);
     }
 
     if (ucs_unlikely(worker->num_failed_eps > 0)) {
@@ -570,21 +618,8 @@ unsigned psel_worker_progress(psel_worker_h worker)
         }
     }
 
-    /* retry sends that found the transport busy, oldest first, so order is
-     * kept; stop at the first that is still blocked */
-    for (i = 0; (i < PSEL_PENDING_PER_PROGRESS) &&
-                !ucs_list_is_empty(&worker->pending); ++i) {
-        req = ucs_list_head(&worker->pending, psel_request_t, list);
-        if (!psel_ep_is_ready(req->ep)) {
-            break; /* its endpoint waits for the wireup reply */
-        }
-        ucs_list_del(&req->list);
-        psel_send_progress(req);
-        if (!ucs_list_is_empty(&worker->pending) &&
-            (ucs_list_head(&worker->pending, psel_request_t, list) == req)) {
-            break; /* still blocked: re-queued at the head */
-        }
-        ++count;
+    if (!ucs_list_is_empty(&worker->pending_eps)) {
+        count += psel_worker_progress_pending(worker);
     }
     return count;
 }
@@ -622,10 +657,15 @@ void psel_worker_count_used(psel_worker_h worker,
                             const psel_select_table_t *table,
                             const psel_select_elem_t *elem, size_t length)
 {
-    size_t start = (elem == table->elems) ? 0 : (elem - 1)->max_length + 1;
+    size_t start;
     psel_used_row_t *row;
     unsigned i;
 
+    if (elem == worker->used_last_elem) {
+        row = worker->used_last_row; /* the same row as the last send */
+        goto found;
+    }
+    start = (elem == table->elems) ? 0 : (elem - 1)->max_length + 1;
     for (i = 0; i < worker->num_used; ++i) {
         row = &worker->used[i];
         if ((row->proto == elem->proto) && (row->row_start == start) &&
@@ -644,6 +684,8 @@ void psel_worker_count_used(psel_worker_h worker,
     row->max_size  = length;
     row->count     = 0;
 found:
+    worker->used_last_elem = elem;
+    worker->used_last_row  = row;
     row->min_size = ucs_min(row->min_size, length);
     row->max_size = ucs_max(row->max_size, length);
     ++row->count;
@@ -680,7 +722,8 @@ static void psel_worker_used_strb(psel_worker_h worker,
                               "--------------------+---------------+\n");
 }
 
-void psel_worker_print_used(psel_worker_h worker, FILE *stream)
+static void psel_worker_print_used_in_c_locale(psel_worker_h worker,
+                                               FILE *stream)
 {
     ucs_string_buffer_t strb;
 
@@ -688,6 +731,15 @@ void psel_worker_print_used(psel_worker_h worker, FILE *stream)
     psel_worker_used_strb(worker, &strb);
     fputs(ucs_string_buffer_cstr(&strb), stream);
     ucs_string_buffer_cleanup(&strb);
+}
+
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_worker_print_used(psel_worker_h worker, FILE *stream)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_worker_print_used_in_c_locale(worker, stream);
+    psel_text_c_locale_leave(saved);
 }
 
 static void psel_worker_log_used(psel_worker_h worker)

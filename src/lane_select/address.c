@@ -652,8 +652,9 @@ ucs_status_t psel_address_unpack(const void *buf, size_t len,
     }
     if (data[1] != PSEL_ADDRESS_VERSION) {
         ucs_error("worker address: unsupported version %u at offset %zu "
-                  "(this build reads version %u)", data[1], (size_t)1,
-                  PSEL_ADDRESS_VERSION);
+                  "(this build reads version %u): the peer runs another "
+                  "protosel; run the same build on both sides", data[1],
+                  (size_t)1, PSEL_ADDRESS_VERSION);
         return UCS_ERR_INVALID_PARAM;
     }
 

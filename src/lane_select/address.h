@@ -14,7 +14,7 @@
  * The peer calls psel_address_unpack(), which validates every byte, and
  * psel_address_release() when done.
  *
- * @section wire Wire format, version 1
+ * @section wire Wire format, version 2
  *
  * All integers are little-endian; floats are IEEE-754 binary32, little-endian.
  * There is no padding.
@@ -22,7 +22,7 @@
  * @code
  *   offset  size  field
  *   0       1     magic   = PSEL_ADDRESS_MAGIC (0xa5)
- *   1       1     version = PSEL_ADDRESS_VERSION (1)
+ *   1       1     version = PSEL_ADDRESS_VERSION (2)
  *   2       1     count   = number of entries, 0..PSEL_ADDRESS_MAX_ENTRIES
  *   3       ...   count entries, back to back, then nothing (no trailing bytes)
  *
@@ -67,7 +67,13 @@
 #include <stdint.h>
 
 #define PSEL_ADDRESS_MAGIC        0xa5u /**< First byte of every address */
-#define PSEL_ADDRESS_VERSION      1u    /**< Wire format version */
+/** Wire format version. It also versions every data-path message format
+ *  tied to a connection (eager short has no version byte of its own, see
+ *  ucp_proto_sel/proto_egr.h): a change to any of them bumps it, so peers
+ *  of different builds refuse each other's address at endpoint create
+ *  instead of misreading messages. 2: eager headers with a version byte,
+ *  rendezvous and wireup little-endian. */
+#define PSEL_ADDRESS_VERSION      2u
 #define PSEL_ADDRESS_MAX_ENTRIES  128u  /**< Max entries in one address */
 #define PSEL_ADDRESS_ADDR_MAX     255u  /**< Max device/iface address bytes */
 #define PSEL_ADDRESS_HDR_SIZE     3u    /**< Bytes before the first entry */

@@ -6,8 +6,11 @@
 #endif
 
 #include "lane_engine.h"
+#include "text_scan.h"
 #include "reachability.h"
 #include "resource_table.h"
+
+#include <ucs/datastruct/string_buffer.h>
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
@@ -801,34 +804,43 @@ ucs_status_t psel_lanes_from_layout(const psel_resource_table_t *local,
     return UCS_OK;
 }
 
-void psel_ep_lanes_print(FILE *stream, const psel_ep_lanes_t *ep)
+static void psel_ep_lanes_print_in_c_locale(FILE *stream,
+                                            const psel_ep_lanes_t *ep)
 {
     const psel_lane_t *lane;
-    char roles[128];
+    char roles_buf[128];
     unsigned i, role;
-    size_t len;
+    UCS_STRING_BUFFER_FIXED(roles, roles_buf, sizeof(roles_buf));
 
     fprintf(stream, "#\n# %4s  %-22s %-40s %9s %10s %9s\n", "lane",
             "transport/device", "roles (score)", "latency", "bandwidth",
             "overhead");
     for (i = 0; i < ep->num_lanes; ++i) {
-        lane   = &ep->lanes[i];
-        len    = 0;
-        roles[0] = '\0';
+        lane = &ep->lanes[i];
+        ucs_string_buffer_reset(&roles);
         for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
             if (ep->info[i].roles & UCS_BIT(role)) {
-                len += snprintf(roles + len, sizeof(roles) - len, "%s%s(%.3g)",
-                                (len > 0) ? " " : "",
-                                psel_lane_role_name(role),
-                                ep->info[i].score[role]);
-                len  = ucs_min(len, sizeof(roles) - 1);
+                ucs_string_buffer_appendf(&roles, "%s(%.3g) ",
+                                          psel_lane_role_name(role),
+                                          ep->info[i].score[role]);
             }
         }
+        ucs_string_buffer_rtrim(&roles, " ");
         fprintf(stream, "# %4u  %-22s %-40s %6.0f ns %5.0f MB/s %6.0f ns\n",
-                i, lane->name, roles, lane->latency * 1e9,
+                i, lane->name, ucs_string_buffer_cstr(&roles),
+                lane->latency * 1e9,
                 lane->bandwidth / UCS_MBYTE, lane->overhead_send * 1e9);
     }
     fprintf(stream, "#\n");
+}
+
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_ep_lanes_print(FILE *stream, const psel_ep_lanes_t *ep)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_ep_lanes_print_in_c_locale(stream, ep);
+    psel_text_c_locale_leave(saved);
 }
 
 /* "inf" or the number */
@@ -896,11 +908,12 @@ static int psel_candidate_before(double a, unsigned la, double b, unsigned lb)
     return (a > b) || ((a == b) && (la < lb));
 }
 
-void psel_lanes_print_candidates(FILE *stream,
-                                 const psel_resource_table_t *local,
-                                 const psel_resource_table_t *remote,
-                                 const psel_lane_select_params_t *params,
-                                 const psel_ep_lanes_t *ep)
+static void
+psel_lanes_print_candidates_in_c_locale(FILE *stream,
+                                        const psel_resource_table_t *local,
+                                        const psel_resource_table_t *remote,
+                                        const psel_lane_select_params_t *params,
+                                        const psel_ep_lanes_t *ep)
 {
     size_t num_eps = ep->num_eps ? ep->num_eps : 1;
     double score, best, last = INFINITY;
@@ -966,4 +979,17 @@ void psel_lanes_print_candidates(FILE *stream,
         }
     }
     fprintf(stream, "#\n");
+}
+
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_lanes_print_candidates(FILE *stream,
+                                 const psel_resource_table_t *local,
+                                 const psel_resource_table_t *remote,
+                                 const psel_lane_select_params_t *params,
+                                 const psel_ep_lanes_t *ep)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_lanes_print_candidates_in_c_locale(stream, local, remote, params, ep);
+    psel_text_c_locale_leave(saved);
 }

@@ -9,6 +9,7 @@
 #endif
 
 #include "perftest_run.h"
+#include "tool_diag.h"
 
 #include <ucs/sys/math.h>
 
@@ -242,7 +243,7 @@ err_nomem:
 /*
  * One step of setting up both sides, exchanged as a blob: 'A' and a payload
  * (the worker address, or nothing) when this side's step worked, or 'E', the
- * status (4 bytes, big-endian) and a reason when it failed, so that the peer
+ * status (4 bytes, little-endian) and a reason when it failed, so that the peer
  * says why instead of finding a closed connection. The client sends first;
  * a client whose step failed sends its reason and stops there.
  */
@@ -325,13 +326,20 @@ static ucs_status_t pt_setup_recv(pt_run_t *run, int is_client,
     free(blob);
     status = ((code < 0) && (code > UCS_ERR_LAST)) ? (ucs_status_t)code :
              UCS_ERR_IO_ERROR;
-    PT_ERR("the %s could not set up its side: %s.\n"
-           "  Its own output says more. Check, on the %s, that "
-           "UCX_PSEL_TLS and UCX_PSEL_NET_DEVICES name transports and "
-           "devices it has, and that its network devices are up with "
-           "carrier (right after a network namespace or a link comes up, "
-           "wait for LOWER_UP in `ip -br link`); then run it again.\n",
-           peer, reason, peer);
+    if (status == UCS_ERR_INVALID_PARAM) {
+        /* a setting or a file it names: the reason says which */
+        PT_ERR("the %s could not set up its side: %s.\n"
+               "  Fix, on the %s, what the message names; then run it "
+               "again.\n", peer, reason, peer);
+    } else {
+        PT_ERR("the %s could not set up its side: %s.\n"
+               "  Its own output says more. Check, on the %s, that "
+               "UCX_PSEL_TLS and UCX_PSEL_NET_DEVICES name transports and "
+               "devices it has, and that its network devices are up with "
+               "carrier (right after a network namespace or a link comes up, "
+               "wait for LOWER_UP in `ip -br link`); then run it again.\n",
+               peer, reason, peer);
+    }
     return status;
 }
 
@@ -368,12 +376,14 @@ static ucs_status_t pt_setup_exchange(pt_run_t *run, int is_client,
     return UCS_OK;
 }
 
-/* Why this side failed, for the peer: the step, the status, and the
- * transport settings that decide which resources there are */
+/* Why this side failed, for the peer: the step, the status, the error
+ * logged during the step (after @a mark), and the transport settings of the
+ * run's path that decide which resources there are */
 void pt_setup_reason(const pt_run_t *run, char *reason, const char *step,
-                     ucs_status_t status)
+                     ucs_status_t status, unsigned mark)
 {
     const char *prefix = (run->path == PT_PATH_UCP) ? "UCX" : "UCX_PSEL";
+    const char *cause  = psel_tool_diag_since(mark);
     char tls_var[32], devs_var[32];
     const char *tls, *devs;
 
@@ -381,8 +391,9 @@ void pt_setup_reason(const pt_run_t *run, char *reason, const char *step,
     snprintf(devs_var, sizeof(devs_var), "%s_NET_DEVICES", prefix);
     tls  = getenv(tls_var);
     devs = getenv(devs_var);
-    snprintf(reason, PT_REASON_MAX, "cannot %s: %s (%s=%s, %s=%s)", step,
-             ucs_status_string(status), tls_var, (tls != NULL) ? tls : "all",
+    snprintf(reason, PT_REASON_MAX, "cannot %s: %s%s%s (%s=%s, %s=%s)", step,
+             ucs_status_string(status), (cause != NULL) ? ": " : "",
+             (cause != NULL) ? cause : "", tls_var, (tls != NULL) ? tls : "all",
              devs_var, (devs != NULL) ? devs : "all");
     PT_ERR("%s\n", reason);
 }
@@ -391,17 +402,18 @@ void pt_setup_reason(const pt_run_t *run, char *reason, const char *step,
 static ucs_status_t pt_setup_local(pt_run_t *run, void **address, size_t *len,
                                    char *reason)
 {
+    unsigned mark = psel_tool_diag_mark();
     ucs_status_t status;
 
     status = psel_context_create(&run->context);
     if (status != UCS_OK) {
-        pt_setup_reason(run, reason, "create the protosel context", status);
+        pt_setup_reason(run, reason, "create the protosel context", status, mark);
         return status;
     }
 
     status = psel_worker_create(run->context, &run->worker);
     if (status != UCS_OK) {
-        pt_setup_reason(run, reason, "create the worker", status);
+        pt_setup_reason(run, reason, "create the worker", status, mark);
         return status;
     }
 
@@ -410,7 +422,7 @@ static ucs_status_t pt_setup_local(pt_run_t *run, void **address, size_t *len,
 
     status = psel_worker_get_address(run->worker, address, len);
     if (status != UCS_OK) {
-        pt_setup_reason(run, reason, "get the worker address", status);
+        pt_setup_reason(run, reason, "get the worker address", status, mark);
     }
     return status;
 }
@@ -423,6 +435,7 @@ ucs_status_t pt_connect(pt_run_t *run, int is_client)
     void *local = NULL, *remote = NULL, *dummy;
     size_t local_len = 0, remote_len, dummy_len;
     ucs_status_t status;
+    unsigned mark;
 
     status = (run->path == PT_PATH_UCP) ?
              pt_ucp_setup_local(run, &local, &local_len, reason) :
@@ -435,13 +448,14 @@ ucs_status_t pt_connect(pt_run_t *run, int is_client)
         return status;
     }
 
+    mark = psel_tool_diag_mark();
     if (run->path == PT_PATH_UCP) {
         status = pt_ucp_ep_create(run, remote, remote_len, reason);
     } else {
         status = psel_ep_create(run->worker, remote, remote_len, &run->ep);
         if (status != UCS_OK) {
             pt_setup_reason(run, reason, "connect to the peer's worker "
-                            "address", status);
+                            "address", status, mark);
         }
     }
     free(remote);

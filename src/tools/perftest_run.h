@@ -218,10 +218,11 @@ void pt_ucp_disconnect(pt_run_t *run, int orderly);
 ucs_status_t pt_ucp_run_phase(pt_run_t *run, int is_client, uint64_t iters,
                               int measured);
 
-/** Why this side failed, for the peer and stderr: the step, the status and
- *  the transport settings of the run's path. */
+/** Why this side failed, for the peer and stderr: the step, the status, the
+ *  error logged since @a mark (psel_tool_diag_mark()) and the transport
+ *  settings of the run's path. */
 void pt_setup_reason(const pt_run_t *run, char *reason, const char *step,
-                     ucs_status_t status);
+                     ucs_status_t status, unsigned mark);
 
 #define PT_REASON_MAX   256
 

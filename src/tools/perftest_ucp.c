@@ -12,6 +12,7 @@
 #endif
 
 #include "perftest_run.h"
+#include "tool_diag.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ ucs_status_t pt_ucp_setup_local(pt_run_t *run, void **address, size_t *len,
 {
     ucp_worker_params_t worker_params;
     ucp_params_t params;
+    unsigned mark = psel_tool_diag_mark();
     ucp_config_t *config;
     ucp_address_t *ucp_address;
     size_t address_len;
@@ -41,7 +43,8 @@ ucs_status_t pt_ucp_setup_local(pt_run_t *run, void **address, size_t *len,
 
     status = ucp_config_read(NULL, NULL, &config);
     if (status != UCS_OK) {
-        pt_setup_reason(run, reason, "read UCP's configuration", status);
+        pt_setup_reason(run, reason, "read UCP's configuration", status,
+                        mark);
         return status;
     }
     params.field_mask        = UCP_PARAM_FIELD_FEATURES |
@@ -52,7 +55,8 @@ ucs_status_t pt_ucp_setup_local(pt_run_t *run, void **address, size_t *len,
     ucp_config_release(config);
     if (status != UCS_OK) {
         run->ucp_context = NULL;
-        pt_setup_reason(run, reason, "create the UCP context", status);
+        pt_setup_reason(run, reason, "create the UCP context", status,
+                        mark);
         return status;
     }
 
@@ -62,7 +66,8 @@ ucs_status_t pt_ucp_setup_local(pt_run_t *run, void **address, size_t *len,
                                &run->ucp_worker);
     if (status != UCS_OK) {
         run->ucp_worker = NULL;
-        pt_setup_reason(run, reason, "create the UCP worker", status);
+        pt_setup_reason(run, reason, "create the UCP worker", status,
+                        mark);
         return status;
     }
     run->oob.progress     = pt_ucp_progress_cb;
@@ -71,7 +76,8 @@ ucs_status_t pt_ucp_setup_local(pt_run_t *run, void **address, size_t *len,
     status = ucp_worker_get_address(run->ucp_worker, &ucp_address,
                                     &address_len);
     if (status != UCS_OK) {
-        pt_setup_reason(run, reason, "get the UCP worker address", status);
+        pt_setup_reason(run, reason, "get the UCP worker address", status,
+                        mark);
         return status;
     }
     /* the caller frees it with free() */
@@ -79,7 +85,7 @@ ucs_status_t pt_ucp_setup_local(pt_run_t *run, void **address, size_t *len,
     if (*address == NULL) {
         ucp_worker_release_address(run->ucp_worker, ucp_address);
         pt_setup_reason(run, reason, "copy the UCP worker address",
-                        UCS_ERR_NO_MEMORY);
+                        UCS_ERR_NO_MEMORY, mark);
         return UCS_ERR_NO_MEMORY;
     }
     memcpy(*address, ucp_address, address_len);
@@ -91,6 +97,7 @@ ucs_status_t pt_ucp_setup_local(pt_run_t *run, void **address, size_t *len,
 ucs_status_t pt_ucp_ep_create(pt_run_t *run, const void *address, size_t len,
                               char *reason)
 {
+    unsigned mark = psel_tool_diag_mark();
     ucp_ep_params_t params;
     ucs_status_t status;
 
@@ -102,7 +109,7 @@ ucs_status_t pt_ucp_ep_create(pt_run_t *run, const void *address, size_t len,
     if (status != UCS_OK) {
         run->ucp_ep = NULL;
         pt_setup_reason(run, reason, "connect to the peer's UCP worker "
-                        "address", status);
+                        "address", status, mark);
     }
     (void)len;
     return status;

@@ -7,6 +7,8 @@
 
 #include "perf.h"
 
+#include <ucs/sys/string.h>
+
 #include <ucs/sys/math.h>
 #include <stdint.h>
 
@@ -117,19 +119,13 @@ void psel_perf_func_str(ucs_linear_func_t func, ucs_string_buffer_t *strb)
 
 void psel_size_str(size_t size, ucs_string_buffer_t *strb)
 {
-    static const char suffixes[] = "KMGT";
-    unsigned i;
+    char buf[32];
 
-    if (size == SIZE_MAX) {
-        ucs_string_buffer_appendf(strb, "inf");
-        return;
+    /* ucs_memunits_to_str() but for (size_t)-2, which it names "auto" */
+    if (size == UCS_MEMUNITS_AUTO) {
+        ucs_string_buffer_appendf(strb, "%zu", size);
+    } else {
+        ucs_string_buffer_appendf(strb, "%s",
+                                  ucs_memunits_to_str(size, buf, sizeof(buf)));
     }
-    for (i = sizeof(suffixes) - 1; i > 0; --i) {
-        if ((size >= (1ul << (10 * i))) && ((size % (1ul << (10 * i))) == 0)) {
-            ucs_string_buffer_appendf(strb, "%zu%c", size >> (10 * i),
-                                      suffixes[i - 1]);
-            return;
-        }
-    }
-    ucs_string_buffer_appendf(strb, "%zu", size);
 }

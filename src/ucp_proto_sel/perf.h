@@ -120,7 +120,8 @@ unsigned psel_perf_envelope(const ucs_linear_func_t *lines, unsigned num_lines,
                             size_t lo, size_t hi,
                             psel_perf_segment_t *segments);
 
-/** Append "c + m·x" in ns and ns/KB, e.g. "1.23 + 0.45/KB" (UCX style). */
+/** Append "c + m·x" as "<c in us> us + <m in ns/B> ns/B", e.g.
+ *  "1.230 us + 0.4500 ns/B". */
 void psel_perf_func_str(ucs_linear_func_t func, ucs_string_buffer_t *strb);
 
 /** Append a size, "inf" for SIZE_MAX, with K/M/G suffix when exact. */

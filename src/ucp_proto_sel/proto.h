@@ -1,9 +1,11 @@
 /**
  * @file proto.h
- * What a protocol is, for the selection engine: a name, the operations it
- * serves, an init function that reports its perf ranges over the lanes it is
- * given (or says it does not apply), and a progress function that the data
- * path fills in.
+ * What a protocol is: a name, the operations it serves, an init function
+ * that reports its perf ranges over the lanes it is given (or says it does
+ * not apply), and its data path: the sender's progress, abort, reset and
+ * cancel, and for a rendezvous protocol the receiver's half and its wire
+ * (psel_rndv_mode_ops_t, proto_rndv.h). The data path's view of requests
+ * and endpoints is in proto_req.h (internal).
  *
  * The engine knows nothing about any single protocol; protocols know nothing
  * about how their lanes were chosen.
@@ -13,7 +15,6 @@
 
 #include "perf.h"
 #include "psel_config.h"
-#include "proto_req.h"
 
 #include <lane_select/lane.h>
 #include <ucs/type/status.h>
@@ -24,6 +25,15 @@
 #define PSEL_PROTO_PRIV_MAX     256  /**< Bytes of private config */
 #define PSEL_PROTO_DESC_MAX     128  /**< Lane description / reason text */
 #define PSEL_THRESH_AUTO        SIZE_MAX /**< cfg_thresh: select by perf */
+
+/** Flags of a protocol definition (psel_proto_t::flags). */
+enum {
+    /** Its progress keeps no pointer to the request view between calls
+     *  (no completion, no state but the offset): the data path may run a
+     *  send's first call on a temporary view, so a send it completes at
+     *  once needs no request (as UCX's eager short) */
+    PSEL_PROTO_FLAG_INLINE = 1u << 0
+};
 
 /** Flags of protocol caps. */
 enum {
@@ -80,6 +90,9 @@ typedef struct psel_proto_caps {
 typedef ucs_status_t (*psel_proto_init_func_t)(
         const psel_proto_init_params_t *params, psel_proto_caps_t *caps);
 
+struct psel_proto_req;        /* proto_req.h */
+struct psel_rndv_mode_ops;    /* proto_rndv.h */
+
 /**
  * Send (more of) a message over the lanes (see proto_req.h).
  *
@@ -90,7 +103,43 @@ typedef ucs_status_t (*psel_proto_init_func_t)(
  *         UCS_ERR_NO_RESOURCE when the transport is busy (call again later,
  *         nothing of the current fragment was sent); another error on failure.
  */
-typedef ucs_status_t (*psel_proto_progress_func_t)(psel_proto_req_t *req);
+typedef ucs_status_t (*psel_proto_progress_func_t)(struct psel_proto_req *req);
+
+/** Flags of psel_proto_abort_func_t. */
+enum {
+    /** The endpoint's UCT endpoints are destroyed: completions of the
+     *  operations still in flight will never come */
+    PSEL_PROTO_ABORT_FORCE = 1u << 0
+};
+
+/**
+ * Fail a send (peer failure, endpoint close, worker destroy): it moves no
+ * more data; the protocol releases what it holds and calls the worker's
+ * send_complete() with @a status - at once if no operation of it is in
+ * flight, else when the last one completes (UCT completes them, with an
+ * error, when the endpoint fails or its UCT endpoints are destroyed), or
+ * at once with PSEL_PROTO_ABORT_FORCE. Never earlier: a UCT completion
+ * must not find the request freed.
+ */
+typedef void (*psel_proto_abort_func_t)(struct psel_proto_req *req,
+                                        ucs_status_t status, unsigned flags);
+
+/**
+ * Return a send to the state before its first progress call, releasing
+ * what the protocol holds, while nothing of it reached the peer (so it can
+ * be canceled, or run again with another protocol).
+ *
+ * @return UCS_OK, or UCS_ERR_BUSY if the peer has seen part of it.
+ */
+typedef ucs_status_t (*psel_proto_reset_func_t)(struct psel_proto_req *req);
+
+/**
+ * Cancel a send (psel_request_cancel()).
+ *
+ * @return UCS_OK if it completed with UCS_ERR_CANCELED; UCS_INPROGRESS if
+ *         the peer was asked; UCS_ERR_BUSY if it goes on to completion.
+ */
+typedef ucs_status_t (*psel_proto_cancel_func_t)(struct psel_proto_req *req);
 
 
 /** A protocol definition. */
@@ -101,7 +150,15 @@ typedef struct psel_proto {
     uint32_t                    lane_roles;/**< UCS_BIT(psel_lane_role_t):
                                                 the selectors it needs */
     psel_proto_init_func_t      init;      /**< Perf ranges, or unsupported */
-    psel_proto_progress_func_t  progress;  /**< Data path; NULL until wired */
+    psel_proto_progress_func_t  progress;  /**< The sender's data path */
+    psel_proto_abort_func_t     abort;     /**< NULL: it holds nothing, the
+                                                data path completes it */
+    psel_proto_reset_func_t     reset;     /**< NULL: restartable until its
+                                                first byte is sent */
+    psel_proto_cancel_func_t    cancel;    /**< NULL: reset, else busy */
+    const struct psel_rndv_mode_ops *rndv; /**< Rendezvous: its mode (both
+                                                halves, the wire); else NULL */
+    unsigned                    flags;     /**< PSEL_PROTO_FLAG_* */
 } psel_proto_t;
 
 

@@ -7,6 +7,8 @@
 
 #include "proto_common.h"
 
+#include <ucs/datastruct/string_buffer.h>
+
 #include <ucs/sys/math.h>
 #include <ucs/sys/string.h>
 #include <math.h>
@@ -156,9 +158,9 @@ void psel_proto_set_lanes(const psel_lane_set_t *set, const psel_lane_t *ctrl,
     psel_proto_lanes_priv_t *priv = (psel_proto_lanes_priv_t*)caps->priv;
     unsigned count                = set->count;
     double total                  = 0;
-    size_t len                    = 0;
-    size_t key_len                = 0;
     unsigned i;
+    UCS_STRING_BUFFER_FIXED(desc, caps->desc, sizeof(caps->desc));
+    UCS_STRING_BUFFER_FIXED(key, caps->lanes, sizeof(caps->lanes));
 
     UCS_STATIC_ASSERT(sizeof(*priv) <= PSEL_PROTO_PRIV_MAX);
     memset(priv, 0, sizeof(*priv));
@@ -170,18 +172,15 @@ void psel_proto_set_lanes(const psel_lane_set_t *set, const psel_lane_t *ctrl,
         priv->shares[i] = (total > 0) ? (set->shares[i] / total) :
                                         (1.0 / count);
         if (count == 1) {
-            len += snprintf(caps->desc + len, sizeof(caps->desc) - len, "%s",
-                            set->lanes[i]->name);
+            ucs_string_buffer_appendf(&desc, "%s", set->lanes[i]->name);
         } else {
-            len += snprintf(caps->desc + len, sizeof(caps->desc) - len,
-                            "%s%s %.0f%%", (i > 0) ? " + " : "",
-                            set->lanes[i]->name, 100.0 * priv->shares[i]);
+            ucs_string_buffer_appendf(&desc, "%s%s %.0f%%",
+                                      (i > 0) ? " + " : "",
+                                      set->lanes[i]->name,
+                                      100.0 * priv->shares[i]);
         }
-        len      = ucs_min(len, sizeof(caps->desc) - 1);
-        key_len += snprintf(caps->lanes + key_len,
-                            sizeof(caps->lanes) - key_len, "%s%s",
-                            (i > 0) ? "+" : "", set->lanes[i]->name);
-        key_len  = ucs_min(key_len, sizeof(caps->lanes) - 1);
+        ucs_string_buffer_appendf(&key, "%s%s", (i > 0) ? "+" : "",
+                                  set->lanes[i]->name);
     }
     priv->num_lanes = count;
     priv->frag_size = frag_size;
@@ -326,6 +325,7 @@ void psel_proto_add_range(psel_proto_caps_t *caps, size_t max_length,
 ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
                                   psel_lane_role_t role, uint32_t lane_caps,
                                   unsigned rrc, int zcopy, unsigned copies,
+                                  const struct psel_rndv_mode_ops *ops,
                                   psel_proto_caps_t *caps)
 {
     const psel_config_t *config = params->config;
@@ -403,5 +403,6 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
     psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
                          bw.op[data_op].frag);
     psel_proto_set_lanes(&data, ctrl_set.lanes[0], frag_size, zcopy, caps);
+    ((psel_proto_lanes_priv_t*)caps->priv)->rndv = ops;
     return UCS_OK;
 }

@@ -25,10 +25,10 @@
 #define PSEL_UCP_PROTO_SEL_PROTO_COMMON_H_
 
 #include "proto.h"
-#include "proto_rndv.h"
+#include "proto_egr.h"
+#include "proto_rndv_int.h"
 
-#define PSEL_EAGER_SHORT_HDR  8   /**< Tag */
-#define PSEL_EAGER_HDR        sizeof(psel_eager_first_hdr_t) /**< The first
+#define PSEL_EAGER_HDR        PSEL_EAGER_FIRST_HDR /**< The first
                                        fragment's header, the largest */
 #define PSEL_RNDV_DATA_HDR    sizeof(psel_rndv_data_hdr_t) /**< Header of
                                        an rndv/am data fragment */
@@ -42,6 +42,7 @@ typedef struct psel_proto_lanes_priv {
     size_t   frag_size;                 /**< Max payload per operation */
     uint8_t  ctrl_lane;                 /**< Lane of control messages */
     uint8_t  zcopy;                     /**< rndv/am: zcopy (1) or bcopy (0) */
+    const struct psel_rndv_mode_ops *rndv; /**< Rendezvous: the mode */
 } psel_proto_lanes_priv_t;
 
 /** What one operation of a class costs a lane set (the slowest lane's). */
@@ -168,11 +169,13 @@ void psel_proto_add_range(psel_proto_caps_t *caps, size_t max_length,
  * @param [in]  copies     CPU copies of each byte (UCX_PSEL_BCOPY_BW each):
  *                         1 for AM zcopy (the receiver's copy-out), 2 for
  *                         AM bcopy, 0 for RMA.
+ * @param [in]  ops        The mode, kept in the private config.
  * @param [out] caps       Filled.
  */
 ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
                                   psel_lane_role_t role, uint32_t lane_caps,
                                   unsigned rrc, int zcopy, unsigned copies,
+                                  const struct psel_rndv_mode_ops *ops,
                                   psel_proto_caps_t *caps);
 
 #endif

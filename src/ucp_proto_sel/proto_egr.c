@@ -10,9 +10,24 @@
 #endif
 
 #include "proto_common.h"
+#include "proto_egr.h"
 
+#include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
 #include <string.h>
+
+void psel_eager_hdr_error(const char *what, size_t length, size_t hdr_length,
+                          unsigned version)
+{
+    if (length < hdr_length) {
+        ucs_error("eager %s: %zu bytes, shorter than its %zu-byte header; "
+                  "dropped", what, length, hdr_length);
+    } else {
+        ucs_error("eager %s: wire version %u, this build speaks %u; dropped "
+                  "(run the same protosel on both peers)", what, version,
+                  PSEL_EAGER_WIRE_VERSION);
+    }
+}
 
 /* one AM: latency plus send and receive overhead */
 /* one AM of an operation class: its latency plus both ends' CPU */
@@ -161,13 +176,26 @@ static const psel_proto_lanes_priv_t *psel_egr_priv(const psel_proto_req_t *req)
 
 static uct_ep_h psel_egr_ep(const psel_proto_req_t *req)
 {
-    return req->lanes[psel_egr_priv(req)->lanes[0]];
+    return req->ep->uct_eps[psel_egr_priv(req)->lanes[0]];
 }
 
 static ucs_status_t psel_egr_short_progress(psel_proto_req_t *req)
 {
-    return uct_ep_am_short(psel_egr_ep(req), PSEL_AM_ID_EAGER_SHORT, req->tag,
-                           req->buffer, req->length);
+    /* UCT stores the header as a host integer: make its bytes LE */
+    return uct_ep_am_short(psel_egr_ep(req), PSEL_AM_ID_EAGER_SHORT,
+                           htole64(req->tag), req->buffer, req->length);
+}
+
+/* The header of the next fragment; @return its size. */
+static size_t psel_egr_hdr_pack(const psel_proto_req_t *req, void *dest)
+{
+    if (req->offset == 0) {
+        psel_eager_first_pack(dest, req->tag, req->ep->id, req->msg_id,
+                              req->length);
+        return PSEL_EAGER_FIRST_HDR;
+    }
+    psel_eager_middle_pack(dest, req->ep->id, req->msg_id, req->offset);
+    return PSEL_EAGER_MIDDLE_HDR;
 }
 
 /* Packs the next fragment: the first carries the tag and the total size,
@@ -177,24 +205,8 @@ static size_t psel_egr_bcopy_pack(void *dest, void *arg)
     psel_proto_req_t *req = arg;
     size_t frag_size      = psel_egr_priv(req)->frag_size;
     size_t len            = ucs_min(frag_size, req->length - req->offset);
-    psel_eager_first_hdr_t *first;
-    psel_eager_middle_hdr_t *middle;
-    size_t hdr_len;
+    size_t hdr_len        = psel_egr_hdr_pack(req, dest);
 
-    if (req->offset == 0) {
-        first               = dest;
-        first->tag          = req->tag;
-        first->sender_id    = req->sender_id;
-        first->msg_id       = req->msg_id;
-        first->total_length = req->length;
-        hdr_len             = sizeof(*first);
-    } else {
-        middle            = dest;
-        middle->sender_id = req->sender_id;
-        middle->msg_id    = req->msg_id;
-        middle->offset    = req->offset;
-        hdr_len           = sizeof(*middle);
-    }
     memcpy(UCS_PTR_BYTE_OFFSET(dest, hdr_len),
            UCS_PTR_BYTE_OFFSET(req->buffer, req->offset), len);
     return hdr_len + len;
@@ -219,10 +231,11 @@ static ucs_status_t psel_egr_bcopy_progress(psel_proto_req_t *req)
 /* Ends a zero-copy send: releases the registration, reports the status. */
 static ucs_status_t psel_egr_zcopy_finish(psel_proto_req_t *req)
 {
+    uint8_t lane        = psel_egr_priv(req)->lanes[0];
     ucs_status_t status = req->comp.status;
 
     if (req->memh != NULL) {
-        uct_md_mem_dereg(req->mds[psel_egr_priv(req)->lanes[0]], req->memh);
+        uct_md_mem_dereg(req->ep->lane_info[lane].iface->md, req->memh);
         req->memh = NULL;
     }
     return status;
@@ -232,7 +245,7 @@ static void psel_egr_zcopy_completed(uct_completion_t *comp)
 {
     psel_proto_req_t *req = ucs_container_of(comp, psel_proto_req_t, comp);
 
-    req->complete(req, psel_egr_zcopy_finish(req));
+    req->ep->worker->send_complete(req, psel_egr_zcopy_finish(req));
 }
 
 static ucs_status_t psel_egr_zcopy_progress(psel_proto_req_t *req)
@@ -240,10 +253,7 @@ static ucs_status_t psel_egr_zcopy_progress(psel_proto_req_t *req)
     size_t frag_size = psel_egr_priv(req)->frag_size;
     uint8_t lane     = psel_egr_priv(req)->lanes[0];
     size_t len       = ucs_min(frag_size, req->length - req->offset);
-    union {
-        psel_eager_first_hdr_t  first;
-        psel_eager_middle_hdr_t middle;
-    } hdr;
+    uint8_t hdr[PSEL_EAGER_FIRST_HDR];
     ucs_status_t status;
     unsigned hdr_len;
     uct_iov_t iov;
@@ -251,7 +261,8 @@ static ucs_status_t psel_egr_zcopy_progress(psel_proto_req_t *req)
     if (req->comp.func == NULL) {
         /* first call: register, and hold one count until all is posted */
         if (req->length > 0) {
-            status = uct_md_mem_reg(req->mds[lane], (void*)req->buffer,
+            status = uct_md_mem_reg(req->ep->lane_info[lane].iface->md,
+                                    (void*)req->buffer,
                                     req->length, UCT_MD_MEM_ACCESS_LOCAL_READ,
                                     &req->memh);
             if (status != UCS_OK) {
@@ -263,18 +274,7 @@ static ucs_status_t psel_egr_zcopy_progress(psel_proto_req_t *req)
         req->comp.status = UCS_OK;
     }
 
-    if (req->offset == 0) {
-        hdr.first.tag          = req->tag;
-        hdr.first.sender_id    = req->sender_id;
-        hdr.first.msg_id       = req->msg_id;
-        hdr.first.total_length = req->length;
-        hdr_len                = sizeof(hdr.first);
-    } else {
-        hdr.middle.sender_id = req->sender_id;
-        hdr.middle.msg_id    = req->msg_id;
-        hdr.middle.offset    = req->offset;
-        hdr_len              = sizeof(hdr.middle);
-    }
+    hdr_len    = psel_egr_hdr_pack(req, hdr);
     iov.buffer = (void*)UCS_PTR_BYTE_OFFSET(req->buffer, req->offset);
     iov.length = len;
     iov.memh   = req->memh;
@@ -282,9 +282,9 @@ static ucs_status_t psel_egr_zcopy_progress(psel_proto_req_t *req)
     iov.count  = 1;
 
     ++req->comp.count;
-    status = uct_ep_am_zcopy(req->lanes[lane], (req->offset == 0) ?
+    status = uct_ep_am_zcopy(req->ep->uct_eps[lane], (req->offset == 0) ?
                              PSEL_AM_ID_EAGER_FIRST : PSEL_AM_ID_EAGER_MIDDLE,
-                             &hdr, hdr_len, &iov, (len > 0) ? 1 : 0, 0,
+                             hdr, hdr_len, &iov, (len > 0) ? 1 : 0, 0,
                              &req->comp);
     if (status != UCS_INPROGRESS) {
         --req->comp.count; /* done at once, or not posted */
@@ -307,11 +307,45 @@ static ucs_status_t psel_egr_zcopy_progress(psel_proto_req_t *req)
     return UCS_INPROGRESS;
 }
 
+/* Peer failure or endpoint close: nothing more is posted; fragments in
+ * flight complete it (their last completion reports @a status). */
+static void psel_egr_zcopy_abort(psel_proto_req_t *req, ucs_status_t status,
+                                 unsigned flags)
+{
+    if (req->comp.func != NULL) {
+        if (req->offset < req->length) {
+            --req->comp.count;          /* the hold of a send not all posted */
+            req->offset = req->length;
+        }
+        if (flags & PSEL_PROTO_ABORT_FORCE) {
+            req->comp.count = 0;        /* the UCT endpoints are gone */
+        }
+        req->comp.status = status;
+        if (req->comp.count > 0) {
+            return; /* psel_egr_zcopy_completed() completes it */
+        }
+        psel_egr_zcopy_finish(req);
+    }
+    req->ep->worker->send_complete(req, status);
+}
+
+/* Back to the first call, while no fragment went out. */
+static ucs_status_t psel_egr_zcopy_reset(psel_proto_req_t *req)
+{
+    if ((req->offset > 0) || (req->comp.count > 1)) {
+        return UCS_ERR_BUSY;
+    }
+    psel_egr_zcopy_finish(req);
+    req->comp.func = NULL;
+    return UCS_OK;
+}
+
 const psel_proto_t psel_proto_egr_short = {
     .name     = "egr/short",
     .desc     = "eager short",
     .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
     .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM),
+    .flags    = PSEL_PROTO_FLAG_INLINE,
     .init     = psel_egr_short_init,
     .progress = psel_egr_short_progress
 };
@@ -321,6 +355,7 @@ const psel_proto_t psel_proto_egr_bcopy = {
     .desc     = "eager copy-in copy-out",
     .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
     .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM_BW),
+    .flags    = PSEL_PROTO_FLAG_INLINE,
     .init     = psel_egr_bcopy_init,
     .progress = psel_egr_bcopy_progress
 };
@@ -331,5 +366,7 @@ const psel_proto_t psel_proto_egr_zcopy = {
     .op_mask  = UCS_BIT(PSEL_OP_TAG_SEND),
     .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM_BW),
     .init     = psel_egr_zcopy_init,
-    .progress = psel_egr_zcopy_progress
+    .progress = psel_egr_zcopy_progress,
+    .abort    = psel_egr_zcopy_abort,
+    .reset    = psel_egr_zcopy_reset
 };

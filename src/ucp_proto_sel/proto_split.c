@@ -6,7 +6,7 @@
 #include "config.h"
 #endif
 
-#include "proto_rndv.h"
+#include "proto_rndv_int.h"
 
 #include <ucs/sys/math.h>
 #include <assert.h>

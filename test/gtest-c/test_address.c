@@ -523,7 +523,8 @@ typedef struct {
 static const bad_field_t bad_fields[] = {
     {"magic",             0,       1, 0x5a,  "bad magic 0x5a at offset 0"},
     {"version 0",         1,       1, 0,     "unsupported version 0 at offset 1"},
-    {"version 2",         1,       1, 2,     "unsupported version 2"},
+    {"version 1 (older)", 1,       1, 1,     "unsupported version 1 at offset 1 (this build reads version 2): the peer runs another protosel"},
+    {"version 3",         1,       1, 3,     "unsupported version 3"},
     {"count above max",   2,       1, 200,   "entry count 200 above the maximum"},
     {"count too large",   2,       1, 20,    "entry count 20 needs at least"},
     {"count one more",    2,       1, 4,     "entry 3: truncated header"},

@@ -165,7 +165,7 @@ static void run_peer_failure(const char *tls)
     memset(buf, 0x5a, sizeof(buf));
     for (i = 0; i < PF_MSGS; ++i) {
         reqs[i] = psel_tag_send_nb(ep, buf, sizeof(buf), i, NULL, NULL);
-        assert_non_null(reqs[i]);
+        assert_false(UCS_PTR_IS_ERR(reqs[i]));
     }
     deadline = now_sec() + 0.2;
     while (now_sec() < deadline) {
@@ -198,7 +198,7 @@ static void run_peer_failure(const char *tls)
     }
     print_message("%s: %u of %u sends failed, in %.3f s\n", tls, failed,
                   PF_MSGS, took);
-    assert_true(failed > 0);
+    assert_int_equal(failed, PF_MSGS); /* every one: none could end well */
     psel_assert_log_contains("the peer failed");
 
     /* 2. the endpoint stays failed: sends and flushes end at once */
@@ -335,6 +335,11 @@ static void run_sender_dies_mid_get(const char *tls)
     uint8_t *buf;
     psel_ep_h ep;
 
+    if (!psel_test_has_transport("cma")) {
+        print_message("SKIP: %s: the get needs cma, which this machine lacks "
+                      "(ptrace rights)\n", tls);
+        return;
+    }
     setenv("UCX_PSEL_TLS", tls, 1);
     setenv("UCX_PSEL_NET_DEVICES", "lo", 1);
     setenv("UCX_PSEL_PROTOS", "rndv/get", 1);
@@ -400,7 +405,7 @@ static void run_sender_dies_mid_get(const char *tls)
     assert_true(took < PF_GET_FAIL_WITHIN);
     /* the rendezvous let go of it: rkeys and registrations released */
     assert_int_equal(kh_size(&worker->rndv.recvs), 0);
-    assert_true(ucs_list_is_empty(&worker->rndv.work));
+    assert_true(ucs_list_is_empty(&worker->proto.rndv_work));
     psel_request_free(req);
     free(buf);
     psel_ep_destroy(ep);

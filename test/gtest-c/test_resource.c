@@ -3,11 +3,15 @@
  * (self, tcp on lo, posix, sysv, cma), table operations, UCX-style allow-list
  * filters on a synthetic table, printing, and the ibverbs port conversion.
  */
+#ifdef HAVE_CONFIG_H
+#include "config.h"  /* PSEL_UCT_V2_HEADER */
+#endif
 #include "test_util.h"
 
 #include <lane_select/resource_table.h>
 
 #include <ucs/arch/bitops.h>
+#include <ucs/sys/preprocessor.h>
 #include <ucs/memory/memory_type.h>
 #include <infiniband/verbs.h>
 #include <math.h>
@@ -50,7 +54,7 @@ static const psel_resource_t *find_tl(const psel_resource_table_t *table,
 
 static void test_discover_finds_self_tcp_lo_and_shm(void **state)
 {
-    static const char *shm_tls[] = {"posix", "sysv", "cma"};
+    static const char *shm_tls[] = {"posix", "sysv"};
     const psel_resource_t *res;
     unsigned i;
 
@@ -82,12 +86,21 @@ static void test_discover_finds_self_tcp_lo_and_shm(void **state)
         assert_true(res->cap_flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE);
     }
 
+    /* cma needs ptrace rights over the peer; UCX leaves it out where it
+     * cannot work (kernel.yama.ptrace_scope, a container's seccomp) */
     res = find_tl(&live_table, "cma", NULL);
-    assert_true(res->cap_flags & UCT_IFACE_FLAG_GET_ZCOPY);
-    assert_true(res->cap_flags & UCT_IFACE_FLAG_PUT_ZCOPY);
-    assert_true(res->get.max_zcopy > 0);
-    assert_true(res->get.max_iov > 0);
-    assert_true(res->md_flags & UCT_MD_FLAG_REG);
+    if (res == NULL) {
+        print_message("SKIP: the cma checks: this machine has no cma "
+                      "transport (ucx_info -d lists none)\n");
+    } else {
+        assert_int_equal(res->dev_type, UCT_DEVICE_TYPE_SHM);
+        assert_true(res->cap_flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE);
+        assert_true(res->cap_flags & UCT_IFACE_FLAG_GET_ZCOPY);
+        assert_true(res->cap_flags & UCT_IFACE_FLAG_PUT_ZCOPY);
+        assert_true(res->get.max_zcopy > 0);
+        assert_true(res->get.max_iov > 0);
+        assert_true(res->md_flags & UCT_MD_FLAG_REG);
+    }
 
     res = find_tl(&live_table, "posix", NULL);
     assert_true(res->cap_flags & UCT_IFACE_FLAG_AM_SHORT);
@@ -101,7 +114,8 @@ static void test_discover_attributes_are_sane(void **state)
     const psel_resource_t *res;
     unsigned i;
 
-    assert_true(live_table.count >= 5);
+    /* self, tcp on lo, posix, sysv (and cma where ptrace allows it) */
+    assert_true(live_table.count >= 4);
     for (i = 0; i < live_table.count; ++i) {
         res = &live_table.resources[i];
         assert_true(res->component[0] != '\0');
@@ -134,6 +148,14 @@ static void test_discover_op_costs(void **state)
     unsigned i, op;
 
     (void)state;
+#ifdef PSEL_UCT_V2_HEADER
+    print_message("built with %s: checking uct_iface_estimate_perf's costs "
+                  "against UCX's rules\n",
+                  UCS_PP_MAKE_STRING(PSEL_UCT_V2_HEADER));
+#else
+    print_message("built without the UCT v2 header (configure "
+                  "--with-ucx-src=DIR adds it): the derived costs only\n");
+#endif
     assert_int_equal(psel_resource_discover(&table), UCS_OK);
     for (i = 0; i < table.count; ++i) {
         derived = table.resources[i];
@@ -143,6 +165,11 @@ static void test_discover_op_costs(void **state)
                       (table.resources[i].op_cost_source ==
                        PSEL_OP_COST_LIVE) ? "live" : "derived");
         assert_true(table.resources[i].op_cost_source != PSEL_OP_COST_NONE);
+#ifdef PSEL_UCT_V2_HEADER
+        /* built with the v2 header: every transport here has active
+         * messages or put/get, so the costs must be UCX's own estimate */
+        assert_int_equal(table.resources[i].op_cost_source, PSEL_OP_COST_LIVE);
+#endif
         for (op = 0; op < PSEL_OP_CLASS_LAST; ++op) {
             assert_true(fabs(table.resources[i].op_cost[op].send_pre -
                              derived.op_cost[op].send_pre) < 1e-12);

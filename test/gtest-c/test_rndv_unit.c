@@ -8,6 +8,7 @@
 #include "test_util.h"
 
 #include <core/core_int.h>
+#include <ucp_proto_sel/proto_rndv_int.h> /* the rendezvous internals it checks */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -243,13 +244,13 @@ static void expect_drop(rndv_unit_t *t, uint8_t am_id, ucs_status_t status,
 {
     psel_test_log_clear();
     psel_test_log_capture_start();
-    assert_int_equal(psel_rndv_am_input(t->receiver, am_id, t->msg,
+    assert_int_equal(psel_rndv_am_input(&t->receiver->proto, am_id, t->msg,
                                         t->length), status);
     psel_test_log_capture_stop();
     psel_assert_log_contains(what);
     assert_int_equal(psel_tm_num_unexpected(&t->receiver->tm), 0);
     assert_int_equal(psel_tm_num_expected(&t->receiver->tm), 0);
-    assert_true(ucs_list_is_empty(&t->receiver->rndv.work));
+    assert_true(ucs_list_is_empty(&t->receiver->proto.rndv_work));
 }
 
 static void test_malformed_rts(void **state)
@@ -263,8 +264,8 @@ static void test_malformed_rts(void **state)
                 "shorter than its");
 
     build_rts(t, PSEL_RNDV_MODE_GET, 1, 8);
-    hdr->version = 2;
-    expect_drop(t, PSEL_AM_ID_RNDV_RTS, UCS_ERR_UNSUPPORTED, "version 2");
+    hdr->version = 9;
+    expect_drop(t, PSEL_AM_ID_RNDV_RTS, UCS_ERR_UNSUPPORTED, "version 9");
 
     build_rts(t, PSEL_RNDV_MODE_AM, 0, 0);
     hdr->mode = 0;
@@ -404,7 +405,7 @@ static void test_malformed_cancel(void **state)
     put_bytes(t, &cancel, sizeof(cancel));
     ((psel_rndv_cancel_hdr_t*)t->msg)->version = 3;
     expect_drop(t, PSEL_AM_ID_RNDV_CANCEL, UCS_ERR_UNSUPPORTED,
-                "rendezvous CANCEL: version 3");
+                "rendezvous CANCEL: wire version 3");
     ((psel_rndv_cancel_hdr_t*)t->msg)->version  = PSEL_RNDV_WIRE_VERSION;
     ((psel_rndv_cancel_hdr_t*)t->msg)->reserved = 4;
     expect_drop(t, PSEL_AM_ID_RNDV_CANCEL, UCS_ERR_INVALID_PARAM,
@@ -430,7 +431,7 @@ static void test_malformed_cancel(void **state)
     ((psel_rndv_ack_hdr_t*)t->msg)->status  = UCS_ERR_BUSY;
     ((psel_rndv_ack_hdr_t*)t->msg)->version = 0;
     expect_drop(t, PSEL_AM_ID_RNDV_CANCEL_ACK, UCS_ERR_UNSUPPORTED,
-                "rendezvous CANCEL-ACK: version 0");
+                "rendezvous CANCEL-ACK: wire version 0");
     put_bytes(t, &ack, 1);
     expect_drop(t, PSEL_AM_ID_RNDV_CANCEL_ACK, UCS_ERR_INVALID_PARAM,
                 "rendezvous CANCEL-ACK: 11 bytes, not 10");
@@ -552,7 +553,7 @@ static void pair_close(cancel_pair_t *p, unsigned num_msgs)
     assert_int_equal(kh_size(&p->sender->rndv.sends), 0);
     assert_int_equal(kh_size(&p->sender->rndv.recvs), 0);
     assert_int_equal(kh_size(&p->receiver->rndv.recvs), 0);
-    assert_true(ucs_list_is_empty(&p->receiver->rndv.work));
+    assert_true(ucs_list_is_empty(&p->receiver->proto.rndv_work));
     assert_int_equal(psel_tm_num_unexpected(&p->receiver->tm), 0);
     psel_ep_destroy(p->ep);
     psel_worker_destroy(p->sender);
@@ -601,11 +602,11 @@ static int wait_cond(cancel_pair_t *p, wait_what_t what, size_t n,
 static void wait_for(cancel_pair_t *p, int who, wait_what_t what,
                      size_t n, psel_request_t *a, psel_request_t *b)
 {
-    double deadline = psel_worker_time() + SPIN_SEC;
+    double deadline = psel_time_sec() + SPIN_SEC;
     unsigned count;
 
     for (count = 0; !wait_cond(p, what, n, a, b); ++count) {
-        assert_true((count < SPIN_MAX) && (psel_worker_time() < deadline));
+        assert_true((count < SPIN_MAX) && (psel_time_sec() < deadline));
         if (who & SENDER) {
             psel_worker_progress(p->sender);
         }
@@ -658,7 +659,7 @@ static void cancel_unexpected(const char *protos)
     ack.req_id = sreq[0]->proto.req_id;
     psel_test_log_clear();
     psel_test_log_capture_start();
-    assert_int_equal(psel_rndv_am_input(p.sender, PSEL_AM_ID_RNDV_CANCEL_ACK,
+    assert_int_equal(psel_rndv_am_input(&p.sender->proto, PSEL_AM_ID_RNDV_CANCEL_ACK,
                                         &ack, sizeof(ack)),
                      UCS_ERR_INVALID_PARAM);
     psel_assert_log_contains("sent no CANCEL");
@@ -776,5 +777,7 @@ int main(void)
         cmocka_unit_test(test_cancel_matched_get),
     };
 
+    /* the protocols that ran are checked: count them */
+    setenv("UCX_PSEL_PROTO_INFO", "used", 1);
     return cmocka_run_group_tests_name("rndv_unit", tests, setup, teardown);
 }

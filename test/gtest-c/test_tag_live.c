@@ -334,7 +334,7 @@ static void run_live(const live_test_t *t)
 {
     double deadline = psel_test_now() + LIVE_TIMEOUT_SEC + 10;
     int sv[2], status = 0, errors = -1, sent;
-    pid_t pid, done = 0;
+    pid_t pid;
 
     assert_true(t->count <= LIVE_MAX_MSGS);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
@@ -344,21 +344,15 @@ static void run_live(const live_test_t *t)
         close(sv[0]);
         errors = receiver(t, sv[1]);
         psel_test_write_all(sv[1], &errors, sizeof(errors));
-        _exit(0);
+        _exit((errors == 0) ? 0 : 1);
     }
     close(sv[1]);
     sent = sender(t, sv[0]);
     if (psel_test_read_all(sv[0], &errors, sizeof(errors))) {
         errors = -1;
     }
-    while ((done = waitpid(pid, &status, WNOHANG)) == 0) {
-        if (psel_test_now() > deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            break;
-        }
-        usleep(1000);
-    }
+    /* the receiver process must end, and end well */
+    status = psel_test_wait_child(pid, deadline - psel_test_now());
     close(sv[0]);
     if ((sent != 0) || (errors != 0)) {
         print_error("tls=%s protos=%s case=%d: sender %d, receiver errors %d\n",
@@ -367,6 +361,7 @@ static void run_live(const live_test_t *t)
     }
     assert_int_equal(sent, 0);
     assert_int_equal(errors, 0);
+    assert_int_equal(status, 0);
 }
 
 /* 0, 1, around the short limits (posix/sysv 92, tcp 8184), around the bcopy
@@ -482,5 +477,7 @@ int main(void)
     };
 
     signal(SIGPIPE, SIG_IGN);
+    /* the protocols that ran are checked: count them */
+    setenv("UCX_PSEL_PROTO_INFO", "used", 1);
     return cmocka_run_group_tests_name("tag_live", tests, NULL, NULL);
 }

@@ -1,10 +1,13 @@
 #include <errno.h>
+#include <signal.h>
 #include <sys/select.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "test_util.h"
 
 #include <core/psel_core.h>
+#include <lane_select/resource_table.h>
 
 #include <stdarg.h>
 #include <setjmp.h>
@@ -158,6 +161,76 @@ int psel_test_sock_readable(int sock)
     FD_ZERO(&fds);
     FD_SET(sock, &fds);
     return select(sock + 1, &fds, NULL, NULL, &tv) > 0;
+}
+
+int psel_test_has_transport(const char *tl_name)
+{
+    psel_resource_table_t table;
+    int found = 0;
+    unsigned i;
+
+    psel_resource_table_init(&table);
+    if (psel_resource_discover(&table) == UCS_OK) {
+        for (i = 0; i < table.count; ++i) {
+            found |= !strcmp(table.resources[i].tl_name, tl_name);
+        }
+    }
+    psel_resource_table_cleanup(&table);
+    return found;
+}
+
+int psel_test_wait_child(pid_t pid, double timeout_sec)
+{
+    double deadline = psel_test_now() + timeout_sec;
+    int status;
+    pid_t ret;
+
+    while ((ret = waitpid(pid, &status, WNOHANG)) == 0) {
+        if (psel_test_now() > deadline) {
+            fprintf(stderr, "child %d did not exit within %.0f s; killed\n",
+                    (int)pid, timeout_sec);
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            return -1;
+        }
+        usleep(1000);
+    }
+    if (ret != pid) {
+        fprintf(stderr, "waitpid(%d): %m\n", (int)pid);
+        return -1;
+    }
+    if (WIFSIGNALED(status)) {
+        fprintf(stderr, "child %d was killed by signal %d (%s)\n", (int)pid,
+                WTERMSIG(status), strsignal(WTERMSIG(status)));
+        return -1;
+    }
+    if (WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "child %d exited with status %d\n", (int)pid,
+                WEXITSTATUS(status));
+    }
+    return WEXITSTATUS(status);
+}
+
+ucs_status_t psel_test_close_ep(psel_worker_h worker, psel_ep_h ep)
+{
+    double deadline = psel_test_now() + 30;
+    psel_request_t *req;
+    ucs_status_t status;
+
+    req = psel_ep_close_nb(ep, PSEL_EP_CLOSE_FLUSH, NULL, NULL);
+    if (req == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    while ((psel_request_test(req, NULL) == UCS_INPROGRESS) &&
+           (psel_test_now() < deadline)) {
+        psel_worker_progress(worker);
+    }
+    status = psel_request_test(req, NULL);
+    if (status == UCS_INPROGRESS) {
+        return UCS_ERR_TIMED_OUT; /* the request stays: a leak, not a crash */
+    }
+    psel_request_free(req);
+    return status;
 }
 
 int psel_test_check_used(psel_worker_h worker, const char *protos,

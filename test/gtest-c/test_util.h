@@ -9,6 +9,7 @@
 #include <core/psel_core.h>
 #include <ucs/debug/log_def.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /** Start capturing warnings and errors; they are no longer printed. */
 void psel_test_log_capture_start(void);
@@ -46,6 +47,23 @@ int psel_test_read_all(int fd, void *buf, size_t len);
 
 /** Does @a sock have data (or EOF) to read now? */
 int psel_test_sock_readable(int sock);
+
+/** Does this machine's UCT offer transport @a tl_name (live discovery)? */
+int psel_test_has_transport(const char *tl_name);
+
+/**
+ * Wait up to @a timeout_sec for the child @a pid to exit; kill it
+ * (SIGKILL) after that. Says on stderr why it failed.
+ *
+ * @return its exit status, or -1 if it was killed by a signal or timed out.
+ */
+int psel_test_wait_child(pid_t pid, double timeout_sec);
+
+/**
+ * Close @a ep with a flush, progressing @a worker up to 30 s.
+ * @return the close request's status (UCS_ERR_TIMED_OUT if it did not end).
+ */
+ucs_status_t psel_test_close_ep(psel_worker_h worker, psel_ep_h ep);
 
 /**
  * Check the protocols that really ran (UCX_PSEL_PROTO_INFO=used): every

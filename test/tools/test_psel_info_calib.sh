@@ -6,17 +6,9 @@ set -u
 info=${PSEL_INFO:-./src/tools/psel_info}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0 failed=0
 
-result() { # result DESCRIPTION STATUS
-    n=$((n + 1))
-    if [ "$2" -eq 0 ]; then
-        echo "ok $n - $1"
-    else
-        echo "not ok $n - $1"; sed 's/^/#   /' "$tmp/out" "$tmp/err" | tail -20
-        failed=$((failed + 1))
-    fi
-}
+. "$(dirname "$0")/tap.sh"
+TAP_FILES=("$tmp/out" "$tmp/err")
 
 # check DESCRIPTION COMMAND...: run it (at most 60 s), keeping out/err
 check() {
@@ -143,6 +135,5 @@ check "--ucx-env -q writes nothing on stderr" "${none[@]}" "$info" --ucx-env -q
 check "... indeed" test ! -s "$tmp/err"
 fails "--ucx-env with -e is a usage error" "$info" --ucx-env -e
 
-echo "1..$n"
 echo "psel_info with calibration: $((n - failed)) passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_done

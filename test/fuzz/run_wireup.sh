@@ -1,0 +1,6 @@
+#!/bin/sh
+# make check: replay the wireup seed corpus, then deterministic mutations of it,
+# through test/fuzz/fuzz_wireup.c.
+top=${PSEL_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+exec ./test/fuzz/fuzz_wireup -n "${PSEL_FUZZ_MUTATIONS:-20000}" \
+     "$top"/test/fuzz/corpus/wireup/*
