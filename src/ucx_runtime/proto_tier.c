@@ -49,6 +49,7 @@
 #define PSEL_PT_PENALTY        1.0   /* [s] */
 
 #define PSEL_PT_CACHE_SIZE     32    /* endpoint configurations remembered */
+#define PSEL_PT_RSC_CACHE_SIZE 16    /* resources remembered */
 
 /* Added to a protocol's lines where protosel's table selects another: UCP
  * rounds crossings to the nearest byte and breaks exact ties by protocol
@@ -101,6 +102,14 @@ static struct psel_pt_proto {
 static const char *psel_pt_rndv_all[] = {"rndv/am", "rndv/get", "rndv/put"};
 static const char *psel_pt_rndv_rtr[] = {"rndv/am", "rndv/put"};
 
+/* protosel's view of one of UCP's resources, as an iface had it open */
+typedef struct psel_pt_rsc {
+    ucp_context_h         context;
+    ucp_rsc_index_t       rsc_index;
+    uct_iface_attr_t      attr;
+    psel_resource_t       resource;
+} psel_pt_rsc_t;
+
 /* Protosel's view of one UCP endpoint configuration */
 typedef struct psel_pt_ep {
     int                   used;
@@ -134,6 +143,8 @@ static struct {
     ucp_context_h         last_context;
     ucp_ep_config_key_t   last_key;
     psel_pt_ep_t         *last_ep;
+    psel_pt_rsc_t         rscs[PSEL_PT_RSC_CACHE_SIZE];
+    unsigned              next_rsc;
     psel_pt_ep_t         *cache[PSEL_PT_CACHE_SIZE]; /* allocated on first
                                                        use: a lookup reads
                                                        only the entries used,
@@ -246,6 +257,46 @@ int psel_proto_tier_available(void *libucp, char *why, size_t max, int *quiet)
  * Protosel's view of a UCP endpoint configuration
  */
 
+/*
+ * protosel's view of UCP's resource @a rsc_index as @a wiface has it open.
+ * The per-operation costs come from the rules of the installed UCX
+ * (lane_select/README.md, "Per-operation costs"), not from asking the
+ * iface (uct_iface_estimate_perf): this tier runs only in the UCX version
+ * it was built for, whose rules those are (test_resource checks them
+ * against the live estimate of every transport here), and the question
+ * costs 80-100 us for tcp (its iface query reads the device's speed), for
+ * every new endpoint configuration. The view is kept per (context,
+ * resource) too, and reused while the iface's attributes are the same:
+ * the ifaces of a context's workers are alike.
+ */
+static void psel_pt_resource(ucp_context_h context, ucp_rsc_index_t rsc_index,
+                             const ucp_worker_iface_t *wiface,
+                             psel_resource_t *resource)
+{
+    const ucp_tl_resource_desc_t *tl = &context->tl_rscs[rsc_index];
+    const ucp_tl_md_t *md            = &context->tl_mds[tl->md_index];
+    psel_pt_rsc_t *entry;
+    unsigned i;
+
+    for (i = 0; i < PSEL_PT_RSC_CACHE_SIZE; ++i) {
+        entry = &psel_pt.rscs[i];
+        if ((entry->context == context) && (entry->rsc_index == rsc_index) &&
+            !memcmp(&entry->attr, &wiface->attr, sizeof(entry->attr))) {
+            *resource = entry->resource;
+            return;
+        }
+    }
+
+    psel_resource_from_uct(resource, context->tl_cmpts[md->cmpt_index].attr.name,
+                           md->rsc.md_name, &tl->tl_rsc, &md->attr,
+                           &wiface->attr, NULL);
+    entry            = &psel_pt.rscs[psel_pt.next_rsc++ % PSEL_PT_RSC_CACHE_SIZE];
+    entry->context   = context;
+    entry->rsc_index = rsc_index;
+    entry->attr      = wiface->attr;
+    entry->resource  = *resource;
+}
+
 /* The resources of UCP's lanes and their roles, from the endpoint
  * configuration key; lanes without a resource (a CM lane) are left out */
 static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
@@ -255,10 +306,8 @@ static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
     ucp_context_h context = worker->context;
     unsigned lane_map[UCP_MAX_LANES];
     ucp_rsc_index_t rsc_index, rscs[UCP_MAX_LANES];
-    const ucp_tl_resource_desc_t *tl;
     const ucp_lane_index_t *list;
     ucp_worker_iface_t *wiface;
-    const ucp_tl_md_t *md;
     ucp_lane_index_t lane;
     unsigned i, role, r;
 
@@ -281,12 +330,7 @@ static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
             if ((rsc_index >= context->num_tls) || (wiface == NULL)) {
                 return UCS_ERR_NO_ELEM;
             }
-            tl = &context->tl_rscs[rsc_index];
-            md = &context->tl_mds[tl->md_index];
-            psel_resource_from_uct(&ep->rscs[r],
-                                   context->tl_cmpts[md->cmpt_index].attr.name,
-                                   md->rsc.md_name, &tl->tl_rsc, &md->attr,
-                                   &wiface->attr, wiface->iface);
+            psel_pt_resource(context, rsc_index, wiface, &ep->rscs[r]);
             rscs[r] = rsc_index;
             ++ep->num_rscs;
         }
