@@ -574,15 +574,15 @@ static void psel_lanes_select_copy(const psel_resource_table_t *local,
             if ((rsc->cap_flags & short_caps) &&
                 ((short_best[mt] == 0) || (1.0 / lat > short_best[mt]))) {
                 short_best[mt] = (lat > 0) ? 1.0 / lat : HUGE_VAL;
-                snprintf(sets->copy_short[mt].name, PSEL_LANE_NAME_MAX,
-                         "%.31s/%.31s", rsc->tl_name, rsc->dev_name);
+                psel_lane_name(rsc, sets->copy_short[mt].name,
+                               PSEL_LANE_NAME_MAX);
                 sets->copy_short[mt].time = ucs_linear_func_make(lat, 1.0 / bw);
             }
             if ((rsc->cap_flags & zcopy_caps) &&
                 (1.0 / (PSEL_LANE_BW_SCORE_SIZE / bw + lat) > zcopy_best[mt])) {
                 zcopy_best[mt] = 1.0 / (PSEL_LANE_BW_SCORE_SIZE / bw + lat);
-                snprintf(sets->copy_zcopy[mt].name, PSEL_LANE_NAME_MAX,
-                         "%.31s/%.31s", rsc->tl_name, rsc->dev_name);
+                psel_lane_name(rsc, sets->copy_zcopy[mt].name,
+                               PSEL_LANE_NAME_MAX);
                 sets->copy_zcopy[mt].time = ucs_linear_func_make(lat, 1.0 / bw);
             }
         }
@@ -832,16 +832,6 @@ void psel_ep_lanes_print(FILE *stream, const psel_ep_lanes_t *ep)
     fprintf(stream, "#\n");
 }
 
-/* "inf" or the number */
-static const char *psel_max_eps_str(size_t max_num_eps, char *buf, size_t max)
-{
-    if (max_num_eps == PSEL_SIZE_UNLIMITED) {
-        return "inf";
-    }
-    snprintf(buf, max, "%zu", max_num_eps);
-    return buf;
-}
-
 /* Best score of local resource @a l for @a role over the reachable peer
  * resources, at the pass's number of endpoints; 0 if none */
 static double psel_candidate_score(const psel_resource_table_t *local,
@@ -947,15 +937,15 @@ void psel_lanes_print_candidates(FILE *stream,
             last   = best;
             last_l = best_l;
             rsc    = &local->resources[best_l];
-            snprintf(name, sizeof(name), "%.31s/%.31s", rsc->tl_name,
-                     rsc->dev_name);
+            psel_lane_name(rsc, name, sizeof(name));
             fprintf(stream, "# %-6s %c %-22s %10.4g %7.0f ns",
                     psel_lane_role_name(role),
                     psel_ep_uses_local(ep, best_l, role) ? '*' : ' ', name,
                     best, psel_resource_latency(rsc, num_eps) * 1e9);
             if (!psel_resource_is_scalable(rsc, num_eps)) {
                 fprintf(stream, "  max eps %s < %zu: %s",
-                        psel_max_eps_str(rsc->max_num_eps, eps, sizeof(eps)),
+                        psel_size_or_inf_str(rsc->max_num_eps, eps,
+                                             sizeof(eps)),
                         num_eps, ep->unscalable_fallback ?
                         "weighed, nothing that scales makes the endpoint" :
                         "left out");

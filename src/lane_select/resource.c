@@ -419,6 +419,15 @@ int psel_flag_bit(psel_flag_set_t set, const char *name)
     return -1;
 }
 
+const char *psel_size_or_inf_str(size_t value, char *buf, size_t max)
+{
+    if (value == PSEL_SIZE_UNLIMITED) {
+        return "inf";
+    }
+    snprintf(buf, max, "%zu", value);
+    return buf;
+}
+
 const char *psel_device_type_name(uct_device_type_t dev_type)
 {
     return ((unsigned)dev_type < UCT_DEVICE_TYPE_LAST) ?
@@ -724,9 +733,8 @@ static void psel_print_resource(FILE *stream, const psel_resource_t *resource)
     PSEL_PRINT_LINE(stream, "device priority", "%u", resource->priority);
     PSEL_PRINT_LINE(stream, "device num paths", "%u", resource->dev_num_paths);
     PSEL_PRINT_LINE(stream, "max eps", "%s",
-                    (resource->max_num_eps == PSEL_SIZE_UNLIMITED) ? "inf" :
-                    (snprintf(buf, sizeof(buf), "%zu", resource->max_num_eps),
-                     buf));
+                    psel_size_or_inf_str(resource->max_num_eps, buf,
+                                         sizeof(buf)));
     PSEL_PRINT_LINE(stream, "device address", "%zu bytes",
                     resource->device_addr_len);
     PSEL_PRINT_LINE(stream, "iface address", "%zu bytes",

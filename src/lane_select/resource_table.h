@@ -161,6 +161,18 @@ int psel_flag_bit(psel_flag_set_t set, const char *name);
 
 
 /**
+ * A size limit as the printers and dumps show it: "inf" for
+ * PSEL_SIZE_UNLIMITED (SIZE_MAX), else the decimal number.
+ *
+ * @param [in]  value  The size.
+ * @param [out] buf    Where the number is written (not used for "inf").
+ * @param [in]  max    Size of @a buf.
+ *
+ * @return "inf" or @a buf.
+ */
+const char *psel_size_or_inf_str(size_t value, char *buf, size_t max);
+
+/**
  * @return The name of a device type: "net", "shm", "acc" or "self"; NULL if
  *         out of range.
  */

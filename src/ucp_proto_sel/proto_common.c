@@ -7,6 +7,7 @@
 
 #include "proto_common.h"
 
+#include <lane_select/lane_engine.h>
 #include <ucs/datastruct/string_buffer.h>
 
 #include <ucs/sys/math.h>
@@ -15,13 +16,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-static const char *psel_lane_role_names[] = {
-    [PSEL_LANE_ROLE_AM]     = "am",
-    [PSEL_LANE_ROLE_AM_BW]  = "am_bw",
-    [PSEL_LANE_ROLE_RMA_BW] = "rma_bw",
-    [PSEL_LANE_ROLE_AMO]    = "amo"
-};
 
 ucs_status_t psel_proto_unsupported(psel_proto_caps_t *caps, const char *fmt,
                                     ...)
@@ -109,7 +103,7 @@ ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
     }
     if (set->count == 0) {
         return psel_proto_unsupported(caps_out, "no %s lane",
-                                      psel_lane_role_names[role]);
+                                      psel_lane_role_name(role));
     }
 
     /* the lanes of the role that can run this protocol, best first */
@@ -123,7 +117,7 @@ ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
     }
     if (subset->count == 0) {
         return psel_proto_unsupported(caps_out, "%s lane %s has no %s",
-                                      psel_lane_role_names[role],
+                                      psel_lane_role_name(role),
                                       set->lanes[0]->name,
                                       psel_lane_caps_name(lane_caps));
     }

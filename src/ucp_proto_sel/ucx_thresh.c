@@ -11,8 +11,6 @@
 #include <math.h>
 #include <string.h>
 
-#define PSEL_MB (1024.0 * 1024.0)
-
 typedef struct {
     double   reg_c, reg_m, overhead, latency, bw;
     unsigned num_mds;   /* memory domains that register */
@@ -143,8 +141,8 @@ void psel_ucx_thresh_dump(FILE *stream, const psel_select_t *select,
     fprintf(stream, "  denominator e.reg_m + 1/min(e.bw, bcopy_bw) - "
             "d·(r.reg_m·2 + 1/r.bw)\n"
             "            = %.4f + 1/min(%.0f, %.0f MB/s) - %.4f·(%.4f·2 + "
-            "1/%.0f MB/s) = %.4f ns/B\n", t.e_reg_m * 1e9, t.e_bw / PSEL_MB,
-            t.bcopy_bw / PSEL_MB, t.d, t.r_reg_m * 1e9, t.r_bw / PSEL_MB,
+            "1/%.0f MB/s) = %.4f ns/B\n", t.e_reg_m * 1e9, t.e_bw / UCS_MBYTE,
+            t.bcopy_bw / UCS_MBYTE, t.d, t.r_reg_m * 1e9, t.r_bw / UCS_MBYTE,
             t.denominator * 1e9);
     if (t.fallback) {
         fprintf(stream, "  UCX 1.x: the lines never cross (numerator or "
@@ -182,7 +180,7 @@ void psel_ucx_thresh_dump(FILE *stream, const psel_select_t *select,
     fprintf(stream, "    - UCX's eager line copies at min(eager bw, "
             "bcopy_bw) once; protosel's eager zcopy pays the transfer and the "
             "receiver's copy-out (%.0f MB/s) one after the other\n",
-            t.bcopy_bw / PSEL_MB);
+            t.bcopy_bw / UCS_MBYTE);
     fprintf(stream, "    - protosel's bias d moves a boundary by at most x2 "
             "(select.h); UCX applies d unbounded\n");
 }
