@@ -333,25 +333,16 @@ static void psel_lane_fill(const psel_lane_select_params_t *params,
     lane->overhead_recv = remote->overhead;
     lane->reg_cost      = (rsc->md_flags & UCT_MD_FLAG_REG) ?
                           rsc->reg_cost : ucs_linear_func_make(0, 0);
-    lane->am_max_short  = rsc->am.max_short;
-    lane->am_max_bcopy  = rsc->am.max_bcopy;
-    lane->am_max_zcopy  = rsc->am.max_zcopy;
-    lane->am_min_zcopy  = rsc->am.min_zcopy;
-    if (f & UCT_IFACE_FLAG_GET_ZCOPY) {
-        lane->rma_max_zcopy = rsc->get.max_zcopy;
-        lane->rma_min_zcopy = rsc->get.min_zcopy;
-        lane->zcopy_align   = rsc->get.opt_zcopy_align;
-    } else {
-        lane->rma_max_zcopy = rsc->put.max_zcopy;
-        lane->rma_min_zcopy = rsc->put.min_zcopy;
-        lane->zcopy_align   = rsc->put.opt_zcopy_align;
-    }
+    /* each operation's own limits: rndv/get reads with get's sizes and
+     * iov entries, rndv/put writes with put's, AMs have theirs */
+    lane->am            = rsc->am;
+    lane->get           = rsc->get;
+    lane->put           = rsc->put;
     psel_lane_fill_op_cost(rsc, remote, num_eps,
                            perf.measured ?
                            (perf.latency -
                             psel_pair_latency(rsc, remote, num_eps)) : 0,
                            lane);
-    lane->max_iov       = rsc->am.max_iov;
     lane->reg_mem_types = (rsc->md_flags & UCT_MD_FLAG_REG) ?
                           rsc->reg_mem_types : 0;
     lane->access_mem_types = rsc->access_mem_types;

@@ -233,10 +233,11 @@ ucs_status_t psel_proto_copy_time(const psel_proto_init_params_t *params,
 
 ucs_status_t psel_proto_check_zcopy(const psel_proto_init_params_t *params,
                                     const psel_lane_set_t *set,
-                                    psel_proto_caps_t *caps)
+                                    uint32_t lane_cap, psel_proto_caps_t *caps)
 {
     psel_buffer_type_t bt = params->buf_type;
     unsigned i, count     = set->count;
+    size_t max_iov;
 
     if (bt.dt_class == PSEL_DT_GENERIC) {
         return psel_proto_unsupported(caps, "generic datatypes need pack "
@@ -248,14 +249,43 @@ ucs_status_t psel_proto_check_zcopy(const psel_proto_init_params_t *params,
                                           "memory", set->lanes[i]->name,
                                           ucs_memory_type_names[bt.mem_type]);
         }
-        if ((bt.dt_class == PSEL_DT_IOV) &&
-            (bt.sg_count > set->lanes[i]->max_iov)) {
-            return psel_proto_unsupported(caps, "lane %s takes at most %zu iov "
-                                          "entries, not %u",
+        max_iov = psel_lane_zcopy_limits(set->lanes[i], lane_cap)->max_iov;
+        if ((bt.dt_class == PSEL_DT_IOV) && (bt.sg_count > max_iov)) {
+            return psel_proto_unsupported(caps, "lane %s: %s takes at most "
+                                          "%zu iov entries, not %u",
                                           set->lanes[i]->name,
-                                          set->lanes[i]->max_iov, bt.sg_count);
+                                          psel_lane_caps_name(lane_cap),
+                                          max_iov, bt.sg_count);
         }
     }
+    return UCS_OK;
+}
+
+ucs_status_t psel_proto_frag_sizes(const psel_lane_set_t *set,
+                                   uint32_t lane_cap, size_t hdr,
+                                   size_t *min_length, size_t *frag_size,
+                                   psel_proto_caps_t *caps)
+{
+    const psel_op_limits_t *limits;
+    size_t min = 0, max = SIZE_MAX, lane_max;
+    unsigned i;
+
+    for (i = 0; i < set->count; ++i) {
+        limits   = psel_lane_zcopy_limits(set->lanes[i], lane_cap);
+        lane_max = (lane_cap == PSEL_LANE_CAP_AM_BCOPY) ? limits->max_bcopy :
+                                                          limits->max_zcopy;
+        if (lane_max <= hdr) {
+            return psel_proto_unsupported(caps, "lane %s: %s holds no "
+                                          "payload", set->lanes[i]->name,
+                                          psel_lane_caps_name(lane_cap));
+        }
+        max = ucs_min(max, lane_max - hdr);
+        if (lane_cap != PSEL_LANE_CAP_AM_BCOPY) {
+            min = ucs_max(min, limits->min_zcopy);
+        }
+    }
+    *min_length = min;
+    *frag_size  = max;
     return UCS_OK;
 }
 
@@ -328,9 +358,8 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
     psel_lane_set_t ctrl_set, data;
     psel_lane_set_perf_t ctrl, bw;
     ucs_linear_func_t stages[3], copy;
-    const psel_lane_t *lane0;
+    size_t frag_size, min_length;
     ucs_status_t status;
-    size_t frag_size;
 
     status = psel_proto_apply_thresh(config->rndv_thresh, "UCX_PSEL_RNDV_THRESH",
                                      2, caps);
@@ -352,10 +381,20 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
     }
 
     if (zcopy) {
-        status = psel_proto_check_zcopy(params, &data, caps);
+        status = psel_proto_check_zcopy(params, &data, lane_caps, caps);
         if (status != UCS_OK) {
             return status;
         }
+    }
+    /* every lane takes every fragment: the smallest maximum of the
+     * operation the data goes by, and no message below its largest
+     * minimum (rc's get_zcopy: 65 B up) */
+    status = psel_proto_frag_sizes(&data, lane_caps,
+                                   (role == PSEL_LANE_ROLE_RMA_BW) ? 0 :
+                                   PSEL_RNDV_DATA_HDR, &min_length,
+                                   &frag_size, caps);
+    if (status != UCS_OK) {
+        return status;
     }
     copy = ucs_linear_func_make(0, 0);
     if (copies > 0) {
@@ -365,15 +404,6 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
         if (status != UCS_OK) {
             return status;
         }
-    }
-
-    lane0 = data.lanes[0];
-    if (role == PSEL_LANE_ROLE_RMA_BW) {
-        frag_size = lane0->rma_max_zcopy;
-    } else if (zcopy) {
-        frag_size = lane0->am_max_zcopy - PSEL_RNDV_DATA_HDR;
-    } else {
-        frag_size = lane0->am_max_bcopy - PSEL_RNDV_DATA_HDR;
     }
 
     /* seed: (1+rrc)(rcost + x·rgro) + 4·rlat + 3·rover + x/rbw, with the
@@ -392,7 +422,7 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
                                      bw.op[data_op].send, 0);
     stages[2] = ucs_linear_func_make(0, 1.0 / bw.bandwidth);
 
-    caps->min_length = 0;
+    caps->min_length = min_length;
     caps->flags     |= PSEL_PROTO_CAP_RNDV_BIAS;
     psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
                          bw.op[data_op].frag);

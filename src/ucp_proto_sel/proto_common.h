@@ -129,11 +129,31 @@ ucs_status_t psel_proto_copy_time(const psel_proto_init_params_t *params,
 
 /**
  * Can every lane of @a set register the buffer for zero-copy (memory type
- * and, for iov, @a sg_count within max_iov)? Generic datatypes never can.
+ * and, for iov, sg_count within the max_iov of the operation @a lane_cap
+ * names: PSEL_LANE_CAP_AM_ZCOPY, _GET_ZCOPY or _PUT_ZCOPY)? Generic
+ * datatypes never can.
  */
 ucs_status_t psel_proto_check_zcopy(const psel_proto_init_params_t *params,
                                     const psel_lane_set_t *set,
-                                    psel_proto_caps_t *caps);
+                                    uint32_t lane_cap, psel_proto_caps_t *caps);
+
+/**
+ * The sizes every lane of @a set takes by the operation @a lane_cap names
+ * (PSEL_LANE_CAP_AM_BCOPY, _AM_ZCOPY, _GET_ZCOPY or _PUT_ZCOPY), each
+ * operation carrying @a hdr bytes of protocol header besides the payload.
+ *
+ * @param [out] min_length  The largest min_zcopy of the lanes (0 for
+ *                          bcopy): a smaller message cannot go on them all.
+ * @param [out] frag_size   The smallest max_zcopy (max_bcopy) less
+ *                          @a hdr: the fragment every lane takes.
+ *
+ * @return UCS_OK, or UCS_ERR_UNSUPPORTED when a lane's largest operation
+ *         holds no payload after the header.
+ */
+ucs_status_t psel_proto_frag_sizes(const psel_lane_set_t *set,
+                                   uint32_t lane_cap, size_t hdr,
+                                   size_t *min_length, size_t *frag_size,
+                                   psel_proto_caps_t *caps);
 
 /**
  * Apply a forced threshold from the config to caps: "auto" leaves it to the

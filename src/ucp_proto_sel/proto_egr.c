@@ -58,7 +58,7 @@ static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
     if (status != UCS_OK) {
         return status;
     }
-    if (set.lanes[0]->am_max_short < PSEL_EAGER_SHORT_HDR) {
+    if (set.lanes[0]->am.max_short < PSEL_EAGER_SHORT_HDR) {
         return psel_proto_unsupported(caps, "lane %s: short AM holds no "
                                       "payload", set.lanes[0]->name);
     }
@@ -69,7 +69,7 @@ static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
     stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
     stages[2] = ucs_linear_func_make(0, 2 * copy_m);
     psel_proto_add_range(caps,
-                         set.lanes[0]->am_max_short - PSEL_EAGER_SHORT_HDR,
+                         set.lanes[0]->am.max_short - PSEL_EAGER_SHORT_HDR,
                          stages, 3, SIZE_MAX, 0);
     psel_proto_set_lanes(&set, NULL,
                          caps->ranges[caps->num_ranges - 1].max_length, 0,
@@ -84,7 +84,7 @@ static ucs_status_t psel_egr_bcopy_init(const psel_proto_init_params_t *params,
     psel_lane_set_perf_t perf;
     psel_lane_set_t set;
     ucs_status_t status;
-    size_t frag_size;
+    size_t frag_size, min_length;
 
     /* pack and unpack: memcpy, or the memory-type copy engine (gdr_copy or
      * cuda_copy for cuda memory) as UCX's eager bcopy does */
@@ -98,11 +98,12 @@ static ucs_status_t psel_egr_bcopy_init(const psel_proto_init_params_t *params,
     if (status != UCS_OK) {
         return status;
     }
-    if (set.lanes[0]->am_max_bcopy <= PSEL_EAGER_HDR) {
-        return psel_proto_unsupported(caps, "lane %s: bcopy AM holds no "
-                                      "payload", set.lanes[0]->name);
+    status = psel_proto_frag_sizes(&set, PSEL_LANE_CAP_AM_BCOPY,
+                                   PSEL_EAGER_HDR, &min_length, &frag_size,
+                                   caps);
+    if (status != UCS_OK) {
+        return status;
     }
-    frag_size = set.lanes[0]->am_max_bcopy - PSEL_EAGER_HDR;
 
     /* pack on the sender and unpack on the receiver: two copies */
     stages[0] = psel_egr_message(&perf, PSEL_OP_CLASS_BCOPY);
@@ -123,7 +124,7 @@ static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
     psel_lane_set_perf_t perf;
     psel_lane_set_t set;
     ucs_status_t status;
-    size_t frag_size;
+    size_t frag_size, min_length;
 
     status = psel_proto_apply_thresh(config->zcopy_thresh,
                                      "UCX_PSEL_ZCOPY_THRESH", 1, caps);
@@ -138,7 +139,8 @@ static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
         return status;
     }
 
-    status = psel_proto_check_zcopy(params, &set, caps);
+    status = psel_proto_check_zcopy(params, &set, PSEL_LANE_CAP_AM_ZCOPY,
+                                    caps);
     if (status != UCS_OK) {
         return status;
     }
@@ -148,18 +150,19 @@ static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
     if (status != UCS_OK) {
         return status;
     }
-    if (set.lanes[0]->am_max_zcopy <= PSEL_EAGER_HDR) {
-        return psel_proto_unsupported(caps, "lane %s: zcopy AM holds no "
-                                      "payload", set.lanes[0]->name);
+    status = psel_proto_frag_sizes(&set, PSEL_LANE_CAP_AM_ZCOPY,
+                                   PSEL_EAGER_HDR, &min_length, &frag_size,
+                                   caps);
+    if (status != UCS_OK) {
+        return status;
     }
-    frag_size = set.lanes[0]->am_max_zcopy - PSEL_EAGER_HDR;
 
     /* seed: ecost + x·egro + x/ebw + eover, egro with the copy-out */
     stages[0] = ucs_linear_func_make(perf.reg_cost.c + copy_out.c,
                                      perf.reg_cost.m + copy_out.m);
     stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
     stages[2] = psel_egr_message(&perf, PSEL_OP_CLASS_ZCOPY);
-    caps->min_length = set.lanes[0]->am_min_zcopy;
+    caps->min_length = min_length;
     if (frag_size < PSEL_FRAG_UNLIMITED) {
         psel_proto_add_range(caps, frag_size, stages, 3, SIZE_MAX, 0);
     }

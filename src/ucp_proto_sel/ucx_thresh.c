@@ -40,13 +40,13 @@ static void psel_ucx_thresh_sum(const psel_lane_set_t *set, int eager,
                 ++sum->num_mds;
             }
         }
-        if (eager && (lane->am_max_bcopy > 0) && (lane->bandwidth > 0)) {
+        if (eager && (lane->am.max_bcopy > 0) && (lane->bandwidth > 0)) {
             per_frag = lane->op_valid ?
                        (lane->op[PSEL_OP_CLASS_ZCOPY].send_pre +
                         lane->op[PSEL_OP_CLASS_ZCOPY].send_post) :
                        lane->overhead_send;
             sum->bw += 1.0 / (1.0 / lane->bandwidth +
-                              per_frag / lane->am_max_bcopy);
+                              per_frag / lane->am.max_bcopy);
         } else {
             sum->bw += lane->bandwidth;
         }
@@ -75,7 +75,7 @@ void psel_ucx_thresh_compute(const psel_select_t *select,
     out->d           = psel_config_rndv_bias(select->config);
     out->bcopy_bw    = select->config->bcopy_bw;
     out->rts_latency = eager->lanes[0]->latency;
-    out->max_bcopy   = eager->lanes[0]->am_max_bcopy;
+    out->max_bcopy   = eager->lanes[0]->am.max_bcopy;
     out->e_reg_c     = e.reg_c;
     out->e_reg_m     = e.reg_m;
     out->e_overhead  = e.overhead;

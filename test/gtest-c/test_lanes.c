@@ -184,10 +184,13 @@ static void test_rma_bw_criteria(void **state)
     assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 1);
     assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0),
                         "dc_mlx5/mlx5_2:1");
-    /* its lane describes put limits, since it has no get */
+    /* its lane keeps put's limits, whatever get's are */
     assert_true(ep.lanes[0].caps & PSEL_LANE_CAP_PUT_ZCOPY);
     assert_false(ep.lanes[0].caps & PSEL_LANE_CAP_GET_ZCOPY);
-    assert_int_equal(ep.lanes[0].rma_max_zcopy, 1ul << 30);
+    assert_int_equal(ep.lanes[0].put.max_zcopy, 1ul << 30);
+    /* and the am's apart: its 4 iov entries are not put's */
+    assert_int_equal(ep.lanes[0].am.max_iov, 4);
+    assert_int_equal(ep.lanes[0].put.max_iov, 0);
 
     /* without the put zcopy either, nothing qualifies */
     table.resources[2].cap_flags &= ~UCT_IFACE_FLAG_PUT_ZCOPY;

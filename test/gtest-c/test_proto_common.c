@@ -1,0 +1,208 @@
+/*
+ * Unit tests of the protocols' building blocks over mock lanes
+ * (proto_common.c): the limits each protocol takes from its lanes (the
+ * operation it uses, every lane of the set), registrations counted once per
+ * memory domain. Expected values are worked out in the comments from the
+ * lanes' made-up limits.
+ */
+#include "mock_lanes.h"
+#include "test_util.h"
+
+#include <ucp_proto_sel/proto_common.h>
+#include <ucp_proto_sel/select.h>
+#include <ucs/sys/math.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#define US 1e-6
+#define NS 1e-9
+
+static const psel_proto_t *builtin(const char *name)
+{
+    unsigned i;
+
+    for (i = 0; i < psel_num_builtin_protos; ++i) {
+        if (!strcmp(psel_builtin_protos[i]->name, name)) {
+            return psel_builtin_protos[i];
+        }
+    }
+    fail_msg("no built-in protocol %s", name);
+    return NULL;
+}
+
+static psel_config_t config;
+
+static int setup(void **state)
+{
+    return (psel_config_read(&config) == UCS_OK) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    psel_config_release(&config);
+    return 0;
+}
+
+/* Run a protocol's init on @a ep for @a bt; the caps as the engine zeroes
+ * them */
+static ucs_status_t proto_init(const char *name, const psel_mock_ep_t *ep,
+                               psel_buffer_type_t bt, psel_proto_caps_t *caps)
+{
+    psel_proto_init_params_t params = {bt, &ep->sets, &config};
+
+    memset(caps, 0, sizeof(*caps));
+    caps->cfg_thresh = PSEL_THRESH_AUTO;
+    return builtin(name)->init(&params, caps);
+}
+
+static psel_buffer_type_t contig(void)
+{
+    return psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_CONTIG,
+                            UCS_MEMORY_TYPE_HOST, 1);
+}
+
+static const psel_proto_lanes_priv_t *priv_of(const psel_proto_caps_t *caps)
+{
+    return (const psel_proto_lanes_priv_t*)caps->priv;
+}
+
+/* An am lane like posix, and an rma_bw lane whose operations have limits
+ * of their own (set by each test) */
+static psel_lane_t *shm_like(psel_mock_ep_t *ep)
+{
+    psel_lane_t *rma;
+
+    memset(ep, 0, sizeof(*ep));
+    psel_mock_ep_add_lane(ep, "posix/memory",
+                          PSEL_LANE_CAP_AM_SHORT | PSEL_LANE_CAP_AM_BCOPY,
+                          UCS_BIT(PSEL_LANE_ROLE_AM) |
+                          UCS_BIT(PSEL_LANE_ROLE_AM_BW),
+                          80e-9, 12000.0 * UCS_MBYTE, 10e-9);
+    rma = psel_mock_ep_add_lane(ep, "cma/memory", PSEL_LANE_CAP_GET_ZCOPY |
+                                PSEL_LANE_CAP_PUT_ZCOPY |
+                                PSEL_LANE_CAP_MEM_REG,
+                                UCS_BIT(PSEL_LANE_ROLE_RMA_BW), 80e-9,
+                                11000.0 * UCS_MBYTE, 2000e-9);
+    return rma;
+}
+
+/*
+ * A lane that has no active messages (cma: am max_iov 0) reads with 16 iov
+ * entries and writes with 2: an iov of 4 buffers goes by rndv/get, not by
+ * rndv/put, each judged by its own operation's limit (before, both took
+ * the am's 0 and neither applied).
+ */
+static void test_iov_limit_of_the_operation(void **state)
+{
+    psel_buffer_type_t iov4 = psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_IOV,
+                                               UCS_MEMORY_TYPE_HOST, 4);
+    psel_proto_caps_t caps;
+    psel_mock_ep_t ep;
+    psel_lane_t *cma;
+
+    cma              = shm_like(&ep);
+    cma->am.max_iov  = 0;
+    cma->get.max_iov = 16;
+    cma->put.max_iov = 2;
+
+    assert_int_equal(proto_init("rndv/get", &ep, iov4, &caps), UCS_OK);
+    assert_int_equal(proto_init("rndv/put", &ep, iov4, &caps),
+                     UCS_ERR_UNSUPPORTED);
+    assert_string_equal(caps.desc, "lane cma/memory: put_zcopy takes at most "
+                        "2 iov entries, not 4");
+    /* 2 entries: both */
+    iov4.sg_count = 2;
+    assert_int_equal(proto_init("rndv/put", &ep, iov4, &caps), UCS_OK);
+}
+
+/*
+ * rndv/get is modelled with get's sizes, rndv/put with put's: get 65..1 GiB
+ * (rc's get_zcopy), put 1..512 KiB. rndv/get: from 65 B, fragments of 1 GiB;
+ * rndv/put: from 1 B, fragments of 512 KiB (before: both 0.., 1 GiB).
+ */
+static void test_rma_sizes_of_the_operation(void **state)
+{
+    psel_proto_caps_t caps;
+    psel_mock_ep_t ep;
+    psel_lane_t *rma;
+
+    rma                = shm_like(&ep);
+    rma->get.min_zcopy = 65;
+    rma->get.max_zcopy = 1ul << 30;
+    rma->put.min_zcopy = 1;
+    rma->put.max_zcopy = 512 * 1024;
+
+    assert_int_equal(proto_init("rndv/get", &ep, contig(), &caps), UCS_OK);
+    assert_int_equal(caps.min_length, 65);
+    assert_int_equal(priv_of(&caps)->frag_size, 1ul << 30);
+
+    assert_int_equal(proto_init("rndv/put", &ep, contig(), &caps), UCS_OK);
+    assert_int_equal(caps.min_length, 1);
+    assert_int_equal(priv_of(&caps)->frag_size, 512 * 1024);
+}
+
+/*
+ * Over several lanes: the largest minimum, the smallest maximum. Two rma_bw
+ * lanes, A get 65..1 GiB, B get 0..4 MiB: rndv/get from 65 B (a 64-byte
+ * message cannot go on A), fragments of 4 MiB (B takes no more) - before,
+ * lane 0's: 0 and 1 GiB. egr/zcopy over two am_bw lanes, am zcopy 33..64 KiB
+ * and 0..16 KiB: from 33 B, fragments of 16 KiB less the eager header.
+ */
+static void test_sizes_over_every_lane(void **state)
+{
+    const uint32_t caps_all = PSEL_LANE_CAP_AM_SHORT | PSEL_LANE_CAP_AM_BCOPY |
+                              PSEL_LANE_CAP_AM_ZCOPY | PSEL_LANE_CAP_GET_ZCOPY |
+                              PSEL_LANE_CAP_PUT_ZCOPY | PSEL_LANE_CAP_MEM_REG;
+    psel_proto_caps_t caps;
+    psel_lane_t *a, *b;
+    psel_mock_ep_t ep;
+
+    memset(&ep, 0, sizeof(ep));
+    a = psel_mock_ep_add_lane(&ep, "rc_mlx5/mlx5_0:1", caps_all,
+                              UCS_BIT(PSEL_LANE_ROLE_AM) |
+                              UCS_BIT(PSEL_LANE_ROLE_AM_BW) |
+                              UCS_BIT(PSEL_LANE_ROLE_RMA_BW),
+                              600e-9, 12000.0 * UCS_MBYTE, 40e-9);
+    b = psel_mock_ep_add_lane(&ep, "rc_mlx5/mlx5_1:1", caps_all,
+                              UCS_BIT(PSEL_LANE_ROLE_AM_BW) |
+                              UCS_BIT(PSEL_LANE_ROLE_RMA_BW),
+                              600e-9, 12000.0 * UCS_MBYTE, 40e-9);
+    a->get.min_zcopy = 65;
+    a->get.max_zcopy = 1ul << 30;
+    b->get.min_zcopy = 0;
+    b->get.max_zcopy = 4ul << 20;
+    a->am.min_zcopy  = 33;
+    a->am.max_zcopy  = 64 * 1024;
+    b->am.max_zcopy  = 16 * 1024;
+    config.max_rndv_lanes  = 2;
+    config.max_eager_lanes = 2;
+
+    assert_int_equal(proto_init("rndv/get", &ep, contig(), &caps), UCS_OK);
+    assert_int_equal(priv_of(&caps)->num_lanes, 2);
+    assert_int_equal(caps.min_length, 65);
+    assert_int_equal(priv_of(&caps)->frag_size, 4ul << 20);
+
+    assert_int_equal(proto_init("egr/zcopy", &ep, contig(), &caps), UCS_OK);
+    assert_int_equal(priv_of(&caps)->num_lanes, 2);
+    assert_int_equal(caps.min_length, 33);
+    assert_int_equal(priv_of(&caps)->frag_size, 16 * 1024 - PSEL_EAGER_HDR);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_iov_limit_of_the_operation,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rma_sizes_of_the_operation,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sizes_over_every_lane, setup,
+                                        teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
