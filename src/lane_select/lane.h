@@ -105,6 +105,25 @@ typedef struct psel_lane_set {
 
 
 /**
+ * Does lane @a i of @a set use a memory domain that no earlier lane of the
+ * set uses? Registration is paid once per memory domain; md_index values
+ * are compared as they are (any number of domains).
+ */
+static inline int psel_lane_set_md_is_new(const psel_lane_set_t *set,
+                                          unsigned i)
+{
+    unsigned j;
+
+    for (j = 0; j < i; ++j) {
+        if (set->lanes[j]->md_index == set->lanes[i]->md_index) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+
+/**
  * A copy engine between host memory and one other memory type: the local
  * transport UCX's memory-type endpoint would copy with (cuda_copy, gdr_copy,
  * rocm_copy: an accelerator transport whose MD accesses that memory type).

@@ -87,7 +87,6 @@ ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
     ucs_memory_type_t mem_type = params->buf_type.mem_type;
     const psel_lane_set_t *set = &params->lanes->role[role];
     const psel_lane_t *lane;
-    uint64_t md_map = 0;
     unsigned i;
 
     if ((role == PSEL_LANE_ROLE_RMA_BW) && (mem_type < UCS_MEMORY_TYPE_LAST) &&
@@ -136,8 +135,7 @@ ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
                                                    lane->overhead_recv);
         psel_proto_lane_op_max(lane, perf->op);
         /* one registration per memory domain, however many lanes use it */
-        if (!(md_map & UCS_BIT(lane->md_index % 64))) {
-            md_map |= UCS_BIT(lane->md_index % 64);
+        if (psel_lane_set_md_is_new(subset, i)) {
             ucs_linear_func_add_inplace(&perf->reg_cost,
                                         psel_proto_reg_cost(params->config,
                                                             lane));

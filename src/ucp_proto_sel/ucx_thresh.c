@@ -22,7 +22,6 @@ typedef struct {
 static void psel_ucx_thresh_sum(const psel_lane_set_t *set, int eager,
                                 psel_ucx_lane_sum_t *sum)
 {
-    uint64_t md_map = 0;
     const psel_lane_t *lane;
     double per_frag;
     unsigned i;
@@ -30,8 +29,7 @@ static void psel_ucx_thresh_sum(const psel_lane_set_t *set, int eager,
     memset(sum, 0, sizeof(*sum));
     for (i = 0; i < set->count; ++i) {
         lane = set->lanes[i];
-        if (!(md_map & UCS_BIT(lane->md_index % 64))) {
-            md_map |= UCS_BIT(lane->md_index % 64);
+        if (psel_lane_set_md_is_new(set, i)) {
             if (lane->caps & PSEL_LANE_CAP_MEM_REG) {
                 sum->reg_c    += lane->reg_cost.c;
                 sum->reg_m    += lane->reg_cost.m;

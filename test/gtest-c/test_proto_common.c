@@ -3,15 +3,17 @@
  * (proto_common.c): the limits each protocol takes from its lanes (the
  * operation it uses, every lane of the set), registrations counted once per
  * memory domain. Expected values are worked out in the comments from the
- * lanes' made-up limits.
+ * lanes' made-up limits and costs.
  */
 #include "mock_lanes.h"
 #include "test_util.h"
 
 #include <ucp_proto_sel/proto_common.h>
 #include <ucp_proto_sel/select.h>
+#include <ucp_proto_sel/ucx_thresh.h>
 #include <ucs/sys/math.h>
 
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -193,6 +195,66 @@ static void test_sizes_over_every_lane(void **state)
     assert_int_equal(priv_of(&caps)->frag_size, 16 * 1024 - PSEL_EAGER_HDR);
 }
 
+/*
+ * Registration is paid once per memory domain. Memory domains 0 and 64
+ * (a host with more than 64 of them, or md_index the 65th resource's) are
+ * two: two lanes that register at 16 us + 0.06 ns/B each cost 32 us +
+ * 0.12 ns/B (before, md_index % 64 made them one: 16 us + 0.06 ns/B).
+ * Two lanes on one memory domain (both 0) pay once. UCX 1.x's threshold
+ * sums the same way: 2 x 16 us over md 0 and 64.
+ */
+static void test_registration_once_per_memory_domain(void **state)
+{
+    const uint32_t caps_rma = PSEL_LANE_CAP_GET_ZCOPY | PSEL_LANE_CAP_MEM_REG;
+    psel_proto_init_params_t params = {contig(), NULL, &config};
+    psel_lane_set_perf_t perf;
+    psel_proto_caps_t caps;
+    psel_lane_set_t subset;
+    psel_ucx_thresh_t thresh;
+    psel_select_t select;
+    psel_lane_t *lane[2];
+    psel_mock_ep_t ep;
+    unsigned i;
+
+    memset(&ep, 0, sizeof(ep));
+    psel_mock_ep_add_lane(&ep, "posix/memory",
+                          PSEL_LANE_CAP_AM_SHORT | PSEL_LANE_CAP_AM_BCOPY,
+                          UCS_BIT(PSEL_LANE_ROLE_AM) |
+                          UCS_BIT(PSEL_LANE_ROLE_AM_BW),
+                          80e-9, 12000.0 * UCS_MBYTE, 10e-9);
+    for (i = 0; i < 2; ++i) {
+        lane[i] = psel_mock_ep_add_lane(&ep, i ? "rc/b" : "rc/a", caps_rma,
+                                        UCS_BIT(PSEL_LANE_ROLE_RMA_BW),
+                                        600e-9, 12000.0 * UCS_MBYTE, 40e-9);
+        lane[i]->reg_cost = ucs_linear_func_make(16 * US, 0.06 * NS);
+    }
+    lane[0]->md_index      = 0;
+    lane[1]->md_index      = 64;
+    params.lanes           = &ep.sets;
+    config.rcache_overhead = INFINITY; /* the memory domains' own cost */
+
+    assert_int_equal(psel_proto_lane_set(&params, PSEL_LANE_ROLE_RMA_BW,
+                                         caps_rma, 2, &subset, &perf, &caps),
+                     UCS_OK);
+    assert_int_equal(subset.count, 2);
+    assert_true(fabs(perf.reg_cost.c - 32 * US) < 1e-15);
+    assert_true(fabs(perf.reg_cost.m - 0.12 * NS) < 1e-21);
+
+    assert_int_equal(psel_select_init(&select, NULL, 0, &ep.sets, &config),
+                     UCS_OK);
+    psel_ucx_thresh_compute(&select, &thresh);
+    assert_true(thresh.valid);
+    assert_true(fabs(thresh.r_reg_c - 32 * US) < 1e-15);
+    psel_select_cleanup(&select);
+
+    lane[1]->md_index = 0;
+    assert_int_equal(psel_proto_lane_set(&params, PSEL_LANE_ROLE_RMA_BW,
+                                         caps_rma, 2, &subset, &perf, &caps),
+                     UCS_OK);
+    assert_true(fabs(perf.reg_cost.c - 16 * US) < 1e-15);
+    assert_true(fabs(perf.reg_cost.m - 0.06 * NS) < 1e-21);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -202,6 +264,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_sizes_over_every_lane, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+                test_registration_once_per_memory_domain, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
