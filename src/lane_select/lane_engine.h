@@ -34,7 +34,9 @@
  * the rails deliver, and the am lane is the measured fastest: its score
  * also counts the wire time of a PSEL_LANE_AM_MEASURED_SIZE message,
  * since a shaped or congested rail (a token bucket) lets one small message
- * through at full speed and its latency alone cannot tell it apart.
+ * through at full speed and its latency alone cannot tell it apart. A rail
+ * is measured with one endpoint: at N endpoints its latency grows as the
+ * attributes' does from 1 to N (m·(N-1), rc's 1 ns per QP).
  *
  * Number of peers, as UCP does with its estimated number of endpoints
  * (UCX_NUM_EPS, ucp_params.estimated_num_eps; 1 when not given):

@@ -792,6 +792,46 @@ static void test_measured_rail_keeps_class_terms(void **state)
     psel_resource_table_cleanup(&table);
 }
 
+/*
+ * A rail is measured with one endpoint; at N endpoints its latency grows as
+ * the transport's does: rc_mlx5 "600 + 1.000 * N nsec", 2.0 us measured, at
+ * 100 endpoints 2.0 us + 1 ns x (100 - 1) = 2.099 us (short), and the
+ * bcopy class's 350 ns on top: 2.449 us. At 1 endpoint it is what was
+ * measured. (Before, the 2.0 us replaced the latency at any N.)
+ */
+static void test_measured_rail_grows_with_endpoints(void **state)
+{
+    static const rail_t rails[] = {{"rc_mlx5/mlx5_0:1", 2.0 * US, 10000e6},
+                                   {NULL, 0, 0}};
+    psel_lane_select_params_t params = params_of(1, 1, 1, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+    psel_resource_table_t table;
+    const psel_lane_t *lane;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+
+    psel_resource_table_init(&table);
+    rsc         = make_rsc("rc_mlx5", "mlx5_0:1", 12000, 600, 40);
+    rsc.latency = ucs_linear_func_make(600 * NS, 1 * NS);
+    psel_resource_op_cost_derive(&rsc, "1.17.0");
+    table_add(&table, &rsc);
+    params.measured     = measured_rails;
+    params.measured_arg = (void*)rails;
+    params.num_eps      = 100;
+    select_self(&table, &params, &ep);
+    lane = ep.sets.role[PSEL_LANE_ROLE_AM].lanes[0];
+    assert_rel(lane->latency, 2.099 * US);
+    assert_rel(lane->op[PSEL_OP_CLASS_SHORT].latency, 2.099 * US);
+    assert_rel(lane->op[PSEL_OP_CLASS_BCOPY].latency, 2.449 * US);
+
+    params.num_eps = 1;
+    select_self(&table, &params, &ep);
+    lane = ep.sets.role[PSEL_LANE_ROLE_AM].lanes[0];
+    assert_rel(lane->latency, 2.0 * US);
+    assert_rel(lane->op[PSEL_OP_CLASS_BCOPY].latency, 2.35 * US);
+    psel_resource_table_cleanup(&table);
+}
+
 static void test_measured_rails_set_the_shares(void **state)
 {
     /* 1000 and 400 MB/s measured: both kept (2.5x < 4), shares 5/7, 2/7;
@@ -1017,6 +1057,7 @@ int main(void)
         cmocka_unit_test(test_lanes_per_memory_type),
         cmocka_unit_test(test_multi_lane_ratio),
         cmocka_unit_test(test_measured_rails_drop_the_slow_one),
+        cmocka_unit_test(test_measured_rail_grows_with_endpoints),
         cmocka_unit_test(test_measured_rail_keeps_class_terms),
         cmocka_unit_test(test_measured_rails_set_the_shares),
         cmocka_unit_test(test_shares),
