@@ -99,6 +99,14 @@ static void psel_pair_perf(const psel_lane_select_params_t *params,
     }
 }
 
+/* A pair that moves data: a bandwidth of 0 (a peer's address or a file
+ * may say so) makes every cost of the lane infinite, whatever its score
+ * in a role that does not weigh bandwidth (am) */
+static int psel_pair_moves_data(const psel_pair_perf_t *perf)
+{
+    return (perf->bandwidth > 0) && isfinite(perf->bandwidth);
+}
+
 static int psel_rsc_connects(const psel_resource_t *rsc)
 {
     return !!(rsc->cap_flags & (UCT_IFACE_FLAG_CONNECT_TO_IFACE |
@@ -477,6 +485,9 @@ static void psel_lanes_select_set(const psel_resource_table_t *local,
                     continue;
                 }
                 psel_pair_perf(params, lrsc, rrsc, pass->num_eps, &perf);
+                if (!psel_pair_moves_data(&perf)) {
+                    continue;
+                }
                 score = selector->score(lrsc, rrsc, &perf);
                 if ((score > 0) && isfinite(score) &&
                     ((best == 0) || psel_pair_better(local, remote, score, l,
@@ -611,6 +622,7 @@ static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
     const psel_resource_t *lrsc, *rrsc;
     psel_pair_perf_t perf;
     unsigned lane;
+    double score;
 
     if ((am->count == 0) ||
         (pass->params->max_lanes[PSEL_LANE_ROLE_AM_BW] == 0)) {
@@ -622,10 +634,13 @@ static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
     if (!selector->applies(lrsc) || !selector->applies(rrsc)) {
         return;
     }
-    ep->info[lane].roles                      |= UCS_BIT(PSEL_LANE_ROLE_AM_BW);
     psel_pair_perf(pass->params, lrsc, rrsc, pass->num_eps, &perf);
-    ep->info[lane].score[PSEL_LANE_ROLE_AM_BW] = selector->score(lrsc, rrsc,
-                                                                 &perf);
+    score = selector->score(lrsc, rrsc, &perf);
+    if (!psel_pair_moves_data(&perf) || !(score > 0) || !isfinite(score)) {
+        return; /* am_bw lanes come by score, as for any role */
+    }
+    ep->info[lane].roles                      |= UCS_BIT(PSEL_LANE_ROLE_AM_BW);
+    ep->info[lane].score[PSEL_LANE_ROLE_AM_BW] = score;
     set->lanes[set->count++]                   = &ep->lanes[lane];
 }
 
@@ -850,6 +865,9 @@ static double psel_candidate_score(const psel_resource_table_t *local,
         }
         psel_pair_perf(params, &local->resources[l], &remote->resources[r],
                        num_eps, &perf);
+        if (!psel_pair_moves_data(&perf)) {
+            continue;
+        }
         score = selector->score(&local->resources[l], &remote->resources[r],
                                 &perf);
         if (isfinite(score) && (score > best)) {

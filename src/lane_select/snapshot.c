@@ -223,6 +223,14 @@ static ucs_status_t psel_snapshot_save_resource(const psel_resource_t *resource,
     size_t value;
     unsigned i;
 
+    if (!((resource->bw_dedicated + resource->bw_shared) > 0)) {
+        /* loading refuses it: what is saved must load */
+        ucs_error("resource %.*s/%.*s: bandwidth %g + %g B/s cannot be saved "
+                  "(expected above 0)", PSEL_NAME_MAX, resource->tl_name,
+                  PSEL_NAME_MAX, resource->dev_name, resource->bw_dedicated,
+                  resource->bw_shared);
+        return UCS_ERR_INVALID_PARAM;
+    }
     fprintf(stream, "\n" PSEL_SNAPSHOT_SECTION "\n");
     for (i = 0; i < PSEL_SNAPSHOT_NUM_KEYS; ++i) {
         key   = &psel_snapshot_keys[i];
@@ -366,6 +374,10 @@ typedef struct psel_snapshot_parser {
 
 #define psel_snapshot_error(_parser, _fmt, ...) \
     ucs_error("%s:%u: " _fmt, (_parser)->name, (_parser)->line, ## __VA_ARGS__)
+
+/* An error about an earlier line of the section */
+#define psel_snapshot_error_at(_parser, _line, _fmt, ...) \
+    ucs_error("%s:%u: " _fmt, (_parser)->name, (_line), ## __VA_ARGS__)
 
 /* "file:line:column: expected WHAT for KEY, found 'VALUE'" */
 static ucs_status_t
@@ -568,6 +580,20 @@ psel_snapshot_parse_value(psel_snapshot_parser_t *parser,
     return UCS_ERR_INVALID_PARAM;
 }
 
+/* The line of key @a name in the section being read (0 if absent) */
+static unsigned psel_snapshot_key_line(const psel_snapshot_parser_t *parser,
+                                       const char *name)
+{
+    unsigned i;
+
+    for (i = 0; i < PSEL_SNAPSHOT_NUM_KEYS; ++i) {
+        if (!strcmp(psel_snapshot_keys[i].name, name)) {
+            return parser->key_line[i];
+        }
+    }
+    return 0;
+}
+
 /* Validate the section being read and append it to the table */
 static ucs_status_t psel_snapshot_end_section(psel_snapshot_parser_t *parser)
 {
@@ -603,6 +629,18 @@ static ucs_status_t psel_snapshot_end_section(psel_snapshot_parser_t *parser)
                                 psel_snapshot_group_names[key->group]);
             return UCS_ERR_INVALID_PARAM;
         }
+    }
+    if (!((resource->bw_dedicated + resource->bw_shared) > 0)) {
+        /* a lane that moves nothing: lane scores and costs divide by it */
+        psel_snapshot_error_at(parser,
+                               ucs_max(psel_snapshot_key_line(parser,
+                                                              "bw_dedicated"),
+                                       psel_snapshot_key_line(parser,
+                                                              "bw_shared")),
+                               "resource section at line %u: bw_dedicated + "
+                               "bw_shared is 0, expected above 0",
+                               parser->section_line);
+        return UCS_ERR_INVALID_PARAM;
     }
     resource->ib.valid = (num_group[PSEL_SNAPSHOT_GROUP_IB] != 0);
     if (num_group[PSEL_SNAPSHOT_GROUP_OP] == 0) {

@@ -85,7 +85,7 @@ static const psel_ikey_t psel_ikeys[] = {
     {"system device", PSEL_IKEY_SYS_DEV, 0, 0, 0, 0, "'NAME (N)' or '<unknown>'"},
     {"bandwidth", PSEL_IKEY_BANDWIDTH, 0, 0, 0, 1,
      "'SHARED/ppn + DEDICATED MB/sec', 'DEDICATED + SHARED MB/sec' or "
-     "'N MB/sec'"},
+     "'N MB/sec', above 0 in total"},
     {"latency", PSEL_IKEY_LATENCY, 0, 0, 0, 1,
      "'C nsec', 'C + M * N nsec' or 'C nsec + M * N'"},
     {"overhead", PSEL_IKEY_OVERHEAD, 0, 0, 0, 1, "'N nsec'"},
@@ -673,6 +673,10 @@ static int psel_import_bandwidth(psel_import_t *imp, const char **p)
     }
     if (!psel_import_bw_unit(&s, &scale) || !psel_import_at_end(&s)) {
         return psel_import_fail(p, s);
+    }
+    if (!((x + y) > 0)) {
+        /* a lane that moves nothing: lane scores and costs divide by it */
+        return psel_import_fail(p, *p);
     }
 
     switch (form) {

@@ -681,6 +681,44 @@ static void test_shares(void **state)
     psel_resource_table_cleanup(&table);
 }
 
+/*
+ * A pair that moves nothing (a peer's address or an edited file saying
+ * bandwidth 0) is never a lane: eth0 with 0 MB/s and the lower latency
+ * would win am on latency alone (1e-3 / (5 + 2 x 1) us against / (10 + 2 x
+ * 1) us), and the am lane would become the am_bw lane with an infinite
+ * wire time. eth1 takes every role; with eth0 alone there is no lane.
+ */
+static void test_zero_bandwidth_never_a_lane(void **state)
+{
+    psel_lane_select_params_t params = params_of(1, 1, 1, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+    psel_resource_table_t table;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+
+    psel_resource_table_init(&table);
+    rsc = make_rsc("tcp", "eth0", 0, 5000, 1000);
+    table_add(&table, &rsc);
+    rsc = make_rsc("tcp", "eth1", 1192, 10000, 1000);
+    table_add(&table, &rsc);
+    select_self(&table, &params, &ep);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM, 0), "tcp/eth1");
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM_BW, 0), "tcp/eth1");
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0), "tcp/eth1");
+    assert_int_equal(ep.num_lanes, 1);
+    assert_true(ep.lanes[0].bandwidth > 0);
+    psel_resource_table_cleanup(&table);
+
+    psel_resource_table_init(&table);
+    rsc = make_rsc("tcp", "eth0", 0, 5000, 1000);
+    table_add(&table, &rsc);
+    psel_test_log_capture_start();
+    assert_int_equal(psel_lanes_select(&table, &table, &params, &ep),
+                     UCS_ERR_UNREACHABLE);
+    psel_test_log_capture_stop();
+    psel_resource_table_cleanup(&table);
+}
+
 /* ------------------------------------------------------------------------
  * Measured rails (a calibration's rail lines) instead of the attributes
  */
@@ -1056,6 +1094,7 @@ int main(void)
         cmocka_unit_test(test_dev_num_paths),
         cmocka_unit_test(test_lanes_per_memory_type),
         cmocka_unit_test(test_multi_lane_ratio),
+        cmocka_unit_test(test_zero_bandwidth_never_a_lane),
         cmocka_unit_test(test_measured_rails_drop_the_slow_one),
         cmocka_unit_test(test_measured_rail_grows_with_endpoints),
         cmocka_unit_test(test_measured_rail_keeps_class_terms),
