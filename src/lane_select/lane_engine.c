@@ -738,15 +738,22 @@ ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
         return UCS_ERR_UNREACHABLE;
     }
 
-    *ep = result;
     /* the sets point into *ep, not into the local copy */
-    for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
-        psel_lane_set_rebase(&ep->sets.role[role], ep);
-    }
-    for (role = 0; role < UCS_MEMORY_TYPE_LAST; ++role) {
-        psel_lane_set_rebase(&ep->sets.rma_bw_mem[role], ep);
-    }
+    psel_ep_lanes_copy(ep, &result);
     return UCS_OK;
+}
+
+void psel_ep_lanes_copy(psel_ep_lanes_t *dst, const psel_ep_lanes_t *src)
+{
+    unsigned i;
+
+    *dst = *src;
+    for (i = 0; i < PSEL_LANE_ROLE_LAST; ++i) {
+        psel_lane_set_rebase(&dst->sets.role[i], dst);
+    }
+    for (i = 0; i < UCS_MEMORY_TYPE_LAST; ++i) {
+        psel_lane_set_rebase(&dst->sets.rma_bw_mem[i], dst);
+    }
 }
 
 ucs_status_t psel_lanes_from_layout(const psel_resource_table_t *local,

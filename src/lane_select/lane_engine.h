@@ -155,6 +155,15 @@ typedef struct psel_lane_layout {
 
 
 /**
+ * Copy an endpoint's lanes: the lane sets of @a dst point into @a dst, so
+ * @a src may be freed. (A plain struct copy keeps pointers into @a src.)
+ *
+ * @param [out] dst  The copy.
+ * @param [in]  src  Lanes whose sets point into themselves.
+ */
+void psel_ep_lanes_copy(psel_ep_lanes_t *dst, const psel_ep_lanes_t *src);
+
+/**
  * Build the lanes of an endpoint whose lanes someone else chose: the lane
  * facts of each (local, remote) pair and the role sets in the given order,
  * with bandwidth shares as psel_lanes_select() gives them, and the rma_bw
@@ -165,8 +174,8 @@ typedef struct psel_lane_layout {
  * @param [in]  remote  The peer's resources.
  * @param [in]  layout  Pairs and roles; indices must be in range.
  * @param [in]  params  For measured lanes (params->measured), or NULL.
- * @param [out] ep      The lanes; its sets point into it, so it must not be
- *                      copied.
+ * @param [out] ep      The lanes; its sets point into it: copy it with
+ *                      psel_ep_lanes_copy().
  *
  * @return UCS_OK, or UCS_ERR_INVALID_PARAM for an index out of range.
  */

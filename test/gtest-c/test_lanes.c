@@ -755,6 +755,46 @@ static void make_two_rails(psel_resource_table_t *table)
     table_add(table, &rsc);
 }
 
+/* Every lane set of a copy points into the copy, so the original can go:
+ * each role's and each memory type's (a plain struct copy keeps pointers
+ * into the original, which psel_info --peers freed) */
+static void assert_set_in(const psel_lane_set_t *set, const psel_ep_lanes_t *ep)
+{
+    unsigned i;
+
+    for (i = 0; i < set->count; ++i) {
+        assert_ptr_equal(set->lanes[i], &ep->lanes[set->lanes[i]->index]);
+    }
+}
+
+static void test_ep_lanes_copy_points_into_the_copy(void **state)
+{
+    psel_lane_select_params_t params = params_of(1, 2, 2, 1,
+                                                 PSEL_PEER_REMOTE_HOST);
+    psel_ep_lanes_t *src, copy;
+    psel_resource_table_t table;
+    unsigned i;
+
+    make_two_rails(&table);
+    src = malloc(sizeof(*src));
+    assert_non_null(src);
+    select_self(&table, &params, src);
+    assert_true(src->sets.role[PSEL_LANE_ROLE_RMA_BW].count == 2);
+    psel_ep_lanes_copy(&copy, src);
+    memset(src, 0xa5, sizeof(*src));
+    free(src);
+
+    for (i = 0; i < PSEL_LANE_ROLE_LAST; ++i) {
+        assert_set_in(&copy.sets.role[i], &copy);
+    }
+    for (i = 0; i < UCS_MEMORY_TYPE_LAST; ++i) {
+        assert_set_in(&copy.sets.rma_bw_mem[i], &copy);
+    }
+    assert_string_equal(role_lane(&copy, PSEL_LANE_ROLE_RMA_BW, 1),
+                        "tcp/eth1");
+    psel_resource_table_cleanup(&table);
+}
+
 static void test_measured_rails_drop_the_slow_one(void **state)
 {
     /* eth1 shaped to 112 MB/s: 13.7x slower than eth0 (> ratio 4), and its
@@ -1095,6 +1135,7 @@ int main(void)
         cmocka_unit_test(test_lanes_per_memory_type),
         cmocka_unit_test(test_multi_lane_ratio),
         cmocka_unit_test(test_zero_bandwidth_never_a_lane),
+        cmocka_unit_test(test_ep_lanes_copy_points_into_the_copy),
         cmocka_unit_test(test_measured_rails_drop_the_slow_one),
         cmocka_unit_test(test_measured_rail_grows_with_endpoints),
         cmocka_unit_test(test_measured_rail_keeps_class_terms),
