@@ -132,7 +132,9 @@ calibrate "$ns_a" "$ns_b" "$a1" "$cal_b" ||
 calibrate "$ns_b" "$ns_a" "$b1" "$cal_a" ||
     { echo "$me: psel_calibrate in $ns_a failed:"; tail -5 "$cal_a.log"; } >&2
 grep -E '^# (tcp  rail|noise|wrote)|refused' "$cal_b.log" | sed "s/^/$me: $ns_b: /"
-rail_bw() { awk -v d="tcp/$1" '$1 == "rail" && $2 == d { print $4 }' "$cal_b" 2>/dev/null; }
+# the rail's bandwidth in MB/s of 2^20 B/s, as psel_perftest prints (the
+# file has B/s, after the peer's device address)
+rail_bw() { awk -v d="tcp/$1" '$1 == "rail" && $2 == d { printf "%.1f\n", $5 / 1048576 }' "$cal_b" 2>/dev/null; }
 bw1=$(rail_bw "$dev1") bw2=$(rail_bw "$dev2")
 [ -n "$bw1" ] && [ -n "$bw2" ] ||
     echo "$me: no rail lines in $cal_b: the psel-cal case runs on what is there" >&2
@@ -217,7 +219,7 @@ for test in $tests; do
             split=$(awk -F'\t' -v t="$test" -v s="$sz" -v c="$cas" '$1 == t && $2 == s && $3 == c { x += $6; y += $7 }
                 END { if (x + y > 0) printf "%.0f%% / %.0f%%", 100 * x / (x + y), 100 * y / (x + y); else print "-" }' "$res")
             if [ "$test" = tag_bw ]; then
-                of=$(awk -v v="$v" -v a="${bw1:-0}" -v b="${bw2:-0}" 'BEGIN { if (v != "-" && a + b > 0) printf "%.0f%%", 100 * v * 1.048576 / (a + b); else print "-" }')
+                of=$(awk -v v="$v" -v a="${bw1:-0}" -v b="${bw2:-0}" 'BEGIN { if (v != "-" && a + b > 0) printf "%.0f%%", 100 * v / (a + b); else print "-" }')
                 xu=$(awk -v v="$v" -v u="$ucx" 'BEGIN { if (v != "-" && u != "-" && u > 0) printf "%.2f", v / u; else print "-" }')
                 echo "| $sz | $cas | $v | $split | $of | $xu |"
             else

@@ -71,10 +71,11 @@ static double psel_pair_bandwidth(const psel_resource_t *local,
 }
 
 /* The pair's latency (at @a num_eps endpoints) and bandwidth: measured
- * (params->measured, by the local "transport/device") or from both sides'
- * attributes; @a params may be NULL (attributes). A rail is measured with
- * one endpoint: at N its latency grows as the attributes say it does from
- * 1 to N (m·(N-1) when both ends grow alike: rc's 1 ns per QP) */
+ * (params->measured, by the local "transport/device" and the remote
+ * device's address) or from both sides' attributes; @a params may be NULL
+ * (attributes). A rail is measured with one endpoint: at N its latency
+ * grows as the attributes say it does from 1 to N (m·(N-1) when both ends
+ * grow alike: rc's 1 ns per QP) */
 static void psel_pair_perf(const psel_lane_select_params_t *params,
                            const psel_resource_t *local,
                            const psel_resource_t *remote, size_t num_eps,
@@ -90,7 +91,8 @@ static void psel_pair_perf(const psel_lane_select_params_t *params,
         return;
     }
     psel_lane_name(local, name, sizeof(name));
-    if (params->measured(params->measured_arg, name, &latency, &bandwidth) &&
+    if (params->measured(params->measured_arg, name, remote->dev_addr,
+                         &latency, &bandwidth) &&
         (latency > 0) && (bandwidth > 0)) {
         perf->latency   = latency + perf->latency -
                           psel_pair_latency(local, remote, 1);

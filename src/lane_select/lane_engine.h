@@ -27,7 +27,9 @@
  * fastest to the slowest lane).
  * Shares within a role are proportional to bandwidth.
  * Measured lanes (params->measured, from a calibration's rails): a pair
- * whose local "transport/device" was measured takes the measured latency
+ * whose local "transport/device" was measured against its remote device
+ * (a rail names the peer device address it was measured against: a rail
+ * to host B says nothing of the same lane to host C) takes the measured latency
  * and bandwidth instead of both sides' attributes, in its scores, the
  * ratio check, its shares and the lane's facts. So an extra rail slower
  * than the fastest by more than max_ratio is dropped, shares follow what
@@ -74,10 +76,13 @@ typedef int (*psel_lane_reachable_cb_t)(void *arg, unsigned local,
 
 /**
  * Measured latency [s] and bandwidth [B/s] of a lane, by the local
- * "transport/device" name: nonzero (both set) if it was measured.
+ * "transport/device" name and the peer device it reaches (@a peer: the
+ * remote resource's dev_addr, "" when not known): nonzero (both set) if it
+ * was measured against that peer.
  */
 typedef int (*psel_lane_measured_cb_t)(void *arg, const char *lane_name,
-                                       double *latency, double *bandwidth);
+                                       const char *peer, double *latency,
+                                       double *bandwidth);
 
 
 /** Limits of lane selection. */

@@ -419,6 +419,29 @@ int psel_flag_bit(psel_flag_set_t set, const char *name)
     return -1;
 }
 
+void psel_resource_dev_addr_set(psel_resource_t *resource, const void *addr,
+                                size_t length)
+{
+    const uint8_t *bytes = addr;
+    size_t i;
+
+    resource->dev_addr[0] = '\0';
+    if ((length == 0) || (length > PSEL_DEV_ADDR_MAX)) {
+        return;
+    }
+    for (i = 0; i < length; ++i) {
+        snprintf(&resource->dev_addr[2 * i], 3, "%02x", bytes[i]);
+    }
+}
+
+int psel_dev_addr_valid(const char *str)
+{
+    size_t len = strlen(str);
+
+    return (len >= 2) && (len <= 2 * PSEL_DEV_ADDR_MAX) && (len % 2 == 0) &&
+           (strspn(str, "0123456789abcdef") == len);
+}
+
 const char *psel_size_or_inf_str(size_t value, char *buf, size_t max)
 {
     if (value == PSEL_SIZE_UNLIMITED) {

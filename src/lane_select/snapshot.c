@@ -35,7 +35,9 @@ typedef enum {
     PSEL_SNAPSHOT_TYPE_SIZE,      /* size_t, or "unlimited" */
     PSEL_SNAPSHOT_TYPE_UINT,      /* unsigned */
     PSEL_SNAPSHOT_TYPE_INT_NAMED, /* int, by name (ib port state/link layer) */
-    PSEL_SNAPSHOT_TYPE_FLAGS      /* uint64_t, bit names separated by spaces */
+    PSEL_SNAPSHOT_TYPE_FLAGS,     /* uint64_t, bit names separated by spaces */
+    PSEL_SNAPSHOT_TYPE_DEV_ADDR   /* char[PSEL_DEV_ADDR_HEX_MAX]: hex digits,
+                                     or empty */
 } psel_snapshot_type_t;
 
 /* Groups of keys that come all or none */
@@ -135,6 +137,9 @@ static const psel_snapshot_key_t psel_snapshot_keys[] = {
     PSEL_KEY_FLAGS("atomic64_ops",  atomic64_ops,  ATOMIC),
     PSEL_KEY_FLAGS("atomic64_fops", atomic64_fops, ATOMIC),
     PSEL_KEY("device_addr_len",  SIZE,     device_addr_len),
+    {"dev_addr", PSEL_SNAPSHOT_TYPE_DEV_ADDR, offsetof(psel_resource_t,
+                                                       dev_addr),
+     PSEL_FLAG_SET_LAST, NULL, 0, 1},
     PSEL_KEY("iface_addr_len",   SIZE,     iface_addr_len),
     PSEL_KEY("ep_addr_len",      SIZE,     ep_addr_len),
     PSEL_KEY("reg_cost.c",       DOUBLE,   reg_cost.c),
@@ -248,6 +253,16 @@ static ucs_status_t psel_snapshot_save_resource(const psel_resource_t *resource,
                           "characters, surrounding spaces or too long)",
                           PSEL_NAME_MAX, resource->tl_name, PSEL_NAME_MAX,
                           resource->dev_name, key->name);
+                return UCS_ERR_INVALID_PARAM;
+            }
+            fprintf(stream, "%s", (const char*)field);
+            break;
+        case PSEL_SNAPSHOT_TYPE_DEV_ADDR:
+            if ((*(const char*)field != '\0') &&
+                !psel_dev_addr_valid(field)) {
+                ucs_error("resource %.*s/%.*s: dev_addr cannot be saved (not "
+                          "hex digits)", PSEL_NAME_MAX, resource->tl_name,
+                          PSEL_NAME_MAX, resource->dev_name);
                 return UCS_ERR_INVALID_PARAM;
             }
             fprintf(stream, "%s", (const char*)field);
@@ -543,6 +558,15 @@ psel_snapshot_parse_value(psel_snapshot_parser_t *parser,
             status = UCS_ERR_INVALID_PARAM;
         }
         return status;
+    case PSEL_SNAPSHOT_TYPE_DEV_ADDR:
+        if ((value[0] != '\0') && !psel_dev_addr_valid(value)) {
+            return psel_snapshot_value_error(parser, key->name, value,
+                                             "an even number of lowercase hex "
+                                             "digits (at most 128), or "
+                                             "nothing");
+        }
+        ucs_strncpy_zero(field, value, PSEL_DEV_ADDR_HEX_MAX);
+        return UCS_OK;
     case PSEL_SNAPSHOT_TYPE_DEV_TYPE:
         for (dev_type = 0; dev_type < UCT_DEVICE_TYPE_LAST; ++dev_type) {
             name = psel_device_type_name(dev_type);

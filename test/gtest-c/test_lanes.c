@@ -7,6 +7,7 @@
 #include "test_util.h"
 
 #include <lane_select/lane_engine.h>
+#include <ucp_proto_sel/calib.h>
 #include <lane_select/reachability.h>
 #include <lane_select/resource_table.h>
 #include <ucs/sys/math.h>
@@ -727,8 +728,10 @@ typedef struct {
     double      latency, bandwidth;
 } rail_t;
 
-static int measured_rails(void *arg, const char *lane_name, double *latency,
-                          double *bandwidth)
+/* Every rail here was measured against every peer (the peer is tested
+ * with a real calibration below) */
+static int measured_rails(void *arg, const char *lane_name, const char *peer,
+                          double *latency, double *bandwidth)
 {
     const rail_t *rail;
 
@@ -908,6 +911,66 @@ static void test_measured_rail_grows_with_endpoints(void **state)
     assert_rel(lane->latency, 2.0 * US);
     assert_rel(lane->op[PSEL_OP_CLASS_BCOPY].latency, 2.35 * US);
     psel_resource_table_cleanup(&table);
+}
+
+/*
+ * A rail applies to the peer device it was measured against. Host A's rails
+ * were measured from here: eth0 1539 MB/s, eth1 112 MB/s (13.7x slower: the
+ * second rail is dropped at ratio 4). An endpoint to host C, whose devices
+ * have other addresses, keeps the attributes: both rails, 50/50 (before,
+ * the rails of A applied to every host). A rail that names no peer (a
+ * format 2 file) applies to C too.
+ */
+static void test_measured_rail_applies_to_its_peer(void **state)
+{
+    psel_lane_select_params_t params = params_of(1, 2, 2, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+    psel_resource_table_t local, host_a, host_c;
+    psel_calib_t calib;
+    psel_ep_lanes_t ep;
+
+    make_two_rails(&local);
+    make_two_rails(&host_a);
+    make_two_rails(&host_c);
+    /* tcp's device address: flags 00, AF_INET 02, the IPv4 address */
+    snprintf(host_a.resources[0].dev_addr, PSEL_DEV_ADDR_HEX_MAX,
+             "0002c0a80001");
+    snprintf(host_a.resources[1].dev_addr, PSEL_DEV_ADDR_HEX_MAX,
+             "0002c0a80101");
+    snprintf(host_c.resources[0].dev_addr, PSEL_DEV_ADDR_HEX_MAX,
+             "0002c0a80003");
+    snprintf(host_c.resources[1].dev_addr, PSEL_DEV_ADDR_HEX_MAX,
+             "0002c0a80103");
+    memset(&calib, 0, sizeof(calib));
+    assert_int_equal(psel_calib_rail_set(&calib, "tcp/eth0", "0002c0a80001",
+                                         21.5 * US, 1539 * MBS), UCS_OK);
+    assert_int_equal(psel_calib_rail_set(&calib, "tcp/eth1", "0002c0a80101",
+                                         20.9 * US, 112 * MBS), UCS_OK);
+    params.measured     = psel_calib_rail_measured;
+    params.measured_arg = &calib;
+
+    assert_int_equal(psel_lanes_select(&local, &host_a, &params, &ep), UCS_OK);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 1);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0), "tcp/eth0");
+    assert_rel(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].lanes[0]->bandwidth,
+               1539 * MBS);
+
+    assert_int_equal(psel_lanes_select(&local, &host_c, &params, &ep), UCS_OK);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 2);
+    assert_rel(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].shares[0], 0.5);
+    assert_rel(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].lanes[1]->bandwidth,
+               1192 * MBS);
+
+    /* eth1 measured for every peer: C's eth1 takes it, and is dropped */
+    assert_int_equal(psel_calib_rail_set(&calib, "tcp/eth1", "", 20.9 * US,
+                                         112 * MBS), UCS_OK);
+    assert_int_equal(psel_lanes_select(&local, &host_c, &params, &ep), UCS_OK);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 1);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0), "tcp/eth0");
+
+    psel_resource_table_cleanup(&local);
+    psel_resource_table_cleanup(&host_a);
+    psel_resource_table_cleanup(&host_c);
 }
 
 static void test_measured_rails_set_the_shares(void **state)
@@ -1137,6 +1200,7 @@ int main(void)
         cmocka_unit_test(test_zero_bandwidth_never_a_lane),
         cmocka_unit_test(test_ep_lanes_copy_points_into_the_copy),
         cmocka_unit_test(test_measured_rails_drop_the_slow_one),
+        cmocka_unit_test(test_measured_rail_applies_to_its_peer),
         cmocka_unit_test(test_measured_rail_grows_with_endpoints),
         cmocka_unit_test(test_measured_rail_keeps_class_terms),
         cmocka_unit_test(test_measured_rails_set_the_shares),
