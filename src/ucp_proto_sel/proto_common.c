@@ -54,10 +54,10 @@ ucs_linear_func_t psel_proto_reg_cost(const psel_config_t *config,
     return ucs_linear_func_make(config->rcache_overhead, 0);
 }
 
-/* Take the larger of @a op and one lane's per-operation costs; a lane
- * without them costs its latency and overheads for every class */
+/* Take the larger of each of @a op and one lane's per-operation costs; a
+ * lane without them costs its latency and overheads for every class */
 static void psel_proto_lane_op_max(const psel_lane_t *lane,
-                                   psel_lane_set_op_t op[PSEL_OP_CLASS_LAST])
+                                   psel_op_cost_t op[PSEL_OP_CLASS_LAST])
 {
     psel_op_cost_t cost;
     unsigned i;
@@ -71,10 +71,10 @@ static void psel_proto_lane_op_max(const psel_lane_t *lane,
             cost.send_post = 0;
             cost.recv      = lane->overhead_recv;
         }
-        op[i].latency  = ucs_max(op[i].latency, cost.latency);
-        op[i].overhead = ucs_max(op[i].overhead, cost.send_pre + cost.recv);
-        op[i].send     = ucs_max(op[i].send, cost.send_pre);
-        op[i].frag     = ucs_max(op[i].frag, cost.send_pre + cost.send_post);
+        op[i].latency   = ucs_max(op[i].latency, cost.latency);
+        op[i].send_pre  = ucs_max(op[i].send_pre, cost.send_pre);
+        op[i].send_post = ucs_max(op[i].send_post, cost.send_post);
+        op[i].recv      = ucs_max(op[i].recv, cost.recv);
     }
 }
 
@@ -128,11 +128,6 @@ ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
     for (i = 0; i < subset->count; ++i) {
         lane             = subset->lanes[i];
         perf->bandwidth += lane->bandwidth;
-        perf->latency    = ucs_max(perf->latency, lane->latency);
-        perf->overhead_send = ucs_max(perf->overhead_send,
-                                      lane->overhead_send);
-        perf->overhead   = ucs_max(perf->overhead, lane->overhead_send +
-                                                   lane->overhead_recv);
         psel_proto_lane_op_max(lane, perf->op);
         /* one registration per memory domain, however many lanes use it */
         if (psel_lane_set_md_is_new(subset, i)) {
@@ -301,36 +296,43 @@ ucs_status_t psel_proto_apply_thresh(size_t thresh, const char *var_name,
 }
 
 void psel_proto_add_range(psel_proto_caps_t *caps, size_t max_length,
-                          const ucs_linear_func_t *stages, unsigned num_stages,
-                          size_t frag_size, double frag_overhead)
+                          const psel_proto_stages_t *stages, size_t frag_size)
 {
-    ucs_linear_func_t all[num_stages + 1], single = ucs_linear_func_make(0, 0);
-    psel_perf_segment_t segments[num_stages + 1];
-    size_t lo = (caps->num_ranges > 0) ?
-                (caps->ranges[caps->num_ranges - 1].max_length + 1) :
-                caps->min_length;
+    /* fragments per byte: each after the first costs its CPU again */
+    double per_byte = (frag_size >= PSEL_FRAG_UNLIMITED) ? 0 :
+                      (1.0 / (double)frag_size);
+    size_t lo       = (caps->num_ranges > 0) ?
+                      (caps->ranges[caps->num_ranges - 1].max_length + 1) :
+                      caps->min_length;
+    ucs_linear_func_t single, multi[3];
+    psel_perf_segment_t segments[3];
     psel_perf_range_t *range;
     unsigned i, count, room;
 
-    memcpy(all, stages, sizeof(*stages) * num_stages);
-    /* each extra fragment costs one more send: frag_overhead per frag_size;
-     * a fragment size near SIZE_MAX means "unlimited" (no fragmentation) */
-    all[num_stages] = ucs_linear_func_make(0, (frag_size >= PSEL_FRAG_UNLIMITED) ?
-                                           0 : frag_overhead / frag_size);
-    for (i = 0; i <= num_stages; ++i) {
-        ucs_linear_func_add_inplace(&single, all[i]);
-    }
+    /* single: a message alone waits for the latencies and every stage */
+    single = ucs_linear_func_add3(stages->send, stages->wire, stages->recv);
+    single.c += stages->latency;
+    single.m += (stages->frag_send + stages->frag_recv) * per_byte;
 
-    /* single: the sum of the stages; multi: the slowest stage at each
-     * size, one range per stage that is the slowest somewhere */
-    count = psel_perf_envelope(all, num_stages + 1, ucs_min(lo, max_length),
-                               max_length, segments);
+    /* multi: the stages as a stream sees them, each host's CPU with what
+     * it spends after its posts and per fragment */
+    multi[0]    = stages->send;
+    multi[0].c += stages->send_post;
+    multi[0].m += stages->frag_send * per_byte;
+    multi[1]    = stages->wire;
+    multi[2]    = stages->recv;
+    multi[2].c += stages->recv_post;
+    multi[2].m += stages->frag_recv * per_byte;
+
+    /* one range per stage that is the slowest somewhere */
+    count = psel_perf_envelope(multi, 3, ucs_min(lo, max_length), max_length,
+                               segments);
     room  = PSEL_PROTO_MAX_RANGES - caps->num_ranges;
     for (i = 0; (i < count) && (i < room); ++i) {
         range                         = &caps->ranges[caps->num_ranges++];
         range->max_length             = segments[i].max_length;
         range->perf[PSEL_PERF_SINGLE] = single;
-        range->perf[PSEL_PERF_MULTI]  = all[segments[i].index];
+        range->perf[PSEL_PERF_MULTI]  = multi[segments[i].index];
     }
     /* out of ranges (no built-in protocol gets here): the last range takes
      * the rest with a bound of the remaining pieces, max(c) + max(m)·x */
@@ -338,10 +340,39 @@ void psel_proto_add_range(psel_proto_caps_t *caps, size_t max_length,
         range             = &caps->ranges[caps->num_ranges - 1];
         range->max_length = max_length;
         range->perf[PSEL_PERF_MULTI].c = ucs_max(range->perf[PSEL_PERF_MULTI].c,
-                                                 all[segments[i].index].c);
+                                                 multi[segments[i].index].c);
         range->perf[PSEL_PERF_MULTI].m = ucs_max(range->perf[PSEL_PERF_MULTI].m,
-                                                 all[segments[i].index].m);
+                                                 multi[segments[i].index].m);
     }
+}
+
+void psel_proto_rndv_stages(const psel_lane_set_perf_t *ctrl,
+                            const psel_op_cost_t *data, int receiver_posts,
+                            psel_proto_stages_t *stages)
+{
+    const psel_op_cost_t *c = &ctrl->op[PSEL_OP_CLASS_BCOPY];
+    double *poster_c, *poster_post, *poster_frag;
+
+    /* three control messages (bcopy AMs) and the data: 3 latencies of the
+     * control lane and one of the (slowest) data lane - the seed's 4·rlat
+     * when they are one lane */
+    memset(stages, 0, sizeof(*stages));
+    stages->latency = (3 * c->latency) + data->latency;
+    /* the control messages go S->R, R->S, S->R (RTS, RTR or ATS, FIN or
+     * ATS): each costs its sender send_pre (and send_post in a stream) and
+     * its receiver recv - the seed's 3·rover all told */
+    stages->send.c    = (2 * c->send_pre) + c->recv;
+    stages->send_post = 2 * c->send_post;
+    stages->recv.c    = c->send_pre + (2 * c->recv);
+    stages->recv_post = c->send_post;
+    /* the data operations: their CPU is the poster's, the first one's
+     * send_pre in the message, every further fragment's pre and post */
+    poster_c    = receiver_posts ? &stages->recv.c : &stages->send.c;
+    poster_post = receiver_posts ? &stages->recv_post : &stages->send_post;
+    poster_frag = receiver_posts ? &stages->frag_recv : &stages->frag_send;
+    *poster_c    += data->send_pre;
+    *poster_post += data->send_post;
+    *poster_frag  = data->send_pre + data->send_post;
 }
 
 ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
@@ -355,7 +386,8 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
                                           PSEL_OP_CLASS_BCOPY;
     psel_lane_set_t ctrl_set, data;
     psel_lane_set_perf_t ctrl, bw;
-    ucs_linear_func_t stages[3], copy;
+    psel_proto_stages_t stages;
+    ucs_linear_func_t copy;
     size_t frag_size, min_length;
     ucs_status_t status;
 
@@ -405,25 +437,29 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
     }
 
     /* seed: (1+rrc)(rcost + x·rgro) + 4·rlat + 3·rover + x/rbw, with the
-     * CPU copies of AM data counted in rgro */
-    stages[0] = ucs_linear_func_make((zcopy ? (1 + rrc) * bw.reg_cost.c : 0) +
-                                     copies * copy.c,
-                                     (zcopy ? (1 + rrc) * bw.reg_cost.m : 0) +
-                                     copies * copy.m);
-    /* three control messages (bcopy AMs) and the data: 3 latencies of the
-     * control lane and one of the (slowest) data lane - the seed's 4·rlat
-     * when they are one lane - plus the send overhead of the first data
-     * operation, each of its operation class */
-    stages[1] = ucs_linear_func_make(3 * ctrl.op[PSEL_OP_CLASS_BCOPY].latency +
-                                     bw.op[data_op].latency +
-                                     3 * ctrl.op[PSEL_OP_CLASS_BCOPY].overhead +
-                                     bw.op[data_op].send, 0);
-    stages[2] = ucs_linear_func_make(0, 1.0 / bw.bandwidth);
+     * CPU copies of AM data counted in rgro; each term on the host that
+     * spends it: the sender registers (zero-copy) or packs (AM bcopy), the
+     * receiver registers too (rrc: get and put) and copies AM data out.
+     * The receiver posts the reads of rndv/get, the sender the rest */
+    psel_proto_rndv_stages(&ctrl, &bw.op[data_op],
+                           lane_caps == PSEL_LANE_CAP_GET_ZCOPY, &stages);
+    if (zcopy) {
+        ucs_linear_func_add_inplace(&stages.send, bw.reg_cost);
+        if (rrc) {
+            ucs_linear_func_add_inplace(&stages.recv, bw.reg_cost);
+        }
+    }
+    if (copies > 1) {
+        ucs_linear_func_add_inplace(&stages.send, copy);
+    }
+    if (copies > 0) {
+        ucs_linear_func_add_inplace(&stages.recv, copy);
+    }
+    stages.wire = ucs_linear_func_make(0, 1.0 / bw.bandwidth);
 
     caps->min_length = min_length;
     caps->flags     |= PSEL_PROTO_CAP_RNDV_BIAS;
-    psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
-                         bw.op[data_op].frag);
+    psel_proto_add_range(caps, SIZE_MAX, &stages, frag_size);
     psel_proto_set_lanes(&data, ctrl_set.lanes[0], frag_size, zcopy, caps);
     ((psel_proto_lanes_priv_t*)caps->priv)->rndv = ops;
     return UCS_OK;

@@ -255,6 +255,130 @@ static void test_registration_once_per_memory_domain(void **state)
     assert_true(fabs(perf.reg_cost.m - 0.06 * NS) < 1e-21);
 }
 
+/*
+ * A lane with per-operation costs (us): bcopy (the control messages)
+ * latency 1, send_pre 0.2, send_post 0.1, recv 0.3; zcopy (the data)
+ * latency 2, send_pre 0.5, send_post 0.25, recv 0.3; 10^9 B/s; its memory
+ * domain registers at 4 us + 0.1 ns/B (UCX_PSEL_RCACHE_OVERHEAD=inf); no
+ * fragments.
+ */
+static void stage_lane(psel_mock_ep_t *ep)
+{
+    const uint32_t caps = PSEL_LANE_CAP_AM_SHORT | PSEL_LANE_CAP_AM_BCOPY |
+                          PSEL_LANE_CAP_AM_ZCOPY | PSEL_LANE_CAP_GET_ZCOPY |
+                          PSEL_LANE_CAP_PUT_ZCOPY | PSEL_LANE_CAP_MEM_REG;
+    const psel_op_cost_t bcopy = {1 * US, 0.2 * US, 0.1 * US, 0.3 * US};
+    const psel_op_cost_t zcopy = {2 * US, 0.5 * US, 0.25 * US, 0.3 * US};
+    psel_lane_t *lane;
+
+    memset(ep, 0, sizeof(*ep));
+    lane = psel_mock_ep_add_lane(ep, "one/0", caps,
+                                 UCS_BIT(PSEL_LANE_ROLE_AM) |
+                                 UCS_BIT(PSEL_LANE_ROLE_AM_BW) |
+                                 UCS_BIT(PSEL_LANE_ROLE_RMA_BW),
+                                 1 * US, 1e9, 0.2 * US);
+    lane->reg_cost                 = ucs_linear_func_make(4 * US, 0.1 * NS);
+    lane->am.max_zcopy             = SIZE_MAX;
+    lane->op_valid                 = 1;
+    lane->op[PSEL_OP_CLASS_SHORT]  = bcopy;
+    lane->op[PSEL_OP_CLASS_BCOPY]  = bcopy;
+    lane->op[PSEL_OP_CLASS_ZCOPY]  = zcopy;
+    config.rcache_overhead         = INFINITY;
+}
+
+static void assert_close(double got, double expected)
+{
+    if (fabs(got - expected) > 1e-9 * fabs(expected) + 1e-21) {
+        fail_msg("expected %.12g, got %.12g", expected, got);
+    }
+}
+
+/*
+ * A rendezvous message in UCX's stages, each term on the host that spends
+ * it (the lane of stage_lane()):
+ *   latency 3 x 1 + 2 = 5 us (RTS, RTR/ATS, FIN/ATS; the data)
+ *   control CPU: messages S->R, R->S, S->R: sender 2 x 0.2 + 0.3 = 0.7 us
+ *     (+ 2 x 0.1 after its posts), receiver 0.2 + 2 x 0.3 = 0.8 us (+ 0.1)
+ *   both register (4 us + 0.1 ns/B each); the data's first post 0.5 us
+ *   (+ 0.25 after) on the host that posts: the sender for rndv/put, the
+ *   receiver (its reads) for rndv/get; wire 1 ns/B.
+ * rndv/put: send 5.2 us + 0.1 ns/B (+0.45), recv 4.8 us + 0.1 ns/B (+0.1)
+ * rndv/get: send 4.7 us + 0.1 ns/B (+0.2), recv 5.3 us + 0.1 ns/B (+0.35)
+ * single, both: 5 + 10 us + 1.2 ns/B = 15 us + 1.2 ns/B, the seed's
+ *   2 (4 + 0.1x) + 4 x L + 3 x 0.5 + 0.5 + x (before: the same)
+ * multi: rndv/put's sender, 5.65 us + 0.1 ns/B, paces until the wire
+ *   takes over at 5650 / 0.9 = 6277.8 B; rndv/get's receiver, 5.65 us +
+ *   0.1 ns/B, likewise; from 6278 on the wire, 1 ns/B. (Before: one
+ *   stage held the 5 us of latency and every overhead: 11 us + 0 x at 0.)
+ */
+static void test_rndv_stages_by_host(void **state)
+{
+    static const char *const names[] = {"rndv/put", "rndv/get"};
+    psel_proto_caps_t caps;
+    psel_mock_ep_t ep;
+    unsigned i;
+
+    stage_lane(&ep);
+    for (i = 0; i < 2; ++i) {
+        assert_int_equal(proto_init(names[i], &ep, contig(), &caps), UCS_OK);
+        assert_int_equal(caps.num_ranges, 2);
+        assert_int_equal(caps.ranges[0].max_length, 6277);
+        assert_true(caps.ranges[1].max_length == SIZE_MAX);
+        assert_close(caps.ranges[0].perf[PSEL_PERF_SINGLE].c, 15 * US);
+        assert_close(caps.ranges[0].perf[PSEL_PERF_SINGLE].m, 1.2 * NS);
+        assert_close(caps.ranges[0].perf[PSEL_PERF_MULTI].c, 5.65 * US);
+        assert_close(caps.ranges[0].perf[PSEL_PERF_MULTI].m, 0.1 * NS);
+        assert_close(caps.ranges[1].perf[PSEL_PERF_MULTI].c, 0);
+        assert_close(caps.ranges[1].perf[PSEL_PERF_MULTI].m, 1 * NS);
+    }
+}
+
+/*
+ * Eager zero-copy over the same lane (BCOPY_BW 2^32 B/s: a copy is
+ * 0.23283064365 ns/B): latency 2 us; the sender registers and posts,
+ * 4 + 0.5 us + 0.1 ns/B (+0.25 after); the receiver copies the message out,
+ * 0.3 us + 0.23283 ns/B; wire 1 ns/B.
+ *   single  = 6.8 us + 1.33283064365 ns/B
+ *   multi   = sender 4.75 us + 0.1 ns/B to 4750 / 0.9 = 5277.8 B, then the
+ *             wire
+ * rndv/put (above, no bias: UCX_PSEL_RNDV_PERF_DIFF=0):
+ *   single = 15 us + 1.2 ns/B: crosses eager at 8200 / 0.13283064365 =
+ *            61732.5 B, so by single the table is egr/zcopy to 61732,
+ *            rndv/put from 61733;
+ *   multi: eager max(4.75 us + 0.1x, x) is below rndv/put's max(5.65 us +
+ *          0.1x, x) up to 6277 B and equal (the wire) from 6278 on, where
+ *          the earlier protocol in the list keeps the tie: egr/zcopy for
+ *          every size when selecting by multi (UCX_PSEL_SELECT_PERF=multi).
+ */
+static void test_select_by_single_and_multi(void **state)
+{
+    const psel_proto_t *protos[2] = {builtin("egr/zcopy"),
+                                     builtin("rndv/put")};
+    const psel_select_table_t *table;
+    psel_select_t select;
+    psel_mock_ep_t ep;
+
+    stage_lane(&ep);
+    config.bcopy_bw       = 4294967296.0;
+    config.rndv_perf_diff = 0;
+    assert_int_equal(psel_select_init(&select, protos, 2, &ep.sets, &config),
+                     UCS_OK);
+    assert_int_equal(psel_select_build(&select, contig(), &table), UCS_OK);
+    assert_int_equal(table->count, 2);
+    assert_string_equal(table->elems[0].proto->name, "egr/zcopy");
+    assert_int_equal(table->elems[0].max_length, 61732);
+    assert_string_equal(table->elems[1].proto->name, "rndv/put");
+    psel_select_cleanup(&select);
+
+    config.select_perf = PSEL_PERF_MULTI;
+    assert_int_equal(psel_select_init(&select, protos, 2, &ep.sets, &config),
+                     UCS_OK);
+    assert_int_equal(psel_select_build(&select, contig(), &table), UCS_OK);
+    assert_int_equal(table->count, 1);
+    assert_string_equal(table->elems[0].proto->name, "egr/zcopy");
+    psel_select_cleanup(&select);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +390,10 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
                 test_registration_once_per_memory_domain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rndv_stages_by_host, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_select_by_single_and_multi, setup,
+                                        teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

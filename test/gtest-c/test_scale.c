@@ -657,26 +657,31 @@ static void test_loggp_from_lines(void **state)
 
 /*
  * One lane by hand: 001 at 2 endpoints, egr/short over rc_mlx5 at n = 100
- * B, 3 processes (k = 2):
+ * B, 3 processes (k = 2). UCX 1.17's short class on rc_mlx5 (README,
+ * "Per-operation costs"): latency 600 + 1 x 2 = 602 ns, send_pre 40 ns,
+ * send_post 40 ns (the doorbell), recv 40 ns; bw 23588.47 MB/s; copies at
+ * UCX_PSEL_BCOPY_BW 5800 MB/s, c_m = 1 / (5800 x 2^20) s/B each.
+ *   stages: send 40 ns + c_m n (40 more after the post, in a stream);
+ *           wire n / bw; recv 40 ns + c_m n
  *   single c = L + o_s + o_r = 602 + 80 = 682 ns, o = (40 + 40)/2 = 40 ns,
  *   L = 682 - 80 = 602 ns; single m = 1/bw + 2 copies:
  *   G1 = 1e9 / (23588.47 x 2^20) + 2e9 / (5800 x 2^20) ns/B;
- *   multi = the envelope of the stages: the message stage (682 ns) is the
- *   slowest up to egr/short's largest size, so g = 682 ns and G = 0.
- *   T_direct = 602 + 80 + 100 G1 + (2 - 1) x (682 + 100 G)  [ns]
+ *   multi = the envelope of the stages: the sender's 80 ns + c_m n is above
+ *   the receiver's 40 ns + c_m n and, with a steeper slope, above the wire
+ *   everywhere: g = 80 ns, G = c_m (the latency is no part of the gap; the
+ *   former stages made g = 682 ns, G = 0).
+ *   T_direct = 602 + 80 + 100 G1 + (2 - 1) x (80 + 100 G)  [ns]
  *   T_proxy  = T_direct + 2 x 1000 ns
- *   converge: 2 x 1000 / 0.1 - (602 + 80 + 682) = 18636 ns over
+ *   converge: 2 x 1000 / 0.1 - (602 + 80 + 80) = 19238 ns over
  *   (G1 + G) per byte.
  */
 static void test_loggp_one_lane(void **state)
 {
-    /* the two copies' slope; the single line pays it, and the wire's */
-    double copies = 2e9 / (5800.0 * 1048576.0) * 1e-9;  /* s/B */
-    double G1     = copies + (1e9 / (23588.47 * 1048576.0) * 1e-9);
-    /* streaming is the envelope of the stages (perf.h): up to egr/short's
-     * largest size the message stage (682 ns) stays the slowest, so no
-     * stage's slope paces the stream there */
-    double G      = 0;
+    /* one copy's slope; the single line pays two, and the wire's */
+    double copy   = 1e9 / (5800.0 * 1048576.0) * 1e-9;  /* s/B */
+    double G1     = 2 * copy + (1e9 / (23588.47 * 1048576.0) * 1e-9);
+    /* streaming: the sender's stage paces, its copy per byte */
+    double G      = copy;
     const psel_select_table_t *table;
     size_t n_star;
     unsigned row;
@@ -689,19 +694,19 @@ static void test_loggp_one_lane(void **state)
     assert_string_equal(table->elems[row].proto->name, "egr/short");
     assert_close(p.L, 602e-9, 1e-9);
     assert_close(p.o, 40e-9, 1e-9);
-    assert_close(p.g, 682e-9, 1e-9);
-    assert_close(p.G, G, 1e-9);
+    assert_close(p.g, 80e-9, 1e-9);
+    assert_close(p.G, G, 1e-6);
     assert_close(p.G1, G1, 1e-6);
     assert_close(psel_alltoall_direct(&p, 3, 100),
-                 (602 + 80 + 682) * 1e-9 + 100 * (G1 + G), 1e-9);
+                 (602 + 80 + 80) * 1e-9 + 100 * (G1 + G), 1e-9);
     assert_close(psel_alltoall_proxy(&p, 3, 100, 1e-6),
-                 (602 + 80 + 682 + 2000) * 1e-9 + 100 * (G1 + G), 1e-9);
+                 (602 + 80 + 80 + 2000) * 1e-9 + 100 * (G1 + G), 1e-9);
     /* two processes: one message each way, the single line itself */
     assert_close(psel_alltoall_direct(&p, 2, 100), 682e-9 + 100 * G1, 1e-9);
 
-    /* 18636 ns / (0.36929 + 0 ns/B) = 50464.4: from 50465 B on */
+    /* 19238 ns / (0.36928 + 0.16443 ns/B) = 36045.8: from 36046 B on */
     n_star = psel_alltoall_converge(&p, 3, 1e-6, 0.1);
-    assert_int_equal(n_star, (size_t)ceil(18636e-9 / (G1 + G)));
+    assert_int_equal(n_star, (size_t)ceil(19238e-9 / (G1 + G)));
     assert_true(psel_alltoall_proxy(&p, 3, n_star, 1e-6) <=
                 1.1 * psel_alltoall_direct(&p, 3, n_star));
     assert_true(psel_alltoall_proxy(&p, 3, n_star - 1, 1e-6) >
