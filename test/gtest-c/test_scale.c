@@ -720,6 +720,44 @@ static void test_loggp_one_lane(void **state)
     fixture_ep_cleanup(&f);
 }
 
+/*
+ * g and G are those of the stage that paces the stream at n, not a bound
+ * over the protocol's stages. 001 at 2 endpoints, egr/zcopy (274..17395 B)
+ * over rc_mlx5, zcopy class: send_pre 40, send_post 40 + 20 = 60, recv 40
+ * ns; the registration a cache hit (UCX_PSEL_RCACHE_OVERHEAD 50 ns):
+ *   send stage (stream) = 50 + 40 + 60 = 150 ns, flat;
+ *   recv stage = 40 ns + c_m n (the copy out of the transport buffer);
+ *   wire = n / bw, flatter than c_m.
+ * The receiver overtakes the sender at 110 ns / c_m = 110 x 5800 x 2^20 /
+ * 1e9 = 668.99 B: at 300 B g = 150 ns, G = 0; at 4096 B g = 40 ns, G = c_m
+ * (the former bound gave g = 150 ns and G = c_m at both).
+ */
+static void test_loggp_pacing_stage(void **state)
+{
+    double copy = 1e9 / (5800.0 * 1048576.0) * 1e-9;  /* s/B */
+    const psel_select_table_t *table;
+    unsigned row;
+    psel_loggp_t p;
+    fixture_ep_t f;
+
+    fixture_ep_init(&f, F001, NULL, 2);
+    table = f.ep.select.fast[PSEL_OP_TAG_SEND];
+    p     = psel_loggp_at(table, &f.ep.lanes.sets, 300, &row);
+    assert_string_equal(table->elems[row].proto->name, "egr/zcopy");
+    assert_close(p.g, 150e-9, 1e-9);
+    assert_true(p.G == 0);
+    p     = psel_loggp_at(table, &f.ep.lanes.sets, 4096, &row);
+    assert_string_equal(table->elems[row].proto->name, "egr/zcopy");
+    assert_close(p.g, 40e-9, 1e-9);
+    assert_close(p.G, copy, 1e-6);
+    /* the boundary: 668 still the sender's, 669 the receiver's */
+    assert_close(psel_loggp_at(table, &f.ep.lanes.sets, 668, NULL).g, 150e-9,
+                 1e-9);
+    assert_close(psel_loggp_at(table, &f.ep.lanes.sets, 669, NULL).g, 40e-9,
+                 1e-9);
+    fixture_ep_cleanup(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -739,6 +777,7 @@ int main(void)
         cmocka_unit_test(test_footprint_tcp),
         cmocka_unit_test(test_loggp_from_lines),
         cmocka_unit_test(test_loggp_one_lane),
+        cmocka_unit_test(test_loggp_pacing_stage),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
