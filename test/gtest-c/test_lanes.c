@@ -838,39 +838,48 @@ static void test_measured_rails_drop_the_slow_one(void **state)
     psel_resource_table_cleanup(&table);
 }
 
-/* A measured IB rail keeps UCX 1.17's per-class terms on top of the measured
- * latency: short 2.0 us, bcopy and zcopy 2.0 + 0.35 (WQE fetch) */
-static void test_measured_rail_keeps_class_terms(void **state)
+/* The lane of rc_mlx5/mlx5_0:1, latency 600 + growth·N ns with UCX 1.17's
+ * per-class terms, selected for @a num_eps endpoints with its rail measured
+ * at 2.0 us (or not measured) */
+static const psel_lane_t *rc_rail_lane(double growth_ns, size_t num_eps,
+                                       int measured, psel_ep_lanes_t *ep)
 {
     static const rail_t rails[] = {{"rc_mlx5/mlx5_0:1", 2.0 * US, 10000e6},
                                    {NULL, 0, 0}};
     psel_lane_select_params_t params = params_of(1, 1, 1, 0,
                                                  PSEL_PEER_REMOTE_HOST);
     psel_resource_table_t table;
-    const psel_lane_t *lane;
     psel_resource_t rsc;
-    psel_ep_lanes_t ep;
 
-    (void)state;
     psel_resource_table_init(&table);
-    rsc = make_rsc("rc_mlx5", "mlx5_0:1", 12000, 600, 40);
+    rsc         = make_rsc("rc_mlx5", "mlx5_0:1", 12000, 600, 40);
+    rsc.latency = ucs_linear_func_make(600 * NS, growth_ns * NS);
     psel_resource_op_cost_derive(&rsc, "1.17.0");
     table_add(&table, &rsc);
-    params.measured     = measured_rails;
+    params.measured     = measured ? measured_rails : NULL;
     params.measured_arg = (void*)rails;
-    select_self(&table, &params, &ep);
-    lane = ep.sets.role[PSEL_LANE_ROLE_AM].lanes[0];
+    params.num_eps      = num_eps;
+    select_self(&table, &params, ep);
+    psel_resource_table_cleanup(&table);
+    return ep->sets.role[PSEL_LANE_ROLE_AM].lanes[0];
+}
+
+/* A measured IB rail keeps UCX 1.17's per-class terms on top of the measured
+ * latency: short 2.0 us, bcopy and zcopy 2.0 + 0.35 (WQE fetch) */
+static void test_measured_rail_keeps_class_terms(void **state)
+{
+    const psel_lane_t *lane;
+    psel_ep_lanes_t ep;
+
+    lane = rc_rail_lane(0, 1, 1, &ep);
     assert_rel(lane->latency, 2.0 * US);
     assert_rel(lane->op[PSEL_OP_CLASS_SHORT].latency, 2.0 * US);
     assert_rel(lane->op[PSEL_OP_CLASS_BCOPY].latency, 2.35 * US);
     assert_rel(lane->op[PSEL_OP_CLASS_ZCOPY].latency, 2.35 * US);
     /* unmeasured: the attributes, 600 and 950 ns */
-    params.measured = NULL;
-    select_self(&table, &params, &ep);
-    lane = ep.sets.role[PSEL_LANE_ROLE_AM].lanes[0];
+    lane = rc_rail_lane(0, 1, 0, &ep);
     assert_rel(lane->op[PSEL_OP_CLASS_SHORT].latency, 600 * NS);
     assert_rel(lane->op[PSEL_OP_CLASS_BCOPY].latency, 950 * NS);
-    psel_resource_table_cleanup(&table);
 }
 
 /*
@@ -882,35 +891,17 @@ static void test_measured_rail_keeps_class_terms(void **state)
  */
 static void test_measured_rail_grows_with_endpoints(void **state)
 {
-    static const rail_t rails[] = {{"rc_mlx5/mlx5_0:1", 2.0 * US, 10000e6},
-                                   {NULL, 0, 0}};
-    psel_lane_select_params_t params = params_of(1, 1, 1, 0,
-                                                 PSEL_PEER_REMOTE_HOST);
-    psel_resource_table_t table;
     const psel_lane_t *lane;
-    psel_resource_t rsc;
     psel_ep_lanes_t ep;
 
-    psel_resource_table_init(&table);
-    rsc         = make_rsc("rc_mlx5", "mlx5_0:1", 12000, 600, 40);
-    rsc.latency = ucs_linear_func_make(600 * NS, 1 * NS);
-    psel_resource_op_cost_derive(&rsc, "1.17.0");
-    table_add(&table, &rsc);
-    params.measured     = measured_rails;
-    params.measured_arg = (void*)rails;
-    params.num_eps      = 100;
-    select_self(&table, &params, &ep);
-    lane = ep.sets.role[PSEL_LANE_ROLE_AM].lanes[0];
+    lane = rc_rail_lane(1, 100, 1, &ep);
     assert_rel(lane->latency, 2.099 * US);
     assert_rel(lane->op[PSEL_OP_CLASS_SHORT].latency, 2.099 * US);
     assert_rel(lane->op[PSEL_OP_CLASS_BCOPY].latency, 2.449 * US);
 
-    params.num_eps = 1;
-    select_self(&table, &params, &ep);
-    lane = ep.sets.role[PSEL_LANE_ROLE_AM].lanes[0];
+    lane = rc_rail_lane(1, 1, 1, &ep);
     assert_rel(lane->latency, 2.0 * US);
     assert_rel(lane->op[PSEL_OP_CLASS_BCOPY].latency, 2.35 * US);
-    psel_resource_table_cleanup(&table);
 }
 
 /*

@@ -675,23 +675,35 @@ static void test_loggp_from_lines(void **state)
  *   converge: 2 x 1000 / 0.1 - (602 + 80 + 80) = 19238 ns over
  *   (G1 + G) per byte.
  */
+/* One copy at UCX_PSEL_BCOPY_BW's 5800 MB/s [s/B] */
+#define COPY_5800 (1e9 / (5800.0 * 1048576.0) * 1e-9)
+
+/* LogGP of the protocol @a proto that the contiguous table of @a f runs at
+ * @a n */
+static psel_loggp_t loggp_of(const fixture_ep_t *f, size_t n,
+                             const char *proto)
+{
+    const psel_select_table_t *table = f->ep.select.fast[PSEL_OP_TAG_SEND];
+    unsigned row;
+    psel_loggp_t p;
+
+    p = psel_loggp_at(table, &f->ep.lanes.sets, n, &row);
+    assert_string_equal(table->elems[row].proto->name, proto);
+    return p;
+}
+
 static void test_loggp_one_lane(void **state)
 {
-    /* one copy's slope; the single line pays two, and the wire's */
-    double copy   = 1e9 / (5800.0 * 1048576.0) * 1e-9;  /* s/B */
-    double G1     = 2 * copy + (1e9 / (23588.47 * 1048576.0) * 1e-9);
-    /* streaming: the sender's stage paces, its copy per byte */
-    double G      = copy;
-    const psel_select_table_t *table;
+    /* the single line pays two copies and the wire's time per byte;
+     * streaming, the sender's stage paces: its copy */
+    double G1 = 2 * COPY_5800 + (1e9 / (23588.47 * 1048576.0) * 1e-9);
+    double G  = COPY_5800;
     size_t n_star;
-    unsigned row;
     psel_loggp_t p;
     fixture_ep_t f;
 
     fixture_ep_init(&f, F001, NULL, 2);
-    table = f.ep.select.fast[PSEL_OP_TAG_SEND];
-    p     = psel_loggp_at(table, &f.ep.lanes.sets, 100, &row);
-    assert_string_equal(table->elems[row].proto->name, "egr/short");
+    p = loggp_of(&f, 100, "egr/short");
     assert_close(p.L, 602e-9, 1e-9);
     assert_close(p.o, 40e-9, 1e-9);
     assert_close(p.g, 80e-9, 1e-9);
@@ -734,27 +746,19 @@ static void test_loggp_one_lane(void **state)
  */
 static void test_loggp_pacing_stage(void **state)
 {
-    double copy = 1e9 / (5800.0 * 1048576.0) * 1e-9;  /* s/B */
-    const psel_select_table_t *table;
-    unsigned row;
     psel_loggp_t p;
     fixture_ep_t f;
 
     fixture_ep_init(&f, F001, NULL, 2);
-    table = f.ep.select.fast[PSEL_OP_TAG_SEND];
-    p     = psel_loggp_at(table, &f.ep.lanes.sets, 300, &row);
-    assert_string_equal(table->elems[row].proto->name, "egr/zcopy");
+    p = loggp_of(&f, 300, "egr/zcopy");
     assert_close(p.g, 150e-9, 1e-9);
     assert_true(p.G == 0);
-    p     = psel_loggp_at(table, &f.ep.lanes.sets, 4096, &row);
-    assert_string_equal(table->elems[row].proto->name, "egr/zcopy");
+    p = loggp_of(&f, 4096, "egr/zcopy");
     assert_close(p.g, 40e-9, 1e-9);
-    assert_close(p.G, copy, 1e-6);
+    assert_close(p.G, COPY_5800, 1e-6);
     /* the boundary: 668 still the sender's, 669 the receiver's */
-    assert_close(psel_loggp_at(table, &f.ep.lanes.sets, 668, NULL).g, 150e-9,
-                 1e-9);
-    assert_close(psel_loggp_at(table, &f.ep.lanes.sets, 669, NULL).g, 40e-9,
-                 1e-9);
+    assert_close(loggp_of(&f, 668, "egr/zcopy").g, 150e-9, 1e-9);
+    assert_close(loggp_of(&f, 669, "egr/zcopy").g, 40e-9, 1e-9);
     fixture_ep_cleanup(&f);
 }
 
