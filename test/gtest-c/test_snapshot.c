@@ -565,6 +565,7 @@ static void test_zero_bandwidth_rejected(void **state)
 
     make_synthetic(&table);
     base = save_to_string(&table);
+    psel_resource_table_cleanup(&table);
     once = apply_case(base, &dedicated, &line);
     /* 0 + 24386.17 MB/s: fine */
     assert_int_equal(load_from_string(once, &table), UCS_OK);
