@@ -35,8 +35,10 @@ ucs_status_t psel_context_create(psel_context_h *context_p)
         goto err_release_calib;
     }
 
-    status = psel_resource_filter(&context->resources, &context->config.tls,
-                                  &context->config.net_devices);
+    status = psel_resource_filter_report(&context->resources,
+                                         &context->config.tls, "UCX_PSEL_TLS",
+                                         &context->config.net_devices,
+                                         "UCX_PSEL_NET_DEVICES");
     if (status != UCS_OK) {
         goto err_cleanup_resources;
     }

@@ -6,6 +6,8 @@
 #endif
 
 #include "core_int.h"
+
+#include <lane_select/text_scan.h>
 #include "route.h"
 
 #include <lane_select/reachability.h>
@@ -484,7 +486,7 @@ const psel_select_table_t *psel_ep_tag_table(psel_ep_h ep)
            table : NULL;
 }
 
-void psel_ep_print_info(psel_ep_h ep, FILE *stream)
+static void psel_ep_print_info_in_c_locale(psel_ep_h ep, FILE *stream)
 {
     const psel_ep_lanes_t *lanes = &ep->config.lanes;
     unsigned i, role;
@@ -512,6 +514,15 @@ void psel_ep_print_info(psel_ep_h ep, FILE *stream)
         fprintf(stream, "#   %u extra ep-to-ep connection(s) for the "
                 "peer's lanes\n", ep->num_extra);
     }
+}
+
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_ep_print_info(psel_ep_h ep, FILE *stream)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_ep_print_info_in_c_locale(ep, stream);
+    psel_text_c_locale_leave(saved);
 }
 
 ucs_status_t psel_ep_lane_peer(psel_ep_h ep, const char *lane_name,

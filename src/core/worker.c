@@ -8,6 +8,8 @@
 
 #include "core_int.h"
 
+#include <lane_select/text_scan.h>
+
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
 #include <ucs/sys/string.h>
@@ -720,7 +722,8 @@ static void psel_worker_used_strb(psel_worker_h worker,
                               "--------------------+---------------+\n");
 }
 
-void psel_worker_print_used(psel_worker_h worker, FILE *stream)
+static void psel_worker_print_used_in_c_locale(psel_worker_h worker,
+                                               FILE *stream)
 {
     ucs_string_buffer_t strb;
 
@@ -728,6 +731,15 @@ void psel_worker_print_used(psel_worker_h worker, FILE *stream)
     psel_worker_used_strb(worker, &strb);
     fputs(ucs_string_buffer_cstr(&strb), stream);
     ucs_string_buffer_cleanup(&strb);
+}
+
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_worker_print_used(psel_worker_h worker, FILE *stream)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_worker_print_used_in_c_locale(worker, stream);
+    psel_text_c_locale_leave(saved);
 }
 
 static void psel_worker_log_used(psel_worker_h worker)

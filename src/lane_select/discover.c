@@ -10,8 +10,8 @@
 #include "resource_table.h"
 
 #include <uct/api/version.h>
-#ifdef HAVE_UCT_API_V2_UCT_V2_H
-#include <uct/api/v2/uct_v2.h>
+#ifdef PSEL_UCT_V2_HEADER
+#include PSEL_UCT_V2_HEADER /* installed, or the UCX source tree's (configure) */
 #endif
 #include <ucs/async/async_fwd.h>
 #include <ucs/debug/log_def.h>
@@ -70,7 +70,7 @@ static void psel_discover_fill_iface(psel_resource_t *resource,
     resource->ep_addr_len     = attr->ep_addr_len;
 }
 
-#ifdef HAVE_UCT_API_V2_UCT_V2_H
+#ifdef PSEL_UCT_V2_HEADER
 /*
  * UCX's own per-operation estimate of host-memory operations: am_short,
  * am_bcopy and am_zcopy, or put/get for an iface without active messages.
@@ -298,7 +298,7 @@ void psel_resource_from_uct(psel_resource_t *resource,
     psel_discover_fill_iface(resource, iface_attr);
     psel_discover_fill_md(resource, md_attr);
     psel_discover_dev_addr(resource, iface_attr, iface);
-#ifdef HAVE_UCT_API_V2_UCT_V2_H
+#ifdef PSEL_UCT_V2_HEADER
     if ((iface == NULL) || !psel_discover_estimate(iface, iface_attr, resource))
 #endif
     {

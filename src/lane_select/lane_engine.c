@@ -6,6 +6,7 @@
 #endif
 
 #include "lane_engine.h"
+#include "text_scan.h"
 #include "reachability.h"
 #include "resource_table.h"
 
@@ -821,7 +822,8 @@ ucs_status_t psel_lanes_from_layout(const psel_resource_table_t *local,
     return UCS_OK;
 }
 
-void psel_ep_lanes_print(FILE *stream, const psel_ep_lanes_t *ep)
+static void psel_ep_lanes_print_in_c_locale(FILE *stream,
+                                            const psel_ep_lanes_t *ep)
 {
     const psel_lane_t *lane;
     char roles_buf[128];
@@ -848,6 +850,15 @@ void psel_ep_lanes_print(FILE *stream, const psel_ep_lanes_t *ep)
                 lane->bandwidth / UCS_MBYTE, lane->overhead_send * 1e9);
     }
     fprintf(stream, "#\n");
+}
+
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_ep_lanes_print(FILE *stream, const psel_ep_lanes_t *ep)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_ep_lanes_print_in_c_locale(stream, ep);
+    psel_text_c_locale_leave(saved);
 }
 
 /* Best score of local resource @a l for @a role over the reachable peer
@@ -908,11 +919,12 @@ static int psel_candidate_before(double a, unsigned la, double b, unsigned lb)
     return (a > b) || ((a == b) && (la < lb));
 }
 
-void psel_lanes_print_candidates(FILE *stream,
-                                 const psel_resource_table_t *local,
-                                 const psel_resource_table_t *remote,
-                                 const psel_lane_select_params_t *params,
-                                 const psel_ep_lanes_t *ep)
+static void
+psel_lanes_print_candidates_in_c_locale(FILE *stream,
+                                        const psel_resource_table_t *local,
+                                        const psel_resource_table_t *remote,
+                                        const psel_lane_select_params_t *params,
+                                        const psel_ep_lanes_t *ep)
 {
     size_t num_eps = ep->num_eps ? ep->num_eps : 1;
     double score, best, last = INFINITY;
@@ -978,4 +990,17 @@ void psel_lanes_print_candidates(FILE *stream,
         }
     }
     fprintf(stream, "#\n");
+}
+
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_lanes_print_candidates(FILE *stream,
+                                 const psel_resource_table_t *local,
+                                 const psel_resource_table_t *remote,
+                                 const psel_lane_select_params_t *params,
+                                 const psel_ep_lanes_t *ep)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_lanes_print_candidates_in_c_locale(stream, local, remote, params, ep);
+    psel_text_c_locale_leave(saved);
 }

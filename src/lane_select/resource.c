@@ -7,6 +7,7 @@
 #endif
 
 #include "resource_table.h"
+#include "text_scan.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/memory/memory_type.h>
@@ -243,17 +244,26 @@ static int psel_dev_name_matches(const char *dev_name, const char *entry)
     return !strcmp(entry, "all") || !strcmp(entry, dev_name);
 }
 
-/* UCX version as major * 100 + minor: "1.16.0" -> 116; the compiled UCX
- * for NULL, "" or a version that does not parse */
-static unsigned psel_ucx_version_code(const char *version)
+int psel_ucx_version_parse(const char *version, unsigned *code)
 {
     unsigned major, minor;
 
-    if ((version != NULL) && (sscanf(version, "%u.%u", &major, &minor) == 2) &&
-        (minor < 100)) {
-        return major * 100 + minor;
+    if ((version == NULL) || (sscanf(version, "%u.%u", &major, &minor) != 2) ||
+        (minor >= 100) || (major > 100)) {
+        return 0;
     }
-    return UCT_VERNO_MAJOR * 100 + UCT_VERNO_MINOR;
+    *code = major * 100 + minor;
+    return 1;
+}
+
+/* As psel_ucx_version_parse(); the compiled UCX for NULL, "" or a version
+ * that does not parse */
+static unsigned psel_ucx_version_code(const char *version)
+{
+    unsigned code;
+
+    return psel_ucx_version_parse(version, &code) ? code :
+           (UCT_VERNO_MAJOR * 100 + UCT_VERNO_MINOR);
 }
 
 static int psel_tl_in(const char *tl_name, const char *const *names,
@@ -339,6 +349,137 @@ int psel_resource_tl_allowed(const char *tl_name,
                              const ucs_config_allow_list_t *tls)
 {
     return psel_allow_list_check(tls, tl_name, psel_tl_name_matches);
+}
+
+/* "tcp,bogus", "^cma": an allow-list as it was given */
+static void psel_allow_list_str(const ucs_config_allow_list_t *list,
+                                ucs_string_buffer_t *strb)
+{
+    unsigned i;
+
+    if ((list == NULL) || (list->mode == UCS_CONFIG_ALLOW_LIST_ALLOW_ALL)) {
+        ucs_string_buffer_appendf(strb, "all");
+        return;
+    }
+    ucs_string_buffer_appendf(strb, "%s",
+                              (list->mode == UCS_CONFIG_ALLOW_LIST_NEGATE) ?
+                              "^" : "");
+    for (i = 0; i < list->array.count; ++i) {
+        ucs_string_buffer_appendf(strb, "%s%s", i ? "," : "",
+                                  list->array.names[i]);
+    }
+}
+
+/* The distinct transport names (@a net 0) or network device names (1) of
+ * @a table, ", "-joined */
+static void psel_resource_names_str(const psel_resource_table_t *table,
+                                    int net, ucs_string_buffer_t *strb)
+{
+    const char *name, *other;
+    unsigned i, j;
+    int count = 0;
+
+    for (i = 0; i < table->count; ++i) {
+        if (net && (table->resources[i].dev_type != UCT_DEVICE_TYPE_NET)) {
+            continue;
+        }
+        name = net ? table->resources[i].dev_name : table->resources[i].tl_name;
+        for (j = 0; j < i; ++j) {
+            other = net ? table->resources[j].dev_name :
+                          table->resources[j].tl_name;
+            if ((!net || (table->resources[j].dev_type ==
+                          UCT_DEVICE_TYPE_NET)) && !strcmp(name, other)) {
+                break;
+            }
+        }
+        if (j == i) {
+            ucs_string_buffer_appendf(strb, "%s%s", count++ ? ", " : "", name);
+        }
+    }
+    if (count == 0) {
+        ucs_string_buffer_appendf(strb, "none");
+    }
+}
+
+/* "this machine" for live resources, else the file they came from */
+static const char *psel_resource_table_where(const psel_resource_table_t *table)
+{
+    return ((table->origin[0] == '\0') || !strcmp(table->origin, "live")) ?
+           "this machine" : table->origin;
+}
+
+/* Each entry of an allow-list (not a deny-list) that matches nothing in
+ * @a table: warn, naming what there is */
+static void psel_allow_list_warn_unmatched(const psel_resource_table_t *table,
+                                           const ucs_config_allow_list_t *list,
+                                           const char *var, int net,
+                                           int (*match)(const char*,
+                                                        const char*))
+{
+    UCS_STRING_BUFFER_ONSTACK(names, 512);
+    const psel_resource_t *resource;
+    unsigned i, r;
+
+    if ((var == NULL) || (list == NULL) ||
+        (list->mode != UCS_CONFIG_ALLOW_LIST_ALLOW)) {
+        return;
+    }
+    for (i = 0; i < list->array.count; ++i) {
+        for (r = 0; r < table->count; ++r) {
+            resource = &table->resources[r];
+            if ((!net || (resource->dev_type == UCT_DEVICE_TYPE_NET)) &&
+                match(net ? resource->dev_name : resource->tl_name,
+                      list->array.names[i])) {
+                break;
+            }
+        }
+        if (r == table->count) {
+            ucs_string_buffer_reset(&names);
+            psel_resource_names_str(table, net, &names);
+            ucs_warn("%s: '%s' matches no %s of %s (there are: %s)", var,
+                     list->array.names[i], net ? "network device" :
+                     "transport", psel_resource_table_where(table),
+                     ucs_string_buffer_cstr(&names));
+        }
+    }
+}
+
+ucs_status_t psel_resource_filter_report(psel_resource_table_t *table,
+                                         const ucs_config_allow_list_t *tls,
+                                         const char *tls_var,
+                                         const ucs_config_allow_list_t
+                                         *net_devices,
+                                         const char *dev_var)
+{
+    UCS_STRING_BUFFER_ONSTACK(tls_str, 256);
+    UCS_STRING_BUFFER_ONSTACK(devs_str, 256);
+    UCS_STRING_BUFFER_ONSTACK(tl_names, 512);
+    UCS_STRING_BUFFER_ONSTACK(dev_names, 512);
+    unsigned before = table->count;
+
+    psel_allow_list_warn_unmatched(table, tls, tls_var, 0,
+                                   psel_tl_name_matches);
+    psel_allow_list_warn_unmatched(table, net_devices, dev_var, 1,
+                                   psel_dev_name_matches);
+    if ((before == 0) || (tls_var == NULL) || (dev_var == NULL)) {
+        return psel_resource_filter(table, tls, net_devices);
+    }
+    psel_resource_names_str(table, 0, &tl_names);
+    psel_resource_names_str(table, 1, &dev_names);
+    psel_resource_filter(table, tls, net_devices);
+    if (table->count > 0) {
+        return UCS_OK;
+    }
+    psel_allow_list_str(tls, &tls_str);
+    psel_allow_list_str(net_devices, &devs_str);
+    ucs_error("%s=%s and %s=%s leave none of the %u resources of %s: its "
+              "transports are %s, its network devices %s; name some of them, "
+              "or unset the variables", tls_var, ucs_string_buffer_cstr(&tls_str),
+              dev_var, ucs_string_buffer_cstr(&devs_str), before,
+              psel_resource_table_where(table),
+              ucs_string_buffer_cstr(&tl_names),
+              ucs_string_buffer_cstr(&dev_names));
+    return UCS_ERR_NO_DEVICE;
 }
 
 ucs_status_t psel_resource_filter(psel_resource_table_t *table,
@@ -828,7 +969,9 @@ static void psel_print_md(FILE *stream, const psel_resource_t *resource)
     }
 }
 
-void psel_resource_table_print(FILE *stream, const psel_resource_table_t *table)
+static void
+psel_resource_table_print_in_c_locale(FILE *stream,
+                                      const psel_resource_table_t *table)
 {
     unsigned i, j;
     int seen;
@@ -858,4 +1001,13 @@ void psel_resource_table_print(FILE *stream, const psel_resource_table_t *table)
         }
         fprintf(stream, "#\n");
     }
+}
+
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_resource_table_print(FILE *stream, const psel_resource_table_t *table)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_resource_table_print_in_c_locale(stream, table);
+    psel_text_c_locale_leave(saved);
 }

@@ -138,6 +138,35 @@ ucs_status_t psel_resource_filter(psel_resource_table_t *table,
 
 
 /**
+ * Parse a UCX version ("1.16.0", "1.13") as major * 100 + minor (116).
+ *
+ * @param [in]  version  The version text, may be NULL.
+ * @param [out] code     Set on success only.
+ *
+ * @return 1 if it parses, else 0.
+ */
+int psel_ucx_version_parse(const char *version, unsigned *code);
+
+
+/**
+ * psel_resource_filter() for allow-lists a user set in the variables
+ * @a tls_var and @a dev_var ("UCX_PSEL_TLS", "UCX_PSEL_NET_DEVICES"): an
+ * entry of an allow-list (not a deny-list) that matches no transport or
+ * network device of the table is warned about, naming those there are;
+ * when the lists leave nothing of a table that had resources, an error
+ * names both lists and what there is.
+ *
+ * @return UCS_OK, or UCS_ERR_NO_DEVICE when nothing is left.
+ */
+ucs_status_t psel_resource_filter_report(psel_resource_table_t *table,
+                                         const ucs_config_allow_list_t *tls,
+                                         const char *tls_var,
+                                         const ucs_config_allow_list_t
+                                         *net_devices,
+                                         const char *dev_var);
+
+
+/**
  * Print the table like `ucx_info -d`: grouped by memory domain, with the
  * same labels, plus the ibverbs port facts for InfiniBand/RoCE ports.
  *

@@ -9,8 +9,10 @@
 
 #include "snapshot.h"
 #include "resource_table.h"
+#include "text_json.h"
 #include "text_scan.h"
 
+#include <ucs/arch/bitops.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/string.h>
 #include <ucs/sys/compiler_def.h>
@@ -192,10 +194,24 @@ static int psel_snapshot_string_ok(const char *str, size_t max)
     return 1;
 }
 
+/* The name of a set bit; "bitN" for a bit the installed UCX does not name,
+ * kept so that the round trip is lossless even for new UCX bits */
+static const char *psel_snapshot_flag_name(psel_flag_set_t set, unsigned bit,
+                                           char *buf, size_t max)
+{
+    const char *name = psel_flag_name(set, bit);
+
+    if (name == NULL) {
+        snprintf(buf, max, "bit%u", bit);
+        name = buf;
+    }
+    return name;
+}
+
 static void psel_snapshot_save_flags(FILE *stream, psel_flag_set_t set,
                                      uint64_t flags)
 {
-    const char *name;
+    char buf[16];
     unsigned bit;
     int first = 1;
 
@@ -203,18 +219,9 @@ static void psel_snapshot_save_flags(FILE *stream, psel_flag_set_t set,
         fprintf(stream, "none");
         return;
     }
-
-    for (bit = 0; bit < 64; ++bit) {
-        if (!(flags & UCS_BIT(bit))) {
-            continue;
-        }
-        name = psel_flag_name(set, bit);
-        if (name != NULL) {
-            fprintf(stream, "%s%s", first ? "" : " ", name);
-        } else {
-            /* Kept so the round trip is lossless even for new UCX bits */
-            fprintf(stream, "%sbit%u", first ? "" : " ", bit);
-        }
+    ucs_for_each_bit(bit, flags) {
+        fprintf(stream, "%s%s", first ? "" : " ",
+                psel_snapshot_flag_name(set, bit, buf, sizeof(buf)));
         first = 0;
     }
 }
@@ -345,6 +352,93 @@ ucs_status_t psel_snapshot_save(const psel_resource_table_t *table,
         return UCS_ERR_IO_ERROR;
     }
     return UCS_OK;
+}
+
+static void psel_snapshot_json_flags(FILE *stream, psel_flag_set_t set,
+                                     uint64_t flags)
+{
+    char buf[16];
+    unsigned bit;
+    int first = 1;
+
+    fputc('[', stream);
+    ucs_for_each_bit(bit, flags) {
+        fputs(first ? "" : ", ", stream);
+        psel_json_string(stream, psel_snapshot_flag_name(set, bit, buf,
+                                                         sizeof(buf)));
+        first = 0;
+    }
+    fputc(']', stream);
+}
+
+static void psel_snapshot_json_resource(const psel_resource_t *resource,
+                                        FILE *stream)
+{
+    const psel_snapshot_key_t *key;
+    const void *field;
+    const char *name;
+    unsigned i;
+
+    fputs("{", stream);
+    for (i = 0; i < PSEL_SNAPSHOT_NUM_KEYS; ++i) {
+        key   = &psel_snapshot_keys[i];
+        field = UCS_PTR_BYTE_OFFSET(resource, key->offset);
+        if ((key->group == PSEL_SNAPSHOT_GROUP_IB) && !resource->ib.valid) {
+            continue;
+        }
+        fputs((i > 0) ? ", " : "", stream);
+        psel_json_string(stream, key->name);
+        fputs(": ", stream);
+        switch (key->type) {
+        case PSEL_SNAPSHOT_TYPE_STRING:
+        case PSEL_SNAPSHOT_TYPE_NAME:
+        case PSEL_SNAPSHOT_TYPE_DEV_ADDR:
+            psel_json_string(stream, field);
+            break;
+        case PSEL_SNAPSHOT_TYPE_DEV_TYPE:
+            name = psel_device_type_name(*(const uct_device_type_t*)field);
+            psel_json_string(stream, (name != NULL) ? name : "unknown");
+            break;
+        case PSEL_SNAPSHOT_TYPE_DOUBLE:
+            psel_json_number(stream, *(const double*)field);
+            break;
+        case PSEL_SNAPSHOT_TYPE_SIZE:
+            psel_json_size(stream, *(const size_t*)field);
+            break;
+        case PSEL_SNAPSHOT_TYPE_UINT:
+            fprintf(stream, "%u", *(const unsigned*)field);
+            break;
+        case PSEL_SNAPSHOT_TYPE_INT_NAMED:
+            name = key->int_name(*(const int*)field);
+            psel_json_string(stream, (name != NULL) ? name : "unknown");
+            break;
+        case PSEL_SNAPSHOT_TYPE_FLAGS:
+            psel_snapshot_json_flags(stream, key->flag_set,
+                                     *(const uint64_t*)field);
+            break;
+        }
+    }
+    fputs("}", stream);
+}
+
+void psel_snapshot_print_json(const psel_resource_table_t *table, FILE *stream)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+    unsigned i;
+
+    fputs("{\"origin\": ", stream);
+    psel_json_string(stream, table->origin);
+    fputs(", \"ucx_version\": ", stream);
+    psel_json_string(stream, table->ucx_version);
+    fputs(", \"host\": ", stream);
+    psel_json_string(stream, table->host);
+    fputs(", \"resources\": [", stream);
+    for (i = 0; i < table->count; ++i) {
+        fputs((i > 0) ? ",\n  " : "\n  ", stream);
+        psel_snapshot_json_resource(&table->resources[i], stream);
+    }
+    fputs("\n]}", stream);
+    psel_text_c_locale_leave(saved);
 }
 
 ucs_status_t psel_snapshot_save_path(const psel_resource_table_t *table,
@@ -997,9 +1091,8 @@ ucs_status_t psel_snapshot_load_path(const char *path,
     ucs_status_t status;
     FILE *stream;
 
-    stream = fopen(path, "r");
+    stream = psel_text_file_open(path, "a snapshot");
     if (stream == NULL) {
-        ucs_error("failed to open snapshot '%s': %m", path);
         return UCS_ERR_IO_ERROR;
     }
 

@@ -29,6 +29,18 @@ ucs_status_t psel_snapshot_save(const psel_resource_table_t *table,
 
 
 /**
+ * Print a resource table as one JSON object (psel_info -d -j): "origin",
+ * "ucx_version", "host", and "resources", one object per resource whose
+ * keys are the snapshot's (SNAPSHOT.md): names as strings, numbers in UCT's
+ * units (C locale), unlimited sizes as "inf", flags as arrays of names.
+ *
+ * @param [in] table    Table to print.
+ * @param [in] stream   Stream to write to.
+ */
+void psel_snapshot_print_json(const psel_resource_table_t *table, FILE *stream);
+
+
+/**
  * Save a resource table to a file, replacing it.
  *
  * @param [in] table   Table to save.

@@ -61,6 +61,10 @@ static const struct {
         "a protosel calibration file",
         "it holds measured cost lines: use it with UCX_PSEL_CALIBRATION=FILE; "
         "for the resources run `ucx_info -d > FILE`"},
+    [PSEL_TEXT_KIND_EMPTY] = {
+        "an empty file (nothing but blanks and '#')",
+        "the output did not reach it: run `ucx_info -d > FILE` on the machine "
+        "whose resources you want and pass that file"},
 };
 
 
@@ -124,6 +128,9 @@ void psel_text_kind_feed(psel_text_kind_detector_t *det, const char *line)
     unsigned i;
 
     ++det->lines;
+    if (body[strspn(body, " \t\r")] != '\0') {
+        ++det->text_lines;
+    }
     if (!strncmp(body, "protosel-snapshot ", 18)) {
         det->score[PSEL_TEXT_KIND_SNAPSHOT] += PSEL_TEXT_KIND_DECISIVE;
         return;
@@ -171,6 +178,9 @@ psel_text_kind_t psel_text_kind_result(const psel_text_kind_detector_t *det)
 {
     psel_text_kind_t kind, best = PSEL_TEXT_KIND_UNKNOWN;
 
+    if (det->text_lines == 0) {
+        return PSEL_TEXT_KIND_EMPTY;
+    }
     for (kind = PSEL_TEXT_KIND_UNKNOWN + 1; kind < PSEL_TEXT_KIND_LAST;
          ++kind) {
         if (det->score[kind] > det->score[best]) {

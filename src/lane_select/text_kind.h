@@ -30,6 +30,7 @@ typedef enum psel_text_kind {
     PSEL_TEXT_KIND_IBSTAT,        /**< `ibstat` */
     PSEL_TEXT_KIND_SNAPSHOT,      /**< protosel resource snapshot */
     PSEL_TEXT_KIND_CALIBRATION,   /**< protosel calibration file */
+    PSEL_TEXT_KIND_EMPTY,         /**< Nothing but blanks and '#' marks */
     PSEL_TEXT_KIND_LAST
 } psel_text_kind_t;
 
@@ -37,6 +38,8 @@ typedef enum psel_text_kind {
 /** Evidence gathered so far; zero-initialize before the first line. */
 typedef struct psel_text_kind_detector {
     unsigned lines;                      /**< Lines fed */
+    unsigned text_lines;                 /**< Lines with more than blanks
+                                              and '#' marks */
     unsigned score[PSEL_TEXT_KIND_LAST]; /**< Evidence per kind */
 } psel_text_kind_detector_t;
 
@@ -50,7 +53,8 @@ typedef struct psel_text_kind_detector {
 void psel_text_kind_feed(psel_text_kind_detector_t *det, const char *line);
 
 
-/** @return The kind with the most evidence, or PSEL_TEXT_KIND_UNKNOWN. */
+/** @return The kind with the most evidence, PSEL_TEXT_KIND_EMPTY if no line
+ *          held more than blanks and '#', or PSEL_TEXT_KIND_UNKNOWN. */
 psel_text_kind_t psel_text_kind_result(const psel_text_kind_detector_t *det);
 
 

@@ -14,6 +14,7 @@
 #include <ucs/debug/log_def.h>
 
 #include <ctype.h>
+#include <errno.h>
 #include <locale.h>
 #include <math.h>
 #include <pthread.h>
@@ -198,15 +199,14 @@ void psel_text_error(const psel_text_pos_t *pos, const char *at,
               column, expected, found);
 }
 
-/* Run vfprintf/vsnprintf with this thread in the C locale */
-static locale_t psel_text_c_enter(void)
+psel_text_locale_t psel_text_c_locale_enter(void)
 {
     locale_t c_locale = psel_text_c_locale_get();
 
     return (c_locale != (locale_t)0) ? uselocale(c_locale) : (locale_t)0;
 }
 
-static void psel_text_c_leave(locale_t saved)
+void psel_text_c_locale_leave(psel_text_locale_t saved)
 {
     if (saved != (locale_t)0) {
         uselocale(saved);
@@ -215,26 +215,36 @@ static void psel_text_c_leave(locale_t saved)
 
 int psel_text_fprintf(FILE *stream, const char *fmt, ...)
 {
-    locale_t saved = psel_text_c_enter();
+    locale_t saved = psel_text_c_locale_enter();
     va_list ap;
     int ret;
 
     va_start(ap, fmt);
     ret = vfprintf(stream, fmt, ap);
     va_end(ap);
-    psel_text_c_leave(saved);
+    psel_text_c_locale_leave(saved);
     return ret;
 }
 
 int psel_text_snprintf(char *buf, size_t size, const char *fmt, ...)
 {
-    locale_t saved = psel_text_c_enter();
+    locale_t saved = psel_text_c_locale_enter();
     va_list ap;
     int ret;
 
     va_start(ap, fmt);
     ret = vsnprintf(buf, size, fmt, ap);
     va_end(ap);
-    psel_text_c_leave(saved);
+    psel_text_c_locale_leave(saved);
     return ret;
+}
+
+FILE *psel_text_file_open(const char *path, const char *what)
+{
+    FILE *stream = fopen(path, "r");
+
+    if (stream == NULL) {
+        ucs_error("%s: cannot open %s: %s", path, what, strerror(errno));
+    }
+    return stream;
 }

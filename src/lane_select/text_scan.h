@@ -21,6 +21,7 @@
 #define PSEL_LANE_SELECT_TEXT_SCAN_H_
 
 #include <ucs/sys/compiler_def.h>
+#include <locale.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -94,6 +95,35 @@ void psel_text_error(const psel_text_pos_t *pos, const char *at,
  * @return As fprintf().
  */
 int psel_text_fprintf(FILE *stream, const char *fmt, ...) UCS_F_PRINTF(2, 3);
+
+/**
+ * Open a file of outside text for reading, the one way every reader does:
+ * on failure log "PATH: cannot open WHAT: <the error>" (errno's text).
+ *
+ * @param [in] path  The file.
+ * @param [in] what  What the file should hold, for the message
+ *                   ("`ucx_info -d` text", "a snapshot").
+ *
+ * @return The stream, or NULL (the caller returns UCS_ERR_IO_ERROR).
+ */
+FILE *psel_text_file_open(const char *path, const char *what);
+
+
+/** A thread's locale, as uselocale() returns it. */
+typedef locale_t psel_text_locale_t;
+
+/**
+ * Put this thread in the C locale (uselocale()) until
+ * psel_text_c_locale_leave(): every writer of text or JSON wraps its output
+ * in the two, so that numbers are written with '.' whatever LC_NUMERIC the
+ * application set. Calls nest.
+ *
+ * @return The thread's locale before, for psel_text_c_locale_leave().
+ */
+psel_text_locale_t psel_text_c_locale_enter(void);
+
+/** Give the thread back the locale psel_text_c_locale_enter() returned. */
+void psel_text_c_locale_leave(psel_text_locale_t saved);
 
 /** snprintf() in the C locale, as psel_text_fprintf(). */
 int psel_text_snprintf(char *buf, size_t size, const char *fmt, ...)

@@ -1627,6 +1627,12 @@ static ucs_status_t psel_import_no_resource(psel_import_t *imp)
 {
     psel_text_kind_t kind = psel_text_kind_result(&imp->kind);
 
+    if (kind == PSEL_TEXT_KIND_EMPTY) {
+        ucs_error("%s: the file is empty%s; %s", imp->origin,
+                  (imp->line_no > 0) ? " (nothing but blanks and '#')" : "",
+                  psel_text_kind_advice(kind));
+        return UCS_ERR_INVALID_PARAM;
+    }
     if ((kind != PSEL_TEXT_KIND_UNKNOWN) &&
         (kind != PSEL_TEXT_KIND_UCX_INFO_D)) {
         ucs_error("%s: this is %s, not `ucx_info -d` output; %s", imp->origin,
@@ -1666,14 +1672,9 @@ ucs_status_t psel_ucx_info_import(FILE *in, const char *origin_name,
             status = UCS_ERR_INVALID_PARAM;
             goto out_free_resources;
         }
-        if ((len == 0) || (line[len - 1] != '\n')) {
-            /* the last line was cut: its value cannot be trusted */
-            if (strspn(line, "# \t\r") != (size_t)len) {
-                status = psel_import_error(&imp, NULL, "a complete line "
-                                           "ending with a newline");
-                goto out_free_resources;
-            }
-        }
+        /* a last line without its newline (a file saved by an editor, a
+         * paste) is read as any other: a dump cut inside a block lacks the
+         * block's last line, which the end of input catches */
         line[strcspn(line, "\r\n")] = '\0';
         psel_text_kind_feed(&imp.kind, line);
 
@@ -1739,10 +1740,9 @@ ucs_status_t psel_ucx_info_import_file(const char *path,
     ucs_status_t status;
     FILE *in;
 
-    in = fopen(path, "r");
+    in = psel_text_file_open(path, "`ucx_info -d` text");
     if (in == NULL) {
-        ucs_error("%s: cannot open: %m", path);
-        return UCS_ERR_NO_ELEM;
+        return UCS_ERR_IO_ERROR;
     }
     status = psel_ucx_info_import(in, path, table);
     fclose(in);

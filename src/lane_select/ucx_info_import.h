@@ -56,7 +56,7 @@ ucs_status_t psel_ucx_info_import(FILE *in, const char *origin_name,
  * @param [in]  path  File to read.
  * @param [out] table Filled only on success.
  *
- * @return As @ref psel_ucx_info_import; UCS_ERR_NO_ELEM if the file cannot be
+ * @return As @ref psel_ucx_info_import; UCS_ERR_IO_ERROR if the file cannot be
  *         opened.
  */
 ucs_status_t psel_ucx_info_import_file(const char *path,

@@ -9,6 +9,7 @@
 #endif
 
 #include "perftest_run.h"
+#include "tool_diag.h"
 
 #include <ucs/sys/math.h>
 
@@ -326,13 +327,20 @@ static ucs_status_t pt_setup_recv(pt_run_t *run, int is_client,
     free(blob);
     status = ((code < 0) && (code > UCS_ERR_LAST)) ? (ucs_status_t)code :
              UCS_ERR_IO_ERROR;
-    PT_ERR("the %s could not set up its side: %s.\n"
-           "  Its own output says more. Check, on the %s, that "
-           "UCX_PSEL_TLS and UCX_PSEL_NET_DEVICES name transports and "
-           "devices it has, and that its network devices are up with "
-           "carrier (right after a network namespace or a link comes up, "
-           "wait for LOWER_UP in `ip -br link`); then run it again.\n",
-           peer, reason, peer);
+    if (status == UCS_ERR_INVALID_PARAM) {
+        /* a setting or a file it names: the reason says which */
+        PT_ERR("the %s could not set up its side: %s.\n"
+               "  Fix, on the %s, what the message names; then run it "
+               "again.\n", peer, reason, peer);
+    } else {
+        PT_ERR("the %s could not set up its side: %s.\n"
+               "  Its own output says more. Check, on the %s, that "
+               "UCX_PSEL_TLS and UCX_PSEL_NET_DEVICES name transports and "
+               "devices it has, and that its network devices are up with "
+               "carrier (right after a network namespace or a link comes up, "
+               "wait for LOWER_UP in `ip -br link`); then run it again.\n",
+               peer, reason, peer);
+    }
     return status;
 }
 
@@ -369,16 +377,19 @@ static ucs_status_t pt_setup_exchange(pt_run_t *run, int is_client,
     return UCS_OK;
 }
 
-/* Why this side failed, for the peer: the step, the status, and the
- * transport settings that decide which resources there are */
+/* Why this side failed, for the peer: the step, the status, the error
+ * logged during the step (after @a mark), and the transport settings that
+ * decide which resources there are */
 static void pt_setup_reason(char *reason, const char *step,
-                            ucs_status_t status)
+                            ucs_status_t status, unsigned mark)
 {
-    const char *tls  = getenv("UCX_PSEL_TLS");
-    const char *devs = getenv("UCX_PSEL_NET_DEVICES");
+    const char *tls   = getenv("UCX_PSEL_TLS");
+    const char *devs  = getenv("UCX_PSEL_NET_DEVICES");
+    const char *cause = psel_tool_diag_since(mark);
 
-    snprintf(reason, PT_REASON_MAX, "cannot %s: %s (UCX_PSEL_TLS=%s, "
+    snprintf(reason, PT_REASON_MAX, "cannot %s: %s%s%s (UCX_PSEL_TLS=%s, "
              "UCX_PSEL_NET_DEVICES=%s)", step, ucs_status_string(status),
+             (cause != NULL) ? ": " : "", (cause != NULL) ? cause : "",
              (tls != NULL) ? tls : "all", (devs != NULL) ? devs : "all");
     PT_ERR("%s\n", reason);
 }
@@ -387,17 +398,18 @@ static void pt_setup_reason(char *reason, const char *step,
 static ucs_status_t pt_setup_local(pt_run_t *run, void **address, size_t *len,
                                    char *reason)
 {
+    unsigned mark = psel_tool_diag_mark();
     ucs_status_t status;
 
     status = psel_context_create(&run->context);
     if (status != UCS_OK) {
-        pt_setup_reason(reason, "create the protosel context", status);
+        pt_setup_reason(reason, "create the protosel context", status, mark);
         return status;
     }
 
     status = psel_worker_create(run->context, &run->worker);
     if (status != UCS_OK) {
-        pt_setup_reason(reason, "create the worker", status);
+        pt_setup_reason(reason, "create the worker", status, mark);
         return status;
     }
 
@@ -406,7 +418,7 @@ static ucs_status_t pt_setup_local(pt_run_t *run, void **address, size_t *len,
 
     status = psel_worker_get_address(run->worker, address, len);
     if (status != UCS_OK) {
-        pt_setup_reason(reason, "get the worker address", status);
+        pt_setup_reason(reason, "get the worker address", status, mark);
     }
     return status;
 }
@@ -419,6 +431,7 @@ ucs_status_t pt_connect(pt_run_t *run, int is_client)
     void *local = NULL, *remote = NULL, *dummy;
     size_t local_len = 0, remote_len, dummy_len;
     ucs_status_t status;
+    unsigned mark;
 
     status = pt_setup_local(run, &local, &local_len, reason);
     status = pt_setup_exchange(run, is_client, status, local, local_len,
@@ -429,11 +442,12 @@ ucs_status_t pt_connect(pt_run_t *run, int is_client)
         return status;
     }
 
+    mark   = psel_tool_diag_mark();
     status = psel_ep_create(run->worker, remote, remote_len, &run->ep);
     free(remote);
     if (status != UCS_OK) {
         pt_setup_reason(reason, "connect to the peer's worker address",
-                        status);
+                        status, mark);
     }
     status = pt_setup_exchange(run, is_client, status, NULL, 0, reason,
                                "endpoint status", 0, &dummy, &dummy_len);

@@ -164,21 +164,14 @@ ucs_status_t pt_session_serve(pt_run_t *run)
     }
 }
 
-/* Names this side set for itself last time (pt_session_configure's
- * @a local), to unset before the next configuration */
-static char pt_local_names[PT_SETTINGS_MAX_TEXT + 1];
-
-/* Unset the previous local settings, set these ("NAME=VALUE" lines) */
+/* Set this side's own settings ("NAME=VALUE" lines) for this configuration,
+ * after pt_settings_apply() brought back the environment the process
+ * started with */
 static void pt_local_apply(const char *local)
 {
     char buf[PT_SETTINGS_MAX_TEXT + 1];
     char *line, *save, *eq;
 
-    for (line = strtok_r(pt_local_names, "\n", &save); line != NULL;
-         line = strtok_r(NULL, "\n", &save)) {
-        unsetenv(line);
-    }
-    pt_local_names[0] = '\0';
     if (local == NULL) {
         return;
     }
@@ -190,12 +183,7 @@ static void pt_local_apply(const char *local)
             continue;
         }
         *eq = '\0';
-        setenv(line, eq + 1, 1);
-        if (strlen(pt_local_names) + strlen(line) + 2 <=
-            sizeof(pt_local_names)) {
-            strcat(pt_local_names, line);
-            strcat(pt_local_names, "\n");
-        }
+        pt_env_set(line, eq + 1);
     }
 }
 

@@ -45,8 +45,14 @@ static const pt_setting_def_t pt_setting_defs[PT_SETTINGS_MAX_KEYS] = {
      "'none' (a server never takes a file name from the network)"},
 };
 
-/* Keys the last pt_settings_apply() set */
-static unsigned pt_settings_applied;
+/* The environment as it was before a session changed it: each name the
+ * session set, with its value then (NULL: unset), to go back to */
+#define PT_ENV_MAX_SAVED  16u
+static struct {
+    char *name;
+    char *value;
+} pt_env_saved[PT_ENV_MAX_SAVED];
+static unsigned pt_env_num_saved;
 
 const char *pt_settings_key(unsigned i)
 {
@@ -207,17 +213,55 @@ size_t pt_settings_format(const pt_settings_t *settings, char *text,
     return len;
 }
 
-void pt_settings_apply(const pt_settings_t *settings)
+void pt_env_set(const char *name, const char *value)
 {
-    unsigned i, applied = 0;
+    const char *before;
+    unsigned i;
 
-    for (i = 0; i < PT_SETTINGS_MAX_KEYS; ++i) {
-        if (settings->value[i][0] != '\0') {
-            setenv(pt_setting_defs[i].name, settings->value[i], 1);
-            applied |= 1u << i;
-        } else if (pt_settings_applied & (1u << i)) {
-            unsetenv(pt_setting_defs[i].name);
+    for (i = 0; i < pt_env_num_saved; ++i) {
+        if (!strcmp(pt_env_saved[i].name, name)) {
+            break;
         }
     }
-    pt_settings_applied = applied;
+    if ((i == pt_env_num_saved) && (i < PT_ENV_MAX_SAVED)) {
+        before                   = getenv(name);
+        pt_env_saved[i].name     = strdup(name);
+        pt_env_saved[i].value    = (before != NULL) ? strdup(before) : NULL;
+        if ((pt_env_saved[i].name != NULL) &&
+            ((before == NULL) || (pt_env_saved[i].value != NULL))) {
+            ++pt_env_num_saved;
+        } else {
+            free(pt_env_saved[i].name);
+            free(pt_env_saved[i].value);
+        }
+    }
+    setenv(name, value, 1);
+}
+
+void pt_env_restore(void)
+{
+    unsigned i;
+
+    for (i = 0; i < pt_env_num_saved; ++i) {
+        if (pt_env_saved[i].value != NULL) {
+            setenv(pt_env_saved[i].name, pt_env_saved[i].value, 1);
+        } else {
+            unsetenv(pt_env_saved[i].name);
+        }
+        free(pt_env_saved[i].name);
+        free(pt_env_saved[i].value);
+    }
+    pt_env_num_saved = 0;
+}
+
+void pt_settings_apply(const pt_settings_t *settings)
+{
+    unsigned i;
+
+    pt_env_restore();
+    for (i = 0; i < PT_SETTINGS_MAX_KEYS; ++i) {
+        if (settings->value[i][0] != '\0') {
+            pt_env_set(pt_setting_defs[i].name, settings->value[i]);
+        }
+    }
 }

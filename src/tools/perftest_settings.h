@@ -19,7 +19,8 @@
  *
  * Text form: "NAME=VALUE" lines separated by '\n', each key at most once,
  * values of 1..PT_SETTINGS_MAX_VALUE bytes, at most PT_SETTINGS_MAX_TEXT
- * bytes in all. Pure logic apart from pt_settings_apply(): no UCX, no I/O.
+ * bytes in all. Pure logic apart from the environment (pt_settings_apply(),
+ * pt_env_set(), pt_env_restore()): no UCX, no I/O.
  */
 #ifndef PSEL_TOOLS_PERFTEST_SETTINGS_H_
 #define PSEL_TOOLS_PERFTEST_SETTINGS_H_
@@ -68,11 +69,27 @@ size_t pt_settings_format(const pt_settings_t *settings, char *text,
 
 
 /**
- * Apply @a settings to this process's environment: the keys it sets are set;
- * the keys the previous call set and this one does not are unset (so the
- * previous configuration does not linger). Keys that were in the
- * environment before the first call and that no call sets stay.
+ * Apply @a settings to this process's environment, on top of the
+ * environment the process was started with: first every variable an
+ * earlier call (or pt_env_set()) changed gets its value from before back
+ * (or is unset again, if it was not set), then the keys @a settings sets
+ * are set. So a key a later configuration omits is what the operator gave
+ * the process, never left from the previous configuration nor removed.
  */
 void pt_settings_apply(const pt_settings_t *settings);
+
+
+/**
+ * Set one environment variable for this session, saving the value it had
+ * before the session first changed it (for pt_env_restore() and the next
+ * pt_settings_apply()). At most 16 names are saved; a further one is set
+ * without being restored.
+ */
+void pt_env_set(const char *name, const char *value);
+
+
+/** Give every variable the session set its value from before (unset it
+ *  if it was not set). */
+void pt_env_restore(void);
 
 #endif

@@ -20,6 +20,7 @@
 #endif
 
 #include "calibrate.h"
+#include "tool_diag.h"
 
 #include <ucs/sys/math.h>
 
@@ -307,8 +308,14 @@ int main(int argc, char **argv)
     ctx.run.oob.fd = -1;
     ctx.peer       = -1;
     psel_oob_prog  = "psel_calibrate";
+    psel_tool_diag_init(psel_oob_prog);
     if (cal_parse_args(argc, argv, &ctx.opts) != 0) {
         return 2;
+    }
+    /* both sides measure with UCX_PSEL_CALIBRATION=none: the rest must be
+     * good before the peer is forked or the server asked */
+    if (psel_tool_config_check(0) != 0) {
+        return 1;
     }
     if (cal_output_path(&ctx.opts, path, sizeof(path)) != 0) {
         return 2;

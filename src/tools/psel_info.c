@@ -11,6 +11,8 @@
 #include <lane_select/reachability.h>
 #include <lane_select/resource_table.h>
 #include <lane_select/snapshot.h>
+#include <lane_select/text_json.h>
+#include <lane_select/text_scan.h>
 #include <lane_select/ucx_info_import.h>
 #include <ucp_proto_sel/calib.h>
 #include <ucp_proto_sel/dump.h>
@@ -61,7 +63,8 @@ static void usage(FILE *stream)
             "                selection table (default peer: this machine, another process)\n"
             "  -x            with -e: explain every candidate's cost, crossovers, margins\n"
             "  -a            with -e: all buffer types (contig, iov, generic), not just contig\n"
-            "  -j            with -e: print JSON for scripts\n"
+            "  -j            print JSON for scripts: one object with -c's \"config\",\n"
+            "                -d's \"resources\" and -e's members (alone: -e)\n"
             "  -c            print every UCX_PSEL_* variable with its value and doc\n"
             "  --local FILE  local resources from a snapshot or `ucx_info -d` text\n"
             "  --peer FILE   peer resources from a snapshot or `ucx_info -d` text\n"
@@ -89,34 +92,28 @@ static void usage(FILE *stream)
             "With no option: -d -e on this machine.\n");
 }
 
-static int is_snapshot(const char *path)
-{
-    char line[64] = "";
-    FILE *f       = fopen(path, "r");
-
-    if (f == NULL) {
-        return 0;
-    }
-    if (fgets(line, sizeof(line), f) == NULL) {
-        line[0] = '\0';
-    }
-    fclose(f);
-    return !strncmp(line, "protosel-snapshot", 17);
-}
-
 /* A snapshot if it says so on its first line, else `ucx_info -d` text. */
 static ucs_status_t load_resources(const char *path,
                                    psel_resource_table_t *table)
 {
-    FILE *f = fopen(path, "r");
+    char line[64] = "";
+    ucs_status_t status;
+    FILE *f;
 
+    f = psel_text_file_open(path, "resources (a snapshot or `ucx_info -d` "
+                            "text)");
     if (f == NULL) {
-        fprintf(stderr, "psel_info: cannot open '%s': %m\n", path);
-        return UCS_ERR_NO_ELEM;
+        return UCS_ERR_IO_ERROR;
     }
+    if (fgets(line, sizeof(line), f) == NULL) {
+        line[0] = '\0';
+    }
+    rewind(f);
+    status = !strncmp(line, "protosel-snapshot", 17) ?
+             psel_snapshot_load(f, path, table) :
+             psel_ucx_info_import(f, path, table);
     fclose(f);
-    return is_snapshot(path) ? psel_snapshot_load_path(path, table) :
-                               psel_ucx_info_import_file(path, table);
+    return status;
 }
 
 static ucs_status_t get_resources(const char *path,
@@ -133,7 +130,13 @@ static ucs_status_t get_resources(const char *path,
                 (path != NULL) ? path : "UCT", ucs_status_string(status));
         return status;
     }
-    return psel_resource_filter(table, &config->tls, &config->net_devices);
+    status = psel_resource_filter_report(table, &config->tls, "UCX_PSEL_TLS",
+                                         &config->net_devices,
+                                         "UCX_PSEL_NET_DEVICES");
+    if (status != UCS_OK) {
+        psel_resource_table_cleanup(table);
+    }
+    return status;
 }
 
 static const char *locality_name(int locality)
@@ -289,14 +292,24 @@ static int show_endpoint(const psel_resource_table_t *local,
                                tables, count};
 
     if (opts->endpoint && opts->json) {
-        psel_info_diag_json_started();
-        printf("{\"local\": \"%s\", \"peer\": \"%s\", \"peer_on\": "
-               "\"%s\", \"num_eps\": %zu, ", local->origin, peer->origin,
-               locality_name(opts->locality), ep->lanes.num_eps);
+        psel_tool_json_member(stdout, "local");
+        psel_json_string(stdout, local->origin);
+        psel_tool_json_member(stdout, "peer");
+        psel_json_string(stdout, peer->origin);
+        psel_tool_json_member(stdout, "peer_on");
+        psel_json_string(stdout, locality_name(opts->locality));
+        psel_tool_json_member(stdout, "num_eps");
+        printf("%zu", ep->lanes.num_eps);
+        psel_tool_json_member(stdout, "calibration");
         psel_select_dump_json_calib(stdout, &ep->select);
-        printf(", \"tables\": [\n");
+        psel_tool_json_member(stdout, "tables");
+        printf("[\n");
         print_tables(tables, ucs_min(count, num_print), opts);
-        printf("]}\n");
+        printf("]");
+        if (opts->scale.peers > 0) {
+            psel_tool_json_member(stdout, "footprint");
+            psel_info_footprint_json(stdout, &ctx, opts->scale.peers);
+        }
     } else if (opts->endpoint) {
         printf("#\n# endpoint from %s to %s (peer on %s)\n",
                table_name(local), table_name(peer),
@@ -375,7 +388,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         case 'e': opts->endpoint  = 1; break;
         case 'x': opts->explain   = 1; opts->endpoint = 1; break;
         case 'a': opts->all_types = 1; opts->endpoint = 1; break;
-        case 'j': opts->json      = 1; opts->endpoint = 1; break;
+        case 'j': opts->json      = 1; break;
         case 'c': opts->config    = 1; break;
         case 'q': opts->quiet     = 1; break;
         case OPT_LOCAL: opts->local_path = optarg; break;
@@ -412,7 +425,18 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         fprintf(stderr, "psel_info: --plot-keep needs --plot FILE\n");
         return -1;
     }
-    if (opts->ucx_env && (opts->devices || opts->endpoint || opts->config)) {
+    if (opts->json && !opts->devices && !opts->config &&
+        (opts->compare_path == NULL)) {
+        opts->endpoint = 1; /* -j alone: -e's JSON */
+    }
+    if (opts->json && (opts->compare_path != NULL) &&
+        (opts->devices || opts->endpoint || opts->config)) {
+        fprintf(stderr, "psel_info: with -j, --compare-ucx prints a JSON "
+                "document of its own; run -c, -d and -e -j apart\n");
+        return -1;
+    }
+    if (opts->ucx_env && (opts->devices || opts->endpoint || opts->config ||
+                          opts->json)) {
         fprintf(stderr, "psel_info: --ucx-env and --ucx-conf give only "
                 "settings; run them without -d, -e, -x, -a, -j and -c\n");
         return -1;
@@ -444,10 +468,10 @@ int main(int argc, char **argv)
     psel_config_t config;
     int ret = 1, need_ep;
 
-    psel_info_diag_init("psel_info");
+    psel_tool_diag_init("psel_info");
     if (parse_args(argc, argv, &opts) != 0) {
         if (opts.json) {
-            psel_info_diag_json_error(stdout, "bad command line");
+            psel_tool_diag_json_error(stdout, "bad command line");
         }
         return 2;
     }
@@ -455,7 +479,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "psel_info: fix the variable above; psel_info -c "
                 "lists every UCX_PSEL_* variable with its accepted values\n");
         if (opts.json) {
-            psel_info_diag_json_error(stdout, "bad UCX_PSEL_* setting");
+            psel_tool_diag_json_error(stdout, "bad UCX_PSEL_* setting");
         }
         return 1;
     }
@@ -470,8 +494,13 @@ int main(int argc, char **argv)
         }
     }
 
-    if (opts.config) {
+    if (opts.config && opts.json) {
+        psel_tool_json_member(stdout, "config");
+        psel_config_print_json(stdout, &config);
+    } else if (opts.config) {
         psel_config_print(stdout, &config);
+    }
+    if (opts.config) {
         if (!opts.devices && !opts.endpoint && (opts.save_path == NULL) &&
             (opts.plot_path == NULL)) {
             ret = 0;
@@ -494,27 +523,33 @@ int main(int argc, char **argv)
         fprintf(stderr, "psel_info: saved %u resources to %s\n", local.count,
                 opts.save_path);
     }
-    if (opts.devices && !opts.json) {
+    if (opts.devices && opts.json) {
+        psel_tool_json_member(stdout, "resources");
+        psel_snapshot_print_json(&local, stdout);
+    } else if (opts.devices) {
         psel_resource_table_print(stdout, &local);
     }
 
     ret = 0;
-    if (opts.compare_path != NULL) {
-        ret = psel_info_compare_ucx(opts.compare_path, &local, &local, &config,
-                                    opts.locality_given ? opts.locality : -1,
-                                    opts.json);
-        need_ep = 0;
-    }
-    if (need_ep) {
-        if (opts.peer_path != NULL) {
-            if (get_resources(opts.peer_path, &config, &peer) != UCS_OK) {
-                ret = 1;
-                goto out_local;
-            }
-            ret = show_endpoint(&local, &peer, &config, calib, &opts);
-            psel_resource_table_cleanup(&peer);
+    if ((opts.compare_path != NULL) || need_ep) {
+        if ((opts.peer_path != NULL) &&
+            (get_resources(opts.peer_path, &config, &peer) != UCS_OK)) {
+            ret = 1;
+            goto out_local;
+        }
+        if (opts.compare_path != NULL) {
+            ret = psel_info_compare_ucx(opts.compare_path, &local,
+                                        (opts.peer_path != NULL) ? &peer :
+                                                                   &local,
+                                        &config, opts.locality_given ?
+                                        opts.locality : -1, opts.json);
         } else {
-            ret = show_endpoint(&local, &local, &config, calib, &opts);
+            ret = show_endpoint(&local, (opts.peer_path != NULL) ? &peer :
+                                                                   &local,
+                                &config, calib, &opts);
+        }
+        if (opts.peer_path != NULL) {
+            psel_resource_table_cleanup(&peer);
         }
     }
 
@@ -524,8 +559,10 @@ out_config:
     psel_config_calibration_release(calib);
     psel_config_release(&config);
     if (opts.json && (ret != 0)) {
-        psel_info_diag_json_error(stdout, "no selection table; the messages "
+        psel_tool_diag_json_error(stdout, "no selection table; the messages "
                                   "say why");
+    } else if (opts.json) {
+        psel_tool_json_end(stdout);
     }
     return ret;
 }

@@ -13,6 +13,8 @@
 #include <ucp_proto_sel/ep_config.h>
 #include <ucp_proto_sel/select.h>
 
+#include "tool_diag.h"
+
 #include <getopt.h>
 
 /** One buffer type's table, with the table of the attribute lines alone. */
@@ -107,31 +109,6 @@ int psel_info_ucx_env(const psel_resource_table_t *local,
 
 
 /**
- * Route every libucs log message to stderr ("psel_info: error: ..."), so
- * that stdout holds only tables or JSON; errors and warnings are also kept
- * for psel_info_diag_json_error(). Call first in main().
- *
- * @param [in] prog  Program name for the messages.
- */
-void psel_info_diag_init(const char *prog);
-
-/** Say that stdout now holds JSON output, so no error object follows it. */
-void psel_info_diag_json_started(void);
-
-/**
- * With -j, after a failure: print {"error": {"what": ..., "messages": [...]}}
- * on @a stream, unless JSON was already started.
- *
- * @param [in] stream  Where to print (stdout).
- * @param [in] what    One sentence saying what failed.
- */
-void psel_info_diag_json_error(FILE *stream, const char *what);
-
-/** Print @a text as a JSON string (quoted, escaped). */
-void psel_info_json_string(FILE *stream, const char *text);
-
-
-/**
  * --compare-ucx FILE: UCX's tag-send table for a machine (protocols v2 table
  * or the v1 "tag_send:" line) beside protosel's over the same lanes, range
  * by range, with the reasons where they differ (psel_info_compare.c).
@@ -195,6 +172,10 @@ typedef struct psel_info_ep_ctx {
     unsigned                     count;    /**< Number of tables */
 } psel_info_ep_ctx_t;
 
+/** @return @a bytes in binary units as UCX prints memory ("35.47 MiB",
+ *          "512 B"), in @a buf. */
+const char *psel_info_bytes_str(double bytes, char *buf, size_t max);
+
 /** Set the defaults of the options of scale. */
 void psel_info_scale_defaults(psel_info_scale_opts_t *opts);
 
@@ -223,6 +204,11 @@ size_t psel_info_scale_num_eps(const psel_info_scale_opts_t *opts,
  */
 void psel_info_footprint_print(FILE *stream, const psel_info_ep_ctx_t *ctx,
                                size_t peers);
+
+/** The same as psel_info_footprint_print(), as one JSON value (-j): the
+ *  terms, what is not counted, the sums, and where the lanes change. */
+void psel_info_footprint_json(FILE *stream, const psel_info_ep_ctx_t *ctx,
+                              size_t peers);
 
 /** --peers N --plot FILE: footprint against the number of peers, lanes'
  *  changes marked. @return 0, or 1 with a message. */

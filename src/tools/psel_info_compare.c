@@ -17,6 +17,8 @@
 
 #include <lane_select/reachability.h>
 #include <lane_select/resource_table.h>
+#include <lane_select/text_json.h>
+#include <lane_select/text_scan.h>
 #include <ucp_proto_sel/ep_config.h>
 #include <ucp_proto_sel/ucx_thresh.h>
 
@@ -35,7 +37,8 @@ typedef struct {
     const psel_cmp_row_t *ucx;
     const psel_select_elem_t *psel;
     const char           *psel_lanes;
-    char                 mark;        /* '*' class differs, '~' lanes, ' ' */
+    char                 mark;        /* '*' class differs, '+' protocol of
+                                         the same class, '~' lanes, ' ' */
     unsigned             num_reasons;
     char                 reasons[PSEL_CMP_MAX_REASONS][PSEL_CMP_TEXT_MAX];
 } psel_cmp_range_t;
@@ -84,20 +87,22 @@ static void psel_cmp_reason(psel_cmp_range_t *range, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The file's UCX is 1.@a minor or newer */
 static int psel_cmp_version_at_least(const psel_cmp_ucx_t *ucx, unsigned minor)
 {
-    unsigned major, min;
+    unsigned code;
 
-    return (sscanf(ucx->ucx_version, "%u.%u", &major, &min) == 2) &&
-           ((major > 1) || (min >= minor));
+    return psel_ucx_version_parse(ucx->ucx_version, &code) &&
+           (code >= 100 + minor);
 }
 
+/* The file's UCX is 1.@a minor */
 static int psel_cmp_version_is(const psel_cmp_ucx_t *ucx, unsigned minor)
 {
-    unsigned major, min;
+    unsigned code;
 
-    return (sscanf(ucx->ucx_version, "%u.%u", &major, &min) == 2) &&
-           (major == 1) && (min == minor);
+    return psel_ucx_version_parse(ucx->ucx_version, &code) &&
+           (code == 100 + minor);
 }
 
 /* The reasons of one differing range: protosel's costs at its first size
@@ -238,6 +243,15 @@ static int psel_cmp_lanes_equal(const char *ucx_cell, const char *psel_desc)
     return 1;
 }
 
+/* The same class of protocol: eager ("egr/...") or rendezvous
+ * ("rndv/..."), the part before the '/' */
+static int psel_cmp_same_class(const char *a, const char *b)
+{
+    size_t len = strcspn(a, "/");
+
+    return (len == strcspn(b, "/")) && !strncmp(a, b, len);
+}
+
 static unsigned psel_cmp_merge(const psel_ep_config_t *ep,
                                const psel_select_table_t *table,
                                const psel_cmp_ucx_t *ucx,
@@ -280,10 +294,11 @@ static unsigned psel_cmp_merge(const psel_ep_config_t *ep,
         r->psel       = psel_select_table_find(table, s);
         r->psel_lanes = table->caps[r->psel->proto_index].desc;
         if ((r->ucx == NULL) ||
-            (strcmp(r->ucx->proto, r->psel->proto->name) &&
-             !(!strcmp(r->ucx->proto, "rndv/*") &&
-               !strncmp(r->psel->proto->name, "rndv/", 5)))) {
+            !psel_cmp_same_class(r->ucx->proto, r->psel->proto->name)) {
             r->mark = '*';
+        } else if (strcmp(r->ucx->proto, r->psel->proto->name) &&
+                   strcmp(r->ucx->proto, "rndv/*")) {
+            r->mark = '+'; /* v1 names no rendezvous scheme */
         } else if (!psel_cmp_lanes_equal(r->ucx->lanes, r->psel_lanes)) {
             r->mark = '~';
         } else {
@@ -298,6 +313,7 @@ static unsigned psel_cmp_merge(const psel_ep_config_t *ep,
 
 static void psel_cmp_print_text(const char *path, const psel_cmp_ucx_t *ucx,
                                 const psel_resource_table_t *local,
+                                const psel_resource_table_t *peer,
                                 int locality, const psel_ucx_thresh_t *v1,
                                 const psel_cmp_range_t *ranges, unsigned count)
 {
@@ -312,7 +328,9 @@ static void psel_cmp_print_text(const char *path, const psel_cmp_ucx_t *ucx,
     for (i = 0; i < ucx->num_lanes; ++i) {
         printf("%s%s", i ? " " : "", ucx->lanes[i]);
     }
-    printf("), resources of %s, peer in %s\n#\n", local->origin,
+    printf("), resources of %s, peer %s%s in %s\n#\n", local->origin,
+           (peer == local) ? "the same" : "resources of ",
+           (peer == local) ? "" : peer->origin,
            (locality == PSEL_PEER_SAME_PROCESS) ? "this process" :
            (locality == PSEL_PEER_SAME_HOST) ? "this host" : "another host");
     printf("#   %-22s | %-12s %-34s | %-12s %s\n", "size", "UCX", "",
@@ -332,8 +350,9 @@ static void psel_cmp_print_text(const char *path, const psel_cmp_ucx_t *ucx,
         }
         same += (ranges[i].mark == ' ');
     }
-    printf("#\n# '*': another protocol class, '~': the same class over other "
-           "lanes; %u of %u ranges agree\n", same, count);
+    printf("#\n# '*': another protocol class (eager or rendezvous), '+': "
+           "another protocol of the same class, '~': the same protocol over "
+           "other lanes; %u of %u ranges agree\n", same, count);
     if (v1->valid) {
         if (v1->fallback) {
             printf("# UCX 1.x's rendezvous threshold over these lanes: none "
@@ -347,27 +366,30 @@ static void psel_cmp_print_text(const char *path, const psel_cmp_ucx_t *ucx,
 
 static void psel_cmp_print_json(const char *path, const psel_cmp_ucx_t *ucx,
                                 const psel_resource_table_t *local,
+                                const psel_resource_table_t *peer,
                                 int locality, const psel_ucx_thresh_t *v1,
                                 const psel_cmp_range_t *ranges, unsigned count)
 {
     char a[32];
     unsigned i, j;
 
-    psel_info_diag_json_started();
+    psel_tool_diag_json_started();
     printf("{\"ucx_file\": ");
-    psel_info_json_string(stdout, path);
+    psel_json_string(stdout, path);
     printf(", \"ucx_version\": ");
-    psel_info_json_string(stdout, ucx->ucx_version);
+    psel_json_string(stdout, ucx->ucx_version);
     printf(", \"ucx_protocols\": %d, \"title\": ", ucx->version);
-    psel_info_json_string(stdout, ucx->title);
+    psel_json_string(stdout, ucx->title);
     printf(", \"resources\": ");
-    psel_info_json_string(stdout, local->origin);
+    psel_json_string(stdout, local->origin);
+    printf(", \"peer_resources\": ");
+    psel_json_string(stdout, peer->origin);
     printf(", \"peer_on\": \"%s\", \"lanes\": [",
            (locality == PSEL_PEER_SAME_PROCESS) ? "this process" :
            (locality == PSEL_PEER_SAME_HOST) ? "this host" : "another host");
     for (i = 0; i < ucx->num_lanes; ++i) {
         printf("%s", i ? ", " : "");
-        psel_info_json_string(stdout, ucx->lanes[i]);
+        psel_json_string(stdout, ucx->lanes[i]);
     }
     printf("], \"ucx_v1_rndv_thresh\": ");
     if (v1->valid && !v1->fallback) {
@@ -379,24 +401,25 @@ static void psel_cmp_print_json(const char *path, const psel_cmp_ucx_t *ucx,
     for (i = 0; i < count; ++i) {
         printf("%s\n  {\"start\": %zu, \"end\": ", i ? "," : "",
                ranges[i].start);
-        psel_info_json_string(stdout, psel_size_or_inf_str(ranges[i].end, a,
+        psel_json_string(stdout, psel_size_or_inf_str(ranges[i].end, a,
                                                         sizeof(a)));
         printf(", \"differs\": \"%s\", \"ucx\": {\"protocol\": ",
-               (ranges[i].mark == '*') ? "protocol" :
+               (ranges[i].mark == '*') ? "class" :
+               (ranges[i].mark == '+') ? "protocol" :
                (ranges[i].mark == '~') ? "lanes" : "no");
-        psel_info_json_string(stdout, ranges[i].ucx ? ranges[i].ucx->proto : "");
+        psel_json_string(stdout, ranges[i].ucx ? ranges[i].ucx->proto : "");
         printf(", \"description\": ");
-        psel_info_json_string(stdout, ranges[i].ucx ? ranges[i].ucx->desc : "");
+        psel_json_string(stdout, ranges[i].ucx ? ranges[i].ucx->desc : "");
         printf(", \"lanes\": ");
-        psel_info_json_string(stdout, ranges[i].ucx ? ranges[i].ucx->lanes : "");
+        psel_json_string(stdout, ranges[i].ucx ? ranges[i].ucx->lanes : "");
         printf("}, \"protosel\": {\"protocol\": ");
-        psel_info_json_string(stdout, ranges[i].psel->proto->name);
+        psel_json_string(stdout, ranges[i].psel->proto->name);
         printf(", \"lanes\": ");
-        psel_info_json_string(stdout, ranges[i].psel_lanes);
+        psel_json_string(stdout, ranges[i].psel_lanes);
         printf("}, \"reasons\": [");
         for (j = 0; j < ranges[i].num_reasons; ++j) {
             printf("%s", j ? ", " : "");
-            psel_info_json_string(stdout, ranges[i].reasons[j]);
+            psel_json_string(stdout, ranges[i].reasons[j]);
         }
         printf("]}");
     }
@@ -425,9 +448,8 @@ int psel_info_compare_ucx(const char *path,
         ucs_error("out of memory");
         goto out_free;
     }
-    stream = fopen(path, "r");
+    stream = psel_text_file_open(path, "UCX's table");
     if (stream == NULL) {
-        ucs_error("%s: cannot open: %m", path);
         goto out_free;
     }
     read_status = psel_ucx_table_read(stream, path, ucx);
@@ -472,6 +494,14 @@ int psel_info_compare_ucx(const char *path,
                   (ucx->num_lanes > 1) ? ", ..." : "", local_in->origin);
         goto out_free_tables;
     }
+    if (peer.count == 0) {
+        ucs_error("%s: none of the lanes UCX names (%s%s) is among the "
+                  "peer's resources (%s); pass the ucx_info -d of the peer "
+                  "UCX's table was printed for with --peer FILE", path,
+                  ucx->lanes[0], (ucx->num_lanes > 1) ? ", ..." : "",
+                  peer_in->origin);
+        goto out_free_tables;
+    }
 
     memset(&params, 0, sizeof(params));
     params.features = PSEL_FEATURE_TAG;
@@ -497,9 +527,11 @@ int psel_info_compare_ucx(const char *path,
     count = psel_cmp_merge(ep, table, ucx, ranges, PSEL_CMP_MAX_ROWS * 2);
     psel_ucx_thresh_compute(&ep->select, &v1);
     if (json) {
-        psel_cmp_print_json(path, ucx, local_in, locality, &v1, ranges, count);
+        psel_cmp_print_json(path, ucx, local_in, peer_in, locality, &v1,
+                            ranges, count);
     } else {
-        psel_cmp_print_text(path, ucx, local_in, locality, &v1, ranges, count);
+        psel_cmp_print_text(path, ucx, local_in, peer_in, locality, &v1,
+                            ranges, count);
     }
     ret = 0;
 

@@ -18,10 +18,13 @@
 #define PSEL_INFO_RQ_SPEC_MAX  1024
 
 /* "18.77 MB (17.90 MiB)": Open MPI's figures are in MB; UCX prints MiB */
+/* "36.86 MB (35.15 MiB)": Open MPI's documents count in MB */
 static const char *fmt_mb(double bytes, char *buf, size_t max)
 {
-    snprintf(buf, max, "%.2f MB (%.2f MiB)", bytes / 1e6,
-             bytes / (1024.0 * 1024.0));
+    char binary[32];
+
+    snprintf(buf, max, "%.2f MB (%s)", bytes / 1e6,
+             psel_info_bytes_str(bytes, binary, sizeof(binary)));
     return buf;
 }
 

@@ -9,6 +9,8 @@
 
 #include "psel_info.h"
 
+#include <lane_select/text_json.h>
+
 #include <scale/footprint.h>
 #include <ucs/config/parser.h>
 #include <ucs/sys/string.h>
@@ -187,8 +189,7 @@ size_t psel_info_scale_num_eps(const psel_info_scale_opts_t *opts,
                                        (opts->alltoall - 1) : 1);
 }
 
-/* "35.47 MiB", binary units as UCX prints memory */
-static const char *fmt_bytes(double bytes, char *buf, size_t max)
+const char *psel_info_bytes_str(double bytes, char *buf, size_t max)
 {
     static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     unsigned u = 0;
@@ -214,7 +215,7 @@ static void footprint_print_terms(FILE *stream, const psel_footprint_t *fp)
         snprintf(size, sizeof(size), "%.0f x %.0f B", t->count, t->item_size);
         fprintf(stream, "# %-22s %-40s %-5s %17s %12s\n", t->lane, t->what,
                 t->per_peer ? "peer" : "iface", size,
-                fmt_bytes(t->bytes, total, sizeof(total)));
+                psel_info_bytes_str(t->bytes, total, sizeof(total)));
         fprintf(stream, "# %-22s   %s [%s]\n", "", t->setting, t->source);
     }
 }
@@ -224,13 +225,13 @@ static void footprint_print_sum(FILE *stream, const psel_footprint_t *fp)
     char total[32], shared[32], per_peer[32], kernel[32];
 
     fprintf(stream, "# total %s = %s once + %s x %zu peer%s",
-            fmt_bytes(fp->total, total, sizeof(total)),
-            fmt_bytes(fp->shared, shared, sizeof(shared)),
-            fmt_bytes(fp->per_peer, per_peer, sizeof(per_peer)),
+            psel_info_bytes_str(fp->total, total, sizeof(total)),
+            psel_info_bytes_str(fp->shared, shared, sizeof(shared)),
+            psel_info_bytes_str(fp->per_peer, per_peer, sizeof(per_peer)),
             fp->num_peers, (fp->num_peers == 1) ? "" : "s");
     if (fp->kernel > 0) {
         fprintf(stream, "; and %s of kernel socket buffers",
-                fmt_bytes(fp->kernel, kernel, sizeof(kernel)));
+                psel_info_bytes_str(fp->kernel, kernel, sizeof(kernel)));
     }
     fputs("\n", stream);
 }
@@ -462,6 +463,74 @@ void psel_info_footprint_print(FILE *stream, const psel_info_ep_ctx_t *ctx,
         }
     }
     fprintf(stream, "#\n");
+    free(sweep);
+}
+
+void psel_info_footprint_json(FILE *stream, const psel_info_ep_ctx_t *ctx,
+                              size_t peers)
+{
+    psel_info_sweep_t *sweep = malloc(sizeof(*sweep));
+    const psel_footprint_term_t *t;
+    psel_footprint_t fp;
+    unsigned i;
+
+    if (psel_footprint_compute(ctx->local, &ctx->ep->lanes, peers, &fp) !=
+        UCS_OK) {
+        fputs("null", stream);
+        free(sweep);
+        return;
+    }
+    fprintf(stream, "{\"peers\": %zu, \"terms\": [", peers);
+    for (i = 0; i < fp.num_terms; ++i) {
+        t = &fp.terms[i];
+        fputs((i > 0) ? ",\n   {\"lane\": " : "\n   {\"lane\": ", stream);
+        psel_json_string(stream, t->lane);
+        fputs(", \"term\": ", stream);
+        psel_json_string(stream, t->what);
+        fprintf(stream, ", \"per\": \"%s\", \"count\": ",
+                t->per_peer ? "peer" : "iface");
+        psel_json_number(stream, t->count);
+        fputs(", \"item_size\": ", stream);
+        psel_json_number(stream, t->item_size);
+        fputs(", \"bytes\": ", stream);
+        psel_json_number(stream, t->bytes);
+        fputs(", \"setting\": ", stream);
+        psel_json_string(stream, t->setting);
+        fputs(", \"source\": ", stream);
+        psel_json_string(stream, t->source);
+        fputs("}", stream);
+    }
+    fputs("],\n  \"not_counted\": [", stream);
+    for (i = 0; i < fp.num_unmodelled; ++i) {
+        fputs((i > 0) ? ", " : "", stream);
+        psel_json_string(stream, fp.unmodelled[i]);
+    }
+    fputs("], \"total\": ", stream);
+    psel_json_number(stream, fp.total);
+    fputs(", \"once\": ", stream);
+    psel_json_number(stream, fp.shared);
+    fputs(", \"per_peer\": ", stream);
+    psel_json_number(stream, fp.per_peer);
+    fputs(", \"kernel\": ", stream);
+    psel_json_number(stream, fp.kernel);
+    /* where the lanes change, up to the same N as the text */
+    fprintf(stream, ",\n  \"lanes_checked_up_to\": %zu, \"lane_changes\": ",
+            sweep_max(peers));
+    if ((sweep == NULL) || (sweep_run(ctx, sweep_max(peers), sweep) != 0)) {
+        fputs("null}", stream);
+        free(sweep);
+        return;
+    }
+    fputs("[", stream);
+    for (i = 0; i < sweep->num_switches; ++i) {
+        fprintf(stream, "%s{\"at\": %zu, \"from\": ", (i > 0) ? ", " : "",
+                sweep->switches[i].at);
+        psel_json_string(stream, sweep->switches[i].from);
+        fputs(", \"to\": ", stream);
+        psel_json_string(stream, sweep->switches[i].to);
+        fputs("}", stream);
+    }
+    fputs("]}", stream);
     free(sweep);
 }
 

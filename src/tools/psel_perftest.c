@@ -12,6 +12,7 @@
 #endif
 
 #include "perftest_session.h"
+#include "tool_diag.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -838,11 +839,16 @@ int main(int argc, char **argv)
     char err[256];
     int ret;
 
+    psel_tool_diag_init(psel_oob_prog);
     ret = pt_parse_args(argc, argv, &opts);
     if (ret == 2) {
         pt_usage(stdout);
         return 0;
     } else if (ret != 0) {
+        return 1;
+    }
+    /* the settings and the calibration file, before any connection */
+    if (psel_tool_config_check(1) != 0) {
         return 1;
     }
 

@@ -10,6 +10,8 @@
 #include "calib.h"
 
 #include <lane_select/lane.h>
+#include <lane_select/text_json.h>
+#include <lane_select/text_scan.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/preprocessor.h>
 #include <ucs/sys/string.h>
@@ -349,7 +351,8 @@ void psel_config_release(psel_config_t *config)
     ucs_config_parser_release_opts(config, psel_config_table);
 }
 
-void psel_config_print(FILE *stream, const psel_config_t *config)
+static void psel_config_print_in_c_locale(FILE *stream,
+                                          const psel_config_t *config)
 {
     ucs_config_parser_print_opts(stream, "protosel configuration", config,
                                  psel_config_table, PSEL_CONFIG_TABLE_PREFIX,
@@ -357,6 +360,48 @@ void psel_config_print(FILE *stream, const psel_config_t *config)
                                  UCS_CONFIG_PRINT_CONFIG |
                                  UCS_CONFIG_PRINT_HEADER |
                                  UCS_CONFIG_PRINT_DOC);
+}
+
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_config_print(FILE *stream, const psel_config_t *config)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_config_print_in_c_locale(stream, config);
+    psel_text_c_locale_leave(saved);
+}
+
+void psel_config_print_json(FILE *stream, const psel_config_t *config)
+{
+    const ucs_config_field_t *field;
+    char name[128], value[512], help[512];
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    fputs("[", stream);
+    for (field = psel_config_table; field->name != NULL; ++field) {
+        snprintf(name, sizeof(name), "%s%s%s", PSEL_CONFIG_ENV_PREFIX,
+                 PSEL_CONFIG_TABLE_PREFIX, field->name);
+        value[0] = '\0';
+        field->parser.write(value, sizeof(value),
+                            UCS_PTR_BYTE_OFFSET(config, field->offset),
+                            field->parser.arg);
+        help[0] = '\0';
+        field->parser.help(help, sizeof(help), field->parser.arg);
+        fputs((field == psel_config_table) ? "\n  {\"name\": " :
+                                             ",\n  {\"name\": ", stream);
+        psel_json_string(stream, name);
+        fputs(", \"value\": ", stream);
+        psel_json_string(stream, value);
+        fputs(", \"default\": ", stream);
+        psel_json_string(stream, field->dfl_value);
+        fputs(", \"syntax\": ", stream);
+        psel_json_string(stream, help);
+        fputs(", \"doc\": ", stream);
+        psel_json_string(stream, field->doc);
+        fputs("}", stream);
+    }
+    fputs("\n]", stream);
+    psel_text_c_locale_leave(saved);
 }
 
 size_t psel_config_num_eps(const psel_config_t *config, size_t estimate)

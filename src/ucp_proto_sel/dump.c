@@ -8,6 +8,9 @@
 #include "dump.h"
 #include "calib.h"
 
+#include <lane_select/text_json.h>
+#include <lane_select/text_scan.h>
+
 #include <assert.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
@@ -351,9 +354,10 @@ static void psel_select_dump_strb(const psel_select_t *select,
     }
 }
 
-void psel_select_dump(FILE *stream, const psel_select_t *select,
-                      const psel_select_table_t *table, const char *title,
-                      unsigned flags)
+static void psel_select_dump_in_c_locale(FILE *stream,
+                                         const psel_select_t *select,
+                                         const psel_select_table_t *table,
+                                         const char *title, unsigned flags)
 {
     ucs_string_buffer_t strb;
 
@@ -363,8 +367,20 @@ void psel_select_dump(FILE *stream, const psel_select_t *select,
     ucs_string_buffer_cleanup(&strb);
 }
 
-void psel_select_dump_protos(FILE *stream, const psel_select_t *select,
-                             const psel_select_table_t *table)
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_select_dump(FILE *stream, const psel_select_t *select,
+                      const psel_select_table_t *table, const char *title,
+                      unsigned flags)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_select_dump_in_c_locale(stream, select, table, title, flags);
+    psel_text_c_locale_leave(saved);
+}
+
+static void
+psel_select_dump_protos_in_c_locale(FILE *stream, const psel_select_t *select,
+                                    const psel_select_table_t *table)
 {
     UCS_STRING_BUFFER_ONSTACK(status, 256);
     unsigned i;
@@ -384,8 +400,18 @@ void psel_select_dump_protos(FILE *stream, const psel_select_t *select,
     fprintf(stream, "#\n");
 }
 
-void psel_select_dump_log(const psel_select_t *select,
-                          const psel_select_table_t *table)
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_select_dump_protos(FILE *stream, const psel_select_t *select,
+                             const psel_select_table_t *table)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_select_dump_protos_in_c_locale(stream, select, table);
+    psel_text_c_locale_leave(saved);
+}
+
+static void psel_select_dump_log_in_c_locale(const psel_select_t *select,
+                                             const psel_select_table_t *table)
 {
     ucs_string_buffer_t strb;
     char *line, *saveptr = NULL;
@@ -397,6 +423,16 @@ void psel_select_dump_log(const psel_select_t *select,
         ucs_log_print_compact(line);
     }
     ucs_string_buffer_cleanup(&strb);
+}
+
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_select_dump_log(const psel_select_t *select,
+                          const psel_select_table_t *table)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_select_dump_log_in_c_locale(select, table);
+    psel_text_c_locale_leave(saved);
 }
 
 /* The machine's noise while measuring, and the rails measured alone */
@@ -432,8 +468,10 @@ static void psel_calib_origin_str(const psel_calib_t *calib,
                               calib->created, calib->mode);
 }
 
-void psel_select_dump_cost_source(FILE *stream, const psel_select_t *select,
-                                  const psel_select_table_t *table)
+static void
+psel_select_dump_cost_source_in_c_locale(FILE *stream,
+                                         const psel_select_t *select,
+                                         const psel_select_table_t *table)
 {
     UCS_STRING_BUFFER_ONSTACK(strb, 512);
     unsigned i, measured = 0, applicable = 0;
@@ -464,6 +502,16 @@ void psel_select_dump_cost_source(FILE *stream, const psel_select_t *select,
     }
     fprintf(stream, "%s\n", ucs_string_buffer_cstr(&strb));
     psel_calib_noise_print(stream, select->calib);
+}
+
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_select_dump_cost_source(FILE *stream, const psel_select_t *select,
+                                  const psel_select_table_t *table)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_select_dump_cost_source_in_c_locale(stream, select, table);
+    psel_text_c_locale_leave(saved);
 }
 
 void psel_select_rows_str(const psel_select_table_t *table,
@@ -542,9 +590,11 @@ static void psel_compare_proto(const psel_select_t *measured,
     }
 }
 
-void psel_select_dump_compare(FILE *stream, const psel_select_t *measured,
-                              const psel_select_table_t *mtable,
-                              const psel_select_table_t *atable)
+static void
+psel_select_dump_compare_in_c_locale(FILE *stream,
+                                     const psel_select_t *measured,
+                                     const psel_select_table_t *mtable,
+                                     const psel_select_table_t *atable)
 {
     ucs_string_buffer_t strb;
     unsigned i;
@@ -571,37 +621,15 @@ void psel_select_dump_compare(FILE *stream, const psel_select_t *measured,
     ucs_string_buffer_cleanup(&strb);
 }
 
-static void psel_json_string(FILE *stream, const char *str)
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_select_dump_compare(FILE *stream, const psel_select_t *measured,
+                              const psel_select_table_t *mtable,
+                              const psel_select_table_t *atable)
 {
-    fputc('"', stream);
-    for (; *str != '\0'; ++str) {
-        if ((*str == '"') || (*str == '\\')) {
-            fprintf(stream, "\\%c", *str);
-        } else if ((unsigned char)*str < 0x20) {
-            fprintf(stream, "\\u%04x", (unsigned char)*str);
-        } else {
-            fputc(*str, stream);
-        }
-    }
-    fputc('"', stream);
-}
+    psel_text_locale_t saved = psel_text_c_locale_enter();
 
-static void psel_json_size(FILE *stream, size_t size)
-{
-    if (size == SIZE_MAX) {
-        fputs("\"inf\"", stream);
-    } else {
-        fprintf(stream, "%zu", size);
-    }
-}
-
-static void psel_json_number(FILE *stream, double value)
-{
-    if (isfinite(value)) {
-        fprintf(stream, "%.17g", value);
-    } else {
-        fputs("null", stream);
-    }
+    psel_select_dump_compare_in_c_locale(stream, measured, mtable, atable);
+    psel_text_c_locale_leave(saved);
 }
 
 static void psel_json_func(FILE *stream, ucs_linear_func_t func)
@@ -658,7 +686,6 @@ static void psel_json_candidate(FILE *stream, const psel_select_t *select,
 
 void psel_select_dump_json_calib(FILE *stream, const psel_select_t *select)
 {
-    fputs("\"calibration\": ", stream);
     if (select->calib == NULL) {
         fputs("null", stream);
         return;
@@ -672,8 +699,10 @@ void psel_select_dump_json_calib(FILE *stream, const psel_select_t *select)
     fputs("}", stream);
 }
 
-void psel_select_dump_json(FILE *stream, const psel_select_t *select,
-                           const psel_select_table_t *table, const char *title)
+static void psel_select_dump_json_in_c_locale(FILE *stream,
+                                              const psel_select_t *select,
+                                              const psel_select_table_t *table,
+                                              const char *title)
 {
     const psel_select_elem_t *elem;
     psel_boundary_t b;
@@ -721,4 +750,14 @@ void psel_select_dump_json(FILE *stream, const psel_select_t *select,
         fputs((i + 1 < table->num_protos) ? ",\n" : "\n", stream);
     }
     fputs("  ]\n}\n", stream);
+}
+
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_select_dump_json(FILE *stream, const psel_select_t *select,
+                           const psel_select_table_t *table, const char *title)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_select_dump_json_in_c_locale(stream, select, table, title);
+    psel_text_c_locale_leave(saved);
 }

@@ -58,8 +58,9 @@ void psel_select_dump_protos(FILE *stream, const psel_select_t *select,
 void psel_select_dump_json(FILE *stream, const psel_select_t *select,
                            const psel_select_table_t *table, const char *title);
 
-/** Print the JSON member "calibration": the origin of the measured cost
- *  lines the selection uses ({"host", "created", "mode"}), or null. */
+/** Print the JSON value of psel_info's "calibration": the origin of the
+ *  measured cost lines the selection uses ({"host", "created", "mode"}),
+ *  or null. */
 void psel_select_dump_json_calib(FILE *stream, const psel_select_t *select);
 
 /** Print a table to the UCX log stream (UCX_PSEL_PROTO_INFO=y). */

@@ -120,6 +120,14 @@ void psel_config_release(psel_config_t *config);
  */
 void psel_config_print(FILE *stream, const psel_config_t *config);
 
+
+/**
+ * Print every UCX_PSEL_* variable as a JSON array of {"name", "value",
+ * "default", "syntax", "doc"} objects (psel_info -c -j), numbers in the
+ * C locale.
+ */
+void psel_config_print_json(FILE *stream, const psel_config_t *config);
+
 /**
  * The number of endpoints selection assumes, as UCP's est_num_eps:
  * UCX_PSEL_NUM_EPS when set, else the application's @a estimate (1 if 0),

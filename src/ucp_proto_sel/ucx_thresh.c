@@ -7,6 +7,8 @@
 
 #include "ucx_thresh.h"
 
+#include <lane_select/text_scan.h>
+
 #include <ucs/sys/math.h>
 #include <math.h>
 #include <string.h>
@@ -111,8 +113,9 @@ static size_t psel_ucx_thresh_protosel_start(const psel_select_table_t *table)
     return SIZE_MAX;
 }
 
-void psel_ucx_thresh_dump(FILE *stream, const psel_select_t *select,
-                          const psel_select_table_t *table)
+static void psel_ucx_thresh_dump_in_c_locale(FILE *stream,
+                                             const psel_select_t *select,
+                                             const psel_select_table_t *table)
 {
     const psel_lane_set_t *eager = &select->lanes->role[PSEL_LANE_ROLE_AM_BW];
     const psel_lane_set_t *rndv  = &select->lanes->role[PSEL_LANE_ROLE_RMA_BW];
@@ -181,4 +184,14 @@ void psel_ucx_thresh_dump(FILE *stream, const psel_select_t *select,
             t.bcopy_bw / UCS_MBYTE);
     fprintf(stream, "    - protosel's bias d moves a boundary by at most x2 "
             "(select.h); UCX applies d unbounded\n");
+}
+
+/* numbers with '.' whatever LC_NUMERIC the application set */
+void psel_ucx_thresh_dump(FILE *stream, const psel_select_t *select,
+                          const psel_select_table_t *table)
+{
+    psel_text_locale_t saved = psel_text_c_locale_enter();
+
+    psel_ucx_thresh_dump_in_c_locale(stream, select, table);
+    psel_text_c_locale_leave(saved);
 }

@@ -2,7 +2,9 @@
  * Every text format protosel reads and writes, under a comma-decimal
  * LC_NUMERIC (de_DE.UTF-8), as a host application may set it: the imported
  * `ucx_info -d` dumps, resource snapshots and calibration files must give
- * exactly what they give in the C locale, and files must be written with '.'.
+ * exactly what they give in the C locale, and files must be written with '.';
+ * every dump (text and JSON tables, resources, lanes, configuration) and
+ * the calibration file are written byte for byte as in the C locale.
  *
  * The locale: de_DE.UTF-8 if the machine has it; otherwise it is built into
  * a private directory with localedef (Debian package "locales") and found
@@ -13,7 +15,13 @@
 #include <lane_select/resource_table.h>
 #include <lane_select/snapshot.h>
 #include <lane_select/ucx_info_import.h>
+#include <lane_select/lane_engine.h>
+#include <lane_select/reachability.h>
 #include <ucp_proto_sel/calib.h>
+#include <ucp_proto_sel/dump.h>
+#include <ucp_proto_sel/ep_config.h>
+#include <ucp_proto_sel/psel_config.h>
+#include <ucp_proto_sel/ucx_thresh.h>
 
 #include <locale.h>
 #include <math.h>
@@ -183,21 +191,14 @@ static void test_snapshot_round_trip(void **state)
     free(comma_text);
 }
 
-static void test_calibration_round_trip(void **state)
+/* A calibration line over tcp/lo fitted on three points */
+static psel_calib_line_t *add_line(psel_calib_t *calib)
 {
-    (void)state;
-    psel_calib_t calib, loaded;
-    psel_calib_line_t *line;
-    char *text        = NULL;
-    size_t size;
     const size_t sizes[] = {8, 1024, 65536};
+    psel_calib_line_t *line;
     unsigned i;
-    FILE *f;
 
-    assert_non_null(setlocale(LC_NUMERIC, COMMA_LOCALE));
-    psel_calib_init(&calib);
-    calib.duration = 12.75;
-    line = psel_calib_line_get(&calib, "egr/bcopy", "tcp/lo",
+    line = psel_calib_line_get(calib, "egr/bcopy", "tcp/lo",
                                UCS_MEMORY_TYPE_HOST);
     assert_non_null(line);
     for (i = 0; i < 3; ++i) {
@@ -207,6 +208,23 @@ static void test_calibration_round_trip(void **state)
                          UCS_OK);
     }
     assert_int_equal(psel_calib_line_fit(line, NULL, 0), UCS_OK);
+    return line;
+}
+
+static void test_calibration_round_trip(void **state)
+{
+    (void)state;
+    psel_calib_t calib, loaded;
+    psel_calib_line_t *line;
+    char *text        = NULL;
+    size_t size;
+    unsigned i;
+    FILE *f;
+
+    assert_non_null(setlocale(LC_NUMERIC, COMMA_LOCALE));
+    psel_calib_init(&calib);
+    calib.duration = 12.75;
+    line = add_line(&calib);
 
     f = open_memstream(&text, &size);
     assert_int_equal(psel_calib_write(&calib, f), UCS_OK);
@@ -229,6 +247,133 @@ static void test_calibration_round_trip(void **state)
     free(text);
 }
 
+/* Every writer of an endpoint's text and JSON dumps, of the resources and
+ * of the configuration, to one memory stream */
+static char *write_dumps(const psel_resource_table_t *table,
+                         const psel_config_t *config, size_t *size)
+{
+    const psel_select_table_t *sel;
+    psel_ep_params_t params;
+    psel_ep_config_t *ep = calloc(1, sizeof(*ep));
+    char *text           = NULL;
+    FILE *f              = open_memstream(&text, size);
+
+    assert_non_null(ep);
+    assert_non_null(f);
+    memset(&params, 0, sizeof(params));
+    params.features = PSEL_FEATURE_TAG;
+    params.local    = table;
+    params.remote   = table;
+    params.locality = PSEL_PEER_SAME_HOST;
+    params.config   = config;
+    assert_int_equal(psel_ep_config_init(ep, &params), UCS_OK);
+    sel = ep->select.fast[PSEL_OP_TAG_SEND];
+    assert_non_null(sel);
+
+    psel_resource_table_print(f, table);
+    psel_snapshot_print_json(table, f);
+    psel_ep_lanes_print(f, &ep->lanes);
+    psel_lanes_print_candidates(f, table, table, &ep->lane_params,
+                                &ep->lanes);
+    psel_select_dump_protos(f, &ep->select, sel);
+    psel_select_dump(f, &ep->select, sel, "ep", PSEL_DUMP_EXPLAIN);
+    psel_select_dump_json(f, &ep->select, sel, "ep");
+    psel_ucx_thresh_dump(f, &ep->select, sel);
+    psel_config_print(f, config);
+    psel_config_print_json(f, config);
+    fclose(f);
+    psel_ep_config_cleanup(ep);
+    free(ep);
+    return text;
+}
+
+/* "0.99" and "0,99": a decimal number written with '.', with ',' */
+static int has_decimal(const char *text, char point)
+{
+    const char *p;
+
+    for (p = text + 1; (p = strchr(p, point)) != NULL; ++p) {
+        if ((p[-1] >= '0') && (p[-1] <= '9') && (p[1] >= '0') && (p[1] <= '9')) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void test_dumps_as_in_c_locale(void **state)
+{
+    (void)state;
+    psel_resource_table_t table;
+    psel_config_t config;
+    char *c_text, *comma_text;
+    size_t c_size, comma_size;
+
+    /* a bcopy bandwidth with decimals, as the config dump writes it back
+     * (read in the C locale: libucs's own parser reads with sscanf) */
+    assert_non_null(setlocale(LC_NUMERIC, "C"));
+    setenv("UCX_PSEL_BCOPY_BW", "5800.5MBs", 1);
+    assert_int_equal(psel_config_read(&config), UCS_OK);
+    unsetenv("UCX_PSEL_BCOPY_BW");
+    import_in("C", fixtures[0], &table);
+
+    c_text = write_dumps(&table, &config, &c_size);
+    assert_true(has_decimal(c_text, '.'));
+    assert_non_null(setlocale(LC_NUMERIC, COMMA_LOCALE));
+    comma_text = write_dumps(&table, &config, &comma_size);
+    assert_non_null(setlocale(LC_NUMERIC, "C"));
+
+    /* the same bytes, so the JSON is as valid as in the C locale */
+    if ((c_size != comma_size) || memcmp(c_text, comma_text, c_size)) {
+        fail_msg("the dumps differ under %s; comma decimals: %s",
+                 COMMA_LOCALE, has_decimal(comma_text, ',') ? "yes" : "no");
+    }
+    assert_non_null(strstr(comma_text, "\"rndv_bias\": 0.9"));
+    free(c_text);
+    free(comma_text);
+    psel_config_release(&config);
+    free(table.resources);
+}
+
+/* Every line of a calibration file (header, noise, rails, cost lines) is
+ * written the same in both locales */
+static void test_calibration_writer_as_in_c_locale(void **state)
+{
+    (void)state;
+    psel_calib_t calib;
+    char *text[2] = {NULL, NULL};
+    size_t size[2];
+    unsigned pass;
+    FILE *f;
+
+    psel_calib_init(&calib);
+    calib.duration          = 12.75;
+    calib.has_noise         = 1;
+    calib.noise.spread      = 0.0125;
+    calib.noise.max_spread  = 0.4375;
+    calib.noise.steal       = 0.015625;
+    calib.noise.load        = 0.5;
+    calib.noise.refused     = 2;
+    assert_int_equal(psel_calib_rail_set(&calib, "tcp/lo", "0002c0a80001",
+                                         10.5e-6, 1.25e9), UCS_OK);
+    add_line(&calib);
+
+    for (pass = 0; pass < 2; ++pass) {
+        assert_non_null(setlocale(LC_NUMERIC, pass ? COMMA_LOCALE : "C"));
+        f = open_memstream(&text[pass], &size[pass]);
+        assert_int_equal(psel_calib_write(&calib, f), UCS_OK);
+        fclose(f);
+    }
+    assert_non_null(setlocale(LC_NUMERIC, "C"));
+    /* created, hostname: the same within the second */
+    assert_int_equal(size[0], size[1]);
+    assert_memory_equal(text[0], text[1], size[0]);
+    assert_false(has_decimal(text[1], ','));
+    assert_non_null(strstr(text[1], "12.75"));
+    psel_calib_cleanup(&calib);
+    free(text[0]);
+    free(text[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +381,8 @@ int main(void)
         cmocka_unit_test(test_every_dump_imports_as_in_c_locale),
         cmocka_unit_test(test_snapshot_round_trip),
         cmocka_unit_test(test_calibration_round_trip),
+        cmocka_unit_test(test_dumps_as_in_c_locale),
+        cmocka_unit_test(test_calibration_writer_as_in_c_locale),
     };
     char why[512];
     int ret;

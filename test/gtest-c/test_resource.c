@@ -3,11 +3,15 @@
  * (self, tcp on lo, posix, sysv, cma), table operations, UCX-style allow-list
  * filters on a synthetic table, printing, and the ibverbs port conversion.
  */
+#ifdef HAVE_CONFIG_H
+#include "config.h"  /* PSEL_UCT_V2_HEADER */
+#endif
 #include "test_util.h"
 
 #include <lane_select/resource_table.h>
 
 #include <ucs/arch/bitops.h>
+#include <ucs/sys/preprocessor.h>
 #include <ucs/memory/memory_type.h>
 #include <infiniband/verbs.h>
 #include <math.h>
@@ -144,6 +148,14 @@ static void test_discover_op_costs(void **state)
     unsigned i, op;
 
     (void)state;
+#ifdef PSEL_UCT_V2_HEADER
+    print_message("built with %s: checking uct_iface_estimate_perf's costs "
+                  "against UCX's rules\n",
+                  UCS_PP_MAKE_STRING(PSEL_UCT_V2_HEADER));
+#else
+    print_message("built without the UCT v2 header (configure "
+                  "--with-ucx-src=DIR adds it): the derived costs only\n");
+#endif
     assert_int_equal(psel_resource_discover(&table), UCS_OK);
     for (i = 0; i < table.count; ++i) {
         derived = table.resources[i];
@@ -153,6 +165,11 @@ static void test_discover_op_costs(void **state)
                       (table.resources[i].op_cost_source ==
                        PSEL_OP_COST_LIVE) ? "live" : "derived");
         assert_true(table.resources[i].op_cost_source != PSEL_OP_COST_NONE);
+#ifdef PSEL_UCT_V2_HEADER
+        /* built with the v2 header: every transport here has active
+         * messages or put/get, so the costs must be UCX's own estimate */
+        assert_int_equal(table.resources[i].op_cost_source, PSEL_OP_COST_LIVE);
+#endif
         for (op = 0; op < PSEL_OP_CLASS_LAST; ++op) {
             assert_true(fabs(table.resources[i].op_cost[op].send_pre -
                              derived.op_cost[op].send_pre) < 1e-12);

@@ -921,7 +921,10 @@ static void test_malformed_inputs(void **state)
         const char *text;
         const char *expect; /* must appear in the error message */
     } cases[] = {
-        {"empty", "", "snippet:0: expected at least one"},
+        {"empty", "", "snippet: the file is empty; the output did not reach "
+         "it: run `ucx_info -d > FILE`"},
+        {"blanks and '#' only", "#\n  \n#\t\n",
+         "snippet: the file is empty (nothing but blanks and '#'); the output"},
         {"header only", "ucx_version: 1.13\n\n", "snippet:2: expected at least"},
         {"nothing but prose", "hello\nworld: 1\n",
          "(run `ucx_info -d > FILE` on the machine whose resources you want "
@@ -1051,9 +1054,11 @@ static void test_malformed_inputs(void **state)
         {"name too long", "# Memory domain: "
          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
          "snippet:1:18: expected 'Memory domain: NAME' with a name of 1..63"},
-        {"cut last line", MD_HEAD GOOD_RES "# Memory domain: x\n#  regis",
-         "snippet:13:1: expected a complete line ending with a newline, found "
-         "'#  regis'"},
+        {"last line cut inside its block", MD_HEAD GOOD_RES
+         "# Memory domain: x\n#  Transport: t2\n#  Device: d2\n#  regis",
+         "snippet:15: expected 'error handling:', the last line of a block, "
+         "in the block of t2/d2 (line 14): the input was cut, found end of "
+         "input"},
     };
     psel_resource_table_t table;
     unsigned i;
@@ -1098,8 +1103,9 @@ static void test_missing_file(void **state)
 
     psel_test_log_capture_start();
     assert_int_equal(psel_ucx_info_import_file("/nonexistent/ucx_info.txt",
-                                               &table), UCS_ERR_NO_ELEM);
-    psel_assert_log_contains("/nonexistent/ucx_info.txt: cannot open");
+                                               &table), UCS_ERR_IO_ERROR);
+    psel_assert_log_contains("/nonexistent/ucx_info.txt: cannot open "
+                             "`ucx_info -d` text: No such file or directory");
     psel_test_log_capture_stop();
 }
 
@@ -1119,13 +1125,66 @@ static int line_has(const char *line, const char *needle)
     return (found != NULL) && (memchr(line, '\n', found - line) == NULL);
 }
 
+/*
+ * Import the first @a len bytes of @a text. If @a expect_ok is 1, it must
+ * give @a count resources equal to the full import's, except that with
+ * @a may_lose_flags the last may lack some of its flags (a cut inside the
+ * words of a block's last line); if 0, it must fail; if -1, either.
+ */
+static void check_cut(const char *fixture, char *text, size_t len,
+                      int expect_ok, unsigned count, int may_lose_flags,
+                      const psel_resource_table_t *full)
+{
+    psel_resource_table_t part;
+    psel_resource_t same;
+    ucs_status_t status;
+    unsigned i;
+    FILE *f;
+
+    f = fmemopen(text, len, "r");
+    assert_non_null(f);
+    memset(&part, 0, sizeof(part));
+    psel_test_log_clear();
+    status = psel_ucx_info_import(f, "cut", &part);
+    fclose(f);
+    if ((expect_ok == -1) && (status != UCS_OK)) {
+        expect_ok = 0;
+    }
+    if (!expect_ok) {
+        if (status != UCS_ERR_INVALID_PARAM) {
+            fail_msg("%s cut at byte %zu (\"...%.20s\"): expected an error",
+                     fixture, len, text + len - ((len < 20) ? len : 20));
+        }
+        assert_null(part.resources);
+        return;
+    }
+    if (status != UCS_OK) {
+        fail_msg("%s cut at byte %zu: expected %u resources, got error: %s",
+                 fixture, len, count, psel_test_log_captured());
+    }
+    assert_int_equal(part.count, count);
+    for (i = 0; i < count; ++i) {
+        same           = full->resources[i];
+        same.cap_flags = part.resources[i].cap_flags;
+        if (!memcmp(&part.resources[i], &full->resources[i], sizeof(same)) ||
+            (may_lose_flags && (i + 1 == count) &&
+             !(part.resources[i].cap_flags & ~full->resources[i].cap_flags) &&
+             !memcmp(&part.resources[i], &same, sizeof(same)))) {
+            continue;
+        }
+        fail_msg("%s cut at byte %zu: resource %u differs from the full "
+                 "import's", fixture, len, i);
+    }
+    free(part.resources);
+}
+
 static void check_truncation(const char *fixture)
 {
     psel_resource_table_t full, part;
     char *text, *lines[2048], *cut, expect[64];
     unsigned nlines = 0, k, complete, i;
     int open_block;
-    size_t size, len, last_len;
+    size_t size, len, line_len, cut_at;
     ucs_status_t status;
     FILE *f;
 
@@ -1160,6 +1219,28 @@ static void check_truncation(const char *fixture)
         }
 
         len = (k < nlines) ? (size_t)(lines[k] - text) : size;
+
+        /* cut inside line k: an error, or what the k lines before give,
+         * except that a block's last line may complete its block, and a
+         * cut inside its words may lose flags (README, "Errors and partial
+         * input"); inside an open block always an error */
+        for (i = 1; (k < nlines) && (i <= 3); ++i) {
+            line_len = strchr(lines[k], '\n') - lines[k];
+            cut_at   = (i * line_len) / 4;
+            if (cut_at == 0) {
+                continue;
+            }
+            if (line_has(lines[k], "error handling:")) {
+                check_cut(fixture, text, len + cut_at, -1, complete + 1, 1,
+                          &full);
+            } else {
+                /* an error (a value cut short) or the resources so far */
+                check_cut(fixture, text, len + cut_at,
+                          (!open_block && (complete > 0)) ? -1 : 0, complete,
+                          0, &full);
+            }
+        }
+
         f   = (len > 0) ? fmemopen(text, len, "r") : fopen("/dev/null", "r");
         assert_non_null(f);
         memset(&part, 0, sizeof(part));
@@ -1172,7 +1253,14 @@ static void check_truncation(const char *fixture)
                 fail_msg("%s cut after line %u: expected an error", fixture, k);
             }
             snprintf(expect, sizeof(expect), "cut:%u: expected", k);
-            psel_assert_log_contains(expect);
+            if (strstr(psel_test_log_captured(), "cut: the file is empty")) {
+                /* so far nothing but blanks and '#' */
+                for (i = 0; i < k; ++i) {
+                    assert_true(lines[i][strspn(lines[i], "# \t\r")] == '\n');
+                }
+            } else {
+                psel_assert_log_contains(expect);
+            }
             assert_null(part.resources);
             continue;
         }
@@ -1187,20 +1275,49 @@ static void check_truncation(const char *fixture)
         }
         free(part.resources);
 
-        /* the same cut with the newline of the last line removed as well:
-         * a line that stops short of its newline is never trusted */
-        last_len = len - (lines[k - 1] - text) - 1; /* without newline */
-        if (strspn(lines[k - 1], "# \t") < last_len) {
-            f = fmemopen(text, len - 1, "r");
-            memset(&part, 0, sizeof(part));
-            assert_int_equal(psel_ucx_info_import(f, "cut", &part),
-                             UCS_ERR_INVALID_PARAM);
-            fclose(f);
+        /* the same cut without the newline of its last line: the same
+         * resources (a file saved without a final newline is complete) */
+        if (k > 0) {
+            check_cut(fixture, text, len - 1, 1, complete, 0, &full);
         }
     }
     psel_test_log_capture_stop();
     free(text);
     free(full.resources);
+}
+
+/* A complete dump saved without its trailing '#' lines and final newline
+ * (as an editor or a paste leaves it) imports whole */
+static void test_complete_dump_without_final_newline(void **state)
+{
+    psel_resource_table_t full, part;
+    size_t size;
+    char *text;
+    FILE *f;
+
+    (void)state;
+    import_fixture(FIXTURE_001, &full);
+    f = fopen(psel_test_fixture_path(FIXTURE_001), "r");
+    assert_non_null(f);
+    text = calloc(1, 1 << 20);
+    size = fread(text, 1, (1 << 20) - 1, f);
+    fclose(f);
+    while ((size > 0) && (strchr("#\n \t", text[size - 1]) != NULL)) {
+        --size;
+    }
+    assert_true(size > 0);
+    assert_non_null(strstr(text + size - 40, "error handling: none"));
+
+    f = fmemopen(text, size, "r");
+    memset(&part, 0, sizeof(part));
+    assert_int_equal(psel_ucx_info_import(f, "no-newline", &part), UCS_OK);
+    fclose(f);
+    assert_int_equal(part.count, full.count);
+    assert_memory_equal(part.resources, full.resources,
+                        full.count * sizeof(psel_resource_t));
+    free(part.resources);
+    free(full.resources);
+    free(text);
 }
 
 static void test_truncated_fixture_000(void **state)
@@ -1259,6 +1376,7 @@ int main(void)
         cmocka_unit_test(test_malformed_inputs),
         cmocka_unit_test(test_malformed_nul_byte),
         cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_complete_dump_without_final_newline),
         cmocka_unit_test(test_truncated_fixture_000),
         cmocka_unit_test(test_truncated_fixture_001),
         cmocka_unit_test(test_truncated_fixture_048),

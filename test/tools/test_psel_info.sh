@@ -77,13 +77,71 @@ check "... and no shared memory lane" bash -c "! grep -qE 'sysv|posix|cma' '$tmp
 check "UCX_PSEL_TLS=^cma runs" env 'UCX_PSEL_TLS=^cma' "$info" -e
 check "... without rndv/get (cma is the only get_zcopy lane)" bash -c "! grep -q 'rndv/get\]' '$tmp/all'"
 
+# -j with -c and -d: one JSON document, ending with a newline
+jsonok() { # jsonok DESCRIPTION STATUS PYTHON-ASSERTS ARGS...: exit STATUS,
+          # stdout one JSON object and a newline
+    local desc=$1 status=$2 asserts=$3; shift 3
+    "$info" "$@" >"$tmp/j.out" 2>"$tmp/j.err"
+    local st=$?
+    [ $st = "$status" ] &&
+        [ "$(tail -c1 "$tmp/j.out" | od -An -c | tr -d ' ')" = '\n' ] &&
+        python3 -c "import json, sys; d = json.load(open(sys.argv[1]))
+$asserts" "$tmp/j.out"
+    result "$desc (exit $st)" $? "$tmp/j.out" "$tmp/j.err"
+}
+jsonok "-c -j: the variables as JSON" 0 '
+c = {v["name"]: v for v in d["config"]}
+assert list(d) == ["config"]
+assert c["UCX_PSEL_RNDV_THRESH"]["value"] == "auto" and c["UCX_PSEL_RNDV_THRESH"]["doc"]' -c -j
+UCX_PSEL_RNDV_THRESH=8k jsonok "-c -j: a set value" 0 '
+assert {v["name"]: v["value"] for v in d["config"]}["UCX_PSEL_RNDV_THRESH"] == "8K"' -c -j
+jsonok "-d -j: the resources as JSON" 0 '
+r = d["resources"]["resources"]
+assert list(d) == ["resources"]
+lo = [x for x in r if x["tl_name"] == "tcp" and x["dev_name"] == "lo"][0]
+assert abs(lo["bw_shared"] / 1048576 - 11.91) < 0.01, lo["bw_shared"]
+assert "am_bcopy" in lo["cap_flags"] and lo["max_num_eps"] == 256
+assert lo["put.max_bcopy"] == 0 and r[0]["put.max_bcopy"] == "inf"' \
+    -d -j --local "$fixtures/000-debian12-vm-ucx1.13.1.txt"
+jsonok "-c -d -e -j: one object with all three" 0 '
+assert list(d)[:3] == ["config", "resources", "local"] and d["tables"][0]["rows"]' \
+    -c -d -e -j --local "$fixtures/000-debian12-vm-ucx1.13.1.txt"
+jsonok "-d -e -j with a bad peer: the resources, then the error" 1 '
+assert "resources" in d and "messages" in d["error"]' \
+    -d -e -j --peer /etc/hostname
+jsonok "-e -j on a file of another kind: the error object" 1 '
+assert list(d) == ["error"]' -e -j --local /etc/hostname
+check "-j --compare-ucx with -d is a usage error" bash -c \
+    "'$info' -d -j --compare-ucx '$fixtures/006-debian12-vm-tcp-lo-ucx1.13.1-v1.txt'; [ \$? = 2 ]"
+
 # bad input: config values, missing and garbled files
 check "a bad UCX_PSEL_RNDV_THRESH is refused" bash -c "! UCX_PSEL_RNDV_THRESH=fast '$info' -e"
 expect "... naming the variable and the forms" "UCX_PSEL_RNDV_THRESH: 'fast'. Expected: memory units" "$tmp/all"
+f000=$fixtures/000-debian12-vm-ucx1.13.1.txt
+check "an allow-list that matches nothing is refused" bash -c \
+    "! UCX_PSEL_TLS=bogus '$info' -e --local '$f000'"
+expect "... saying which entry matched nothing, and what there is" \
+    "warning: UCX_PSEL_TLS: 'bogus' matches no transport of .*000-debian12-vm-ucx1.13.1.txt (there are: self, tcp, sysv, posix, cma)" "$tmp/err"
+expect "... and that the lists leave nothing" \
+    "error: UCX_PSEL_TLS=bogus and UCX_PSEL_NET_DEVICES=all leave none of the 6 resources of .*: its transports are self, tcp, sysv, posix, cma, its network devices eth0, lo" "$tmp/err"
+check "a device list naming no device here" bash -c \
+    "UCX_PSEL_NET_DEVICES=eth9,lo '$info' -e --same-host --local '$f000'"
+expect "... is warned about, naming the devices" \
+    "warning: UCX_PSEL_NET_DEVICES: 'eth9' matches no network device of .* (there are: eth0, lo)" "$tmp/err"
+: >"$tmp/empty.txt"
+check "an empty --local file is refused" bash -c "! '$info' -e --local '$tmp/empty.txt'"
+expect "... saying it is empty" "empty.txt: the file is empty; the output did not reach it" "$tmp/err"
+check "an empty --compare-ucx file is refused" bash -c \
+    "! '$info' --compare-ucx '$tmp/empty.txt' --local '$f000'"
+expect "... saying it is empty" "empty.txt: no UCX tag-send table: .*this is an empty file" "$tmp/err"
 check "a missing --local file is refused" bash -c "! '$info' -e --local /nonexistent/x.txt"
+expect "... naming the file and the error" \
+    "psel_info: error: /nonexistent/x.txt: cannot open resources (a snapshot or \`ucx_info -d\` text): No such file or directory" "$tmp/err"
+check "... not as 'No such element'" bash -c "! grep -q 'No such element' '$tmp/err'"
 head -c 700 "$fixtures/000-debian12-vm-ucx1.13.1.txt" >"$tmp/cut.txt"
 check "a truncated ucx_info dump is refused" bash -c "! '$info' -e --local '$tmp/cut.txt'"
-expect "... with the line and column" "cut.txt:[0-9]*:[0-9]*: expected" "$tmp/all"
+expect "... naming the block that was cut" \
+    "cut.txt:[0-9]*: expected 'error handling:', the last line of a block, in the block of self/memory0 (line [0-9]*): the input was cut" "$tmp/all"
 
 # what-if tables from the real dumps of other machines
 for f in 000-debian12-vm-ucx1.13.1.txt 001-azure-hbv3-cx6vf-ucx1.17.txt \
@@ -138,7 +196,49 @@ differ = [r for r in doc["ranges"] if r["differs"] != "no"]
 assert differ, "the tables differ somewhere"
 for r in differ:
     assert r["reasons"], "no reason for %d..%s" % (r["start"], r["end"])
+# the marks say what differs: egr/short against egr/zcopy is the same class
+cls = lambda p: p.split("/")[0]
+for r in doc["ranges"]:
+    u, p = r["ucx"]["protocol"], r["protosel"]["protocol"]
+    want = ("class" if cls(u) != cls(p) else "protocol" if u != p else
+            r["differs"] if r["differs"] in ("lanes", "no") else "?")
+    assert r["differs"] == want, (r["start"], u, p, r["differs"])
+kinds = {(r["ucx"]["protocol"], r["protosel"]["protocol"]): r["differs"]
+         for r in doc["ranges"]}
+assert kinds[("egr/short", "egr/zcopy")] == "protocol", kinds
+assert kinds[("egr/zcopy", "rndv/get")] == "class", kinds
 ' "$tmp/cmp.json"
+"$info" --compare-ucx "$fixtures/027-ucx-pr7950-vulcan04-proto-info.txt" \
+    --local "$fixtures/004-rhel7-4xcx5-edr-nohash-ucx1.13.txt" >"$tmp/cmp.txt" 2>&1
+expect "... the text marks another protocol of the same class '+'" \
+    '^# + 305\.\.2007 *| egr/short .*| egr/zcopy' "$tmp/cmp.txt"
+expect "... and another class '*'" '^# \* 11906\.\.17297 *| egr/zcopy .*| rndv/get' "$tmp/cmp.txt"
+expect "... with a legend saying so" \
+    "'\*': another protocol class (eager or rendezvous), '+': another protocol of the same class, '~': the same protocol over other lanes" "$tmp/cmp.txt"
+# --compare-ucx with --peer: protosel's side over the peer's resources
+check "--compare-ucx --peer: a peer without UCX's lanes is refused" bash -c \
+    "! '$info' --compare-ucx '$fixtures/006-debian12-vm-tcp-lo-ucx1.13.1-v1.txt' \
+       --local '$fixtures/000-debian12-vm-ucx1.13.1.txt' \
+       --peer '$fixtures/003-centos7-cx-edr-ucx1.6.txt' 2>'$tmp/err2'"
+expect "... naming the peer's file" \
+    "among the peer's resources (.*003-centos7-cx-edr-ucx1.6.txt)" "$tmp/err2"
+# the peer's tcp/lo at a tenth of the bandwidth: its own rows
+sed 's|bandwidth: 11.91/ppn + 0.00 MB/sec|bandwidth: 1.19/ppn + 0.00 MB/sec|' \
+    "$fixtures/000-debian12-vm-ucx1.13.1.txt" >"$tmp/slow-peer.txt"
+check "--compare-ucx --peer with a slower peer" "$info" -j --compare-ucx \
+    "$fixtures/006-debian12-vm-tcp-lo-ucx1.13.1-v1.txt" \
+    --local "$fixtures/000-debian12-vm-ucx1.13.1.txt" --peer "$tmp/slow-peer.txt"
+cp "$tmp/out" "$tmp/cmp-peer.json"
+"$info" -j --compare-ucx "$fixtures/006-debian12-vm-tcp-lo-ucx1.13.1-v1.txt" \
+    --local "$fixtures/000-debian12-vm-ucx1.13.1.txt" >"$tmp/cmp-self.json" 2>/dev/null
+check "... names the peer's resources and selects over them" python3 -c '
+import json, sys
+peer, same = (json.load(open(f)) for f in sys.argv[1:3])
+assert peer["peer_resources"].endswith("slow-peer.txt"), peer["peer_resources"]
+assert same["peer_resources"] == same["resources"]
+assert peer["ucx_v1_rndv_thresh"] != same["ucx_v1_rndv_thresh"], \
+    "the peer changed nothing"
+' "$tmp/cmp-peer.json" "$tmp/cmp-self.json"
 check "--compare-ucx refuses a ucx_info -d dump" bash -c \
     "! '$info' --compare-ucx '$fixtures/000-debian12-vm-ucx1.13.1.txt' 2>'$tmp/err2'"
 expect "... saying what it got" "no UCX tag-send table.*ucx_info -d" "$tmp/err2"

@@ -54,6 +54,20 @@ run 0 "-j --peers 64" "$info" -j --peers 64 --local "$f001"
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1]));
 assert d["num_eps"] == 64 and d["tables"][0]["rows"][0]["lanes"] == "dc_mlx5/mlx5_0:1"' "$tmp/out"
 result "... JSON says 64 endpoints and dc lanes" $? "$tmp/all"
+run 0 "-j --peers 32: the footprint as -e shows it" "$info" -j --peers 32 --local "$f001"
+python3 -c 'import json, sys; f = json.load(open(sys.argv[1]))["footprint"]
+# the same numbers as the text checked below: 48.03 MiB = 44.03 MiB once
+# + 128 KiB x 32, the rc queue pair, the change to dc at 60 peers
+assert f["peers"] == 32
+assert abs(f["total"] / 2**20 - 48.03) < 0.005, f["total"]
+assert abs(f["once"] / 2**20 - 44.03) < 0.005 and f["per_peer"] == 131072
+sq = [t for t in f["terms"] if t["term"] == "queue pair send queue"]
+assert sq and sq[0]["per"] == "peer" and sq[0]["item_size"] == 131072, sq
+assert sq[0]["bytes"] == 4 * 2**20
+assert f["lane_changes"] == [{"at": 60, "from": "rc_mlx5/mlx5_0:1",
+                              "to": "dc_mlx5/mlx5_0:1"}], f["lane_changes"]
+' "$tmp/out"
+result "... footprint terms, sums and lane changes in the JSON" $? "$tmp/all"
 
 # the footprint at N
 run 0 "--peers 32 footprint" "$info" -e --peers 32 --local "$f001"

@@ -142,6 +142,34 @@ badopt "option -t needs a value" -t
 badopt "unknown option -k" -t tag_lat -k
 badopt "--bind is a server option" -t tag_lat --bind 127.0.0.1
 
+# bad settings are refused before any connection, on stderr, naming the
+# cause; nothing on stdout (where ucx_perftest's table goes)
+printf 'garbage\n' >"$tmp/bad.cal"
+UCX_PSEL_CALIBRATION="$tmp/bad.cal" timeout 10 "$perftest" localhost \
+    -p 1 -t tag_lat >"$tmp/client.out" 2>"$tmp/client"
+st=$?
+[ $st -eq 1 ] && [ ! -s "$tmp/client.out" ] &&
+    grep -q "^psel_perftest: error: UCX_PSEL_CALIBRATION: $tmp/bad.cal is not a valid calibration file" "$tmp/client" &&
+    grep -q "^psel_perftest: error: $tmp/bad.cal:1: expected 'protosel-calibration" "$tmp/client" &&
+    ! grep -q "cannot connect\|UCX_PSEL_TLS and UCX_PSEL_NET_DEVICES" "$tmp/client"
+result "a malformed UCX_PSEL_CALIBRATION on a client: exit 1, the file's error on stderr, nothing on stdout" $?
+UCX_PSEL_NUM_EPS=0 timeout 10 "$perftest" -p 1 >"$tmp/server.out" 2>"$tmp/server"
+st=$?
+[ $st -eq 1 ] && [ ! -s "$tmp/server.out" ] &&
+    grep -q "^psel_perftest: error: invalid value for UCX_PSEL_NUM_EPS" "$tmp/server" &&
+    grep -q "^psel_perftest: fix the variable above" "$tmp/server"
+result "a bad UCX_PSEL_NUM_EPS on a server: exit 1 before listening, naming the variable" $?
+# a client without transports: the server names the client's cause
+if start_server UCX_PSEL_TLS=tcp; then
+    UCX_PSEL_TLS=nosuchtl timeout 60 "$perftest" localhost -p "$port" \
+        -t tag_lat -n 10 >"$tmp/client" 2>&1
+    wait_server
+    grep -q "the client could not set up its side: cannot create the protosel context: No such device: UCX_PSEL_TLS=nosuchtl and UCX_PSEL_NET_DEVICES=all leave none of the" "$tmp/server"
+    result "a client without transports: the server prints the client's cause" $?
+else
+    result "a client without transports: the server starts" 1
+fi
+
 # a server that cannot create its worker: the client prints the server's cause
 if start_server UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=nonexistent0; then
     timeout 60 "$perftest" localhost -p "$port" -t tag_lat -n 10 \
@@ -149,7 +177,7 @@ if start_server UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=nonexistent0; then
     cstatus=$?
     wait_server
     [ $cstatus -eq 1 ] &&
-        grep -q "the server could not set up its side: cannot create the worker" \
+        grep -q "the server could not set up its side: cannot create the protosel context: No such device: UCX_PSEL_TLS=tcp and UCX_PSEL_NET_DEVICES=nonexistent0 leave none of the [0-9]* resources of this machine: its transports are .*, its network devices .*lo" \
             "$tmp/client"
     result "a server without a worker: the client exits 1 naming the server's cause" $?
 else
