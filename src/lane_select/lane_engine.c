@@ -72,16 +72,17 @@ static double psel_pair_bandwidth(const psel_resource_t *local,
 }
 
 /* The pair's latency (at @a num_eps endpoints) and bandwidth: measured
- * (params->measured, by the local "transport/device" and the remote
- * device's address) or from both sides' attributes; @a params may be NULL
- * (attributes). A rail is measured with one endpoint: at N its latency
- * grows as the attributes say it does from 1 to N (m·(N-1) when both ends
- * grow alike: rc's 1 ns per QP) */
+ * (params->measured, by the local "transport/device", the peer @a peer and
+ * the remote device @a r of it) or from both sides' attributes; @a params
+ * may be NULL (attributes). A rail is measured with one endpoint: at N its
+ * latency grows as the attributes say it does from 1 to N (m·(N-1) when
+ * both ends grow alike: rc's 1 ns per QP) */
 static void psel_pair_perf(const psel_lane_select_params_t *params,
                            const psel_resource_t *local,
-                           const psel_resource_t *remote, size_t num_eps,
-                           psel_pair_perf_t *perf)
+                           const psel_resource_table_t *peer, unsigned r,
+                           size_t num_eps, psel_pair_perf_t *perf)
 {
+    const psel_resource_t *remote = &peer->resources[r];
     char name[PSEL_LANE_NAME_MAX];
     double latency, bandwidth;
 
@@ -92,7 +93,7 @@ static void psel_pair_perf(const psel_lane_select_params_t *params,
         return;
     }
     psel_lane_name(local, name, sizeof(name));
-    if (params->measured(params->measured_arg, name, remote->dev_addr,
+    if (params->measured(params->measured_arg, name, peer, remote,
                          &latency, &bandwidth) &&
         (latency > 0) && (bandwidth > 0)) {
         perf->latency   = latency + perf->latency -
@@ -308,9 +309,11 @@ static void psel_lane_fill_op_cost(const psel_resource_t *local,
 
 static void psel_lane_fill(const psel_lane_select_params_t *params,
                            const psel_resource_table_t *local, unsigned l,
-                           const psel_resource_t *remote, size_t num_eps,
-                           unsigned index, unsigned path, psel_lane_t *lane)
+                           const psel_resource_table_t *peer, unsigned r,
+                           size_t num_eps, unsigned index, unsigned path,
+                           psel_lane_t *lane)
 {
+    const psel_resource_t *remote = &peer->resources[r];
     const psel_resource_t *rsc = &local->resources[l];
     uint64_t f                 = rsc->cap_flags;
     psel_pair_perf_t perf;
@@ -340,7 +343,7 @@ static void psel_lane_fill(const psel_lane_select_params_t *params,
                           (psel_amo_applies(rsc) ? PSEL_LANE_CAP_AMO : 0) |
                           ((rsc->md_flags & UCT_MD_FLAG_REG) ?
                            PSEL_LANE_CAP_MEM_REG : 0);
-    psel_pair_perf(params, rsc, remote, num_eps, &perf);
+    psel_pair_perf(params, rsc, peer, r, num_eps, &perf);
     lane->latency       = perf.latency;
     lane->bandwidth     = perf.bandwidth;
     lane->overhead_send = rsc->overhead;
@@ -384,7 +387,7 @@ static int psel_lane_get(const psel_lane_select_params_t *params,
     ep->info[i].local  = l;
     ep->info[i].remote = r;
     ep->info[i].path   = path;
-    psel_lane_fill(params, local, l, &remote->resources[r], num_eps, i, path,
+    psel_lane_fill(params, local, l, remote, r, num_eps, i, path,
                    &ep->lanes[i]);
     return i;
 }
@@ -487,7 +490,7 @@ static void psel_lanes_select_set(const psel_resource_table_t *local,
                     !psel_pair_has_paths(ep, local, lrsc, remote, rrsc, set)) {
                     continue;
                 }
-                psel_pair_perf(params, lrsc, rrsc, pass->num_eps, &perf);
+                psel_pair_perf(params, lrsc, remote, r, pass->num_eps, &perf);
                 if (!psel_pair_moves_data(&perf)) {
                     continue;
                 }
@@ -637,7 +640,8 @@ static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
     if (!selector->applies(lrsc) || !selector->applies(rrsc)) {
         return;
     }
-    psel_pair_perf(pass->params, lrsc, rrsc, pass->num_eps, &perf);
+    psel_pair_perf(pass->params, lrsc, remote, ep->info[lane].remote,
+                   pass->num_eps, &perf);
     score = selector->score(lrsc, rrsc, &perf);
     if (!psel_pair_moves_data(&perf) || !(score > 0) || !isfinite(score)) {
         return; /* am_bw lanes come by score, as for any role */
@@ -783,9 +787,9 @@ ucs_status_t psel_lanes_from_layout(const psel_resource_table_t *local,
         ep->info[i].local  = layout->local[i];
         ep->info[i].remote = layout->remote[i];
         ep->info[i].path   = layout->path[i];
-        psel_lane_fill(params, local, layout->local[i],
-                       &remote->resources[layout->remote[i]], num_eps, i,
-                       layout->path[i], &ep->lanes[i]);
+        psel_lane_fill(params, local, layout->local[i], remote,
+                       layout->remote[i], num_eps, i, layout->path[i],
+                       &ep->lanes[i]);
     }
     ep->num_lanes = layout->num_lanes;
     ep->num_eps   = num_eps;
@@ -883,8 +887,8 @@ static double psel_candidate_score(const psel_resource_table_t *local,
             !psel_pair_reachable(params, local, l, remote, r)) {
             continue;
         }
-        psel_pair_perf(params, &local->resources[l], &remote->resources[r],
-                       num_eps, &perf);
+        psel_pair_perf(params, &local->resources[l], remote, r, num_eps,
+                       &perf);
         if (!psel_pair_moves_data(&perf)) {
             continue;
         }

@@ -27,9 +27,10 @@
  * fastest to the slowest lane).
  * Shares within a role are proportional to bandwidth.
  * Measured lanes (params->measured, from a calibration's rails): a pair
- * whose local "transport/device" was measured against its remote device
- * (a rail names the peer device address it was measured against: a rail
- * to host B says nothing of the same lane to host C) takes the measured latency
+ * whose local "transport/device" was measured against this peer (a rail
+ * names the peer device it was measured against; it applies to the lanes
+ * of endpoints whose peer has that device: a rail to host B says nothing
+ * of the same local device towards host C) takes the measured latency
  * and bandwidth instead of both sides' attributes, in its scores, the
  * ratio check, its shares and the lane's facts. So an extra rail slower
  * than the fastest by more than max_ratio is dropped, shares follow what
@@ -76,13 +77,15 @@ typedef int (*psel_lane_reachable_cb_t)(void *arg, unsigned local,
 
 /**
  * Measured latency [s] and bandwidth [B/s] of a lane, by the local
- * "transport/device" name and the peer device it reaches (@a peer: the
- * remote resource's dev_addr, "" when not known): nonzero (both set) if it
- * was measured against that peer.
+ * "transport/device" name, the peer (@a peer: its resources, whose
+ * dev_addr name its devices; "" where not known) and the peer's device the
+ * lane reaches (@a remote, one of them): nonzero (both set) if it was
+ * measured against that peer.
  */
 typedef int (*psel_lane_measured_cb_t)(void *arg, const char *lane_name,
-                                       const char *peer, double *latency,
-                                       double *bandwidth);
+                                       const psel_resource_table_t *peer,
+                                       const psel_resource_t *remote,
+                                       double *latency, double *bandwidth);
 
 
 /** Limits of lane selection. */

@@ -244,20 +244,31 @@ ucs_status_t psel_calib_rail_set(psel_calib_t *calib, const char *lane,
 
 const psel_calib_rail_t *psel_calib_rail_find(const psel_calib_t *calib,
                                               const char *lane,
-                                              const char *peer)
+                                              const psel_resource_table_t *peer,
+                                              const psel_resource_t *remote)
 {
     const psel_calib_rail_t *rail = NULL;
+    unsigned i;
 
-    if (peer[0] != '\0') {
-        rail = psel_calib_rail_get(calib, lane, peer);
+    if (remote->dev_addr[0] != '\0') {
+        rail = psel_calib_rail_get(calib, lane, remote->dev_addr);
+    }
+    for (i = 0; (rail == NULL) && (i < peer->count); ++i) {
+        if (peer->resources[i].dev_addr[0] != '\0') {
+            rail = psel_calib_rail_get(calib, lane,
+                                       peer->resources[i].dev_addr);
+        }
     }
     return (rail != NULL) ? rail : psel_calib_rail_get(calib, lane, "");
 }
 
-int psel_calib_rail_measured(void *calib, const char *lane, const char *peer,
-                             double *latency, double *bandwidth)
+int psel_calib_rail_measured(void *calib, const char *lane,
+                             const psel_resource_table_t *peer,
+                             const psel_resource_t *remote, double *latency,
+                             double *bandwidth)
 {
-    const psel_calib_rail_t *rail = psel_calib_rail_find(calib, lane, peer);
+    const psel_calib_rail_t *rail = psel_calib_rail_find(calib, lane, peer,
+                                                         remote);
 
     if (rail == NULL) {
         return 0;

@@ -413,26 +413,32 @@ ucs_status_t psel_calib_rail_set(psel_calib_t *calib, const char *lane,
 
 
 /**
- * The rail that applies to lane @a lane of an endpoint whose lane reaches
- * the peer device @a peer: the one measured against it, else one that
- * names no peer.
+ * The rail that applies to lane @a lane of an endpoint to @a peer, reaching
+ * its device @a remote: the one measured against that device; else one
+ * measured against another device of @a peer (the same host: a rail
+ * describes what the local device does towards it); else one that names
+ * no peer.
  *
- * @param [in] peer  The remote resource's dev_addr; "" when not known (then
- *                   only a rail that names no peer applies).
+ * @param [in] peer    The peer's resources (their dev_addr; "" where not
+ *                     known: then only a rail that names no peer applies).
+ * @param [in] remote  The peer's resource the lane reaches.
  *
  * @return The rail, or NULL.
  */
 const psel_calib_rail_t *psel_calib_rail_find(const psel_calib_t *calib,
                                               const char *lane,
-                                              const char *peer);
+                                              const psel_resource_table_t *peer,
+                                              const psel_resource_t *remote);
 
 
 /**
  * Lane selection's psel_lane_measured_cb_t over a calibration's rails
  * (@a calib is the psel_calib_t): psel_calib_rail_find().
  */
-int psel_calib_rail_measured(void *calib, const char *lane, const char *peer,
-                             double *latency, double *bandwidth);
+int psel_calib_rail_measured(void *calib, const char *lane,
+                             const psel_resource_table_t *peer,
+                             const psel_resource_t *remote, double *latency,
+                             double *bandwidth);
 
 
 /**

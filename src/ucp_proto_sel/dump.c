@@ -456,8 +456,8 @@ static void psel_calib_noise_print(FILE *stream, const psel_calib_t *calib)
                 (calib->rails[i].peer[0] != '\0') ? calib->rails[i].peer :
                                                      "every peer",
                 (i + 1 == calib->num_rails) ? " (lane selection uses these "
-                "instead of the advertised latency and bandwidth, on lanes "
-                "to the peer device each names)\n" : "");
+                "instead of the advertised latency and bandwidth, on "
+                "endpoints to the peer each names)\n" : "");
     }
 }
 

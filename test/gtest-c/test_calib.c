@@ -1305,19 +1305,16 @@ static void test_other_format_version_unsupported(void **state)
  * A format 2 rail names no peer and has MB/s of 10^6 B/s: it reads as a
  * rail for every peer, 1539 x 10^6 B/s, with a warning naming its line;
  * written again it is format 3's "*" and B/s: "rail tcp/eth0 * 20000
- * 1539000000". A format 3 rail's peer is found only for that peer; the
- * peer-less one for any other, and for an unknown peer ("").
+ * 1539000000".
  */
-static void test_rail_formats_and_peers(void **state)
+static void test_rail_format_2(void **state)
 {
     static const char v2[] = "protosel-calibration 2\n"
                              "host node01 0123456789abcdef\nucx 1.13.1\n"
                              "created 2026-11-22T10:11:12Z\nduration 1\n"
                              "mode quick\n"
                              "rail tcp/eth0 20000 1539\n";
-    const psel_calib_rail_t *rail;
     psel_calib_t calib;
-    double lat, bw;
     char *text;
 
     psel_test_log_capture_start();
@@ -1334,24 +1331,67 @@ static void test_rail_formats_and_peers(void **state)
     text = write_to_string(&calib);
     assert_non_null(strstr(text, "\nrail tcp/eth0 * 20000 1539000000\n"));
     free(text);
+    psel_calib_cleanup(&calib);
+}
 
-    /* measured against 192.168.0.1: that peer only; the other lane none */
+/* A peer of two tcp devices with these addresses (192.168.0.x, 192.168.1.x) */
+static void rail_peer(psel_resource_table_t *table, psel_resource_t *rscs,
+                      const char *addr0, const char *addr1)
+{
+    memset(rscs, 0, 2 * sizeof(*rscs));
+    snprintf(rscs[0].dev_addr, sizeof(rscs[0].dev_addr), "%s", addr0);
+    snprintf(rscs[1].dev_addr, sizeof(rscs[1].dev_addr), "%s", addr1);
+    memset(table, 0, sizeof(*table));
+    table->count     = 2;
+    table->resources = rscs;
+}
+
+/*
+ * Which rail applies to a lane of an endpoint: host A has devices
+ * ...0001 and ...0101, host C ...0003 and ...0103; tcp/eth0 was measured
+ * against A's ...0001 (2e9 B/s), and has a rail for every peer (1539e6).
+ *  - to A's ...0001: the rail of that device;
+ *  - to A's ...0101: the same rail (measured towards host A);
+ *  - to C (either device), or a peer of unknown addresses: the rail for
+ *    every peer; tcp/eth1 has none.
+ */
+static void test_rail_applies_to_its_peer(void **state)
+{
+    psel_resource_table_t host_a, host_c, unknown;
+    psel_resource_t a[2], c[2], u[2];
+    const psel_calib_rail_t *rail;
+    psel_calib_t calib;
+    double lat, bw;
+
+    rail_peer(&host_a, a, "0002c0a80001", "0002c0a80101");
+    rail_peer(&host_c, c, "0002c0a80003", "0002c0a80103");
+    rail_peer(&unknown, u, "", "");
+    psel_calib_init(&calib);
+    assert_int_equal(psel_calib_rail_set(&calib, "tcp/eth0", "", 20e-6,
+                                         1539e6), UCS_OK);
     assert_int_equal(psel_calib_rail_set(&calib, "tcp/eth0", "0002c0a80001",
                                          15e-6, 2e9), UCS_OK);
-    rail = psel_calib_rail_find(&calib, "tcp/eth0", "0002c0a80001");
+
+    rail = psel_calib_rail_find(&calib, "tcp/eth0", &host_a, &a[0]);
     assert_non_null(rail);
     assert_rel_close(rail->bandwidth, 2e9, 1e-12);
-    rail = psel_calib_rail_find(&calib, "tcp/eth0", "0002c0a80003");
+    rail = psel_calib_rail_find(&calib, "tcp/eth0", &host_a, &a[1]);
+    assert_non_null(rail);
+    assert_rel_close(rail->bandwidth, 2e9, 1e-12);
+    rail = psel_calib_rail_find(&calib, "tcp/eth0", &host_c, &c[0]);
     assert_non_null(rail);
     assert_rel_close(rail->bandwidth, 1539e6, 1e-12);
-    rail = psel_calib_rail_find(&calib, "tcp/eth0", "");
+    rail = psel_calib_rail_find(&calib, "tcp/eth0", &unknown, &u[1]);
+    assert_non_null(rail);
     assert_rel_close(rail->bandwidth, 1539e6, 1e-12);
-    assert_null(psel_calib_rail_find(&calib, "tcp/eth1", "0002c0a80001"));
-    assert_true(psel_calib_rail_measured(&calib, "tcp/eth0", "0002c0a80001",
+    assert_null(psel_calib_rail_find(&calib, "tcp/eth1", &host_a, &a[0]));
+
+    assert_true(psel_calib_rail_measured(&calib, "tcp/eth0", &host_a, &a[1],
                                          &lat, &bw));
     assert_rel_close(lat, 15e-6, 1e-12);
     assert_rel_close(bw, 2e9, 1e-12);
-    assert_false(psel_calib_rail_measured(&calib, "tcp/eth1", "", &lat, &bw));
+    assert_false(psel_calib_rail_measured(&calib, "tcp/eth1", &host_c, &c[0],
+                                          &lat, &bw));
     /* not a device address */
     assert_int_equal(psel_calib_rail_set(&calib, "tcp/eth0", "host-b", 1e-6,
                                          1e9), UCS_ERR_INVALID_PARAM);
@@ -1633,7 +1673,8 @@ int main(void)
         cmocka_unit_test(test_malformed_number_column),
         cmocka_unit_test(test_accepted_variants),
         cmocka_unit_test(test_other_format_version_unsupported),
-        cmocka_unit_test(test_rail_formats_and_peers),
+        cmocka_unit_test(test_rail_format_2),
+        cmocka_unit_test(test_rail_applies_to_its_peer),
         cmocka_unit_test(test_check_host_and_ucx),
         cmocka_unit_test(test_read_machine_id),
         cmocka_unit_test(test_fit_multi_envelope_of_crossing_stages),

@@ -730,8 +730,10 @@ typedef struct {
 
 /* Every rail here was measured against every peer (the peer is tested
  * with a real calibration below) */
-static int measured_rails(void *arg, const char *lane_name, const char *peer,
-                          double *latency, double *bandwidth)
+static int measured_rails(void *arg, const char *lane_name,
+                          const psel_resource_table_t *peer,
+                          const psel_resource_t *remote, double *latency,
+                          double *bandwidth)
 {
     const rail_t *rail;
 
@@ -912,6 +914,14 @@ static void test_measured_rail_grows_with_endpoints(void **state)
  * the rails of A applied to every host). A rail that names no peer (a
  * format 2 file) applies to C too.
  */
+static void swap_resources(psel_resource_table_t *table)
+{
+    psel_resource_t tmp = table->resources[0];
+
+    table->resources[0] = table->resources[1];
+    table->resources[1] = tmp;
+}
+
 static void test_measured_rail_applies_to_its_peer(void **state)
 {
     psel_lane_select_params_t params = params_of(1, 2, 2, 0,
@@ -945,6 +955,18 @@ static void test_measured_rail_applies_to_its_peer(void **state)
     assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0), "tcp/eth0");
     assert_rel(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].lanes[0]->bandwidth,
                1539 * MBS);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM, 0), "tcp/eth0");
+
+    /* the rail is the local device's towards host A, whichever of A's
+     * devices a pair reaches: with eth1 first in every table, the pair
+     * eth1 -> A's eth0 is measured too (112 MB/s), so it cannot win the am
+     * lane on its advertised 10 us */
+    swap_resources(&local);
+    swap_resources(&host_a);
+    assert_int_equal(psel_lanes_select(&local, &host_a, &params, &ep), UCS_OK);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM, 0), "tcp/eth0");
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0), "tcp/eth0");
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 1);
 
     assert_int_equal(psel_lanes_select(&local, &host_c, &params, &ep), UCS_OK);
     assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 2);
