@@ -134,6 +134,12 @@ calibrate "$ns_b" "$ns_a" "$b1" "$cal_a" ||
 grep -E '^# (tcp  rail|noise|wrote)|refused' "$cal_b.log" | sed "s/^/$me: $ns_b: /"
 # the rail's bandwidth in MB/s of 2^20 B/s, as psel_perftest prints (the
 # file has B/s, after the peer's device address)
+# libprotosel_ucx.so weighs UCP's endpoint configurations, which serve every
+# peer with the same lanes: it applies only rails that name no peer ('*').
+# Here every process has one peer, so the ucx-rt case takes the rails as
+# '*' (each file's rails were measured against that very peer)
+any_peer() { [ -f "$1" ] && sed 's/^rail \([^ ]*\) [^ ]* /rail \1 * /' "$1" >"${1%.txt}_any.txt"; }
+any_peer "$cal_a"; any_peer "$cal_b"
 rail_bw() { awk -v d="tcp/$1" '$1 == "rail" && $2 == d { printf "%.1f\n", $5 / 1048576 }' "$cal_b" 2>/dev/null; }
 bw1=$(rail_bw "$dev1") bw2=$(rail_bw "$dev2")
 [ -n "$bw1" ] && [ -n "$bw2" ] ||
@@ -154,8 +160,8 @@ run() {
                senv=(UCX_TLS=tcp UCX_NET_DEVICES="$dev1,$dev2")
                cenv=("${senv[@]}") ;;
     ucx-rt)    bin=ucx_perftest
-               senv=(LD_PRELOAD="$rtlib" UCX_TLS=tcp UCX_PSEL_CALIBRATION="$cal_a")
-               cenv=(LD_PRELOAD="$rtlib" UCX_TLS=tcp UCX_PSEL_CALIBRATION="$cal_b") ;;
+               senv=(LD_PRELOAD="$rtlib" UCX_TLS=tcp UCX_PSEL_CALIBRATION="${cal_a%.txt}_any.txt")
+               cenv=(LD_PRELOAD="$rtlib" UCX_TLS=tcp UCX_PSEL_CALIBRATION="${cal_b%.txt}_any.txt") ;;
     esac
     port=$((port + 1))
     b1=$(rails_bytes "$dev1") b2=$(rails_bytes "$dev2")
