@@ -235,7 +235,7 @@ for test in $tests; do
     done
 done
 echo
-echo "MB/s as the tools print it (2^20 B/s); the rails' sum is in 10^6 B/s, converted."
+echo "MB/s as the tools print it (2^20 B/s), the rails' sum too (the calibration file has B/s)."
 echo "Each case ran $runs time(s) per point, the cases alternating; the machine state is not controlled (other load is not stopped)."
 [ -n "$keep" ] && echo "Raw outputs and results.tsv: $out"
 exit 0
