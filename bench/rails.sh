@@ -132,7 +132,15 @@ calibrate "$ns_a" "$ns_b" "$a1" "$cal_b" ||
 calibrate "$ns_b" "$ns_a" "$b1" "$cal_a" ||
     { echo "$me: psel_calibrate in $ns_a failed:"; tail -5 "$cal_a.log"; } >&2
 grep -E '^# (tcp  rail|noise|wrote)|refused' "$cal_b.log" | sed "s/^/$me: $ns_b: /"
-rail_bw() { awk -v d="tcp/$1" '$1 == "rail" && $2 == d { print $4 }' "$cal_b" 2>/dev/null; }
+# the rail's bandwidth in MB/s of 2^20 B/s, as psel_perftest prints (the
+# file has B/s, after the peer's device address)
+# libprotosel_ucx.so weighs UCP's endpoint configurations, which serve every
+# peer with the same lanes: it applies only rails that name no peer ('*').
+# Here every process has one peer, so the ucx-rt case takes the rails as
+# '*' (each file's rails were measured against that very peer)
+any_peer() { [ -f "$1" ] && sed 's/^rail \([^ ]*\) [^ ]* /rail \1 * /' "$1" >"${1%.txt}_any.txt"; }
+any_peer "$cal_a"; any_peer "$cal_b"
+rail_bw() { awk -v d="tcp/$1" '$1 == "rail" && $2 == d { printf "%.1f\n", $5 / 1048576 }' "$cal_b" 2>/dev/null; }
 bw1=$(rail_bw "$dev1") bw2=$(rail_bw "$dev2")
 [ -n "$bw1" ] && [ -n "$bw2" ] ||
     echo "$me: no rail lines in $cal_b: the psel-cal case runs on what is there" >&2
@@ -152,8 +160,8 @@ run() {
                senv=(UCX_TLS=tcp UCX_NET_DEVICES="$dev1,$dev2")
                cenv=("${senv[@]}") ;;
     ucx-rt)    bin=ucx_perftest
-               senv=(LD_PRELOAD="$rtlib" UCX_TLS=tcp UCX_PSEL_CALIBRATION="$cal_a")
-               cenv=(LD_PRELOAD="$rtlib" UCX_TLS=tcp UCX_PSEL_CALIBRATION="$cal_b") ;;
+               senv=(LD_PRELOAD="$rtlib" UCX_TLS=tcp UCX_PSEL_CALIBRATION="${cal_a%.txt}_any.txt")
+               cenv=(LD_PRELOAD="$rtlib" UCX_TLS=tcp UCX_PSEL_CALIBRATION="${cal_b%.txt}_any.txt") ;;
     esac
     port=$((port + 1))
     b1=$(rails_bytes "$dev1") b2=$(rails_bytes "$dev2")
@@ -217,7 +225,7 @@ for test in $tests; do
             split=$(awk -F'\t' -v t="$test" -v s="$sz" -v c="$cas" '$1 == t && $2 == s && $3 == c { x += $6; y += $7 }
                 END { if (x + y > 0) printf "%.0f%% / %.0f%%", 100 * x / (x + y), 100 * y / (x + y); else print "-" }' "$res")
             if [ "$test" = tag_bw ]; then
-                of=$(awk -v v="$v" -v a="${bw1:-0}" -v b="${bw2:-0}" 'BEGIN { if (v != "-" && a + b > 0) printf "%.0f%%", 100 * v * 1.048576 / (a + b); else print "-" }')
+                of=$(awk -v v="$v" -v a="${bw1:-0}" -v b="${bw2:-0}" 'BEGIN { if (v != "-" && a + b > 0) printf "%.0f%%", 100 * v / (a + b); else print "-" }')
                 xu=$(awk -v v="$v" -v u="$ucx" 'BEGIN { if (v != "-" && u != "-" && u > 0) printf "%.2f", v / u; else print "-" }')
                 echo "| $sz | $cas | $v | $split | $of | $xu |"
             else
@@ -227,7 +235,7 @@ for test in $tests; do
     done
 done
 echo
-echo "MB/s as the tools print it (2^20 B/s); the rails' sum is in 10^6 B/s, converted."
+echo "MB/s as the tools print it (2^20 B/s), the rails' sum too (the calibration file has B/s)."
 echo "Each case ran $runs time(s) per point, the cases alternating; the machine state is not controlled (other load is not stopped)."
 [ -n "$keep" ] && echo "Raw outputs and results.tsv: $out"
 exit 0

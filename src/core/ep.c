@@ -525,6 +525,27 @@ void psel_ep_print_info(psel_ep_h ep, FILE *stream)
     psel_text_c_locale_leave(saved);
 }
 
+ucs_status_t psel_ep_lane_peer(psel_ep_h ep, const char *lane_name,
+                               char *peer, size_t max)
+{
+    const psel_ep_lanes_t *lanes = &ep->config.lanes;
+    const char *addr;
+    unsigned i;
+
+    for (i = 0; i < lanes->num_lanes; ++i) {
+        if (strcmp(lanes->lanes[i].name, lane_name)) {
+            continue;
+        }
+        addr = ep->remote.resources[lanes->info[i].remote].dev_addr;
+        if ((addr[0] == '\0') || (strlen(addr) >= max)) {
+            return UCS_ERR_NO_ELEM;
+        }
+        strcpy(peer, addr);
+        return UCS_OK;
+    }
+    return UCS_ERR_NO_ELEM;
+}
+
 static void psel_ep_flush_lane_done(uct_completion_t *comp)
 {
     /* nothing to do: psel_ep_progress_flushes() sees the count reach 0 */

@@ -99,6 +99,22 @@ struct psel_select_table;
  */
 const struct psel_select_table *psel_ep_tag_table(psel_ep_h ep);
 
+/**
+ * The peer device a lane of @a ep reaches, as a calibration's rail names it:
+ * the device address of the peer's resource (psel_resource_t::dev_addr,
+ * lowercase hex). For tools (psel_calibrate).
+ *
+ * @param [in]  ep         Endpoint.
+ * @param [in]  lane_name  "transport/device" of one of its lanes.
+ * @param [out] peer       The address; at least PSEL_DEV_ADDR_HEX_MAX bytes.
+ * @param [in]  max        Size of @a peer.
+ *
+ * @return UCS_OK; UCS_ERR_NO_ELEM if no lane has that name or the peer's
+ *         device address is not known (longer than PSEL_DEV_ADDR_MAX).
+ */
+ucs_status_t psel_ep_lane_peer(psel_ep_h ep, const char *lane_name,
+                               char *peer, size_t max);
+
 /** How psel_ep_close_nb() closes. */
 typedef enum {
     PSEL_EP_CLOSE_FLUSH, /**< Let every send posted before complete */

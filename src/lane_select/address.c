@@ -4,6 +4,7 @@
  * versioned wire format (see address.h for the layout).
  */
 #include "address.h"
+#include "resource_table.h"
 
 #include <ucs/sys/string.h>
 #include <ucs/debug/log_def.h>
@@ -750,4 +751,5 @@ void psel_address_entry_to_resource(const psel_address_entry_t *entry,
     }
     rsc->device_addr_len = entry->dev_addr_len;
     rsc->iface_addr_len  = entry->iface_addr_len;
+    psel_resource_dev_addr_set(rsc, entry->dev_addr, entry->dev_addr_len);
 }

@@ -252,6 +252,23 @@ ucs_status_t psel_uct_iface_open(uct_md_h md, uct_worker_h worker,
     return status;
 }
 
+/* The device address (what a peer's worker address carries of it), which
+ * names this device to calibration rails measured against this host */
+static void psel_discover_dev_addr(psel_resource_t *resource,
+                                   const uct_iface_attr_t *iface_attr,
+                                   uct_iface_h iface)
+{
+    uint8_t addr[PSEL_DEV_ADDR_MAX];
+
+    if ((iface == NULL) || (iface_attr->device_addr_len == 0) ||
+        (iface_attr->device_addr_len > sizeof(addr)) ||
+        (uct_iface_get_device_address(iface, (uct_device_addr_t*)addr) !=
+         UCS_OK)) {
+        return;
+    }
+    psel_resource_dev_addr_set(resource, addr, iface_attr->device_addr_len);
+}
+
 void psel_resource_from_uct(psel_resource_t *resource,
                             const char *component_name, const char *md_name,
                             const uct_tl_resource_desc_t *tl,
@@ -280,6 +297,7 @@ void psel_resource_from_uct(psel_resource_t *resource,
 
     psel_discover_fill_iface(resource, iface_attr);
     psel_discover_fill_md(resource, md_attr);
+    psel_discover_dev_addr(resource, iface_attr, iface);
 #ifdef PSEL_UCT_V2_HEADER
     if ((iface == NULL) || !psel_discover_estimate(iface, iface_attr, resource))
 #endif

@@ -55,14 +55,12 @@ typedef struct psel_lane {
     double            overhead_send;  /**< Sender CPU overhead per op [s] */
     double            overhead_recv;  /**< Receiver CPU overhead per op [s] */
     ucs_linear_func_t reg_cost;       /**< Memory registration: c [s] + m [s/B] */
-    size_t            am_max_short;   /**< Max payload of short AM */
-    size_t            am_max_bcopy;   /**< Max payload of one bcopy AM */
-    size_t            am_max_zcopy;   /**< Max payload of one zcopy AM */
-    size_t            am_min_zcopy;   /**< Min payload of zcopy AM */
-    size_t            rma_max_zcopy;  /**< Max get/put zcopy size */
-    size_t            rma_min_zcopy;  /**< Min get/put zcopy size */
-    size_t            zcopy_align;    /**< Optimal zcopy chunk alignment */
-    size_t            max_iov;        /**< Max iov entries of one zcopy op */
+    psel_op_limits_t  am;             /**< Active messages: short, bcopy
+                                           and zcopy sizes, zcopy alignment
+                                           and iov entries (the local
+                                           iface's uct_iface_attr.cap.am) */
+    psel_op_limits_t  get;            /**< get_zcopy's limits (cap.get) */
+    psel_op_limits_t  put;            /**< put_zcopy's limits (cap.put) */
     uint64_t          reg_mem_types;  /**< Memory types the lane's MD registers */
     uint64_t          access_mem_types; /**< Memory types the lane's MD
                                              accesses without registration */
@@ -78,12 +76,51 @@ typedef struct psel_lane {
 } psel_lane_t;
 
 
+/**
+ * The limits of the zero-copy operation a lane capability names: @a cap is
+ * PSEL_LANE_CAP_AM_ZCOPY, _GET_ZCOPY or _PUT_ZCOPY (anything else: am).
+ * Each operation keeps its own: a protocol that reads checks get's
+ * sizes and iov entries, one that writes put's.
+ */
+static inline const psel_op_limits_t *
+psel_lane_zcopy_limits(const psel_lane_t *lane, uint32_t cap)
+{
+    switch (cap) {
+    case PSEL_LANE_CAP_GET_ZCOPY:
+        return &lane->get;
+    case PSEL_LANE_CAP_PUT_ZCOPY:
+        return &lane->put;
+    default:
+        return &lane->am;
+    }
+}
+
+
 /** The lanes chosen for one role, best first, with bandwidth shares. */
 typedef struct psel_lane_set {
     unsigned          count;                 /**< Number of lanes */
     const psel_lane_t *lanes[PSEL_MAX_LANES];/**< The lanes, best first */
     double            shares[PSEL_MAX_LANES];/**< Share of bytes; sums to 1 */
 } psel_lane_set_t;
+
+
+/**
+ * Does lane @a i of @a set use a memory domain that no earlier lane of the
+ * set uses? Registration is paid once per memory domain; md_index values
+ * are compared as they are (any number of domains).
+ */
+static inline int psel_lane_set_md_is_new(const psel_lane_set_t *set,
+                                          unsigned i)
+{
+    unsigned j;
+
+    for (j = 0; j < i; ++j) {
+        if (set->lanes[j]->md_index == set->lanes[i]->md_index) {
+            return 0;
+        }
+    }
+    return 1;
+}
 
 
 /**

@@ -72,13 +72,17 @@ static double psel_pair_bandwidth(const psel_resource_t *local,
 }
 
 /* The pair's latency (at @a num_eps endpoints) and bandwidth: measured
- * (params->measured, by the local "transport/device") or from both sides'
- * attributes; @a params may be NULL (attributes) */
+ * (params->measured, by the local "transport/device", the peer @a peer and
+ * the remote device @a r of it) or from both sides' attributes; @a params
+ * may be NULL (attributes). A rail is measured with one endpoint: at N its
+ * latency grows as the attributes say it does from 1 to N (m·(N-1) when
+ * both ends grow alike: rc's 1 ns per QP) */
 static void psel_pair_perf(const psel_lane_select_params_t *params,
                            const psel_resource_t *local,
-                           const psel_resource_t *remote, size_t num_eps,
-                           psel_pair_perf_t *perf)
+                           const psel_resource_table_t *peer, unsigned r,
+                           size_t num_eps, psel_pair_perf_t *perf)
 {
+    const psel_resource_t *remote = &peer->resources[r];
     char name[PSEL_LANE_NAME_MAX];
     double latency, bandwidth;
 
@@ -89,12 +93,22 @@ static void psel_pair_perf(const psel_lane_select_params_t *params,
         return;
     }
     psel_lane_name(local, name, sizeof(name));
-    if (params->measured(params->measured_arg, name, &latency, &bandwidth) &&
+    if (params->measured(params->measured_arg, name, peer, remote,
+                         &latency, &bandwidth) &&
         (latency > 0) && (bandwidth > 0)) {
-        perf->latency   = latency;
+        perf->latency   = latency + perf->latency -
+                          psel_pair_latency(local, remote, 1);
         perf->bandwidth = bandwidth;
         perf->measured  = 1;
     }
+}
+
+/* A pair that moves data: a bandwidth of 0 (a peer's address or a file
+ * may say so) makes every cost of the lane infinite, whatever its score
+ * in a role that does not weigh bandwidth (am) */
+static int psel_pair_moves_data(const psel_pair_perf_t *perf)
+{
+    return (perf->bandwidth > 0) && isfinite(perf->bandwidth);
 }
 
 static int psel_rsc_connects(const psel_resource_t *rsc)
@@ -295,9 +309,11 @@ static void psel_lane_fill_op_cost(const psel_resource_t *local,
 
 static void psel_lane_fill(const psel_lane_select_params_t *params,
                            const psel_resource_table_t *local, unsigned l,
-                           const psel_resource_t *remote, size_t num_eps,
-                           unsigned index, unsigned path, psel_lane_t *lane)
+                           const psel_resource_table_t *peer, unsigned r,
+                           size_t num_eps, unsigned index, unsigned path,
+                           psel_lane_t *lane)
 {
+    const psel_resource_t *remote = &peer->resources[r];
     const psel_resource_t *rsc = &local->resources[l];
     uint64_t f                 = rsc->cap_flags;
     psel_pair_perf_t perf;
@@ -327,32 +343,23 @@ static void psel_lane_fill(const psel_lane_select_params_t *params,
                           (psel_amo_applies(rsc) ? PSEL_LANE_CAP_AMO : 0) |
                           ((rsc->md_flags & UCT_MD_FLAG_REG) ?
                            PSEL_LANE_CAP_MEM_REG : 0);
-    psel_pair_perf(params, rsc, remote, num_eps, &perf);
+    psel_pair_perf(params, rsc, peer, r, num_eps, &perf);
     lane->latency       = perf.latency;
     lane->bandwidth     = perf.bandwidth;
     lane->overhead_send = rsc->overhead;
     lane->overhead_recv = remote->overhead;
     lane->reg_cost      = (rsc->md_flags & UCT_MD_FLAG_REG) ?
                           rsc->reg_cost : ucs_linear_func_make(0, 0);
-    lane->am_max_short  = rsc->am.max_short;
-    lane->am_max_bcopy  = rsc->am.max_bcopy;
-    lane->am_max_zcopy  = rsc->am.max_zcopy;
-    lane->am_min_zcopy  = rsc->am.min_zcopy;
-    if (f & UCT_IFACE_FLAG_GET_ZCOPY) {
-        lane->rma_max_zcopy = rsc->get.max_zcopy;
-        lane->rma_min_zcopy = rsc->get.min_zcopy;
-        lane->zcopy_align   = rsc->get.opt_zcopy_align;
-    } else {
-        lane->rma_max_zcopy = rsc->put.max_zcopy;
-        lane->rma_min_zcopy = rsc->put.min_zcopy;
-        lane->zcopy_align   = rsc->put.opt_zcopy_align;
-    }
+    /* each operation's own limits: rndv/get reads with get's sizes and
+     * iov entries, rndv/put writes with put's, AMs have theirs */
+    lane->am            = rsc->am;
+    lane->get           = rsc->get;
+    lane->put           = rsc->put;
     psel_lane_fill_op_cost(rsc, remote, num_eps,
                            perf.measured ?
                            (perf.latency -
                             psel_pair_latency(rsc, remote, num_eps)) : 0,
                            lane);
-    lane->max_iov       = rsc->am.max_iov;
     lane->reg_mem_types = (rsc->md_flags & UCT_MD_FLAG_REG) ?
                           rsc->reg_mem_types : 0;
     lane->access_mem_types = rsc->access_mem_types;
@@ -380,7 +387,7 @@ static int psel_lane_get(const psel_lane_select_params_t *params,
     ep->info[i].local  = l;
     ep->info[i].remote = r;
     ep->info[i].path   = path;
-    psel_lane_fill(params, local, l, &remote->resources[r], num_eps, i, path,
+    psel_lane_fill(params, local, l, remote, r, num_eps, i, path,
                    &ep->lanes[i]);
     return i;
 }
@@ -483,7 +490,10 @@ static void psel_lanes_select_set(const psel_resource_table_t *local,
                     !psel_pair_has_paths(ep, local, lrsc, remote, rrsc, set)) {
                     continue;
                 }
-                psel_pair_perf(params, lrsc, rrsc, pass->num_eps, &perf);
+                psel_pair_perf(params, lrsc, remote, r, pass->num_eps, &perf);
+                if (!psel_pair_moves_data(&perf)) {
+                    continue;
+                }
                 score = selector->score(lrsc, rrsc, &perf);
                 if ((score > 0) && isfinite(score) &&
                     ((best == 0) || psel_pair_better(local, remote, score, l,
@@ -575,15 +585,15 @@ static void psel_lanes_select_copy(const psel_resource_table_t *local,
             if ((rsc->cap_flags & short_caps) &&
                 ((short_best[mt] == 0) || (1.0 / lat > short_best[mt]))) {
                 short_best[mt] = (lat > 0) ? 1.0 / lat : HUGE_VAL;
-                snprintf(sets->copy_short[mt].name, PSEL_LANE_NAME_MAX,
-                         "%.31s/%.31s", rsc->tl_name, rsc->dev_name);
+                psel_lane_name(rsc, sets->copy_short[mt].name,
+                               PSEL_LANE_NAME_MAX);
                 sets->copy_short[mt].time = ucs_linear_func_make(lat, 1.0 / bw);
             }
             if ((rsc->cap_flags & zcopy_caps) &&
                 (1.0 / (PSEL_LANE_BW_SCORE_SIZE / bw + lat) > zcopy_best[mt])) {
                 zcopy_best[mt] = 1.0 / (PSEL_LANE_BW_SCORE_SIZE / bw + lat);
-                snprintf(sets->copy_zcopy[mt].name, PSEL_LANE_NAME_MAX,
-                         "%.31s/%.31s", rsc->tl_name, rsc->dev_name);
+                psel_lane_name(rsc, sets->copy_zcopy[mt].name,
+                               PSEL_LANE_NAME_MAX);
                 sets->copy_zcopy[mt].time = ucs_linear_func_make(lat, 1.0 / bw);
             }
         }
@@ -618,6 +628,7 @@ static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
     const psel_resource_t *lrsc, *rrsc;
     psel_pair_perf_t perf;
     unsigned lane;
+    double score;
 
     if ((am->count == 0) ||
         (pass->params->max_lanes[PSEL_LANE_ROLE_AM_BW] == 0)) {
@@ -629,10 +640,14 @@ static void psel_lanes_am_bw_from_am(const psel_resource_table_t *local,
     if (!selector->applies(lrsc) || !selector->applies(rrsc)) {
         return;
     }
+    psel_pair_perf(pass->params, lrsc, remote, ep->info[lane].remote,
+                   pass->num_eps, &perf);
+    score = selector->score(lrsc, rrsc, &perf);
+    if (!psel_pair_moves_data(&perf) || !(score > 0) || !isfinite(score)) {
+        return; /* am_bw lanes come by score, as for any role */
+    }
     ep->info[lane].roles                      |= UCS_BIT(PSEL_LANE_ROLE_AM_BW);
-    psel_pair_perf(pass->params, lrsc, rrsc, pass->num_eps, &perf);
-    ep->info[lane].score[PSEL_LANE_ROLE_AM_BW] = selector->score(lrsc, rrsc,
-                                                                 &perf);
+    ep->info[lane].score[PSEL_LANE_ROLE_AM_BW] = score;
     set->lanes[set->count++]                   = &ep->lanes[lane];
 }
 
@@ -730,15 +745,22 @@ ucs_status_t psel_lanes_select(const psel_resource_table_t *local,
         return UCS_ERR_UNREACHABLE;
     }
 
-    *ep = result;
     /* the sets point into *ep, not into the local copy */
-    for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
-        psel_lane_set_rebase(&ep->sets.role[role], ep);
-    }
-    for (role = 0; role < UCS_MEMORY_TYPE_LAST; ++role) {
-        psel_lane_set_rebase(&ep->sets.rma_bw_mem[role], ep);
-    }
+    psel_ep_lanes_copy(ep, &result);
     return UCS_OK;
+}
+
+void psel_ep_lanes_copy(psel_ep_lanes_t *dst, const psel_ep_lanes_t *src)
+{
+    unsigned i;
+
+    *dst = *src;
+    for (i = 0; i < PSEL_LANE_ROLE_LAST; ++i) {
+        psel_lane_set_rebase(&dst->sets.role[i], dst);
+    }
+    for (i = 0; i < UCS_MEMORY_TYPE_LAST; ++i) {
+        psel_lane_set_rebase(&dst->sets.rma_bw_mem[i], dst);
+    }
 }
 
 ucs_status_t psel_lanes_from_layout(const psel_resource_table_t *local,
@@ -765,9 +787,9 @@ ucs_status_t psel_lanes_from_layout(const psel_resource_table_t *local,
         ep->info[i].local  = layout->local[i];
         ep->info[i].remote = layout->remote[i];
         ep->info[i].path   = layout->path[i];
-        psel_lane_fill(params, local, layout->local[i],
-                       &remote->resources[layout->remote[i]], num_eps, i,
-                       layout->path[i], &ep->lanes[i]);
+        psel_lane_fill(params, local, layout->local[i], remote,
+                       layout->remote[i], num_eps, i, layout->path[i],
+                       &ep->lanes[i]);
     }
     ep->num_lanes = layout->num_lanes;
     ep->num_eps   = num_eps;
@@ -843,16 +865,6 @@ void psel_ep_lanes_print(FILE *stream, const psel_ep_lanes_t *ep)
     psel_text_c_locale_leave(saved);
 }
 
-/* "inf" or the number */
-static const char *psel_max_eps_str(size_t max_num_eps, char *buf, size_t max)
-{
-    if (max_num_eps == PSEL_SIZE_UNLIMITED) {
-        return "inf";
-    }
-    snprintf(buf, max, "%zu", max_num_eps);
-    return buf;
-}
-
 /* Best score of local resource @a l for @a role over the reachable peer
  * resources, at the pass's number of endpoints; 0 if none */
 static double psel_candidate_score(const psel_resource_table_t *local,
@@ -875,8 +887,11 @@ static double psel_candidate_score(const psel_resource_table_t *local,
             !psel_pair_reachable(params, local, l, remote, r)) {
             continue;
         }
-        psel_pair_perf(params, &local->resources[l], &remote->resources[r],
-                       num_eps, &perf);
+        psel_pair_perf(params, &local->resources[l], remote, r, num_eps,
+                       &perf);
+        if (!psel_pair_moves_data(&perf)) {
+            continue;
+        }
         score = selector->score(&local->resources[l], &remote->resources[r],
                                 &perf);
         if (isfinite(score) && (score > best)) {
@@ -959,15 +974,15 @@ psel_lanes_print_candidates_in_c_locale(FILE *stream,
             last   = best;
             last_l = best_l;
             rsc    = &local->resources[best_l];
-            snprintf(name, sizeof(name), "%.31s/%.31s", rsc->tl_name,
-                     rsc->dev_name);
+            psel_lane_name(rsc, name, sizeof(name));
             fprintf(stream, "# %-6s %c %-22s %10.4g %7.0f ns",
                     psel_lane_role_name(role),
                     psel_ep_uses_local(ep, best_l, role) ? '*' : ' ', name,
                     best, psel_resource_latency(rsc, num_eps) * 1e9);
             if (!psel_resource_is_scalable(rsc, num_eps)) {
                 fprintf(stream, "  max eps %s < %zu: %s",
-                        psel_max_eps_str(rsc->max_num_eps, eps, sizeof(eps)),
+                        psel_size_or_inf_str(rsc->max_num_eps, eps,
+                                             sizeof(eps)),
                         num_eps, ep->unscalable_fallback ?
                         "weighed, nothing that scales makes the endpoint" :
                         "left out");

@@ -27,14 +27,19 @@
  * fastest to the slowest lane).
  * Shares within a role are proportional to bandwidth.
  * Measured lanes (params->measured, from a calibration's rails): a pair
- * whose local "transport/device" was measured takes the measured latency
+ * whose local "transport/device" was measured against this peer (a rail
+ * names the peer device it was measured against; it applies to the lanes
+ * of endpoints whose peer has that device: a rail to host B says nothing
+ * of the same local device towards host C) takes the measured latency
  * and bandwidth instead of both sides' attributes, in its scores, the
  * ratio check, its shares and the lane's facts. So an extra rail slower
  * than the fastest by more than max_ratio is dropped, shares follow what
  * the rails deliver, and the am lane is the measured fastest: its score
  * also counts the wire time of a PSEL_LANE_AM_MEASURED_SIZE message,
  * since a shaped or congested rail (a token bucket) lets one small message
- * through at full speed and its latency alone cannot tell it apart.
+ * through at full speed and its latency alone cannot tell it apart. A rail
+ * is measured with one endpoint: at N endpoints its latency grows as the
+ * attributes' does from 1 to N (m·(N-1), rc's 1 ns per QP).
  *
  * Number of peers, as UCP does with its estimated number of endpoints
  * (UCX_NUM_EPS, ucp_params.estimated_num_eps; 1 when not given):
@@ -72,9 +77,14 @@ typedef int (*psel_lane_reachable_cb_t)(void *arg, unsigned local,
 
 /**
  * Measured latency [s] and bandwidth [B/s] of a lane, by the local
- * "transport/device" name: nonzero (both set) if it was measured.
+ * "transport/device" name, the peer (@a peer: its resources, whose
+ * dev_addr name its devices; "" where not known) and the peer's device the
+ * lane reaches (@a remote, one of them): nonzero (both set) if it was
+ * measured against that peer.
  */
 typedef int (*psel_lane_measured_cb_t)(void *arg, const char *lane_name,
+                                       const psel_resource_table_t *peer,
+                                       const psel_resource_t *remote,
                                        double *latency, double *bandwidth);
 
 
@@ -153,6 +163,15 @@ typedef struct psel_lane_layout {
 
 
 /**
+ * Copy an endpoint's lanes: the lane sets of @a dst point into @a dst, so
+ * @a src may be freed. (A plain struct copy keeps pointers into @a src.)
+ *
+ * @param [out] dst  The copy.
+ * @param [in]  src  Lanes whose sets point into themselves.
+ */
+void psel_ep_lanes_copy(psel_ep_lanes_t *dst, const psel_ep_lanes_t *src);
+
+/**
  * Build the lanes of an endpoint whose lanes someone else chose: the lane
  * facts of each (local, remote) pair and the role sets in the given order,
  * with bandwidth shares as psel_lanes_select() gives them, and the rma_bw
@@ -163,8 +182,8 @@ typedef struct psel_lane_layout {
  * @param [in]  remote  The peer's resources.
  * @param [in]  layout  Pairs and roles; indices must be in range.
  * @param [in]  params  For measured lanes (params->measured), or NULL.
- * @param [out] ep      The lanes; its sets point into it, so it must not be
- *                      copied.
+ * @param [out] ep      The lanes; its sets point into it: copy it with
+ *                      psel_ep_lanes_copy().
  *
  * @return UCS_OK, or UCS_ERR_INVALID_PARAM for an index out of range.
  */

@@ -560,6 +560,38 @@ int psel_flag_bit(psel_flag_set_t set, const char *name)
     return -1;
 }
 
+void psel_resource_dev_addr_set(psel_resource_t *resource, const void *addr,
+                                size_t length)
+{
+    const uint8_t *bytes = addr;
+    size_t i;
+
+    resource->dev_addr[0] = '\0';
+    if ((length == 0) || (length > PSEL_DEV_ADDR_MAX)) {
+        return;
+    }
+    for (i = 0; i < length; ++i) {
+        snprintf(&resource->dev_addr[2 * i], 3, "%02x", bytes[i]);
+    }
+}
+
+int psel_dev_addr_valid(const char *str)
+{
+    size_t len = strlen(str);
+
+    return (len >= 2) && (len <= 2 * PSEL_DEV_ADDR_MAX) && (len % 2 == 0) &&
+           (strspn(str, "0123456789abcdef") == len);
+}
+
+const char *psel_size_or_inf_str(size_t value, char *buf, size_t max)
+{
+    if (value == PSEL_SIZE_UNLIMITED) {
+        return "inf";
+    }
+    snprintf(buf, max, "%zu", value);
+    return buf;
+}
+
 const char *psel_device_type_name(uct_device_type_t dev_type)
 {
     return ((unsigned)dev_type < UCT_DEVICE_TYPE_LAST) ?
@@ -865,9 +897,8 @@ static void psel_print_resource(FILE *stream, const psel_resource_t *resource)
     PSEL_PRINT_LINE(stream, "device priority", "%u", resource->priority);
     PSEL_PRINT_LINE(stream, "device num paths", "%u", resource->dev_num_paths);
     PSEL_PRINT_LINE(stream, "max eps", "%s",
-                    (resource->max_num_eps == PSEL_SIZE_UNLIMITED) ? "inf" :
-                    (snprintf(buf, sizeof(buf), "%zu", resource->max_num_eps),
-                     buf));
+                    psel_size_or_inf_str(resource->max_num_eps, buf,
+                                         sizeof(buf)));
     PSEL_PRINT_LINE(stream, "device address", "%zu bytes",
                     resource->device_addr_len);
     PSEL_PRINT_LINE(stream, "iface address", "%zu bytes",

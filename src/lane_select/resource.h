@@ -22,6 +22,8 @@
 
 #define PSEL_NAME_MAX        64   /**< Max length of any name, with the NUL */
 #define PSEL_SIZE_UNLIMITED  SIZE_MAX /**< "unlimited" / "inf" size limit */
+#define PSEL_DEV_ADDR_MAX    64   /**< Device address bytes kept (as hex) */
+#define PSEL_DEV_ADDR_HEX_MAX (2 * PSEL_DEV_ADDR_MAX + 1) /**< Hex, with the NUL */
 
 
 /** Limits of one operation class (put, get or am), as in uct_iface_attr.cap. */
@@ -111,6 +113,15 @@ typedef struct psel_resource {
     uint64_t            atomic64_fops;
 
     size_t              device_addr_len; /**< Bytes of device address */
+    char                dev_addr[PSEL_DEV_ADDR_HEX_MAX]; /**< The UCT device
+                                         address itself, lowercase hex (tcp:
+                                         flags, family, IP), when known: live
+                                         discovery, a peer's worker address
+                                         and snapshots of those; "" from
+                                         `ucx_info -d` or when longer than
+                                         PSEL_DEV_ADDR_MAX. Identifies the
+                                         peer device a measured rail was
+                                         measured against (calib.h) */
     size_t              iface_addr_len;  /**< Bytes of iface address */
     size_t              ep_addr_len;     /**< Bytes of ep address (0 if none) */
 

@@ -190,6 +190,32 @@ int psel_flag_bit(psel_flag_set_t set, const char *name);
 
 
 /**
+ * Set a resource's device address (psel_resource_t::dev_addr) from UCT's
+ * bytes: lowercase hex, or "" when @a length is 0 or above
+ * PSEL_DEV_ADDR_MAX.
+ */
+void psel_resource_dev_addr_set(psel_resource_t *resource, const void *addr,
+                                size_t length);
+
+/**
+ * @return Nonzero if @a str is a device address as psel_resource_t::dev_addr
+ *         holds it: 2 to 2 x PSEL_DEV_ADDR_MAX lowercase hex digits, even.
+ */
+int psel_dev_addr_valid(const char *str);
+
+/**
+ * A size limit as the printers and dumps show it: "inf" for
+ * PSEL_SIZE_UNLIMITED (SIZE_MAX), else the decimal number.
+ *
+ * @param [in]  value  The size.
+ * @param [out] buf    Where the number is written (not used for "inf").
+ * @param [in]  max    Size of @a buf.
+ *
+ * @return "inf" or @a buf.
+ */
+const char *psel_size_or_inf_str(size_t value, char *buf, size_t max);
+
+/**
  * @return The name of a device type: "net", "shm", "acc" or "self"; NULL if
  *         out of range.
  */

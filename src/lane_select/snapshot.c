@@ -37,7 +37,9 @@ typedef enum {
     PSEL_SNAPSHOT_TYPE_SIZE,      /* size_t, or "unlimited" */
     PSEL_SNAPSHOT_TYPE_UINT,      /* unsigned */
     PSEL_SNAPSHOT_TYPE_INT_NAMED, /* int, by name (ib port state/link layer) */
-    PSEL_SNAPSHOT_TYPE_FLAGS      /* uint64_t, bit names separated by spaces */
+    PSEL_SNAPSHOT_TYPE_FLAGS,     /* uint64_t, bit names separated by spaces */
+    PSEL_SNAPSHOT_TYPE_DEV_ADDR   /* char[PSEL_DEV_ADDR_HEX_MAX]: hex digits,
+                                     or empty */
 } psel_snapshot_type_t;
 
 /* Groups of keys that come all or none */
@@ -137,6 +139,9 @@ static const psel_snapshot_key_t psel_snapshot_keys[] = {
     PSEL_KEY_FLAGS("atomic64_ops",  atomic64_ops,  ATOMIC),
     PSEL_KEY_FLAGS("atomic64_fops", atomic64_fops, ATOMIC),
     PSEL_KEY("device_addr_len",  SIZE,     device_addr_len),
+    {"dev_addr", PSEL_SNAPSHOT_TYPE_DEV_ADDR, offsetof(psel_resource_t,
+                                                       dev_addr),
+     PSEL_FLAG_SET_LAST, NULL, 0, 1},
     PSEL_KEY("iface_addr_len",   SIZE,     iface_addr_len),
     PSEL_KEY("ep_addr_len",      SIZE,     ep_addr_len),
     PSEL_KEY("reg_cost.c",       DOUBLE,   reg_cost.c),
@@ -230,6 +235,14 @@ static ucs_status_t psel_snapshot_save_resource(const psel_resource_t *resource,
     size_t value;
     unsigned i;
 
+    if (!((resource->bw_dedicated + resource->bw_shared) > 0)) {
+        /* loading refuses it: what is saved must load */
+        ucs_error("resource %.*s/%.*s: bandwidth %g + %g B/s cannot be saved "
+                  "(expected above 0)", PSEL_NAME_MAX, resource->tl_name,
+                  PSEL_NAME_MAX, resource->dev_name, resource->bw_dedicated,
+                  resource->bw_shared);
+        return UCS_ERR_INVALID_PARAM;
+    }
     fprintf(stream, "\n" PSEL_SNAPSHOT_SECTION "\n");
     for (i = 0; i < PSEL_SNAPSHOT_NUM_KEYS; ++i) {
         key   = &psel_snapshot_keys[i];
@@ -247,6 +260,16 @@ static ucs_status_t psel_snapshot_save_resource(const psel_resource_t *resource,
                           "characters, surrounding spaces or too long)",
                           PSEL_NAME_MAX, resource->tl_name, PSEL_NAME_MAX,
                           resource->dev_name, key->name);
+                return UCS_ERR_INVALID_PARAM;
+            }
+            fprintf(stream, "%s", (const char*)field);
+            break;
+        case PSEL_SNAPSHOT_TYPE_DEV_ADDR:
+            if ((*(const char*)field != '\0') &&
+                !psel_dev_addr_valid(field)) {
+                ucs_error("resource %.*s/%.*s: dev_addr cannot be saved (not "
+                          "hex digits)", PSEL_NAME_MAX, resource->tl_name,
+                          PSEL_NAME_MAX, resource->dev_name);
                 return UCS_ERR_INVALID_PARAM;
             }
             fprintf(stream, "%s", (const char*)field);
@@ -369,6 +392,7 @@ static void psel_snapshot_json_resource(const psel_resource_t *resource,
         switch (key->type) {
         case PSEL_SNAPSHOT_TYPE_STRING:
         case PSEL_SNAPSHOT_TYPE_NAME:
+        case PSEL_SNAPSHOT_TYPE_DEV_ADDR:
             psel_json_string(stream, field);
             break;
         case PSEL_SNAPSHOT_TYPE_DEV_TYPE:
@@ -459,6 +483,10 @@ typedef struct psel_snapshot_parser {
 
 #define psel_snapshot_error(_parser, _fmt, ...) \
     ucs_error("%s:%u: " _fmt, (_parser)->name, (_parser)->line, ## __VA_ARGS__)
+
+/* An error about an earlier line of the section */
+#define psel_snapshot_error_at(_parser, _line, _fmt, ...) \
+    ucs_error("%s:%u: " _fmt, (_parser)->name, (_line), ## __VA_ARGS__)
 
 /* "file:line:column: expected WHAT for KEY, found 'VALUE'" */
 static ucs_status_t
@@ -624,6 +652,15 @@ psel_snapshot_parse_value(psel_snapshot_parser_t *parser,
             status = UCS_ERR_INVALID_PARAM;
         }
         return status;
+    case PSEL_SNAPSHOT_TYPE_DEV_ADDR:
+        if ((value[0] != '\0') && !psel_dev_addr_valid(value)) {
+            return psel_snapshot_value_error(parser, key->name, value,
+                                             "an even number of lowercase hex "
+                                             "digits (at most 128), or "
+                                             "nothing");
+        }
+        ucs_strncpy_zero(field, value, PSEL_DEV_ADDR_HEX_MAX);
+        return UCS_OK;
     case PSEL_SNAPSHOT_TYPE_DEV_TYPE:
         for (dev_type = 0; dev_type < UCT_DEVICE_TYPE_LAST; ++dev_type) {
             name = psel_device_type_name(dev_type);
@@ -661,6 +698,20 @@ psel_snapshot_parse_value(psel_snapshot_parser_t *parser,
     return UCS_ERR_INVALID_PARAM;
 }
 
+/* The line of key @a name in the section being read (0 if absent) */
+static unsigned psel_snapshot_key_line(const psel_snapshot_parser_t *parser,
+                                       const char *name)
+{
+    unsigned i;
+
+    for (i = 0; i < PSEL_SNAPSHOT_NUM_KEYS; ++i) {
+        if (!strcmp(psel_snapshot_keys[i].name, name)) {
+            return parser->key_line[i];
+        }
+    }
+    return 0;
+}
+
 /* Validate the section being read and append it to the table */
 static ucs_status_t psel_snapshot_end_section(psel_snapshot_parser_t *parser)
 {
@@ -696,6 +747,18 @@ static ucs_status_t psel_snapshot_end_section(psel_snapshot_parser_t *parser)
                                 psel_snapshot_group_names[key->group]);
             return UCS_ERR_INVALID_PARAM;
         }
+    }
+    if (!((resource->bw_dedicated + resource->bw_shared) > 0)) {
+        /* a lane that moves nothing: lane scores and costs divide by it */
+        psel_snapshot_error_at(parser,
+                               ucs_max(psel_snapshot_key_line(parser,
+                                                              "bw_dedicated"),
+                                       psel_snapshot_key_line(parser,
+                                                              "bw_shared")),
+                               "resource section at line %u: bw_dedicated + "
+                               "bw_shared is 0, expected above 0",
+                               parser->section_line);
+        return UCS_ERR_INVALID_PARAM;
     }
     resource->ib.valid = (num_group[PSEL_SNAPSHOT_GROUP_IB] != 0);
     if (num_group[PSEL_SNAPSHOT_GROUP_OP] == 0) {

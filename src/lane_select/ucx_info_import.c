@@ -11,6 +11,7 @@
 #include <ucs/debug/log_def.h>
 #include <ucs/memory/memory_type.h>
 #include <ucs/sys/compiler_def.h>
+#include <ucs/sys/math.h>
 #include <ucs/sys/string.h>
 
 #include <ctype.h>
@@ -24,7 +25,6 @@
 #include <sys/types.h>
 
 /* ucx_info prints bandwidth in MB/sec with MB = 2^20 bytes (UCS_MBYTE) */
-#define PSEL_IMPORT_MBYTE        1048576.0
 #define PSEL_IMPORT_INITIAL_CAP  8
 
 
@@ -85,7 +85,7 @@ static const psel_ikey_t psel_ikeys[] = {
     {"system device", PSEL_IKEY_SYS_DEV, 0, 0, 0, 0, "'NAME (N)' or '<unknown>'"},
     {"bandwidth", PSEL_IKEY_BANDWIDTH, 0, 0, 0, 1,
      "'SHARED/ppn + DEDICATED MB/sec', 'DEDICATED + SHARED MB/sec' or "
-     "'N MB/sec'"},
+     "'N MB/sec', above 0 in total"},
     {"latency", PSEL_IKEY_LATENCY, 0, 0, 0, 1,
      "'C nsec', 'C + M * N nsec' or 'C nsec + M * N'"},
     {"overhead", PSEL_IKEY_OVERHEAD, 0, 0, 0, 1, "'N nsec'"},
@@ -629,10 +629,10 @@ static int psel_import_bw_unit(const char **p, double *scale_p)
         const char *name;
         double     scale;
     } units[] = {
-        {"MB/sec", PSEL_IMPORT_MBYTE},          {"MB/s", PSEL_IMPORT_MBYTE},
-        {"MiB/s", PSEL_IMPORT_MBYTE},           {"GB/sec", 1024.0 * PSEL_IMPORT_MBYTE},
-        {"GB/s", 1024.0 * PSEL_IMPORT_MBYTE},   {"KB/sec", PSEL_IMPORT_MBYTE / 1024.0},
-        {"KB/s", PSEL_IMPORT_MBYTE / 1024.0}
+        {"MB/sec", UCS_MBYTE},       {"MB/s", UCS_MBYTE},
+        {"MiB/s", UCS_MBYTE},        {"GB/sec", UCS_GBYTE},
+        {"GB/s", UCS_GBYTE},         {"KB/sec", UCS_KBYTE},
+        {"KB/s", UCS_KBYTE}
     };
     unsigned i;
 
@@ -673,6 +673,10 @@ static int psel_import_bandwidth(psel_import_t *imp, const char **p)
     }
     if (!psel_import_bw_unit(&s, &scale) || !psel_import_at_end(&s)) {
         return psel_import_fail(p, s);
+    }
+    if (!((x + y) > 0)) {
+        /* a lane that moves nothing: lane scores and costs divide by it */
+        return psel_import_fail(p, *p);
     }
 
     switch (form) {

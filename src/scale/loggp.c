@@ -60,25 +60,14 @@ psel_loggp_t psel_loggp_at(const psel_select_table_t *table,
     const psel_proto_caps_t *caps  = &table->caps[elem->proto_index];
     const psel_perf_range_t *range = psel_proto_caps_range(caps, n);
 
-    ucs_linear_func_t multi = ucs_linear_func_make(0, 0);
-    const ucs_linear_func_t *s, *r;
-    unsigned i;
-
     if (row_p != NULL) {
         *row_p = (unsigned)(elem - table->elems);
     }
-    /* the multi cost is the envelope of the stages, one range per stage
-     * that paces it (the ranges of one stage sum share the single line):
-     * LogGP's gap is the envelope's constant and G its steepest slope */
-    s = &range->perf[PSEL_PERF_SINGLE];
-    for (i = 0; i < caps->num_ranges; ++i) {
-        r = &caps->ranges[i].perf[PSEL_PERF_SINGLE];
-        if ((r->c == s->c) && (r->m == s->m)) {
-            multi.c = ucs_max(multi.c, caps->ranges[i].perf[PSEL_PERF_MULTI].c);
-            multi.m = ucs_max(multi.m, caps->ranges[i].perf[PSEL_PERF_MULTI].m);
-        }
-    }
-    return psel_loggp_from_lines(*s, multi,
+    /* the range covering n: its multi line is the stage that paces a
+     * stream of n-byte messages (the envelope's piece at n), its single
+     * line one message alone */
+    return psel_loggp_from_lines(range->perf[PSEL_PERF_SINGLE],
+                                 range->perf[PSEL_PERF_MULTI],
                                  psel_loggp_lanes_overhead(sets, caps->lanes));
 }
 

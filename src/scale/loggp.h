@@ -8,10 +8,12 @@
  *  - single line c_s + m_s·n: one message alone, so L + 2o = c_s, and its
  *    bytes cost G1 = m_s each;
  *  - multi line c_m + m_m·n: per message when streamed, so g = c_m (the gap
- *    between messages) and G = m_m (time per byte, LogGP's G); the multi
- *    cost is the envelope of the protocol's stages (perf.h), so g is its
- *    largest constant and G its steepest slope over the ranges of the same
- *    stage sum;
+ *    between messages) and G = m_m (time per byte, LogGP's G), of the
+ *    range that covers n: the multi cost is the envelope of the protocol's
+ *    send, wire and receive stages (proto_common.h), one range per stage
+ *    that paces it, so g and G are the pacing stage's at n (the sender's
+ *    CPU for small messages, the wire for large ones), never a bound mixed
+ *    from several stages;
  *  - o, the CPU overhead at each end, from the lanes' attributes:
  *    (o_send + o_recv) / 2 of the slowest lane of the protocol, at most
  *    c_s / 2 (a protocol's line may count less overhead than its lanes

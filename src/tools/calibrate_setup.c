@@ -338,6 +338,7 @@ static ucs_status_t cal_rails(cal_ctx_t *ctx, const cal_setup_t *setup,
                               double end)
 {
     char names[PSEL_CALIB_MAX_RAILS][PSEL_LANE_NAME_MAX], local[128];
+    char peers[PSEL_CALIB_MAX_RAILS][PSEL_DEV_ADDR_HEX_MAX];
     double lat[PSEL_CALIB_MAX_RAILS], bw[PSEL_CALIB_MAX_RAILS], fastest = 0;
     double steal, load;
     cal_cpu_sample_t before, after;
@@ -358,6 +359,13 @@ static ucs_status_t cal_rails(cal_ctx_t *ctx, const cal_setup_t *setup,
             fprintf(stderr, "psel_calibrate: cannot connect over %s alone\n",
                     names[i]);
             return status;
+        }
+        /* a rail is what this lane does to this peer's device */
+        if (psel_ep_lane_peer(ctx->run.ep, names[i], peers[i],
+                              sizeof(peers[i])) != UCS_OK) {
+            printf("# %-4s rails: not measured (the peer's device address "
+                   "of %s is not known)\n", setup->name, names[i]);
+            return UCS_OK;
         }
         status = cal_rail(ctx, psel_oob_time() +
                                (end - psel_oob_time()) / (num - i),
@@ -386,15 +394,17 @@ static ucs_status_t cal_rails(cal_ctx_t *ctx, const cal_setup_t *setup,
     }
 
     for (i = 0; i < num; ++i) {
-        status = psel_calib_rail_set(&ctx->calib, names[i], lat[i], bw[i]);
+        status = psel_calib_rail_set(&ctx->calib, names[i], peers[i], lat[i],
+                                     bw[i]);
         if (status != UCS_OK) {
             fprintf(stderr, "psel_calibrate: rail %s: %s\n", names[i],
                     ucs_status_string(status));
             return status;
         }
         printf("# %-4s rail %-20s latency %8.3f us  bandwidth %8.1f MB/s "
-               "(%.0f%% of the fastest)\n", setup->name, names[i],
-               lat[i] * 1e6, bw[i] / 1e6, 100 * bw[i] / fastest);
+               "(%.0f%% of the fastest), to %s\n", setup->name, names[i],
+               lat[i] * 1e6, bw[i] / UCS_MBYTE, 100 * bw[i] / fastest,
+               peers[i]);
     }
     fflush(stdout);
     return cal_write_rails_file(ctx);

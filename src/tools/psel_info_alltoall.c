@@ -24,9 +24,9 @@ static void a2a_print_params(FILE *stream, const psel_select_table_t *table,
                              const psel_lane_sets_t *sets)
 {
     const psel_proto_caps_t *caps;
+    size_t start, end, piece;
     char sizes[64];
     psel_loggp_t p;
-    size_t start;
     unsigned row;
 
     fprintf(stream, "# %-18s %-11s %-26s %8s %8s %8s %10s %10s\n", "sizes",
@@ -34,18 +34,27 @@ static void a2a_print_params(FILE *stream, const psel_select_table_t *table,
             "G1 [ns/KB]");
     for (row = 0; row < table->count; ++row) {
         start = (row == 0) ? 0 : (table->elems[row - 1].max_length + 1);
+        end   = table->elems[row].max_length;
         caps  = &table->caps[table->elems[row].proto_index];
-        p     = psel_loggp_at(table, sets, start, NULL);
-        if (table->elems[row].max_length == SIZE_MAX) {
-            snprintf(sizes, sizeof(sizes), "%zu..inf", start);
-        } else {
-            snprintf(sizes, sizeof(sizes), "%zu..%zu", start,
-                     table->elems[row].max_length);
+        /* one line per range of the protocol in the row: g and G are the
+         * stage that paces the stream there */
+        for (;; start = piece + 1) {
+            piece = ucs_min(psel_proto_caps_range(caps, start)->max_length,
+                            end);
+            p     = psel_loggp_at(table, sets, start, NULL);
+            if (piece == SIZE_MAX) {
+                snprintf(sizes, sizeof(sizes), "%zu..inf", start);
+            } else {
+                snprintf(sizes, sizeof(sizes), "%zu..%zu", start, piece);
+            }
+            fprintf(stream, "# %-18s %-11s %-26.26s %8.3f %8.3f %8.3f %10.2f "
+                    "%10.2f\n", sizes, table->elems[row].proto->name,
+                    caps->lanes, p.L * 1e6, p.o * 1e6, p.g * 1e6,
+                    p.G * 1e9 * 1024, p.G1 * 1e9 * 1024);
+            if (piece >= end) {
+                break;
+            }
         }
-        fprintf(stream, "# %-18s %-11s %-26.26s %8.3f %8.3f %8.3f %10.2f "
-                "%10.2f\n", sizes, table->elems[row].proto->name, caps->lanes,
-                p.L * 1e6, p.o * 1e6, p.g * 1e6, p.G * 1e9 * 1024,
-                p.G1 * 1e9 * 1024);
     }
 }
 

@@ -252,15 +252,6 @@ static int psel_cmp_same_class(const char *a, const char *b)
     return (len == strcspn(b, "/")) && !strncmp(a, b, len);
 }
 
-static const char *psel_cmp_size_str(size_t size, char *buf, size_t max)
-{
-    if (size == SIZE_MAX) {
-        return "inf";
-    }
-    snprintf(buf, max, "%zu", size);
-    return buf;
-}
-
 static unsigned psel_cmp_merge(const psel_ep_config_t *ep,
                                const psel_select_table_t *table,
                                const psel_cmp_ucx_t *ucx,
@@ -346,8 +337,8 @@ static void psel_cmp_print_text(const char *path, const psel_cmp_ucx_t *ucx,
            "protosel", "");
     for (i = 0; i < count; ++i) {
         snprintf(size, sizeof(size), "%s..%s",
-                 psel_cmp_size_str(ranges[i].start, a, sizeof(a)),
-                 psel_cmp_size_str(ranges[i].end, b, sizeof(b)));
+                 psel_size_or_inf_str(ranges[i].start, a, sizeof(a)),
+                 psel_size_or_inf_str(ranges[i].end, b, sizeof(b)));
         printf("# %c %-22s | %-12s %-34.34s | %-12s %s\n", ranges[i].mark,
                size, ranges[i].ucx ? ranges[i].ucx->proto : "-",
                ranges[i].ucx ? (ranges[i].ucx->lanes[0] ?
@@ -410,7 +401,7 @@ static void psel_cmp_print_json(const char *path, const psel_cmp_ucx_t *ucx,
     for (i = 0; i < count; ++i) {
         printf("%s\n  {\"start\": %zu, \"end\": ", i ? "," : "",
                ranges[i].start);
-        psel_json_string(stdout, psel_cmp_size_str(ranges[i].end, a,
+        psel_json_string(stdout, psel_size_or_inf_str(ranges[i].end, a,
                                                         sizeof(a)));
         printf(", \"differs\": \"%s\", \"ucx\": {\"protocol\": ",
                (ranges[i].mark == '*') ? "class" :

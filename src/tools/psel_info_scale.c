@@ -261,7 +261,7 @@ static int sweep_lanes(const psel_info_ep_ctx_t *ctx, size_t num_eps,
     }
     status = psel_ep_config_init(ep, &params);
     if (status == UCS_OK) {
-        *lanes = ep->lanes;
+        psel_ep_lanes_copy(lanes, &ep->lanes); /* ep is freed below */
         psel_ep_config_cleanup(ep);
     }
     free(ep);
@@ -315,7 +315,7 @@ static unsigned sweep_add_set(psel_info_sweep_t *sweep,
     if (sweep->num_sets == PSEL_INFO_SWEEP_MAX_SETS) {
         return sweep->num_sets - 1;
     }
-    sweep->sets[sweep->num_sets]  = *lanes;
+    psel_ep_lanes_copy(&sweep->sets[sweep->num_sets], lanes);
     sweep->first[sweep->num_sets] = at;
     return sweep->num_sets++;
 }
@@ -399,7 +399,7 @@ static int sweep_run(const psel_info_ep_ctx_t *ctx, size_t nmax,
                     lo = mid;
                 } else {
                     hi = mid;
-                    *b = *m;
+                    psel_ep_lanes_copy(b, m);
                     memcpy(sb, sm, sizeof(sb));
                 }
             }
@@ -415,7 +415,7 @@ static int sweep_run(const psel_info_ep_ctx_t *ctx, size_t nmax,
                 goto out;
             }
         }
-        *a = *b;
+        psel_ep_lanes_copy(a, b);
     }
     ret = 0;
 out:

@@ -279,23 +279,41 @@ psel_calib_line_t *psel_calib_line_get_via(psel_calib_t *calib,
     return line;
 }
 
+/* The rail of exactly (@a lane, @a peer) */
+psel_calib_rail_t *psel_calib_rail_get(const psel_calib_t *calib,
+                                       const char *lane, const char *peer)
+{
+    unsigned i;
+
+    for (i = 0; i < calib->num_rails; ++i) {
+        if (!strcmp(calib->rails[i].lane, lane) &&
+            !strcmp(calib->rails[i].peer, peer)) {
+            return (psel_calib_rail_t*)&calib->rails[i];
+        }
+    }
+    return NULL;
+}
+
 ucs_status_t psel_calib_rail_set(psel_calib_t *calib, const char *lane,
-                                 double latency, double bandwidth)
+                                 const char *peer, double latency,
+                                 double bandwidth)
 {
     psel_calib_rail_t *rail;
 
     if (!psel_calib_token_ok(lane, PSEL_LANE_NAME_MAX) ||
+        ((peer[0] != '\0') && !psel_dev_addr_valid(peer)) ||
         !isfinite(latency) || !(latency > 0) || !isfinite(bandwidth) ||
         !(bandwidth > 0)) {
         return UCS_ERR_INVALID_PARAM;
     }
-    rail = (psel_calib_rail_t*)psel_calib_rail_find(calib, lane);
+    rail = psel_calib_rail_get(calib, lane, peer);
     if (rail == NULL) {
         if (calib->num_rails >= PSEL_CALIB_MAX_RAILS) {
             return UCS_ERR_EXCEEDS_LIMIT;
         }
         rail = &calib->rails[calib->num_rails++];
         ucs_strncpy_zero(rail->lane, lane, sizeof(rail->lane));
+        ucs_strncpy_zero(rail->peer, peer, sizeof(rail->peer));
     }
     rail->latency   = latency;
     rail->bandwidth = bandwidth;
@@ -303,16 +321,39 @@ ucs_status_t psel_calib_rail_set(psel_calib_t *calib, const char *lane,
 }
 
 const psel_calib_rail_t *psel_calib_rail_find(const psel_calib_t *calib,
-                                              const char *lane)
+                                              const char *lane,
+                                              const psel_resource_table_t *peer,
+                                              const psel_resource_t *remote)
 {
+    const psel_calib_rail_t *rail = NULL;
     unsigned i;
 
-    for (i = 0; i < calib->num_rails; ++i) {
-        if (!strcmp(calib->rails[i].lane, lane)) {
-            return &calib->rails[i];
+    if (remote->dev_addr[0] != '\0') {
+        rail = psel_calib_rail_get(calib, lane, remote->dev_addr);
+    }
+    for (i = 0; (rail == NULL) && (i < peer->count); ++i) {
+        if (peer->resources[i].dev_addr[0] != '\0') {
+            rail = psel_calib_rail_get(calib, lane,
+                                       peer->resources[i].dev_addr);
         }
     }
-    return NULL;
+    return (rail != NULL) ? rail : psel_calib_rail_get(calib, lane, "");
+}
+
+int psel_calib_rail_measured(void *calib, const char *lane,
+                             const psel_resource_table_t *peer,
+                             const psel_resource_t *remote, double *latency,
+                             double *bandwidth)
+{
+    const psel_calib_rail_t *rail = psel_calib_rail_find(calib, lane, peer,
+                                                         remote);
+
+    if (rail == NULL) {
+        return 0;
+    }
+    *latency   = rail->latency;
+    *bandwidth = rail->bandwidth;
+    return 1;
 }
 
 unsigned psel_calib_point_index(const psel_calib_line_t *line, size_t size)

@@ -24,9 +24,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define PSEL_CALIB_FORMAT_VERSION 3    /**< Written on line 2; 1 to 3 are read
+#define PSEL_CALIB_FORMAT_VERSION 4    /**< Written on line 2; 1 to 4 are read
                                             (2 added noise and rail lines, 3
-                                            the lines measured through UCP) */
+                                            the rail's peer and B/s, 4 the
+                                            lines measured through UCP) */
 #define PSEL_CALIB_PROTO_MAX      32   /**< Bytes of a protocol name, with NUL */
 #define PSEL_CALIB_MAX_LINES      512  /**< Lines (proto, lanes, memtype) per calibration */
 #define PSEL_CALIB_MAX_POINTS     4096 /**< Points per line */
@@ -84,11 +85,17 @@ typedef struct psel_calib_line {
 
 
 /**
- * One rail (network lane) measured on its own: what selection takes instead
- * of the lane's advertised latency and bandwidth (lane_engine.h).
+ * One rail (network lane) measured on its own against one peer device: what
+ * selection takes instead of the lane's advertised latency and bandwidth
+ * (lane_engine.h) on endpoints whose lane reaches that device.
  */
 typedef struct psel_calib_rail {
     char   lane[PSEL_LANE_NAME_MAX]; /**< Local "transport/device", "tcp/eth1" */
+    char   peer[PSEL_DEV_ADDR_HEX_MAX]; /**< The peer device it was measured
+                                          against: its device address
+                                          (psel_resource_t::dev_addr); ""
+                                          applies to every peer (a rail of
+                                          format 2, which named none) */
     double latency;                  /**< Half the round trip of a small
                                           message over this rail alone [s] */
     double bandwidth;                /**< Streaming bandwidth of this rail
@@ -119,7 +126,7 @@ typedef struct psel_calib {
     int      has_noise;           /**< Whether @a noise was measured */
     psel_calib_noise_t noise;     /**< The machine's noise while measuring */
     unsigned num_rails;           /**< Entries in @a rails */
-    psel_calib_rail_t rails[PSEL_CALIB_MAX_RAILS]; /**< Unique lane names */
+    psel_calib_rail_t rails[PSEL_CALIB_MAX_RAILS]; /**< Unique (lane, peer) */
     unsigned num_lines;           /**< Entries in @a lines */
     psel_calib_line_t *lines;     /**< Room for PSEL_CALIB_MAX_LINES, so a line
                                        pointer stays valid until cleanup */
@@ -417,28 +424,53 @@ psel_calib_match_t psel_calib_check(const psel_calib_t *calib, char *why,
 
 
 /**
- * Record a rail's measurement (replacing an earlier one of the same lane).
+ * Record a rail's measurement (replacing an earlier one of the same lane and
+ * peer).
  *
  * @param [in,out] calib      Calibration.
  * @param [in]     lane       Local "transport/device": a token shorter than
  *                            PSEL_LANE_NAME_MAX.
+ * @param [in]     peer       The peer device's address
+ *                            (psel_resource_t::dev_addr), or "" for a rail
+ *                            that applies to every peer.
  * @param [in]     latency    Half round trip of a small message [s], > 0.
  * @param [in]     bandwidth  Streaming bandwidth [B/s], > 0.
  *
- * @return UCS_OK; UCS_ERR_INVALID_PARAM on a bad name or value;
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM on a bad name, peer or value;
  *         UCS_ERR_EXCEEDS_LIMIT at PSEL_CALIB_MAX_RAILS rails.
  */
 ucs_status_t psel_calib_rail_set(psel_calib_t *calib, const char *lane,
-                                 double latency, double bandwidth);
+                                 const char *peer, double latency,
+                                 double bandwidth);
 
 
 /**
- * Find a rail's measurement.
+ * The rail that applies to lane @a lane of an endpoint to @a peer, reaching
+ * its device @a remote: the one measured against that device; else one
+ * measured against another device of @a peer (the same host: a rail
+ * describes what the local device does towards it); else one that names
+ * no peer.
  *
- * @return The rail, or NULL if @a lane was not measured.
+ * @param [in] peer    The peer's resources (their dev_addr; "" where not
+ *                     known: then only a rail that names no peer applies).
+ * @param [in] remote  The peer's resource the lane reaches.
+ *
+ * @return The rail, or NULL.
  */
 const psel_calib_rail_t *psel_calib_rail_find(const psel_calib_t *calib,
-                                              const char *lane);
+                                              const char *lane,
+                                              const psel_resource_table_t *peer,
+                                              const psel_resource_t *remote);
+
+
+/**
+ * Lane selection's psel_lane_measured_cb_t over a calibration's rails
+ * (@a calib is the psel_calib_t): psel_calib_rail_find().
+ */
+int psel_calib_rail_measured(void *calib, const char *lane,
+                             const psel_resource_table_t *peer,
+                             const psel_resource_t *remote, double *latency,
+                             double *bandwidth);
 
 
 /**

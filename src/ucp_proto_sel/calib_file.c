@@ -24,7 +24,9 @@
 #define PSEL_CALIB_MAGIC        "protosel-calibration"
 #define PSEL_CALIB_NS           1e9      /* ns per second */
 #define PSEL_CALIB_KB           1024.0   /* bytes per KB in slopes */
-#define PSEL_CALIB_MB           1e6      /* bytes/s per MB/s in rails */
+#define PSEL_CALIB_MB_V2        1e6      /* bytes/s per MB/s in format 2
+                                            rails (format 3 has B/s) */
+#define PSEL_CALIB_ANY_PEER     "*"      /* a rail's peer: every peer */
 #define PSEL_CALIB_VALUE_MIN    1e-30    /* smallest nonzero number in a file */
 #define PSEL_CALIB_VALUE_MAX    1e18     /* largest number in a file [ns] */
 #define PSEL_CALIB_MAX_FILE     (256ul << 20)
@@ -203,16 +205,19 @@ static ucs_status_t psel_calib_write_rail(const psel_calib_rail_t *rail,
 {
     /* what reads back as 0 would not parse as a rail */
     if (!psel_calib_token_ok(rail->lane, sizeof(rail->lane)) ||
+        ((rail->peer[0] != '\0') && !psel_dev_addr_valid(rail->peer)) ||
         !(rail->latency * PSEL_CALIB_NS >= PSEL_CALIB_VALUE_MIN) ||
-        !(rail->bandwidth / PSEL_CALIB_MB >= PSEL_CALIB_VALUE_MIN)) {
-        ucs_error("calibration rail '%.*s': bad name, latency %g or "
+        !(rail->bandwidth >= PSEL_CALIB_VALUE_MIN)) {
+        ucs_error("calibration rail '%.*s': bad name, peer, latency %g or "
                   "bandwidth %g", (int)sizeof(rail->lane), rail->lane,
                   rail->latency, rail->bandwidth);
         return UCS_ERR_INVALID_PARAM;
     }
-    ucs_string_buffer_appendf(strb, "rail %s", rail->lane);
+    ucs_string_buffer_appendf(strb, "rail %s %s", rail->lane,
+                              (rail->peer[0] != '\0') ? rail->peer :
+                                                         PSEL_CALIB_ANY_PEER);
     if (!psel_calib_append_value(strb, rail->latency * PSEL_CALIB_NS) ||
-        !psel_calib_append_value(strb, rail->bandwidth / PSEL_CALIB_MB)) {
+        !psel_calib_append_value(strb, rail->bandwidth)) {
         ucs_error("calibration rail %s: latency %g or bandwidth %g out of "
                   "range", rail->lane, rail->latency, rail->bandwidth);
         return UCS_ERR_INVALID_PARAM;
@@ -293,7 +298,8 @@ ucs_status_t psel_calib_write(const psel_calib_t *calib, FILE *stream)
         ucs_string_buffer_appendf(&strb, " %u\n", calib->noise.refused);
     }
     ucs_string_buffer_appendf(&strb,
-            "# rail <lane> <latency [ns]> <bandwidth [MB/s]>\n"
+            "# rail <lane> <peer device address|*> <latency [ns]> "
+            "<bandwidth [B/s]>\n"
             "# range <proto> <lanes> <memtype> <max_length|inf> "
             "<single c [ns]> <single m [ns/KB]> <multi c [ns]> "
             "<multi m [ns/KB]>\n"
@@ -463,6 +469,8 @@ typedef struct psel_calib_parser {
     unsigned     line_no;                        /* current text line */
     int          have_magic;                     /* first line seen */
     unsigned     version;                        /* its format version */
+    unsigned     any_peer_line;                  /* first rail naming no
+                                                    peer, or 0 */
     unsigned     hdr_line[PSEL_CALIB_HDR_LAST];  /* where each was, or 0 */
     int          in_data;                        /* a range/point was seen */
     unsigned     range_line[PSEL_CALIB_MAX_LINES]; /* last range of each line */
@@ -623,33 +631,63 @@ static ucs_status_t psel_calib_parse_noise(psel_calib_parser_t *p,
     return UCS_OK;
 }
 
-/* rail <lane> <latency [ns]> <bandwidth [MB/s]> */
+/*
+ * Format 3: rail <lane> <peer device address|*> <latency [ns]> <bandwidth
+ * [B/s]>; formats 1 and 2: rail <lane> <latency [ns]> <bandwidth [MB/s],
+ * MB = 10^6 B>, which names no peer: it applies to every peer, as it did
+ * (warned: measure again to record the peer)
+ */
 static ucs_status_t psel_calib_parse_rail(psel_calib_parser_t *p,
                                           char **tokens, unsigned count)
 {
-    char lane[PSEL_LANE_NAME_MAX];
+    unsigned fields = (p->version >= 3) ? 4 : 3;
+    char lane[PSEL_LANE_NAME_MAX], peer[PSEL_DEV_ADDR_HEX_MAX];
     double latency, bandwidth;
     ucs_status_t status;
+    char **values;
 
-    if (count != 4) {
-        psel_calib_parse_error(p, "rail: expected 3 fields (lane latency "
-                               "bandwidth), got %u", count - 1);
+    if (count != fields + 1) {
+        psel_calib_parse_error(p, "rail: expected %u fields (%s), got %u",
+                               fields, (fields == 4) ?
+                               "lane peer latency bandwidth" :
+                               "lane latency bandwidth", count - 1);
         return UCS_ERR_INVALID_PARAM;
     }
-    if ((psel_calib_parse_token(p, "lane", tokens[1], lane, sizeof(lane)) !=
+    if (psel_calib_parse_token(p, "lane", tokens[1], lane, sizeof(lane)) !=
+        UCS_OK) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    peer[0] = '\0';
+    if (fields == 4) {
+        if (!strcmp(tokens[2], PSEL_CALIB_ANY_PEER)) {
+            /* written from a format 2 rail */
+        } else if (psel_dev_addr_valid(tokens[2])) {
+            ucs_strncpy_zero(peer, tokens[2], sizeof(peer));
+        } else {
+            psel_calib_token_error(p, tokens[2], "peer '%s': expected a "
+                                   "device address (an even number of "
+                                   "lowercase hex digits, at most %u) or "
+                                   "'" PSEL_CALIB_ANY_PEER "'", tokens[2],
+                                   2 * PSEL_DEV_ADDR_MAX);
+            return UCS_ERR_INVALID_PARAM;
+        }
+    }
+    values = &tokens[fields - 1];
+    if ((psel_calib_parse_value(p, "latency", values[0], 0, &latency) !=
          UCS_OK) ||
-        (psel_calib_parse_value(p, "latency", tokens[2], 0, &latency) !=
-         UCS_OK) ||
-        (psel_calib_parse_value(p, "bandwidth", tokens[3], 0, &bandwidth) !=
+        (psel_calib_parse_value(p, "bandwidth", values[1], 0, &bandwidth) !=
          UCS_OK)) {
         return UCS_ERR_INVALID_PARAM;
     }
-    if (psel_calib_rail_find(&p->calib, lane) != NULL) {
-        psel_calib_parse_error(p, "rail %s: duplicate", lane);
+    if (psel_calib_rail_get(&p->calib, lane, peer) != NULL) {
+        psel_calib_parse_error(p, "rail %s to %s: duplicate", lane,
+                               (peer[0] != '\0') ? peer : "every peer");
         return UCS_ERR_INVALID_PARAM;
     }
-    status = psel_calib_rail_set(&p->calib, lane, latency / PSEL_CALIB_NS,
-                                 bandwidth * PSEL_CALIB_MB);
+    status = psel_calib_rail_set(&p->calib, lane, peer,
+                                 latency / PSEL_CALIB_NS,
+                                 (fields == 4) ? bandwidth :
+                                 (bandwidth * PSEL_CALIB_MB_V2));
     if (status != UCS_OK) {
         psel_calib_parse_error(p, "rail %s: %s (latency and bandwidth above "
                                "0, at most %u rails)", lane,
@@ -657,6 +695,9 @@ static ucs_status_t psel_calib_parse_rail(psel_calib_parser_t *p,
                                "too many rails" : "bad value",
                                PSEL_CALIB_MAX_RAILS);
         return UCS_ERR_INVALID_PARAM;
+    }
+    if ((peer[0] == '\0') && (p->any_peer_line == 0)) {
+        p->any_peer_line = p->line_no; /* warned once the file is read */
     }
     return UCS_OK;
 }
@@ -980,8 +1021,8 @@ static ucs_status_t psel_calib_parse_text_line(psel_calib_parser_t *p,
     }
 
 found:
-    if ((via == PSEL_CALIB_VIA_UCP) && (p->version < 3)) {
-        psel_calib_parse_error(p, "%s: a record of format version 3, in a "
+    if ((via == PSEL_CALIB_VIA_UCP) && (p->version < 4)) {
+        psel_calib_parse_error(p, "%s: a record of format version 4, in a "
                                "file of version %u", tokens[0], p->version);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -1072,6 +1113,13 @@ ucs_status_t psel_calib_parse(const char *text, size_t length,
     }
 
     if (status == UCS_OK) {
+        if (p->any_peer_line != 0) {
+            ucs_warn("%s:%u: rails that name no peer (%s): lane selection "
+                     "takes them for endpoints to every host; run "
+                     "psel_calibrate again to record the peer each was "
+                     "measured against", p->name, p->any_peer_line,
+                     (p->version >= 3) ? "'*'" : "format 2");
+        }
         *calib = p->calib;
     } else {
         psel_calib_cleanup(&p->calib);

@@ -9,6 +9,8 @@
 
 #include "calib.h"
 
+#include <lane_select/resource_table.h>
+
 
 /**
  * Is @a str one printable token without '#' (which starts a comment),
@@ -49,6 +51,11 @@ psel_calib_line_t *psel_calib_line_add(psel_calib_t *calib,
                                        psel_calib_via_t via, const char *proto,
                                        const char *lanes,
                                        ucs_memory_type_t mem_type);
+
+
+/** The rail of exactly (@a lane, @a peer), or NULL. */
+psel_calib_rail_t *psel_calib_rail_get(const psel_calib_t *calib,
+                                       const char *lane, const char *peer);
 
 
 /** Index of the first point of @a line with size >= @a size. */

@@ -449,11 +449,15 @@ static void psel_calib_noise_print(FILE *stream, const psel_calib_t *calib)
                 noise->refused, (noise->refused == 1) ? "" : "s");
     }
     for (i = 0; i < calib->num_rails; ++i) {
-        fprintf(stream, "%s %s %.1f us %.0f MB/s%s",
+        fprintf(stream, "%s %s %.1f us %.0f MB/s to %s%s",
                 (i == 0) ? "# measured rails:" : ",", calib->rails[i].lane,
-                calib->rails[i].latency * 1e6, calib->rails[i].bandwidth / 1e6,
+                calib->rails[i].latency * 1e6,
+                calib->rails[i].bandwidth / UCS_MBYTE,
+                (calib->rails[i].peer[0] != '\0') ? calib->rails[i].peer :
+                                                     "every peer",
                 (i + 1 == calib->num_rails) ? " (lane selection uses these "
-                "instead of the advertised latency and bandwidth)\n" : "");
+                "instead of the advertised latency and bandwidth, on "
+                "endpoints to the peer each names)\n" : "");
     }
 }
 

@@ -37,20 +37,6 @@ static void psel_ep_lane_limits(const psel_config_t *config, uint32_t roles,
     params->max_ratio = config->multi_lane_max_ratio;
 }
 
-/* Lanes measured by a calibration (its rails) */
-static int psel_ep_rail_measured(void *arg, const char *lane_name,
-                                 double *latency, double *bandwidth)
-{
-    const psel_calib_rail_t *rail = psel_calib_rail_find(arg, lane_name);
-
-    if (rail == NULL) {
-        return 0;
-    }
-    *latency   = rail->latency;
-    *bandwidth = rail->bandwidth;
-    return 1;
-}
-
 ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
                                  const psel_ep_params_t *params)
 {
@@ -90,7 +76,7 @@ ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
     ep->lane_params.reachable_arg = params->reachable_arg;
     ep->lane_params.num_eps       = params->num_eps;
     ep->lane_params.measured      = (params->calib != NULL) ?
-                                    psel_ep_rail_measured : NULL;
+                                    psel_calib_rail_measured : NULL;
     ep->lane_params.measured_arg  = (void*)params->calib;
     status = psel_lanes_select(params->local, params->remote,
                                &ep->lane_params, &ep->lanes);

@@ -77,11 +77,10 @@ unsigned psel_perf_envelope(const ucs_linear_func_t *lines, unsigned num_lines,
          * crossing rounded down, plus one (equal at the crossing itself) */
         end = hi;
         for (i = 0; i < num_lines; ++i) {
-            if (lines[i].m <= lines[best].m) {
-                continue;
-            }
-            cross = (lines[best].c - lines[i].c) / (lines[i].m - lines[best].m);
-            if (cross >= (double)end) {
+            if ((lines[i].m <= lines[best].m) ||
+                (ucs_linear_func_intersect(lines[i], lines[best], &cross) !=
+                 UCS_OK) ||
+                (cross >= (double)end)) {
                 continue;
             }
             first = (cross < (double)start) ? (start + 1) :

@@ -7,6 +7,7 @@
 
 #include "proto_common.h"
 
+#include <lane_select/lane_engine.h>
 #include <ucs/datastruct/string_buffer.h>
 
 #include <ucs/sys/math.h>
@@ -15,13 +16,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-static const char *psel_lane_role_names[] = {
-    [PSEL_LANE_ROLE_AM]     = "am",
-    [PSEL_LANE_ROLE_AM_BW]  = "am_bw",
-    [PSEL_LANE_ROLE_RMA_BW] = "rma_bw",
-    [PSEL_LANE_ROLE_AMO]    = "amo"
-};
 
 ucs_status_t psel_proto_unsupported(psel_proto_caps_t *caps, const char *fmt,
                                     ...)
@@ -60,10 +54,10 @@ ucs_linear_func_t psel_proto_reg_cost(const psel_config_t *config,
     return ucs_linear_func_make(config->rcache_overhead, 0);
 }
 
-/* Take the larger of @a op and one lane's per-operation costs; a lane
- * without them costs its latency and overheads for every class */
+/* Take the larger of each of @a op and one lane's per-operation costs; a
+ * lane without them costs its latency and overheads for every class */
 static void psel_proto_lane_op_max(const psel_lane_t *lane,
-                                   psel_lane_set_op_t op[PSEL_OP_CLASS_LAST])
+                                   psel_op_cost_t op[PSEL_OP_CLASS_LAST])
 {
     psel_op_cost_t cost;
     unsigned i;
@@ -77,10 +71,10 @@ static void psel_proto_lane_op_max(const psel_lane_t *lane,
             cost.send_post = 0;
             cost.recv      = lane->overhead_recv;
         }
-        op[i].latency  = ucs_max(op[i].latency, cost.latency);
-        op[i].overhead = ucs_max(op[i].overhead, cost.send_pre + cost.recv);
-        op[i].send     = ucs_max(op[i].send, cost.send_pre);
-        op[i].frag     = ucs_max(op[i].frag, cost.send_pre + cost.send_post);
+        op[i].latency   = ucs_max(op[i].latency, cost.latency);
+        op[i].send_pre  = ucs_max(op[i].send_pre, cost.send_pre);
+        op[i].send_post = ucs_max(op[i].send_post, cost.send_post);
+        op[i].recv      = ucs_max(op[i].recv, cost.recv);
     }
 }
 
@@ -93,7 +87,6 @@ ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
     ucs_memory_type_t mem_type = params->buf_type.mem_type;
     const psel_lane_set_t *set = &params->lanes->role[role];
     const psel_lane_t *lane;
-    uint64_t md_map = 0;
     unsigned i;
 
     if ((role == PSEL_LANE_ROLE_RMA_BW) && (mem_type < UCS_MEMORY_TYPE_LAST) &&
@@ -109,7 +102,7 @@ ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
     }
     if (set->count == 0) {
         return psel_proto_unsupported(caps_out, "no %s lane",
-                                      psel_lane_role_names[role]);
+                                      psel_lane_role_name(role));
     }
 
     /* the lanes of the role that can run this protocol, best first */
@@ -123,7 +116,7 @@ ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
     }
     if (subset->count == 0) {
         return psel_proto_unsupported(caps_out, "%s lane %s has no %s",
-                                      psel_lane_role_names[role],
+                                      psel_lane_role_name(role),
                                       set->lanes[0]->name,
                                       psel_lane_caps_name(lane_caps));
     }
@@ -135,15 +128,9 @@ ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
     for (i = 0; i < subset->count; ++i) {
         lane             = subset->lanes[i];
         perf->bandwidth += lane->bandwidth;
-        perf->latency    = ucs_max(perf->latency, lane->latency);
-        perf->overhead_send = ucs_max(perf->overhead_send,
-                                      lane->overhead_send);
-        perf->overhead   = ucs_max(perf->overhead, lane->overhead_send +
-                                                   lane->overhead_recv);
         psel_proto_lane_op_max(lane, perf->op);
         /* one registration per memory domain, however many lanes use it */
-        if (!(md_map & UCS_BIT(lane->md_index % 64))) {
-            md_map |= UCS_BIT(lane->md_index % 64);
+        if (psel_lane_set_md_is_new(subset, i)) {
             ucs_linear_func_add_inplace(&perf->reg_cost,
                                         psel_proto_reg_cost(params->config,
                                                             lane));
@@ -239,10 +226,11 @@ ucs_status_t psel_proto_copy_time(const psel_proto_init_params_t *params,
 
 ucs_status_t psel_proto_check_zcopy(const psel_proto_init_params_t *params,
                                     const psel_lane_set_t *set,
-                                    psel_proto_caps_t *caps)
+                                    uint32_t lane_cap, psel_proto_caps_t *caps)
 {
     psel_buffer_type_t bt = params->buf_type;
     unsigned i, count     = set->count;
+    size_t max_iov;
 
     if (bt.dt_class == PSEL_DT_GENERIC) {
         return psel_proto_unsupported(caps, "generic datatypes need pack "
@@ -254,14 +242,43 @@ ucs_status_t psel_proto_check_zcopy(const psel_proto_init_params_t *params,
                                           "memory", set->lanes[i]->name,
                                           ucs_memory_type_names[bt.mem_type]);
         }
-        if ((bt.dt_class == PSEL_DT_IOV) &&
-            (bt.sg_count > set->lanes[i]->max_iov)) {
-            return psel_proto_unsupported(caps, "lane %s takes at most %zu iov "
-                                          "entries, not %u",
+        max_iov = psel_lane_zcopy_limits(set->lanes[i], lane_cap)->max_iov;
+        if ((bt.dt_class == PSEL_DT_IOV) && (bt.sg_count > max_iov)) {
+            return psel_proto_unsupported(caps, "lane %s: %s takes at most "
+                                          "%zu iov entries, not %u",
                                           set->lanes[i]->name,
-                                          set->lanes[i]->max_iov, bt.sg_count);
+                                          psel_lane_caps_name(lane_cap),
+                                          max_iov, bt.sg_count);
         }
     }
+    return UCS_OK;
+}
+
+ucs_status_t psel_proto_frag_sizes(const psel_lane_set_t *set,
+                                   uint32_t lane_cap, size_t hdr,
+                                   size_t *min_length, size_t *frag_size,
+                                   psel_proto_caps_t *caps)
+{
+    const psel_op_limits_t *limits;
+    size_t min = 0, max = SIZE_MAX, lane_max;
+    unsigned i;
+
+    for (i = 0; i < set->count; ++i) {
+        limits   = psel_lane_zcopy_limits(set->lanes[i], lane_cap);
+        lane_max = (lane_cap == PSEL_LANE_CAP_AM_BCOPY) ? limits->max_bcopy :
+                                                          limits->max_zcopy;
+        if (lane_max <= hdr) {
+            return psel_proto_unsupported(caps, "lane %s: %s holds no "
+                                          "payload", set->lanes[i]->name,
+                                          psel_lane_caps_name(lane_cap));
+        }
+        max = ucs_min(max, lane_max - hdr);
+        if (lane_cap != PSEL_LANE_CAP_AM_BCOPY) {
+            min = ucs_max(min, limits->min_zcopy);
+        }
+    }
+    *min_length = min;
+    *frag_size  = max;
     return UCS_OK;
 }
 
@@ -279,36 +296,43 @@ ucs_status_t psel_proto_apply_thresh(size_t thresh, const char *var_name,
 }
 
 void psel_proto_add_range(psel_proto_caps_t *caps, size_t max_length,
-                          const ucs_linear_func_t *stages, unsigned num_stages,
-                          size_t frag_size, double frag_overhead)
+                          const psel_proto_stages_t *stages, size_t frag_size)
 {
-    ucs_linear_func_t all[num_stages + 1], single = ucs_linear_func_make(0, 0);
-    psel_perf_segment_t segments[num_stages + 1];
-    size_t lo = (caps->num_ranges > 0) ?
-                (caps->ranges[caps->num_ranges - 1].max_length + 1) :
-                caps->min_length;
+    /* fragments per byte: each after the first costs its CPU again */
+    double per_byte = (frag_size >= PSEL_FRAG_UNLIMITED) ? 0 :
+                      (1.0 / (double)frag_size);
+    size_t lo       = (caps->num_ranges > 0) ?
+                      (caps->ranges[caps->num_ranges - 1].max_length + 1) :
+                      caps->min_length;
+    ucs_linear_func_t single, multi[3];
+    psel_perf_segment_t segments[3];
     psel_perf_range_t *range;
     unsigned i, count, room;
 
-    memcpy(all, stages, sizeof(*stages) * num_stages);
-    /* each extra fragment costs one more send: frag_overhead per frag_size;
-     * a fragment size near SIZE_MAX means "unlimited" (no fragmentation) */
-    all[num_stages] = ucs_linear_func_make(0, (frag_size >= PSEL_FRAG_UNLIMITED) ?
-                                           0 : frag_overhead / frag_size);
-    for (i = 0; i <= num_stages; ++i) {
-        ucs_linear_func_add_inplace(&single, all[i]);
-    }
+    /* single: a message alone waits for the latencies and every stage */
+    single = ucs_linear_func_add3(stages->send, stages->wire, stages->recv);
+    single.c += stages->latency;
+    single.m += (stages->frag_send + stages->frag_recv) * per_byte;
 
-    /* single: the sum of the stages; multi: the slowest stage at each
-     * size, one range per stage that is the slowest somewhere */
-    count = psel_perf_envelope(all, num_stages + 1, ucs_min(lo, max_length),
-                               max_length, segments);
+    /* multi: the stages as a stream sees them, each host's CPU with what
+     * it spends after its posts and per fragment */
+    multi[0]    = stages->send;
+    multi[0].c += stages->send_post;
+    multi[0].m += stages->frag_send * per_byte;
+    multi[1]    = stages->wire;
+    multi[2]    = stages->recv;
+    multi[2].c += stages->recv_post;
+    multi[2].m += stages->frag_recv * per_byte;
+
+    /* one range per stage that is the slowest somewhere */
+    count = psel_perf_envelope(multi, 3, ucs_min(lo, max_length), max_length,
+                               segments);
     room  = PSEL_PROTO_MAX_RANGES - caps->num_ranges;
     for (i = 0; (i < count) && (i < room); ++i) {
         range                         = &caps->ranges[caps->num_ranges++];
         range->max_length             = segments[i].max_length;
         range->perf[PSEL_PERF_SINGLE] = single;
-        range->perf[PSEL_PERF_MULTI]  = all[segments[i].index];
+        range->perf[PSEL_PERF_MULTI]  = multi[segments[i].index];
     }
     /* out of ranges (no built-in protocol gets here): the last range takes
      * the rest with a bound of the remaining pieces, max(c) + max(m)·x */
@@ -316,10 +340,39 @@ void psel_proto_add_range(psel_proto_caps_t *caps, size_t max_length,
         range             = &caps->ranges[caps->num_ranges - 1];
         range->max_length = max_length;
         range->perf[PSEL_PERF_MULTI].c = ucs_max(range->perf[PSEL_PERF_MULTI].c,
-                                                 all[segments[i].index].c);
+                                                 multi[segments[i].index].c);
         range->perf[PSEL_PERF_MULTI].m = ucs_max(range->perf[PSEL_PERF_MULTI].m,
-                                                 all[segments[i].index].m);
+                                                 multi[segments[i].index].m);
     }
+}
+
+void psel_proto_rndv_stages(const psel_lane_set_perf_t *ctrl,
+                            const psel_op_cost_t *data, int receiver_posts,
+                            psel_proto_stages_t *stages)
+{
+    const psel_op_cost_t *c = &ctrl->op[PSEL_OP_CLASS_BCOPY];
+    double *poster_c, *poster_post, *poster_frag;
+
+    /* three control messages (bcopy AMs) and the data: 3 latencies of the
+     * control lane and one of the (slowest) data lane - the seed's 4·rlat
+     * when they are one lane */
+    memset(stages, 0, sizeof(*stages));
+    stages->latency = (3 * c->latency) + data->latency;
+    /* the control messages go S->R, R->S, S->R (RTS, RTR or ATS, FIN or
+     * ATS): each costs its sender send_pre (and send_post in a stream) and
+     * its receiver recv - the seed's 3·rover all told */
+    stages->send.c    = (2 * c->send_pre) + c->recv;
+    stages->send_post = 2 * c->send_post;
+    stages->recv.c    = c->send_pre + (2 * c->recv);
+    stages->recv_post = c->send_post;
+    /* the data operations: their CPU is the poster's, the first one's
+     * send_pre in the message, every further fragment's pre and post */
+    poster_c    = receiver_posts ? &stages->recv.c : &stages->send.c;
+    poster_post = receiver_posts ? &stages->recv_post : &stages->send_post;
+    poster_frag = receiver_posts ? &stages->frag_recv : &stages->frag_send;
+    *poster_c    += data->send_pre;
+    *poster_post += data->send_post;
+    *poster_frag  = data->send_pre + data->send_post;
 }
 
 ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
@@ -333,10 +386,10 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
                                           PSEL_OP_CLASS_BCOPY;
     psel_lane_set_t ctrl_set, data;
     psel_lane_set_perf_t ctrl, bw;
-    ucs_linear_func_t stages[3], copy;
-    const psel_lane_t *lane0;
+    psel_proto_stages_t stages;
+    ucs_linear_func_t copy;
+    size_t frag_size, min_length;
     ucs_status_t status;
-    size_t frag_size;
 
     status = psel_proto_apply_thresh(config->rndv_thresh, "UCX_PSEL_RNDV_THRESH",
                                      2, caps);
@@ -358,10 +411,20 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
     }
 
     if (zcopy) {
-        status = psel_proto_check_zcopy(params, &data, caps);
+        status = psel_proto_check_zcopy(params, &data, lane_caps, caps);
         if (status != UCS_OK) {
             return status;
         }
+    }
+    /* every lane takes every fragment: the smallest maximum of the
+     * operation the data goes by, and no message below its largest
+     * minimum (rc's get_zcopy: 65 B up) */
+    status = psel_proto_frag_sizes(&data, lane_caps,
+                                   (role == PSEL_LANE_ROLE_RMA_BW) ? 0 :
+                                   PSEL_RNDV_DATA_HDR, &min_length,
+                                   &frag_size, caps);
+    if (status != UCS_OK) {
+        return status;
     }
     copy = ucs_linear_func_make(0, 0);
     if (copies > 0) {
@@ -373,35 +436,30 @@ ucs_status_t psel_proto_rndv_init(const psel_proto_init_params_t *params,
         }
     }
 
-    lane0 = data.lanes[0];
-    if (role == PSEL_LANE_ROLE_RMA_BW) {
-        frag_size = lane0->rma_max_zcopy;
-    } else if (zcopy) {
-        frag_size = lane0->am_max_zcopy - PSEL_RNDV_DATA_HDR;
-    } else {
-        frag_size = lane0->am_max_bcopy - PSEL_RNDV_DATA_HDR;
-    }
-
     /* seed: (1+rrc)(rcost + x·rgro) + 4·rlat + 3·rover + x/rbw, with the
-     * CPU copies of AM data counted in rgro */
-    stages[0] = ucs_linear_func_make((zcopy ? (1 + rrc) * bw.reg_cost.c : 0) +
-                                     copies * copy.c,
-                                     (zcopy ? (1 + rrc) * bw.reg_cost.m : 0) +
-                                     copies * copy.m);
-    /* three control messages (bcopy AMs) and the data: 3 latencies of the
-     * control lane and one of the (slowest) data lane - the seed's 4·rlat
-     * when they are one lane - plus the send overhead of the first data
-     * operation, each of its operation class */
-    stages[1] = ucs_linear_func_make(3 * ctrl.op[PSEL_OP_CLASS_BCOPY].latency +
-                                     bw.op[data_op].latency +
-                                     3 * ctrl.op[PSEL_OP_CLASS_BCOPY].overhead +
-                                     bw.op[data_op].send, 0);
-    stages[2] = ucs_linear_func_make(0, 1.0 / bw.bandwidth);
+     * CPU copies of AM data counted in rgro; each term on the host that
+     * spends it: the sender registers (zero-copy) or packs (AM bcopy), the
+     * receiver registers too (rrc: get and put) and copies AM data out.
+     * The receiver posts the reads of rndv/get, the sender the rest */
+    psel_proto_rndv_stages(&ctrl, &bw.op[data_op],
+                           lane_caps == PSEL_LANE_CAP_GET_ZCOPY, &stages);
+    if (zcopy) {
+        ucs_linear_func_add_inplace(&stages.send, bw.reg_cost);
+        if (rrc) {
+            ucs_linear_func_add_inplace(&stages.recv, bw.reg_cost);
+        }
+    }
+    if (copies > 1) {
+        ucs_linear_func_add_inplace(&stages.send, copy);
+    }
+    if (copies > 0) {
+        ucs_linear_func_add_inplace(&stages.recv, copy);
+    }
+    stages.wire = ucs_linear_func_make(0, 1.0 / bw.bandwidth);
 
-    caps->min_length = 0;
+    caps->min_length = min_length;
     caps->flags     |= PSEL_PROTO_CAP_RNDV_BIAS;
-    psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
-                         bw.op[data_op].frag);
+    psel_proto_add_range(caps, SIZE_MAX, &stages, frag_size);
     psel_proto_set_lanes(&data, ctrl_set.lanes[0], frag_size, zcopy, caps);
     ((psel_proto_lanes_priv_t*)caps->priv)->rndv = ops;
     return UCS_OK;

@@ -20,6 +20,9 @@
  *                plus the send overhead of the first data operation.
  *                For rndv/am, rgro also holds the receiver's copy-out, as
  *                for eager: AM data always lands in a transport buffer.
+ * These are the single lines. The same terms, each on the host that
+ * spends it, make the stages whose envelope is the multi line
+ * (psel_proto_stages_t); the latencies are in single only.
  */
 #ifndef PSEL_UCP_PROTO_SEL_PROTO_COMMON_H_
 #define PSEL_UCP_PROTO_SEL_PROTO_COMMON_H_
@@ -45,27 +48,54 @@ typedef struct psel_proto_lanes_priv {
     const struct psel_rndv_mode_ops *rndv; /**< Rendezvous: the mode */
 } psel_proto_lanes_priv_t;
 
-/** What one operation of a class costs a lane set (the slowest lane's). */
-typedef struct psel_lane_set_op {
-    double latency;   /**< Largest latency of such an operation [s] */
-    double overhead;  /**< Largest send_pre + recv: the CPU time one message
-                           costs both ends [s] */
-    double send;      /**< Largest send_pre: the sender's CPU before [s] */
-    double frag;      /**< Largest send_pre + send_post: what one more
-                           fragment costs the sender [s] */
-} psel_lane_set_op_t;
-
 /** Lane-set facts that costs are built from. */
 typedef struct psel_lane_set_perf {
     double            bandwidth;   /**< Summed bandwidth [B/s] */
     ucs_linear_func_t reg_cost;    /**< Summed registration cost */
-    double            latency;     /**< Largest latency of the lanes [s] */
-    double            overhead;    /**< Largest o_send + o_recv [s] */
-    double            overhead_send; /**< Largest o_send [s] */
-    psel_lane_set_op_t op[PSEL_OP_CLASS_LAST]; /**< Per operation class, from
-                                        the lanes' per-operation costs
-                                        (UCX's uct_iface_estimate_perf) */
+    psel_op_cost_t    op[PSEL_OP_CLASS_LAST]; /**< Per operation class, the
+                                        largest latency, send_pre, send_post
+                                        and recv of the lanes (UCX's
+                                        uct_iface_estimate_perf; a lane
+                                        without them: its latency and
+                                        overheads for every class) */
 } psel_lane_set_perf_t;
+
+
+/**
+ * One message of a protocol in UCX 1.13's three stages
+ * (ucp_proto_common_init_caps, proto_init.c): the sender's CPU, the wire,
+ * the receiver's CPU; and the latencies, which only a message alone waits
+ * for.
+ *  - single (one message alone) = latency + send + wire + recv, plus, when
+ *    messages are cut in fragments, frag_send + frag_recv per fragment;
+ *  - multi (per message when they stream) = the envelope of the stages as
+ *    the stream sees them: send + send_post + frag_send per fragment,
+ *    wire, recv + recv_post + frag_recv per fragment. A stream overlaps
+ *    the latency and each host's stage with the other's; the CPU after a
+ *    post (doorbell, completion) delays the next message, not this one.
+ * Each host's CPU goes to its own stage: a rendezvous receiver's
+ * registration and copy-out are in recv, the sender's in send.
+ */
+typedef struct psel_proto_stages {
+    double            latency;   /**< Wire latencies [s]: single only */
+    ucs_linear_func_t send;      /**< The sender's CPU: copy-in or
+                                      registration, CPU before its posts
+                                      and of the messages it handles */
+    double            send_post; /**< The sender's CPU after its posts [s]:
+                                      multi only */
+    ucs_linear_func_t wire;      /**< x / bandwidth */
+    ucs_linear_func_t recv;      /**< The receiver's CPU: copy-out or
+                                      registration, receive overhead, CPU
+                                      before its own posts */
+    double            recv_post; /**< The receiver's CPU after its posts [s]:
+                                      multi only */
+    double            frag_send; /**< Each fragment after the first: the
+                                      sender's CPU (send_pre + send_post of
+                                      its data operation), when it posts
+                                      the data [s] */
+    double            frag_recv; /**< The same for the receiver, when it
+                                      posts the data (rndv/get's reads) [s] */
+} psel_proto_stages_t;
 
 /**
  * Registration cost of one lane's memory domain as protocols pay it: nothing
@@ -78,8 +108,8 @@ ucs_linear_func_t psel_proto_reg_cost(const psel_config_t *config,
 /**
  * Take the lanes of a role that have @a lane_caps (best first, at most
  * @a max_lanes) and sum them: bandwidth summed, registration summed per
- * memory domain, latency and overheads of the slowest lane (lanes run in
- * parallel, each with a byte share in proportion to its bandwidth).
+ * memory domain, each latency and CPU time the largest of the lanes (lanes
+ * run in parallel, each with a byte share in proportion to its bandwidth).
  *
  * @param [out] subset    The lanes taken, with their shares.
  * @param [out] perf      Their sums.
@@ -129,11 +159,31 @@ ucs_status_t psel_proto_copy_time(const psel_proto_init_params_t *params,
 
 /**
  * Can every lane of @a set register the buffer for zero-copy (memory type
- * and, for iov, @a sg_count within max_iov)? Generic datatypes never can.
+ * and, for iov, sg_count within the max_iov of the operation @a lane_cap
+ * names: PSEL_LANE_CAP_AM_ZCOPY, _GET_ZCOPY or _PUT_ZCOPY)? Generic
+ * datatypes never can.
  */
 ucs_status_t psel_proto_check_zcopy(const psel_proto_init_params_t *params,
                                     const psel_lane_set_t *set,
-                                    psel_proto_caps_t *caps);
+                                    uint32_t lane_cap, psel_proto_caps_t *caps);
+
+/**
+ * The sizes every lane of @a set takes by the operation @a lane_cap names
+ * (PSEL_LANE_CAP_AM_BCOPY, _AM_ZCOPY, _GET_ZCOPY or _PUT_ZCOPY), each
+ * operation carrying @a hdr bytes of protocol header besides the payload.
+ *
+ * @param [out] min_length  The largest min_zcopy of the lanes (0 for
+ *                          bcopy): a smaller message cannot go on them all.
+ * @param [out] frag_size   The smallest max_zcopy (max_bcopy) less
+ *                          @a hdr: the fragment every lane takes.
+ *
+ * @return UCS_OK, or UCS_ERR_UNSUPPORTED when a lane's largest operation
+ *         holds no payload after the header.
+ */
+ucs_status_t psel_proto_frag_sizes(const psel_lane_set_t *set,
+                                   uint32_t lane_cap, size_t hdr,
+                                   size_t *min_length, size_t *frag_size,
+                                   psel_proto_caps_t *caps);
 
 /**
  * Apply a forced threshold from the config to caps: "auto" leaves it to the
@@ -143,18 +193,40 @@ ucs_status_t psel_proto_apply_thresh(size_t thresh, const char *var_name,
                                      unsigned priority, psel_proto_caps_t *caps);
 
 /**
- * Add a perf range to @a caps from message stages, plus a per-fragment send
- * overhead when messages above @a frag_size are split.
+ * Add the perf ranges of one size range to @a caps from a message's stages
+ * (psel_proto_stages_t): single their sum, multi their envelope, one range
+ * per stage that paces the stream (psel_perf_envelope).
  *
- * @param [in]  max_length   Last size of the range.
- * @param [in]  stages       Stage costs of one message.
- * @param [in]  num_stages   Number of stages.
- * @param [in]  frag_size    Fragment payload size, or SIZE_MAX.
- * @param [in]  frag_overhead Cost of each extra fragment [s].
+ * @param [in]  max_length   Last size of the range; it starts after the
+ *                           previous range (or at caps->min_length).
+ * @param [in]  stages       One message.
+ * @param [in]  frag_size    Fragment payload: messages of the range are
+ *                           cut in fragments of that size, each after the
+ *                           first costing frag_send + frag_recv; at least
+ *                           PSEL_FRAG_UNLIMITED: one fragment.
  */
 void psel_proto_add_range(psel_proto_caps_t *caps, size_t max_length,
-                          const ucs_linear_func_t *stages, unsigned num_stages,
-                          size_t frag_size, double frag_overhead);
+                          const psel_proto_stages_t *stages, size_t frag_size);
+
+/**
+ * The stages of a rendezvous message apart from its data's registration,
+ * copies and wire time: the latencies (3 control messages, then the data),
+ * each host's CPU for the control messages (they go sender -> receiver ->
+ * sender -> receiver), and the data operations' CPU on the host that posts
+ * them (the first one's send_pre in the message, every further fragment's
+ * send_pre + send_post as frag_send or frag_recv).
+ *
+ * @param [in]  ctrl            The control (am) lane's costs; bcopy class.
+ * @param [in]  data            The data lanes' costs of the class the data
+ *                              goes by.
+ * @param [in]  receiver_posts  Nonzero if the receiver posts the data
+ *                              operations (rndv/get), else the sender.
+ * @param [out] stages          Filled; the caller adds registration,
+ *                              copies and the wire.
+ */
+void psel_proto_rndv_stages(const psel_lane_set_perf_t *ctrl,
+                            const psel_op_cost_t *data, int receiver_posts,
+                            psel_proto_stages_t *stages);
 
 /**
  * Rendezvous caps of the seed formula: RTS/RTR/ATS-FIN on the am lane, data

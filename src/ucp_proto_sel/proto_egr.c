@@ -29,21 +29,37 @@ void psel_eager_hdr_error(const char *what, size_t length, size_t hdr_length,
     }
 }
 
-/* one AM: latency plus send and receive overhead */
-/* one AM of an operation class: its latency plus both ends' CPU */
-static ucs_linear_func_t psel_egr_message(const psel_lane_set_perf_t *perf,
-                                          psel_op_class_t op)
+/*
+ * One eager message of an operation class, in UCX's stages: the latency
+ * (single only), the sender's CPU before its post (then what it spends on
+ * each byte: @a send) and after it, the wire, the receiver's CPU (then its
+ * per-byte work: @a recv); each fragment after the first costs the sender
+ * its send_pre + send_post again.
+ */
+static void psel_egr_stages(const psel_lane_set_perf_t *perf,
+                            psel_op_class_t op, ucs_linear_func_t send,
+                            ucs_linear_func_t recv, psel_proto_stages_t *stages)
 {
-    return ucs_linear_func_make(perf->op[op].latency + perf->op[op].overhead,
-                                0);
+    const psel_op_cost_t *cost = &perf->op[op];
+
+    memset(stages, 0, sizeof(*stages));
+    stages->latency   = cost->latency;
+    stages->send      = send;
+    stages->send.c   += cost->send_pre;
+    stages->send_post = cost->send_post;
+    stages->wire      = ucs_linear_func_make(0, 1.0 / perf->bandwidth);
+    stages->recv      = recv;
+    stages->recv.c   += cost->recv;
+    stages->frag_send = cost->send_pre + cost->send_post;
 }
 
 static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
                                         psel_proto_caps_t *caps)
 {
-    double copy_m = 1.0 / params->config->bcopy_bw;
-    ucs_linear_func_t stages[3];
+    ucs_linear_func_t copy = ucs_linear_func_make(
+            0, 1.0 / params->config->bcopy_bw);
     psel_lane_set_perf_t perf;
+    psel_proto_stages_t stages;
     psel_lane_set_t set;
     ucs_status_t status;
 
@@ -58,19 +74,17 @@ static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
     if (status != UCS_OK) {
         return status;
     }
-    if (set.lanes[0]->am_max_short < PSEL_EAGER_SHORT_HDR) {
+    if (set.lanes[0]->am.max_short < PSEL_EAGER_SHORT_HDR) {
         return psel_proto_unsupported(caps, "lane %s: short AM holds no "
                                       "payload", set.lanes[0]->name);
     }
 
     /* the CPU copies the payload into the send and out of the receive
      * buffers, as for bcopy */
-    stages[0] = psel_egr_message(&perf, PSEL_OP_CLASS_SHORT);
-    stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
-    stages[2] = ucs_linear_func_make(0, 2 * copy_m);
+    psel_egr_stages(&perf, PSEL_OP_CLASS_SHORT, copy, copy, &stages);
     psel_proto_add_range(caps,
-                         set.lanes[0]->am_max_short - PSEL_EAGER_SHORT_HDR,
-                         stages, 3, SIZE_MAX, 0);
+                         set.lanes[0]->am.max_short - PSEL_EAGER_SHORT_HDR,
+                         &stages, SIZE_MAX);
     psel_proto_set_lanes(&set, NULL,
                          caps->ranges[caps->num_ranges - 1].max_length, 0,
                          caps);
@@ -80,11 +94,12 @@ static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
 static ucs_status_t psel_egr_bcopy_init(const psel_proto_init_params_t *params,
                                         psel_proto_caps_t *caps)
 {
-    ucs_linear_func_t stages[3], copy;
     psel_lane_set_perf_t perf;
+    psel_proto_stages_t stages;
+    ucs_linear_func_t copy;
     psel_lane_set_t set;
     ucs_status_t status;
-    size_t frag_size;
+    size_t frag_size, min_length;
 
     /* pack and unpack: memcpy, or the memory-type copy engine (gdr_copy or
      * cuda_copy for cuda memory) as UCX's eager bcopy does */
@@ -98,19 +113,17 @@ static ucs_status_t psel_egr_bcopy_init(const psel_proto_init_params_t *params,
     if (status != UCS_OK) {
         return status;
     }
-    if (set.lanes[0]->am_max_bcopy <= PSEL_EAGER_HDR) {
-        return psel_proto_unsupported(caps, "lane %s: bcopy AM holds no "
-                                      "payload", set.lanes[0]->name);
+    status = psel_proto_frag_sizes(&set, PSEL_LANE_CAP_AM_BCOPY,
+                                   PSEL_EAGER_HDR, &min_length, &frag_size,
+                                   caps);
+    if (status != UCS_OK) {
+        return status;
     }
-    frag_size = set.lanes[0]->am_max_bcopy - PSEL_EAGER_HDR;
 
-    /* pack on the sender and unpack on the receiver: two copies */
-    stages[0] = psel_egr_message(&perf, PSEL_OP_CLASS_BCOPY);
-    stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
-    stages[2] = ucs_linear_func_make(2 * copy.c, 2 * copy.m);
-    psel_proto_add_range(caps, frag_size, stages, 3, SIZE_MAX, 0);
-    psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
-                         perf.op[PSEL_OP_CLASS_BCOPY].frag);
+    /* pack on the sender and unpack on the receiver: a copy each */
+    psel_egr_stages(&perf, PSEL_OP_CLASS_BCOPY, copy, copy, &stages);
+    psel_proto_add_range(caps, frag_size, &stages, SIZE_MAX);
+    psel_proto_add_range(caps, SIZE_MAX, &stages, frag_size);
     psel_proto_set_lanes(&set, NULL, frag_size, 0, caps);
     return UCS_OK;
 }
@@ -119,11 +132,12 @@ static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
                                         psel_proto_caps_t *caps)
 {
     const psel_config_t *config = params->config;
-    ucs_linear_func_t stages[3], copy_out;
     psel_lane_set_perf_t perf;
+    psel_proto_stages_t stages;
+    ucs_linear_func_t copy_out;
     psel_lane_set_t set;
     ucs_status_t status;
-    size_t frag_size;
+    size_t frag_size, min_length;
 
     status = psel_proto_apply_thresh(config->zcopy_thresh,
                                      "UCX_PSEL_ZCOPY_THRESH", 1, caps);
@@ -138,7 +152,8 @@ static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
         return status;
     }
 
-    status = psel_proto_check_zcopy(params, &set, caps);
+    status = psel_proto_check_zcopy(params, &set, PSEL_LANE_CAP_AM_ZCOPY,
+                                    caps);
     if (status != UCS_OK) {
         return status;
     }
@@ -148,23 +163,22 @@ static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
     if (status != UCS_OK) {
         return status;
     }
-    if (set.lanes[0]->am_max_zcopy <= PSEL_EAGER_HDR) {
-        return psel_proto_unsupported(caps, "lane %s: zcopy AM holds no "
-                                      "payload", set.lanes[0]->name);
+    status = psel_proto_frag_sizes(&set, PSEL_LANE_CAP_AM_ZCOPY,
+                                   PSEL_EAGER_HDR, &min_length, &frag_size,
+                                   caps);
+    if (status != UCS_OK) {
+        return status;
     }
-    frag_size = set.lanes[0]->am_max_zcopy - PSEL_EAGER_HDR;
 
-    /* seed: ecost + x·egro + x/ebw + eover, egro with the copy-out */
-    stages[0] = ucs_linear_func_make(perf.reg_cost.c + copy_out.c,
-                                     perf.reg_cost.m + copy_out.m);
-    stages[1] = ucs_linear_func_make(0, 1.0 / perf.bandwidth);
-    stages[2] = psel_egr_message(&perf, PSEL_OP_CLASS_ZCOPY);
-    caps->min_length = set.lanes[0]->am_min_zcopy;
+    /* seed: ecost + x·egro + x/ebw + eover, egro with the copy-out: the
+     * sender registers, the receiver copies the message out */
+    psel_egr_stages(&perf, PSEL_OP_CLASS_ZCOPY, perf.reg_cost, copy_out,
+                    &stages);
+    caps->min_length = min_length;
     if (frag_size < PSEL_FRAG_UNLIMITED) {
-        psel_proto_add_range(caps, frag_size, stages, 3, SIZE_MAX, 0);
+        psel_proto_add_range(caps, frag_size, &stages, SIZE_MAX);
     }
-    psel_proto_add_range(caps, SIZE_MAX, stages, 3, frag_size,
-                         perf.op[PSEL_OP_CLASS_ZCOPY].frag);
+    psel_proto_add_range(caps, SIZE_MAX, &stages, frag_size);
     psel_proto_set_lanes(&set, NULL, frag_size, 1, caps);
     return UCS_OK;
 }

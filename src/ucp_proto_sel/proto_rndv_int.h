@@ -199,6 +199,8 @@ typedef struct psel_proto_split_lane {
     double  share;       /**< Relative byte share (> 0) */
     size_t  max_frag;    /**< Largest operation the lane takes (>= 1) */
     size_t  align;       /**< Chunk and fragment alignment (>= 1) */
+    size_t  min_frag;    /**< Smallest operation the lane takes (UCT's
+                              min_zcopy; 0: any) */
 } psel_proto_split_lane_t;
 
 /**
@@ -211,18 +213,23 @@ typedef struct psel_proto_xfer {
     unsigned next;                      /**< Lane to try first */
     uint8_t  lanes[PSEL_MAX_LANES];     /**< Lane indices */
     size_t   max_frag[PSEL_MAX_LANES];  /**< Fragment size (aligned) */
+    size_t   min_frag[PSEL_MAX_LANES];  /**< Smallest fragment */
     size_t   offset[PSEL_MAX_LANES];    /**< Next byte to post */
     size_t   end[PSEL_MAX_LANES];       /**< End of the lane's chunk */
 } psel_proto_xfer_t;
 
 /**
  * Split @a length bytes over @a lanes (best first) by their shares.
- *  - A lane takes part only if its chunk is at least @a min_chunk; the
- *    message uses at most length / min_chunk lanes (at least one); the
- *    lanes that drop out are the last ones.
+ *  - A lane takes part only if its chunk is at least @a min_chunk and its
+ *    min_frag; the message uses at most length / min_chunk lanes (at
+ *    least one); the lanes that drop out are the last ones.
  *  - Chunk boundaries are multiples of the lane's alignment (relative to
  *    the message start); the last lane takes the remainder.
- *  - Fragments are max_frag rounded down to the alignment.
+ *  - Fragments are max_frag rounded down to the alignment, and none is
+ *    below the lane's min_frag: where the last fragment of a chunk would
+ *    be, the one before it leaves it min_frag bytes (so a chunk of at
+ *    least min_frag bytes never needs a smaller operation, as long as
+ *    max_frag >= 2 min_frag, which every UCT transport's limits give).
  */
 void psel_proto_xfer_init(psel_proto_xfer_t *xfer,
                           const psel_proto_split_lane_t *lanes,
@@ -251,7 +258,8 @@ typedef enum {
 
 /**
  * Fill @a out for a lane from its iface limits: the largest operation
- * (max_zcopy of put/get, or the AM size less psel_rndv_data_hdr_t) and the
+ * (max_zcopy of put/get, or the AM size less psel_rndv_data_hdr_t), the
+ * smallest (min_zcopy of the zero-copy operation; bcopy has none) and the
  * alignment (the larger of opt_zcopy_align and align_mtu, at least 1).
  */
 void psel_proto_xfer_lane(const uct_iface_attr_t *attr,

@@ -29,11 +29,13 @@ static ucs_status_t psel_rndv_mtype_init(const psel_proto_init_params_t *params,
     psel_proto_init_params_t host_params;
     psel_lane_set_t ctrl_set, data;
     psel_lane_set_perf_t ctrl, bw;
-    ucs_linear_func_t copy, stages[5], pipelined;
+    ucs_linear_func_t copy, pipelined;
+    psel_proto_stages_t stages;
+    double m_max, m_sum, ctrl_c, o_frag;
     const char *engine;
     ucs_status_t status;
-    double m_max, m_sum;
     unsigned i, first;
+    uint32_t data_cap;
     size_t len;
 
     if (psel_proto_buffer_is_host(params)) {
@@ -62,37 +64,38 @@ static ucs_status_t psel_rndv_mtype_init(const psel_proto_init_params_t *params,
     if (status != UCS_OK) {
         return status;
     }
-    status = psel_proto_lane_set(&host_params, PSEL_LANE_ROLE_RMA_BW,
-                                 PSEL_LANE_CAP_GET_ZCOPY,
-                                 config->max_rndv_lanes, &data, &bw, caps);
+    data_cap = PSEL_LANE_CAP_GET_ZCOPY;
+    status   = psel_proto_lane_set(&host_params, PSEL_LANE_ROLE_RMA_BW,
+                                   data_cap, config->max_rndv_lanes, &data,
+                                   &bw, caps);
     if (status == UCS_ERR_UNSUPPORTED) {
-        status = psel_proto_lane_set(&host_params, PSEL_LANE_ROLE_RMA_BW,
-                                     PSEL_LANE_CAP_PUT_ZCOPY,
-                                     config->max_rndv_lanes, &data, &bw, caps);
+        data_cap = PSEL_LANE_CAP_PUT_ZCOPY;
+        status   = psel_proto_lane_set(&host_params, PSEL_LANE_ROLE_RMA_BW,
+                                       data_cap, config->max_rndv_lanes,
+                                       &data, &bw, caps);
     }
     if (status != UCS_OK) {
         return status;
     }
 
-    /* the stages of one fragment: RTS/RTR/ATS and the data's latency (as
-     * every rendezvous), the copy to host, the network, the copy to GPU.
+    /* the stages of one fragment: RTS/RTR/ATS and the data's latency and
+     * CPU (as every rendezvous; reads are the receiver's), the copy to host
+     * on the sender, the network, the copy to GPU memory on the receiver.
      * Bounce buffers are registered once (UCX's fragment mpool): no
      * registration per message */
-    stages[0] = ucs_linear_func_make(3 * ctrl.op[PSEL_OP_CLASS_BCOPY].latency +
-                                     bw.op[PSEL_OP_CLASS_ZCOPY].latency +
-                                     3 * ctrl.op[PSEL_OP_CLASS_BCOPY].overhead +
-                                     bw.op[PSEL_OP_CLASS_ZCOPY].send, 0);
-    stages[1] = copy;                                       /* GPU -> host */
-    stages[2] = ucs_linear_func_make(0, 1.0 / bw.bandwidth);  /* network */
-    stages[3] = copy;                                       /* host -> GPU */
+    psel_proto_rndv_stages(&ctrl, &bw.op[PSEL_OP_CLASS_ZCOPY],
+                           data_cap == PSEL_LANE_CAP_GET_ZCOPY, &stages);
+    ctrl_c = stages.latency + stages.send.c + stages.recv.c;
+    ucs_linear_func_add_inplace(&stages.send, copy);        /* GPU -> host */
+    stages.wire = ucs_linear_func_make(0, 1.0 / bw.bandwidth); /* network */
+    ucs_linear_func_add_inplace(&stages.recv, copy);        /* host -> GPU */
 
     caps->min_length = 0;
     caps->flags     |= PSEL_PROTO_CAP_RNDV_BIAS;
-    psel_proto_add_range(caps, PSEL_RNDV_MTYPE_FRAG - 1, stages, 4,
-                         PSEL_RNDV_MTYPE_FRAG, bw.op[PSEL_OP_CLASS_ZCOPY].frag);
+    psel_proto_add_range(caps, PSEL_RNDV_MTYPE_FRAG - 1, &stages,
+                         PSEL_RNDV_MTYPE_FRAG);
     first = caps->num_ranges;
-    psel_proto_add_range(caps, SIZE_MAX, stages, 4, PSEL_RNDV_MTYPE_FRAG,
-                         bw.op[PSEL_OP_CLASS_ZCOPY].frag);
+    psel_proto_add_range(caps, SIZE_MAX, &stages, PSEL_RNDV_MTYPE_FRAG);
 
     /* from one fragment F on the fragments overlap: the first fragment
      * goes through every stage, each further one adds the slowest stage's
@@ -101,11 +104,12 @@ static ucs_status_t psel_rndv_mtype_init(const psel_proto_init_params_t *params,
      *   T(x) = ctrl + 2·c_copy + F·(2·m_copy + m_net) + (x - F)·M,
      *   M    = max(m_copy + c_copy/F, m_net + o_frag/F)
      * (the multi flavour is the slowest stage's rate already) */
-    m_sum = 2 * copy.m + stages[2].m;
-    m_max = ucs_max(copy.m + copy.c / PSEL_RNDV_MTYPE_FRAG,
-                    stages[2].m + bw.op[PSEL_OP_CLASS_ZCOPY].frag /
-                                  PSEL_RNDV_MTYPE_FRAG);
-    pipelined = ucs_linear_func_make(stages[0].c + 2 * copy.c +
+    o_frag = bw.op[PSEL_OP_CLASS_ZCOPY].send_pre +
+             bw.op[PSEL_OP_CLASS_ZCOPY].send_post;
+    m_sum  = 2 * copy.m + stages.wire.m;
+    m_max  = ucs_max(copy.m + copy.c / PSEL_RNDV_MTYPE_FRAG,
+                     stages.wire.m + o_frag / PSEL_RNDV_MTYPE_FRAG);
+    pipelined = ucs_linear_func_make(ctrl_c + 2 * copy.c +
                                      PSEL_RNDV_MTYPE_FRAG * (m_sum - m_max),
                                      m_max);
     for (i = first; i < caps->num_ranges; ++i) {

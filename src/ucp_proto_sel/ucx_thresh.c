@@ -13,8 +13,6 @@
 #include <math.h>
 #include <string.h>
 
-#define PSEL_MB (1024.0 * 1024.0)
-
 typedef struct {
     double   reg_c, reg_m, overhead, latency, bw;
     unsigned num_mds;   /* memory domains that register */
@@ -26,7 +24,6 @@ typedef struct {
 static void psel_ucx_thresh_sum(const psel_lane_set_t *set, int eager,
                                 psel_ucx_lane_sum_t *sum)
 {
-    uint64_t md_map = 0;
     const psel_lane_t *lane;
     double per_frag;
     unsigned i;
@@ -34,8 +31,7 @@ static void psel_ucx_thresh_sum(const psel_lane_set_t *set, int eager,
     memset(sum, 0, sizeof(*sum));
     for (i = 0; i < set->count; ++i) {
         lane = set->lanes[i];
-        if (!(md_map & UCS_BIT(lane->md_index % 64))) {
-            md_map |= UCS_BIT(lane->md_index % 64);
+        if (psel_lane_set_md_is_new(set, i)) {
             if (lane->caps & PSEL_LANE_CAP_MEM_REG) {
                 sum->reg_c    += lane->reg_cost.c;
                 sum->reg_m    += lane->reg_cost.m;
@@ -44,13 +40,13 @@ static void psel_ucx_thresh_sum(const psel_lane_set_t *set, int eager,
                 ++sum->num_mds;
             }
         }
-        if (eager && (lane->am_max_bcopy > 0) && (lane->bandwidth > 0)) {
+        if (eager && (lane->am.max_bcopy > 0) && (lane->bandwidth > 0)) {
             per_frag = lane->op_valid ?
                        (lane->op[PSEL_OP_CLASS_ZCOPY].send_pre +
                         lane->op[PSEL_OP_CLASS_ZCOPY].send_post) :
                        lane->overhead_send;
             sum->bw += 1.0 / (1.0 / lane->bandwidth +
-                              per_frag / lane->am_max_bcopy);
+                              per_frag / lane->am.max_bcopy);
         } else {
             sum->bw += lane->bandwidth;
         }
@@ -79,7 +75,7 @@ void psel_ucx_thresh_compute(const psel_select_t *select,
     out->d           = psel_config_rndv_bias(select->config);
     out->bcopy_bw    = select->config->bcopy_bw;
     out->rts_latency = eager->lanes[0]->latency;
-    out->max_bcopy   = eager->lanes[0]->am_max_bcopy;
+    out->max_bcopy   = eager->lanes[0]->am.max_bcopy;
     out->e_reg_c     = e.reg_c;
     out->e_reg_m     = e.reg_m;
     out->e_overhead  = e.overhead;
@@ -146,8 +142,8 @@ static void psel_ucx_thresh_dump_in_c_locale(FILE *stream,
     fprintf(stream, "  denominator e.reg_m + 1/min(e.bw, bcopy_bw) - "
             "d·(r.reg_m·2 + 1/r.bw)\n"
             "            = %.4f + 1/min(%.0f, %.0f MB/s) - %.4f·(%.4f·2 + "
-            "1/%.0f MB/s) = %.4f ns/B\n", t.e_reg_m * 1e9, t.e_bw / PSEL_MB,
-            t.bcopy_bw / PSEL_MB, t.d, t.r_reg_m * 1e9, t.r_bw / PSEL_MB,
+            "1/%.0f MB/s) = %.4f ns/B\n", t.e_reg_m * 1e9, t.e_bw / UCS_MBYTE,
+            t.bcopy_bw / UCS_MBYTE, t.d, t.r_reg_m * 1e9, t.r_bw / UCS_MBYTE,
             t.denominator * 1e9);
     if (t.fallback) {
         fprintf(stream, "  UCX 1.x: the lines never cross (numerator or "
@@ -185,7 +181,7 @@ static void psel_ucx_thresh_dump_in_c_locale(FILE *stream,
     fprintf(stream, "    - UCX's eager line copies at min(eager bw, "
             "bcopy_bw) once; protosel's eager zcopy pays the transfer and the "
             "receiver's copy-out (%.0f MB/s) one after the other\n",
-            t.bcopy_bw / PSEL_MB);
+            t.bcopy_bw / UCS_MBYTE);
     fprintf(stream, "    - protosel's bias d moves a boundary by at most x2 "
             "(select.h); UCX applies d unbounded\n");
 }

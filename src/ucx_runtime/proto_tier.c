@@ -331,6 +331,10 @@ static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
                 return UCS_ERR_NO_ELEM;
             }
             psel_pt_resource(context, rsc_index, wiface, &ep->rscs[r]);
+            /* it stands for the peer's resource too (remote = local), and
+             * an ep configuration serves every peer with these lanes: no
+             * peer is known, so only rails that name none apply */
+            ep->rscs[r].dev_addr[0] = '\0';
             rscs[r] = rsc_index;
             ++ep->num_rscs;
         }
@@ -374,20 +378,6 @@ static void psel_pt_ep_release(psel_pt_ep_t *ep)
     ep->used = 0;
 }
 
-/* Lanes measured by the calibration (its rails) */
-static int psel_pt_rail_measured(void *arg, const char *lane_name,
-                                 double *latency, double *bandwidth)
-{
-    const psel_calib_rail_t *rail = psel_calib_rail_find(arg, lane_name);
-
-    if (rail == NULL) {
-        return 0;
-    }
-    *latency   = rail->latency;
-    *bandwidth = rail->bandwidth;
-    return 1;
-}
-
 static ucs_status_t psel_pt_ep_init(psel_pt_ep_t *ep)
 {
     psel_lane_select_params_t lane_params;
@@ -401,7 +391,7 @@ static ucs_status_t psel_pt_ep_init(psel_pt_ep_t *ep)
      * latency and bandwidth, as in protosel's own endpoints */
     memset(&lane_params, 0, sizeof(lane_params));
     lane_params.num_eps      = ep->layout.num_eps;
-    lane_params.measured     = (psel_pt.calib != NULL) ? psel_pt_rail_measured :
+    lane_params.measured     = (psel_pt.calib != NULL) ? psel_calib_rail_measured :
                                                          NULL;
     lane_params.measured_arg = (void*)psel_pt.calib;
     if (psel_lanes_from_layout(&ep->table, &ep->table, &ep->layout,

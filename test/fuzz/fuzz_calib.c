@@ -72,6 +72,7 @@ static void fuzz_compare(const psel_calib_t *a, const psel_calib_t *b)
     fuzz_check(a->num_rails == b->num_rails, "number of rails changed");
     for (i = 0; i < a->num_rails; ++i) {
         fuzz_check(!strcmp(a->rails[i].lane, b->rails[i].lane) &&
+                   !strcmp(a->rails[i].peer, b->rails[i].peer) &&
                    fuzz_close(a->rails[i].latency, b->rails[i].latency) &&
                    fuzz_close(a->rails[i].bandwidth, b->rails[i].bandwidth),
                    "rail changed");

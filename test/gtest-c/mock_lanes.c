@@ -24,13 +24,16 @@ psel_lane_t *psel_mock_ep_add_lane(psel_mock_ep_t *ep, const char *name,
     lane->overhead_send = overhead;
     lane->overhead_recv = overhead;
     lane->reg_cost      = ucs_linear_func_make(0, 0);
-    lane->am_max_short  = 128;
-    lane->am_max_bcopy  = 8192;
-    lane->am_max_zcopy  = 65536;
-    lane->am_min_zcopy  = 0;
-    lane->rma_max_zcopy = SIZE_MAX;
-    lane->zcopy_align   = 1;
-    lane->max_iov       = 8;
+    lane->am.max_short        = 128;
+    lane->am.max_bcopy        = 8192;
+    lane->am.max_zcopy        = 65536;
+    lane->am.min_zcopy        = 0;
+    lane->am.opt_zcopy_align  = 1;
+    lane->am.max_iov          = 8;
+    lane->get.max_zcopy       = SIZE_MAX;
+    lane->get.opt_zcopy_align = 1;
+    lane->get.max_iov         = 8;
+    lane->put                 = lane->get;
     lane->reg_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
 
     for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
@@ -58,8 +61,8 @@ void psel_mock_ep_shm(psel_mock_ep_t *ep)
                                  UCS_BIT(PSEL_LANE_ROLE_AM) |
                                  UCS_BIT(PSEL_LANE_ROLE_AM_BW),
                                  80e-9, 12179.0 * UCS_MBYTE, 10e-9);
-    lane->am_max_short = 100;
-    lane->am_max_bcopy = 8256;
+    lane->am.max_short = 100;
+    lane->am.max_bcopy = 8256;
     lane = psel_mock_ep_add_lane(ep, "cma/memory", PSEL_LANE_CAP_GET_ZCOPY |
                                  PSEL_LANE_CAP_PUT_ZCOPY |
                                  PSEL_LANE_CAP_MEM_REG,
@@ -86,10 +89,11 @@ void psel_mock_ep_ib(psel_mock_ep_t *ep)
                                      UCS_BIT(PSEL_LANE_ROLE_AM_BW) |
                                      UCS_BIT(PSEL_LANE_ROLE_RMA_BW),
                                      600e-9, 11600.0 * UCS_MBYTE, 40e-9);
-        lane->am_max_short  = 2046;
-        lane->am_max_bcopy  = 8256;
-        lane->am_max_zcopy  = 8256;
-        lane->rma_max_zcopy = 1ul << 30;
+        lane->am.max_short  = 2046;
+        lane->am.max_bcopy  = 8256;
+        lane->am.max_zcopy  = 8256;
+        lane->get.max_zcopy = 1ul << 30;
+        lane->put.max_zcopy = 1ul << 30;
         lane->reg_cost      = ucs_linear_func_make(16e-6, 0.06e-9);
         lane->md_index      = 0; /* both ports of one HCA: one MD */
     }

@@ -748,6 +748,7 @@ static void assert_calib_equal(const psel_calib_t *a, const psel_calib_t *b)
     assert_int_equal(a->num_rails, b->num_rails);
     for (i = 0; i < a->num_rails; ++i) {
         assert_string_equal(a->rails[i].lane, b->rails[i].lane);
+        assert_string_equal(a->rails[i].peer, b->rails[i].peer);
         assert_rel_close(a->rails[i].latency, b->rails[i].latency, 1e-9);
         assert_rel_close(a->rails[i].bandwidth, b->rails[i].bandwidth, 1e-9);
     }
@@ -800,10 +801,13 @@ static void make_sample(psel_calib_t *calib)
     calib->noise.steal      = 0.005;
     calib->noise.load       = 1.875;
     calib->noise.refused    = 4;
-    assert_int_equal(psel_calib_rail_set(calib, "tcp/pr1", 21.5 * US,
-                                         1540.25e6), UCS_OK);
-    assert_int_equal(psel_calib_rail_set(calib, "tcp/pr2", 22.1 * US,
-                                         112.5e6), UCS_OK);
+    /* pr1 measured against the peer device 192.168.0.1 (tcp's address:
+     * flags, AF_INET, the IPv4 bytes); pr2 from a format 2 file: no peer */
+    assert_int_equal(psel_calib_rail_set(calib, "tcp/pr1", "0002c0a80001",
+                                         21.5 * US, 1540.25 * UCS_MBYTE),
+                     UCS_OK);
+    assert_int_equal(psel_calib_rail_set(calib, "tcp/pr2", "", 22.1 * US,
+                                         112.5 * UCS_MBYTE), UCS_OK);
 
     rng_state = 12345;
     line = psel_calib_line_get(calib, "egr/bcopy", "tcp/lo",
@@ -910,11 +914,13 @@ static void test_round_trip_write_parse(void **state)
     assert_calib_equal(&calib, &parsed);
 
     /* human- and awk-readable: keyword, names, then numbers in ns */
-    assert_non_null(strstr(text, "\nprotosel-calibration 3\n"));
+    assert_non_null(strstr(text, "\nprotosel-calibration 4\n"));
     assert_non_null(strstr(text, "\nmode quick\n"));
     assert_non_null(strstr(text, "\nnoise 3.25 41.5 0.5 1.875 4\n"));
-    assert_non_null(strstr(text, "\nrail tcp/pr1 21500 1540.25\n"
-                                 "rail tcp/pr2 22100 112.5\n"));
+    /* rails in B/s: 1540.25 x 2^20 = 1615069184, 112.5 x 2^20 = 117964800 */
+    assert_non_null(strstr(text, "\nrail tcp/pr1 0002c0a80001 21500 "
+                                 "1615069184\nrail tcp/pr2 * 22100 "
+                                 "117964800\n"));
     assert_non_null(strstr(text, "\nrange egr/bcopy tcp/lo host 8192 "));
     assert_non_null(strstr(text, "\nrange egr/short posix/memory host inf 700 "
                                  "0 200 1.024\n"));
@@ -1067,8 +1073,10 @@ static void test_write_rejects_unreadable_content_and_io_errors(void **state)
 #define HDR_MODE     "mode full\n"
 /* Lines 1..6 */
 #define HDR HDR_MAGIC HDR_HOST HDR_UCX HDR_CREATED HDR_DURATION HDR_MODE
-/* Lines 1..6, format 3 */
 #define HDR3 "protosel-calibration 3\n" HDR_HOST HDR_UCX HDR_CREATED \
+             HDR_DURATION HDR_MODE
+/* Lines 1..6, format 4 */
+#define HDR4 "protosel-calibration 4\n" HDR_HOST HDR_UCX HDR_CREATED \
              HDR_DURATION HDR_MODE
 #define RANGE(_max)  "range egr/bcopy tcp/lo host " _max " 7600 250 3000 200\n"
 #define POINT(_size) "point egr/bcopy tcp/lo host " _size " 7850.5 3200.2\n"
@@ -1080,29 +1088,29 @@ typedef struct {
 } bad_file_t;
 
 static const bad_file_t bad_files[] = {
-    {"", 1, "missing 'protosel-calibration 3' line"},
-    {"# only a comment\n\n", 2, "missing 'protosel-calibration 3' line"},
-    /* format 3: lines measured through UCP */
+    {"", 1, "missing 'protosel-calibration 4' line"},
+    {"# only a comment\n\n", 2, "missing 'protosel-calibration 4' line"},
+    /* format 4: lines measured through UCP */
     {HDR "ucp-range egr/bcopy tcp/lo host inf 1 1 1 1\n", 7,
-     "ucp-range: a record of format version 3, in a file of version 1"},
-    {HDR3 "ucp-range egr/bcopy tcp/lo host inf 1 1 1\n", 7,
+     "ucp-range: a record of format version 4, in a file of version 1"},
+    {HDR4 "ucp-range egr/bcopy tcp/lo host inf 1 1 1\n", 7,
      "ucp-range: expected 8 fields"},
-    {HDR3 "ucp-point egr/bcopy tcp/lo host 1 1\n", 7,
+    {HDR4 "ucp-point egr/bcopy tcp/lo host 1 1\n", 7,
      "ucp-point: expected 6 fields"},
-    {HDR3 "ucp-range egr/bcopy tcp/lo host 8192 1 1 1 1\n", 7,
+    {HDR4 "ucp-range egr/bcopy tcp/lo host 8192 1 1 1 1\n", 7,
      "max_length 8192: the last range of egr/bcopy tcp/lo host must end at "
      "inf"},
-    {HDR3 "ucp-unsupported rndv/get cma/memory\n", 7,
+    {HDR4 "ucp-unsupported rndv/get cma/memory\n", 7,
      "ucp-unsupported: expected 3 fields (proto lanes memtype), got 2"},
-    {HDR3 "ucp-unsupported rndv/get cma/memory gpu\n", 7,
+    {HDR4 "ucp-unsupported rndv/get cma/memory gpu\n", 7,
      "memtype 'gpu': unknown memory type"},
-    {HDR3 "ucp-unsupported rndv/get cma/memory host\n"
+    {HDR4 "ucp-unsupported rndv/get cma/memory host\n"
      "ucp-point rndv/get cma/memory host 1 1 1\n", 8,
      "the line is marked ucp-unsupported (line 7)"},
-    {HDR3 "ucp-point rndv/get cma/memory host 1 1 1\n"
+    {HDR4 "ucp-point rndv/get cma/memory host 1 1 1\n"
      "ucp-unsupported rndv/get cma/memory host\n", 8,
      "the line has measured ranges or points already"},
-    {HDR3 "ucp-frob rndv/get cma/memory host\n", 7,
+    {HDR4 "ucp-frob rndv/get cma/memory host\n", 7,
      "unknown keyword 'ucp-frob'"},
     /* format 2: noise and rails */
     {HDR "noise 1 2 3 4\n", 7, "noise: expected 5 field(s), got 4"},
@@ -1115,9 +1123,23 @@ static const bad_file_t bad_files[] = {
     {HDR "rail tcp/eth0 0 1000\n", 7, "rail tcp/eth0: bad value"},
     {HDR "rail tcp/eth0 20000 nan\n", 7, "bandwidth 'nan': expected a number"},
     {HDR "rail tcp/eth0 1 1\nrail tcp/eth0 2 2\n", 8,
-     "rail tcp/eth0: duplicate"},
+     "rail tcp/eth0 to every peer: duplicate"},
     {HDR "rail tcp/eth0#1 1 1\n", 7, "lane 'tcp/eth0#1': expected a printable name"},
-    {"hello 1\n", 1, "expected 'protosel-calibration 3' as the first line"},
+    /* format 3: the rail's peer, bandwidth in B/s */
+    {HDR3 "rail tcp/eth0 20000 1539\n", 7, "rail: expected 4 fields (lane "
+     "peer latency bandwidth), got 3"},
+    {HDR3 "rail tcp/eth0 0002C0A8 20000 1539\n", 7,
+     "7:15: peer '0002C0A8': expected a device address"},
+    {HDR3 "rail tcp/eth0 0002c0a 20000 1539\n", 7, "peer '0002c0a'"},
+    {HDR3 "rail tcp/eth0 host-b 20000 1539\n", 7, "peer 'host-b'"},
+    {HDR3 "rail tcp/eth0 0002c0a80001 20000 1539\n"
+     "rail tcp/eth0 0002c0a80001 1 1\n", 8,
+     "rail tcp/eth0 to 0002c0a80001: duplicate"},
+    {HDR3 "rail tcp/eth0 * 1 1\nrail tcp/eth0 * 2 2\n", 8,
+     "rail tcp/eth0 to every peer: duplicate"},
+    {HDR3 "rail tcp/eth0 0002c0a80001 20000 0\n", 7, "rail tcp/eth0: bad "
+     "value"},
+    {"hello 1\n", 1, "expected 'protosel-calibration 4' as the first line"},
     {HDR_HOST HDR_MAGIC, 1, "as the first line, got 'host'"},
     {"protosel-calibration x\n", 1, "format version 'x'"},
     {"protosel-calibration 1 2\n", 1, "first line"},
@@ -1322,15 +1344,112 @@ static void test_accepted_variants(void **state)
 
 static void test_other_format_version_unsupported(void **state)
 {
-    static const char text[] = "protosel-calibration 4\nwhatever new\n";
+    static const char text[] = "protosel-calibration 5\nwhatever new\n";
     psel_calib_t calib;
 
     psel_test_log_capture_start();
     assert_int_equal(psel_calib_parse(text, sizeof(text) - 1, "test", &calib),
                      UCS_ERR_UNSUPPORTED);
     psel_test_log_capture_stop();
-    psel_assert_log_contains("test:1: format version 4, this build reads 1 "
-                             "to 3");
+    psel_assert_log_contains("test:1: format version 5, this build reads 1 "
+                             "to 4");
+}
+
+/*
+ * A format 2 rail names no peer and has MB/s of 10^6 B/s: it reads as a
+ * rail for every peer, 1539 x 10^6 B/s, with a warning naming its line;
+ * written again it is format 3's "*" and B/s: "rail tcp/eth0 * 20000
+ * 1539000000".
+ */
+static void test_rail_format_2(void **state)
+{
+    static const char v2[] = "protosel-calibration 2\n"
+                             "host node01 0123456789abcdef\nucx 1.13.1\n"
+                             "created 2026-11-22T10:11:12Z\nduration 1\n"
+                             "mode quick\n"
+                             "rail tcp/eth0 20000 1539\n";
+    psel_calib_t calib;
+    char *text;
+
+    psel_test_log_capture_start();
+    assert_int_equal(psel_calib_parse(v2, sizeof(v2) - 1, "old.txt", &calib),
+                     UCS_OK);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("old.txt:7: rails that name no peer (format "
+                             "2): lane selection takes them for endpoints "
+                             "to every host; run psel_calibrate again");
+    assert_int_equal(calib.num_rails, 1);
+    assert_string_equal(calib.rails[0].peer, "");
+    assert_rel_close(calib.rails[0].bandwidth, 1539e6, 1e-12);
+    assert_rel_close(calib.rails[0].latency, 20e-6, 1e-12);
+    text = write_to_string(&calib);
+    assert_non_null(strstr(text, "\nrail tcp/eth0 * 20000 1539000000\n"));
+    free(text);
+    psel_calib_cleanup(&calib);
+}
+
+/* A peer of two tcp devices with these addresses (192.168.0.x, 192.168.1.x) */
+static void rail_peer(psel_resource_table_t *table, psel_resource_t *rscs,
+                      const char *addr0, const char *addr1)
+{
+    memset(rscs, 0, 2 * sizeof(*rscs));
+    snprintf(rscs[0].dev_addr, sizeof(rscs[0].dev_addr), "%s", addr0);
+    snprintf(rscs[1].dev_addr, sizeof(rscs[1].dev_addr), "%s", addr1);
+    memset(table, 0, sizeof(*table));
+    table->count     = 2;
+    table->resources = rscs;
+}
+
+/*
+ * Which rail applies to a lane of an endpoint: host A has devices
+ * ...0001 and ...0101, host C ...0003 and ...0103; tcp/eth0 was measured
+ * against A's ...0001 (2e9 B/s), and has a rail for every peer (1539e6).
+ *  - to A's ...0001: the rail of that device;
+ *  - to A's ...0101: the same rail (measured towards host A);
+ *  - to C (either device), or a peer of unknown addresses: the rail for
+ *    every peer; tcp/eth1 has none.
+ */
+static void test_rail_applies_to_its_peer(void **state)
+{
+    psel_resource_table_t host_a, host_c, unknown;
+    psel_resource_t a[2], c[2], u[2];
+    const psel_calib_rail_t *rail;
+    psel_calib_t calib;
+    double lat, bw;
+
+    rail_peer(&host_a, a, "0002c0a80001", "0002c0a80101");
+    rail_peer(&host_c, c, "0002c0a80003", "0002c0a80103");
+    rail_peer(&unknown, u, "", "");
+    psel_calib_init(&calib);
+    assert_int_equal(psel_calib_rail_set(&calib, "tcp/eth0", "", 20e-6,
+                                         1539e6), UCS_OK);
+    assert_int_equal(psel_calib_rail_set(&calib, "tcp/eth0", "0002c0a80001",
+                                         15e-6, 2e9), UCS_OK);
+
+    rail = psel_calib_rail_find(&calib, "tcp/eth0", &host_a, &a[0]);
+    assert_non_null(rail);
+    assert_rel_close(rail->bandwidth, 2e9, 1e-12);
+    rail = psel_calib_rail_find(&calib, "tcp/eth0", &host_a, &a[1]);
+    assert_non_null(rail);
+    assert_rel_close(rail->bandwidth, 2e9, 1e-12);
+    rail = psel_calib_rail_find(&calib, "tcp/eth0", &host_c, &c[0]);
+    assert_non_null(rail);
+    assert_rel_close(rail->bandwidth, 1539e6, 1e-12);
+    rail = psel_calib_rail_find(&calib, "tcp/eth0", &unknown, &u[1]);
+    assert_non_null(rail);
+    assert_rel_close(rail->bandwidth, 1539e6, 1e-12);
+    assert_null(psel_calib_rail_find(&calib, "tcp/eth1", &host_a, &a[0]));
+
+    assert_true(psel_calib_rail_measured(&calib, "tcp/eth0", &host_a, &a[1],
+                                         &lat, &bw));
+    assert_rel_close(lat, 15e-6, 1e-12);
+    assert_rel_close(bw, 2e9, 1e-12);
+    assert_false(psel_calib_rail_measured(&calib, "tcp/eth1", &host_c, &c[0],
+                                          &lat, &bw));
+    /* not a device address */
+    assert_int_equal(psel_calib_rail_set(&calib, "tcp/eth0", "host-b", 1e-6,
+                                         1e9), UCS_ERR_INVALID_PARAM);
+    psel_calib_cleanup(&calib);
 }
 
 
@@ -1712,6 +1831,8 @@ int main(void)
         cmocka_unit_test(test_malformed_number_column),
         cmocka_unit_test(test_accepted_variants),
         cmocka_unit_test(test_other_format_version_unsupported),
+        cmocka_unit_test(test_rail_format_2),
+        cmocka_unit_test(test_rail_applies_to_its_peer),
         cmocka_unit_test(test_check_host_and_ucx),
         cmocka_unit_test(test_read_machine_id),
         cmocka_unit_test(test_fit_multi_envelope_of_crossing_stages),

@@ -7,6 +7,7 @@
 #include "test_util.h"
 
 #include <lane_select/lane_engine.h>
+#include <ucp_proto_sel/calib.h>
 #include <lane_select/reachability.h>
 #include <lane_select/resource_table.h>
 #include <ucs/sys/math.h>
@@ -184,10 +185,13 @@ static void test_rma_bw_criteria(void **state)
     assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 1);
     assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0),
                         "dc_mlx5/mlx5_2:1");
-    /* its lane describes put limits, since it has no get */
+    /* its lane keeps put's limits, whatever get's are */
     assert_true(ep.lanes[0].caps & PSEL_LANE_CAP_PUT_ZCOPY);
     assert_false(ep.lanes[0].caps & PSEL_LANE_CAP_GET_ZCOPY);
-    assert_int_equal(ep.lanes[0].rma_max_zcopy, 1ul << 30);
+    assert_int_equal(ep.lanes[0].put.max_zcopy, 1ul << 30);
+    /* and the am's apart: its 4 iov entries are not put's */
+    assert_int_equal(ep.lanes[0].am.max_iov, 4);
+    assert_int_equal(ep.lanes[0].put.max_iov, 0);
 
     /* without the put zcopy either, nothing qualifies */
     table.resources[2].cap_flags &= ~UCT_IFACE_FLAG_PUT_ZCOPY;
@@ -678,6 +682,44 @@ static void test_shares(void **state)
     psel_resource_table_cleanup(&table);
 }
 
+/*
+ * A pair that moves nothing (a peer's address or an edited file saying
+ * bandwidth 0) is never a lane: eth0 with 0 MB/s and the lower latency
+ * would win am on latency alone (1e-3 / (5 + 2 x 1) us against / (10 + 2 x
+ * 1) us), and the am lane would become the am_bw lane with an infinite
+ * wire time. eth1 takes every role; with eth0 alone there is no lane.
+ */
+static void test_zero_bandwidth_never_a_lane(void **state)
+{
+    psel_lane_select_params_t params = params_of(1, 1, 1, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+    psel_resource_table_t table;
+    psel_resource_t rsc;
+    psel_ep_lanes_t ep;
+
+    psel_resource_table_init(&table);
+    rsc = make_rsc("tcp", "eth0", 0, 5000, 1000);
+    table_add(&table, &rsc);
+    rsc = make_rsc("tcp", "eth1", 1192, 10000, 1000);
+    table_add(&table, &rsc);
+    select_self(&table, &params, &ep);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM, 0), "tcp/eth1");
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM_BW, 0), "tcp/eth1");
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0), "tcp/eth1");
+    assert_int_equal(ep.num_lanes, 1);
+    assert_true(ep.lanes[0].bandwidth > 0);
+    psel_resource_table_cleanup(&table);
+
+    psel_resource_table_init(&table);
+    rsc = make_rsc("tcp", "eth0", 0, 5000, 1000);
+    table_add(&table, &rsc);
+    psel_test_log_capture_start();
+    assert_int_equal(psel_lanes_select(&table, &table, &params, &ep),
+                     UCS_ERR_UNREACHABLE);
+    psel_test_log_capture_stop();
+    psel_resource_table_cleanup(&table);
+}
+
 /* ------------------------------------------------------------------------
  * Measured rails (a calibration's rail lines) instead of the attributes
  */
@@ -686,7 +728,11 @@ typedef struct {
     double      latency, bandwidth;
 } rail_t;
 
-static int measured_rails(void *arg, const char *lane_name, double *latency,
+/* Every rail here was measured against every peer (the peer is tested
+ * with a real calibration below) */
+static int measured_rails(void *arg, const char *lane_name,
+                          const psel_resource_table_t *peer,
+                          const psel_resource_t *remote, double *latency,
                           double *bandwidth)
 {
     const rail_t *rail;
@@ -712,6 +758,46 @@ static void make_two_rails(psel_resource_table_t *table)
     table_add(table, &rsc);
     rsc = make_rsc("tcp", "eth1", 1192, 10000, 10000);
     table_add(table, &rsc);
+}
+
+/* Every lane set of a copy points into the copy, so the original can go:
+ * each role's and each memory type's (a plain struct copy keeps pointers
+ * into the original, which psel_info --peers freed) */
+static void assert_set_in(const psel_lane_set_t *set, const psel_ep_lanes_t *ep)
+{
+    unsigned i;
+
+    for (i = 0; i < set->count; ++i) {
+        assert_ptr_equal(set->lanes[i], &ep->lanes[set->lanes[i]->index]);
+    }
+}
+
+static void test_ep_lanes_copy_points_into_the_copy(void **state)
+{
+    psel_lane_select_params_t params = params_of(1, 2, 2, 1,
+                                                 PSEL_PEER_REMOTE_HOST);
+    psel_ep_lanes_t *src, copy;
+    psel_resource_table_t table;
+    unsigned i;
+
+    make_two_rails(&table);
+    src = malloc(sizeof(*src));
+    assert_non_null(src);
+    select_self(&table, &params, src);
+    assert_true(src->sets.role[PSEL_LANE_ROLE_RMA_BW].count == 2);
+    psel_ep_lanes_copy(&copy, src);
+    memset(src, 0xa5, sizeof(*src));
+    free(src);
+
+    for (i = 0; i < PSEL_LANE_ROLE_LAST; ++i) {
+        assert_set_in(&copy.sets.role[i], &copy);
+    }
+    for (i = 0; i < UCS_MEMORY_TYPE_LAST; ++i) {
+        assert_set_in(&copy.sets.rma_bw_mem[i], &copy);
+    }
+    assert_string_equal(role_lane(&copy, PSEL_LANE_ROLE_RMA_BW, 1),
+                        "tcp/eth1");
+    psel_resource_table_cleanup(&table);
 }
 
 static void test_measured_rails_drop_the_slow_one(void **state)
@@ -754,39 +840,150 @@ static void test_measured_rails_drop_the_slow_one(void **state)
     psel_resource_table_cleanup(&table);
 }
 
-/* A measured IB rail keeps UCX 1.17's per-class terms on top of the measured
- * latency: short 2.0 us, bcopy and zcopy 2.0 + 0.35 (WQE fetch) */
-static void test_measured_rail_keeps_class_terms(void **state)
+/* The lane of rc_mlx5/mlx5_0:1, latency 600 + growth·N ns with UCX 1.17's
+ * per-class terms, selected for @a num_eps endpoints with its rail measured
+ * at 2.0 us (or not measured) */
+static const psel_lane_t *rc_rail_lane(double growth_ns, size_t num_eps,
+                                       int measured, psel_ep_lanes_t *ep)
 {
     static const rail_t rails[] = {{"rc_mlx5/mlx5_0:1", 2.0 * US, 10000e6},
                                    {NULL, 0, 0}};
     psel_lane_select_params_t params = params_of(1, 1, 1, 0,
                                                  PSEL_PEER_REMOTE_HOST);
     psel_resource_table_t table;
-    const psel_lane_t *lane;
     psel_resource_t rsc;
-    psel_ep_lanes_t ep;
 
-    (void)state;
     psel_resource_table_init(&table);
-    rsc = make_rsc("rc_mlx5", "mlx5_0:1", 12000, 600, 40);
+    rsc         = make_rsc("rc_mlx5", "mlx5_0:1", 12000, 600, 40);
+    rsc.latency = ucs_linear_func_make(600 * NS, growth_ns * NS);
     psel_resource_op_cost_derive(&rsc, "1.17.0");
     table_add(&table, &rsc);
-    params.measured     = measured_rails;
+    params.measured     = measured ? measured_rails : NULL;
     params.measured_arg = (void*)rails;
-    select_self(&table, &params, &ep);
-    lane = ep.sets.role[PSEL_LANE_ROLE_AM].lanes[0];
+    params.num_eps      = num_eps;
+    select_self(&table, &params, ep);
+    psel_resource_table_cleanup(&table);
+    return ep->sets.role[PSEL_LANE_ROLE_AM].lanes[0];
+}
+
+/* A measured IB rail keeps UCX 1.17's per-class terms on top of the measured
+ * latency: short 2.0 us, bcopy and zcopy 2.0 + 0.35 (WQE fetch) */
+static void test_measured_rail_keeps_class_terms(void **state)
+{
+    const psel_lane_t *lane;
+    psel_ep_lanes_t ep;
+
+    lane = rc_rail_lane(0, 1, 1, &ep);
     assert_rel(lane->latency, 2.0 * US);
     assert_rel(lane->op[PSEL_OP_CLASS_SHORT].latency, 2.0 * US);
     assert_rel(lane->op[PSEL_OP_CLASS_BCOPY].latency, 2.35 * US);
     assert_rel(lane->op[PSEL_OP_CLASS_ZCOPY].latency, 2.35 * US);
     /* unmeasured: the attributes, 600 and 950 ns */
-    params.measured = NULL;
-    select_self(&table, &params, &ep);
-    lane = ep.sets.role[PSEL_LANE_ROLE_AM].lanes[0];
+    lane = rc_rail_lane(0, 1, 0, &ep);
     assert_rel(lane->op[PSEL_OP_CLASS_SHORT].latency, 600 * NS);
     assert_rel(lane->op[PSEL_OP_CLASS_BCOPY].latency, 950 * NS);
-    psel_resource_table_cleanup(&table);
+}
+
+/*
+ * A rail is measured with one endpoint; at N endpoints its latency grows as
+ * the transport's does: rc_mlx5 "600 + 1.000 * N nsec", 2.0 us measured, at
+ * 100 endpoints 2.0 us + 1 ns x (100 - 1) = 2.099 us (short), and the
+ * bcopy class's 350 ns on top: 2.449 us. At 1 endpoint it is what was
+ * measured. (Before, the 2.0 us replaced the latency at any N.)
+ */
+static void test_measured_rail_grows_with_endpoints(void **state)
+{
+    const psel_lane_t *lane;
+    psel_ep_lanes_t ep;
+
+    lane = rc_rail_lane(1, 100, 1, &ep);
+    assert_rel(lane->latency, 2.099 * US);
+    assert_rel(lane->op[PSEL_OP_CLASS_SHORT].latency, 2.099 * US);
+    assert_rel(lane->op[PSEL_OP_CLASS_BCOPY].latency, 2.449 * US);
+
+    lane = rc_rail_lane(1, 1, 1, &ep);
+    assert_rel(lane->latency, 2.0 * US);
+    assert_rel(lane->op[PSEL_OP_CLASS_BCOPY].latency, 2.35 * US);
+}
+
+/*
+ * A rail applies to the peer device it was measured against. Host A's rails
+ * were measured from here: eth0 1539 MB/s, eth1 112 MB/s (13.7x slower: the
+ * second rail is dropped at ratio 4). An endpoint to host C, whose devices
+ * have other addresses, keeps the attributes: both rails, 50/50 (before,
+ * the rails of A applied to every host). A rail that names no peer (a
+ * format 2 file) applies to C too.
+ */
+static void swap_resources(psel_resource_table_t *table)
+{
+    psel_resource_t tmp = table->resources[0];
+
+    table->resources[0] = table->resources[1];
+    table->resources[1] = tmp;
+}
+
+static void test_measured_rail_applies_to_its_peer(void **state)
+{
+    psel_lane_select_params_t params = params_of(1, 2, 2, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+    psel_resource_table_t local, host_a, host_c;
+    psel_calib_t calib;
+    psel_ep_lanes_t ep;
+
+    make_two_rails(&local);
+    make_two_rails(&host_a);
+    make_two_rails(&host_c);
+    /* tcp's device address: flags 00, AF_INET 02, the IPv4 address */
+    snprintf(host_a.resources[0].dev_addr, PSEL_DEV_ADDR_HEX_MAX,
+             "0002c0a80001");
+    snprintf(host_a.resources[1].dev_addr, PSEL_DEV_ADDR_HEX_MAX,
+             "0002c0a80101");
+    snprintf(host_c.resources[0].dev_addr, PSEL_DEV_ADDR_HEX_MAX,
+             "0002c0a80003");
+    snprintf(host_c.resources[1].dev_addr, PSEL_DEV_ADDR_HEX_MAX,
+             "0002c0a80103");
+    memset(&calib, 0, sizeof(calib));
+    assert_int_equal(psel_calib_rail_set(&calib, "tcp/eth0", "0002c0a80001",
+                                         21.5 * US, 1539 * MBS), UCS_OK);
+    assert_int_equal(psel_calib_rail_set(&calib, "tcp/eth1", "0002c0a80101",
+                                         20.9 * US, 112 * MBS), UCS_OK);
+    params.measured     = psel_calib_rail_measured;
+    params.measured_arg = &calib;
+
+    assert_int_equal(psel_lanes_select(&local, &host_a, &params, &ep), UCS_OK);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 1);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0), "tcp/eth0");
+    assert_rel(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].lanes[0]->bandwidth,
+               1539 * MBS);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM, 0), "tcp/eth0");
+
+    /* the rail is the local device's towards host A, whichever of A's
+     * devices a pair reaches: with eth1 first in every table, the pair
+     * eth1 -> A's eth0 is measured too (112 MB/s), so it cannot win the am
+     * lane on its advertised 10 us */
+    swap_resources(&local);
+    swap_resources(&host_a);
+    assert_int_equal(psel_lanes_select(&local, &host_a, &params, &ep), UCS_OK);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_AM, 0), "tcp/eth0");
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0), "tcp/eth0");
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 1);
+
+    assert_int_equal(psel_lanes_select(&local, &host_c, &params, &ep), UCS_OK);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 2);
+    assert_rel(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].shares[0], 0.5);
+    assert_rel(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].lanes[1]->bandwidth,
+               1192 * MBS);
+
+    /* eth1 measured for every peer: C's eth1 takes it, and is dropped */
+    assert_int_equal(psel_calib_rail_set(&calib, "tcp/eth1", "", 20.9 * US,
+                                         112 * MBS), UCS_OK);
+    assert_int_equal(psel_lanes_select(&local, &host_c, &params, &ep), UCS_OK);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA_BW].count, 1);
+    assert_string_equal(role_lane(&ep, PSEL_LANE_ROLE_RMA_BW, 0), "tcp/eth0");
+
+    psel_resource_table_cleanup(&local);
+    psel_resource_table_cleanup(&host_a);
+    psel_resource_table_cleanup(&host_c);
 }
 
 static void test_measured_rails_set_the_shares(void **state)
@@ -1013,7 +1210,11 @@ int main(void)
         cmocka_unit_test(test_dev_num_paths),
         cmocka_unit_test(test_lanes_per_memory_type),
         cmocka_unit_test(test_multi_lane_ratio),
+        cmocka_unit_test(test_zero_bandwidth_never_a_lane),
+        cmocka_unit_test(test_ep_lanes_copy_points_into_the_copy),
         cmocka_unit_test(test_measured_rails_drop_the_slow_one),
+        cmocka_unit_test(test_measured_rail_applies_to_its_peer),
+        cmocka_unit_test(test_measured_rail_grows_with_endpoints),
         cmocka_unit_test(test_measured_rail_keeps_class_terms),
         cmocka_unit_test(test_measured_rails_set_the_shares),
         cmocka_unit_test(test_shares),

@@ -353,8 +353,8 @@ static void test_calibration_writer_as_in_c_locale(void **state)
     calib.noise.steal       = 0.015625;
     calib.noise.load        = 0.5;
     calib.noise.refused     = 2;
-    assert_int_equal(psel_calib_rail_set(&calib, "tcp/lo", 10.5e-6, 1.25e9),
-                     UCS_OK);
+    assert_int_equal(psel_calib_rail_set(&calib, "tcp/lo", "0002c0a80001",
+                                         10.5e-6, 1.25e9), UCS_OK);
     add_line(&calib);
 
     for (pass = 0; pass < 2; ++pass) {

@@ -25,7 +25,7 @@
 static psel_proto_split_lane_t split_lane(uint8_t lane, double share,
                                           size_t max_frag, size_t align)
 {
-    psel_proto_split_lane_t l = {lane, share, max_frag, align};
+    psel_proto_split_lane_t l = {lane, share, max_frag, align, 0};
 
     return l;
 }
@@ -43,6 +43,7 @@ static unsigned walk(psel_proto_xfer_t *x, size_t length)
         assert_true(index < x->num_lanes);
         assert_true(len > 0);
         assert_true(len <= x->max_frag[index]);
+        assert_true(len >= x->min_frag[index]);
         assert_true(offset + len <= x->end[index]);
         for (k = offset; k < offset + len; ++k) {
             assert_int_equal(seen[k], 0);
@@ -143,6 +144,46 @@ static void test_split_alignment_and_max_frag(void **state)
     walk(&x, length);
 }
 
+/*
+ * No operation below the lane's min_zcopy (rc's get_zcopy: 65 B up). One
+ * lane, max 1000, min 65, 2010 bytes: 1000 leaves 1010; 1000 more would
+ * leave 10 < 65, so the second gives up 65: 1000, 945, 65 (before: 1000,
+ * 1000, 10). A chunk must hold the lane's smallest operation too: two
+ * lanes with min 100 KiB and 160 KiB to split are one lane (80 KiB each
+ * passes the 64 KiB minimum chunk but not 100 KiB).
+ */
+static void test_split_min_frag(void **state)
+{
+    psel_proto_split_lane_t l = split_lane(0, 1.0, 1000, 1);
+    psel_proto_split_lane_t two[2];
+    size_t offset, len, expected[] = {1000, 945, 65};
+    psel_proto_xfer_t x;
+    unsigned index, i = 0;
+
+    l.min_frag = 65;
+    psel_proto_xfer_init(&x, &l, 1, 2010, PSEL_RNDV_MIN_CHUNK);
+    while (psel_proto_xfer_next(&x, &index, &offset, &len)) {
+        assert_true(i < 3);
+        assert_int_equal(len, expected[i++]);
+        psel_proto_xfer_posted(&x, index, len);
+    }
+    assert_int_equal(i, 3);
+    /* exactly max + min: no change needed; 1065 = 1000 + 65 */
+    psel_proto_xfer_init(&x, &l, 1, 1065, PSEL_RNDV_MIN_CHUNK);
+    assert_int_equal(walk(&x, 1065), 2);
+
+    two[0]          = split_lane(0, 0.5, SIZE_MAX, 1);
+    two[1]          = split_lane(1, 0.5, SIZE_MAX, 1);
+    two[0].min_frag = two[1].min_frag = 100 * KiB;
+    psel_proto_xfer_init(&x, two, 2, 160 * KiB, PSEL_RNDV_MIN_CHUNK);
+    assert_int_equal(x.num_lanes, 1);
+    walk(&x, 160 * KiB);
+    /* 200 KiB: 100 KiB each, both lanes */
+    psel_proto_xfer_init(&x, two, 2, 200 * KiB, PSEL_RNDV_MIN_CHUNK);
+    assert_int_equal(x.num_lanes, 2);
+    walk(&x, 200 * KiB);
+}
+
 /* The limits of real iface attributes. */
 static void test_split_lane_limits(void **state)
 {
@@ -153,18 +194,27 @@ static void test_split_lane_limits(void **state)
     attr.cap.put.max_zcopy       = 1 << 20;
     attr.cap.put.opt_zcopy_align = 64;
     attr.cap.put.align_mtu       = 4096;
+    attr.cap.put.min_zcopy       = 1;
     attr.cap.am.max_bcopy        = 8256;
     attr.cap.am.max_zcopy        = 65536;
+    attr.cap.am.min_zcopy        = 33;
     psel_proto_xfer_lane(&attr, PSEL_PROTO_XFER_PUT, 2, 0.5, &l);
     assert_int_equal(l.max_frag, 1 << 20);
     assert_int_equal(l.align, 4096);
+    assert_int_equal(l.min_frag, 1);
     psel_proto_xfer_lane(&attr, PSEL_PROTO_XFER_AM_BCOPY, 2, 0.5, &l);
     assert_int_equal(l.max_frag, 8256 - sizeof(psel_rndv_data_hdr_t));
+    assert_int_equal(l.min_frag, 0);
     psel_proto_xfer_lane(&attr, PSEL_PROTO_XFER_AM_ZCOPY, 2, 0.5, &l);
     assert_int_equal(l.max_frag, 65536 - sizeof(psel_rndv_data_hdr_t));
+    assert_int_equal(l.min_frag, 33);
     psel_proto_xfer_lane(&attr, PSEL_PROTO_XFER_GET, 2, 0.5, &l);
     assert_int_equal(l.max_frag, 1); /* no get: at least 1 */
     assert_int_equal(l.align, 1);
+    assert_int_equal(l.min_frag, 0);
+    attr.cap.get.min_zcopy       = 65;
+    psel_proto_xfer_lane(&attr, PSEL_PROTO_XFER_GET, 2, 0.5, &l);
+    assert_int_equal(l.min_frag, 65);
 }
 
 /* ---- malformed headers ---- */
@@ -763,6 +813,7 @@ int main(void)
         cmocka_unit_test(test_split_min_chunk),
         cmocka_unit_test(test_split_shares),
         cmocka_unit_test(test_split_alignment_and_max_frag),
+        cmocka_unit_test(test_split_min_frag),
         cmocka_unit_test(test_split_lane_limits),
         cmocka_unit_test(test_malformed_rts),
         cmocka_unit_test(test_malformed_replies),

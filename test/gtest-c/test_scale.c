@@ -657,51 +657,68 @@ static void test_loggp_from_lines(void **state)
 
 /*
  * One lane by hand: 001 at 2 endpoints, egr/short over rc_mlx5 at n = 100
- * B, 3 processes (k = 2):
+ * B, 3 processes (k = 2). UCX 1.17's short class on rc_mlx5 (README,
+ * "Per-operation costs"): latency 600 + 1 x 2 = 602 ns, send_pre 40 ns,
+ * send_post 40 ns (the doorbell), recv 40 ns; bw 23588.47 MB/s; copies at
+ * UCX_PSEL_BCOPY_BW 5800 MB/s, c_m = 1 / (5800 x 2^20) s/B each.
+ *   stages: send 40 ns + c_m n (40 more after the post, in a stream);
+ *           wire n / bw; recv 40 ns + c_m n
  *   single c = L + o_s + o_r = 602 + 80 = 682 ns, o = (40 + 40)/2 = 40 ns,
  *   L = 682 - 80 = 602 ns; single m = 1/bw + 2 copies:
  *   G1 = 1e9 / (23588.47 x 2^20) + 2e9 / (5800 x 2^20) ns/B;
- *   multi = the envelope of the stages: the message stage (682 ns) is the
- *   slowest up to egr/short's largest size, so g = 682 ns and G = 0.
- *   T_direct = 602 + 80 + 100 G1 + (2 - 1) x (682 + 100 G)  [ns]
+ *   multi = the envelope of the stages: the sender's 80 ns + c_m n is above
+ *   the receiver's 40 ns + c_m n and, with a steeper slope, above the wire
+ *   everywhere: g = 80 ns, G = c_m (the latency is no part of the gap; the
+ *   former stages made g = 682 ns, G = 0).
+ *   T_direct = 602 + 80 + 100 G1 + (2 - 1) x (80 + 100 G)  [ns]
  *   T_proxy  = T_direct + 2 x 1000 ns
- *   converge: 2 x 1000 / 0.1 - (602 + 80 + 682) = 18636 ns over
+ *   converge: 2 x 1000 / 0.1 - (602 + 80 + 80) = 19238 ns over
  *   (G1 + G) per byte.
  */
+/* One copy at UCX_PSEL_BCOPY_BW's 5800 MB/s [s/B] */
+#define COPY_5800 (1e9 / (5800.0 * 1048576.0) * 1e-9)
+
+/* LogGP of the protocol @a proto that the contiguous table of @a f runs at
+ * @a n */
+static psel_loggp_t loggp_of(const fixture_ep_t *f, size_t n,
+                             const char *proto)
+{
+    const psel_select_table_t *table = f->ep.select.fast[PSEL_OP_TAG_SEND];
+    unsigned row;
+    psel_loggp_t p;
+
+    p = psel_loggp_at(table, &f->ep.lanes.sets, n, &row);
+    assert_string_equal(table->elems[row].proto->name, proto);
+    return p;
+}
+
 static void test_loggp_one_lane(void **state)
 {
-    /* the two copies' slope; the single line pays it, and the wire's */
-    double copies = 2e9 / (5800.0 * 1048576.0) * 1e-9;  /* s/B */
-    double G1     = copies + (1e9 / (23588.47 * 1048576.0) * 1e-9);
-    /* streaming is the envelope of the stages (perf.h): up to egr/short's
-     * largest size the message stage (682 ns) stays the slowest, so no
-     * stage's slope paces the stream there */
-    double G      = 0;
-    const psel_select_table_t *table;
+    /* the single line pays two copies and the wire's time per byte;
+     * streaming, the sender's stage paces: its copy */
+    double G1 = 2 * COPY_5800 + (1e9 / (23588.47 * 1048576.0) * 1e-9);
+    double G  = COPY_5800;
     size_t n_star;
-    unsigned row;
     psel_loggp_t p;
     fixture_ep_t f;
 
     fixture_ep_init(&f, F001, NULL, 2);
-    table = f.ep.select.fast[PSEL_OP_TAG_SEND];
-    p     = psel_loggp_at(table, &f.ep.lanes.sets, 100, &row);
-    assert_string_equal(table->elems[row].proto->name, "egr/short");
+    p = loggp_of(&f, 100, "egr/short");
     assert_close(p.L, 602e-9, 1e-9);
     assert_close(p.o, 40e-9, 1e-9);
-    assert_close(p.g, 682e-9, 1e-9);
-    assert_close(p.G, G, 1e-9);
+    assert_close(p.g, 80e-9, 1e-9);
+    assert_close(p.G, G, 1e-6);
     assert_close(p.G1, G1, 1e-6);
     assert_close(psel_alltoall_direct(&p, 3, 100),
-                 (602 + 80 + 682) * 1e-9 + 100 * (G1 + G), 1e-9);
+                 (602 + 80 + 80) * 1e-9 + 100 * (G1 + G), 1e-9);
     assert_close(psel_alltoall_proxy(&p, 3, 100, 1e-6),
-                 (602 + 80 + 682 + 2000) * 1e-9 + 100 * (G1 + G), 1e-9);
+                 (602 + 80 + 80 + 2000) * 1e-9 + 100 * (G1 + G), 1e-9);
     /* two processes: one message each way, the single line itself */
     assert_close(psel_alltoall_direct(&p, 2, 100), 682e-9 + 100 * G1, 1e-9);
 
-    /* 18636 ns / (0.36929 + 0 ns/B) = 50464.4: from 50465 B on */
+    /* 19238 ns / (0.36928 + 0.16443 ns/B) = 36045.8: from 36046 B on */
     n_star = psel_alltoall_converge(&p, 3, 1e-6, 0.1);
-    assert_int_equal(n_star, (size_t)ceil(18636e-9 / (G1 + G)));
+    assert_int_equal(n_star, (size_t)ceil(19238e-9 / (G1 + G)));
     assert_true(psel_alltoall_proxy(&p, 3, n_star, 1e-6) <=
                 1.1 * psel_alltoall_direct(&p, 3, n_star));
     assert_true(psel_alltoall_proxy(&p, 3, n_star - 1, 1e-6) >
@@ -712,6 +729,36 @@ static void test_loggp_one_lane(void **state)
     /* no per-byte cost: never */
     p.G = p.G1 = 0;
     assert_int_equal(psel_alltoall_converge(&p, 3, 1e-6, 0.1), SIZE_MAX);
+    fixture_ep_cleanup(&f);
+}
+
+/*
+ * g and G are those of the stage that paces the stream at n, not a bound
+ * over the protocol's stages. 001 at 2 endpoints, egr/zcopy (274..17395 B)
+ * over rc_mlx5, zcopy class: send_pre 40, send_post 40 + 20 = 60, recv 40
+ * ns; the registration a cache hit (UCX_PSEL_RCACHE_OVERHEAD 50 ns):
+ *   send stage (stream) = 50 + 40 + 60 = 150 ns, flat;
+ *   recv stage = 40 ns + c_m n (the copy out of the transport buffer);
+ *   wire = n / bw, flatter than c_m.
+ * The receiver overtakes the sender at 110 ns / c_m = 110 x 5800 x 2^20 /
+ * 1e9 = 668.99 B: at 300 B g = 150 ns, G = 0; at 4096 B g = 40 ns, G = c_m
+ * (the former bound gave g = 150 ns and G = c_m at both).
+ */
+static void test_loggp_pacing_stage(void **state)
+{
+    psel_loggp_t p;
+    fixture_ep_t f;
+
+    fixture_ep_init(&f, F001, NULL, 2);
+    p = loggp_of(&f, 300, "egr/zcopy");
+    assert_close(p.g, 150e-9, 1e-9);
+    assert_true(p.G == 0);
+    p = loggp_of(&f, 4096, "egr/zcopy");
+    assert_close(p.g, 40e-9, 1e-9);
+    assert_close(p.G, COPY_5800, 1e-6);
+    /* the boundary: 668 still the sender's, 669 the receiver's */
+    assert_close(loggp_of(&f, 668, "egr/zcopy").g, 150e-9, 1e-9);
+    assert_close(loggp_of(&f, 669, "egr/zcopy").g, 40e-9, 1e-9);
     fixture_ep_cleanup(&f);
 }
 
@@ -734,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_footprint_tcp),
         cmocka_unit_test(test_loggp_from_lines),
         cmocka_unit_test(test_loggp_one_lane),
+        cmocka_unit_test(test_loggp_pacing_stage),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -551,8 +551,9 @@ static void seed_random_ep(psel_mock_ep_t *ep, psel_config_t *config,
                                      rnd_uniform(0.05, 10) * US,
                                      rnd_uniform(100, 50000) * UCS_MBYTE,
                                      rnd_uniform(0.005, 3) * US);
-        lane->am_max_zcopy  = SIZE_MAX;
-        lane->rma_max_zcopy = SIZE_MAX;
+        lane->am.max_zcopy  = SIZE_MAX;
+        lane->get.max_zcopy = SIZE_MAX;
+        lane->put.max_zcopy = SIZE_MAX;
         lane->reg_cost      = ucs_linear_func_make(rnd_uniform(0, 50) * US,
                                                    rnd_uniform(0, 0.2) * NS);
         lane->md_index      = lane->index;
@@ -728,7 +729,7 @@ static void test_seed_formula_literal(void **state)
                                  UCS_BIT(PSEL_LANE_ROLE_RMA_BW),
                                  1e-6, 1e9, 0.25e-6);
     lane->reg_cost     = ucs_linear_func_make(4e-6, 0.1e-9);
-    lane->am_max_zcopy = SIZE_MAX; /* one fragment: the formula has none */
+    lane->am.max_zcopy = SIZE_MAX; /* one fragment: the formula has none */
     assert_int_equal(psel_select_init(&select, protos, 2, &ep.sets, &config),
                      UCS_OK);
     assert_int_equal(psel_select_build(&select, contig_host(), &table),

@@ -549,6 +549,45 @@ static void test_malformed_inputs_name_line_and_expectation(void **state)
     free(base);
 }
 
+/* A resource that moves nothing: bw_dedicated + bw_shared = 0 is refused
+ * at the later of the two lines; and saving one is refused too (what is
+ * saved must load) */
+static void test_zero_bandwidth_rejected(void **state)
+{
+    static const bad_case_t dedicated = {"bw_dedicated", "bw_dedicated = 0",
+                                         AT_EDIT, NULL, 0};
+    static const bad_case_t shared    = {"bw_shared", "bw_shared = 0.0",
+                                         AT_EDIT, NULL, 0};
+    psel_resource_table_t table;
+    char *base, *once, *twice;
+    unsigned line;
+    FILE *stream;
+
+    make_synthetic(&table);
+    base = save_to_string(&table);
+    psel_resource_table_cleanup(&table);
+    once = apply_case(base, &dedicated, &line);
+    /* 0 + 24386.17 MB/s: fine */
+    assert_int_equal(load_from_string(once, &table), UCS_OK);
+    psel_resource_table_cleanup(&table);
+    twice = apply_case(once, &shared, &line);
+    expect_rejected(twice, line, "resource section at line 7: bw_dedicated + "
+                    "bw_shared is 0, expected above 0");
+    free(twice);
+    free(once);
+    free(base);
+
+    make_synthetic(&table);
+    table.resources[2].bw_dedicated = table.resources[2].bw_shared = 0;
+    stream = tmpfile();
+    psel_test_log_capture_start();
+    assert_int_equal(psel_snapshot_save(&table, stream), UCS_ERR_INVALID_PARAM);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("cannot be saved (expected above 0)");
+    fclose(stream);
+    psel_resource_table_cleanup(&table);
+}
+
 static void test_malformed_whole_files(void **state)
 {
     static char nul_text[] = "protosel-snapshot 1\nucx_version = 1\0x\n";
@@ -594,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_save_rejects_unrepresentable_names),
         cmocka_unit_test(test_malformed_inputs_name_line_and_expectation),
         cmocka_unit_test(test_malformed_whole_files),
+        cmocka_unit_test(test_zero_bandwidth_rejected),
     };
 
     return cmocka_run_group_tests_name("snapshot", tests, NULL, NULL);

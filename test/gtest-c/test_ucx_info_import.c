@@ -959,7 +959,16 @@ static void test_malformed_inputs(void **state)
         {"garbled bandwidth", MD_HEAD TL_HEAD
          "#            bandwidth: fast MB/sec\n",
          "snippet:5:25: expected 'bandwidth: 'SHARED/ppn + DEDICATED MB/sec', "
-         "'DEDICATED + SHARED MB/sec' or 'N MB/sec'', found 'fast MB/sec'"},
+         "'DEDICATED + SHARED MB/sec' or 'N MB/sec', above 0 in total', found "
+         "'fast MB/sec'"},
+        {"zero bandwidth", MD_HEAD TL_HEAD
+         "#            bandwidth: 0.00/ppn + 0.00 MB/sec\n",
+         "snippet:5:25: expected 'bandwidth: 'SHARED/ppn + DEDICATED MB/sec', "
+         "'DEDICATED + SHARED MB/sec' or 'N MB/sec', above 0 in total', found "
+         "'0.00/ppn + 0.00 MB/sec'"},
+        {"zero bandwidth, one number", MD_HEAD TL_HEAD
+         "#            bandwidth: 0 MB/sec\n",
+         "snippet:5:25: expected 'bandwidth:"},
         {"bandwidth without unit", MD_HEAD TL_HEAD
          "#            bandwidth: 1.00/ppn + 2.00\n",
          "snippet:5:40: expected 'bandwidth:"},

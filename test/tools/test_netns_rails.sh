@@ -84,9 +84,19 @@ share() {
 am_lane() {
     awk '$1 == "#" && $2 ~ /^[0-9]+$/ && $4 ~ /^am\(/ { print $3 }' "$1"
 }
-# rail CAL DEV FIELD: 3 latency [ns], 4 bandwidth [MB/s] of DEV's rail line
+# rail CAL DEV FIELD: 3 peer, 4 latency [ns], 5 bandwidth [MB/s, 2^20 B/s,
+# as psel_info prints it; the file has B/s] of DEV's rail line
 rail() {
-    awk -v d="tcp/$2" -v f="$3" '$1 == "rail" && $2 == d { print $f }' "$1" 2>/dev/null
+    awk -v d="tcp/$2" -v f="$3" '$1 == "rail" && $2 == d {
+             if (f == 5) printf "%.1f\n", $5 / 1048576; else print $f }' \
+        "$1" 2>/dev/null
+}
+# dev_addr DEV: the device address of A's tcp/DEV in A's snapshot, the peer
+# a rail measured from B against it names
+dev_addr() {
+    awk -v d="$1" '$1 == "tl_name" { tl = $3 } $1 == "dev_name" { dev = $3 }
+                   $1 == "dev_addr" && tl == "tcp" && dev == d { print $3 }' \
+        "$tmp/snap_a"
 }
 
 info attr UCX_PSEL_CALIBRATION=none UCX_PSEL_PROTOS=rndv/put
@@ -99,7 +109,7 @@ result "attributes: rndv/put splits 50/50 ($(proto_lanes "$tmp/attr" rndv/put))"
 follows() {
     local label=$1 cal=$2 bw1 bw2 s1 s2 kept st cst sst before1 before2
     local size=1048576 iters=40
-    bw1=$(rail "$cal" "$dev1" 4) bw2=$(rail "$cal" "$dev2" 4)
+    bw1=$(rail "$cal" "$dev1" 5) bw2=$(rail "$cal" "$dev2" 5)
 
     info "$label.both" UCX_PSEL_CALIBRATION="$cal" UCX_PSEL_PROTOS=rndv/put \
         UCX_PSEL_MULTI_LANE_MAX_RATIO=1000
@@ -159,17 +169,35 @@ follows() {
 # the shaped one answers a small message a little sooner (a token bucket
 # lets it through at full speed)
 known=$tmp/known.txt
-cat >"$known" <<EOF
-protosel-calibration 2
+peer1=$(dev_addr "$dev1") peer2=$(dev_addr "$dev2")
+[ -n "$peer1" ] && [ -n "$peer2" ]
+result "A's snapshot has its devices' addresses ($dev1 $peer1, $dev2 $peer2)" \
+    $? "$tmp/snap_a"
+# known PEER1 PEER2: the rails of known figures measured against PEER1/2
+known() {
+    cat <<EOF
+protosel-calibration 3
 host $(hostname) -
 ucx $(pkg-config --modversion ucx 2>/dev/null || echo 1.13.1)
 created 2026-11-24T12:00:00Z
 duration 1
 mode quick
-rail tcp/$dev1 21500 1539
-rail tcp/$dev2 20900 112
+rail tcp/$dev1 $1 21500 $((1539 * 1048576))
+rail tcp/$dev2 $2 20900 $((112 * 1048576))
 EOF
+}
+known "$peer1" "$peer2" >"$known"
 follows "rails of known figures" "$known"
+
+# the same rails measured against another host (other device addresses)
+# say nothing of A: its lanes keep the attributes, 50/50
+known 0002c0a8fe01 0002c0a8fe02 >"$tmp/other.txt"
+info other UCX_PSEL_CALIBRATION="$tmp/other.txt" UCX_PSEL_PROTOS=rndv/put
+[ "$(share "$tmp/other" rndv/put "$dev1")" = 50 ] &&
+    [ "$(share "$tmp/other" rndv/put "$dev2")" = 50 ]
+st=$?
+result "rails measured against another host do not apply to A ($(proto_lanes "$tmp/other" rndv/put))" \
+    $st "$tmp/other"
 
 # --- the calibration: each rail alone ------------------------------------------
 cal=$tmp/cal_b.txt
@@ -183,7 +211,7 @@ wait "$spid" 2>/dev/null
 echo "# psel_calibrate against $a1 took $(( $(date +%s) - start )) s:"
 sed 's/^/#   /' "$tmp/cal.out"
 
-bw1=$(rail "$cal" "$dev1" 4) bw2=$(rail "$cal" "$dev2" 4)
+bw1=$(rail "$cal" "$dev1" 5) bw2=$(rail "$cal" "$dev2" 5)
 if [ -z "$bw1" ] && grep -Eq "rails: (refused: other processes|not measured)" "$tmp/cal.out"; then
     why=$(grep -Em1 "rails: (refused|not measured)" "$tmp/cal.out" | sed 's/^# *//' | cut -c1-110)
     skipped "psel_calibrate measures each rail alone, and selection follows" \
@@ -194,6 +222,9 @@ fi
 [ -n "$bw1" ] && [ -n "$bw2" ]
 result "psel_calibrate measures each rail alone: tcp/$dev1 $bw1 MB/s, tcp/$dev2 $bw2 MB/s (exit $st)" \
     $? "$tmp/cal.out" "$tmp/cal.server"
+[ "$(rail "$cal" "$dev1" 3)" = "$peer1" ] && [ "$(rail "$cal" "$dev2" 3)" = "$peer2" ]
+result "each rail names the device of A it was measured against ($(rail "$cal" "$dev1" 3), $(rail "$cal" "$dev2" 3))" \
+    $? "$cal"
 if [ -n "$bw1" ] && [ -n "$bw2" ]; then
     awk -v f="$bw1" -v s="$bw2" 'BEGIN { exit !(f > s) }'
     result "the shaped rail measured slower than the other" $? "$cal"

@@ -89,6 +89,27 @@ check "a calibration of another host is ignored" \
 expect "... with a warning" "ignoring .*other.txt" "$tmp/all"
 absent "... and attribute lines" "^# cost lines:"
 
+# rails: applied only to lanes to the peer device they name, shown in
+# UCX's MB/s (2^20 B/s; the file has B/s: 1540.25 x 2^20 = 1615069184)
+check "psel_info --save (this host's device addresses)" "${none[@]}" "${tcp[@]}" \
+    "$info" --save "$tmp/snap"
+lo_addr=$(awk '$1 == "tl_name" { tl = $3 } $1 == "dev_name" { dev = $3 }
+               $1 == "dev_addr" && tl == "tcp" && dev == "lo" { print $3 }' "$tmp/snap")
+rails() { # rails PEER: the calibration with a tcp/lo rail measured against PEER
+    sed 's/^protosel-calibration 1$/protosel-calibration 3/' "$tmp/cal.txt"
+    echo "rail tcp/lo $1 21500 1615069184"
+}
+rails "$lo_addr" >"$tmp/rails.txt"
+check "psel_info -e with a rail to this host's tcp/lo ($lo_addr)" \
+    env UCX_PSEL_CALIBRATION="$tmp/rails.txt" "${tcp[@]}" "$info" -e
+expect "... names it in MB/s of 2^20 B/s" \
+    "^# measured rails: tcp/lo 21.5 us 1540 MB/s to $lo_addr "
+expect "... and the lane takes it" "^# *0  tcp/lo .* 21500 ns  1540 MB/s "
+rails 0002c0a8fe01 >"$tmp/rails_other.txt"
+check "psel_info -e with a rail to another host's device" \
+    env UCX_PSEL_CALIBRATION="$tmp/rails_other.txt" "${tcp[@]}" "$info" -e
+absent "... the lane keeps its attributes" "^# *0  tcp/lo .* 21500 ns  1540 MB/s "
+
 # --plot
 check "--plot draws an SVG with a calibration" "${cal[@]}" "${tcp[@]}" "$info" --plot "$tmp/p.svg"
 check "... that is SVG" bash -c "head -c 200 '$tmp/p.svg' | grep -qE '<\\?xml|<svg'"

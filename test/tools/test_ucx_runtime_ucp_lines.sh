@@ -32,7 +32,7 @@ mid=$(awk 'NR == 1 {print $1}' /etc/machine-id 2>/dev/null)
 ver=$(ucx_info -v | sed -n 's/^# Version //p')
 cal=$tmp/cal.txt
 cat >"$cal" <<EOF
-protosel-calibration 3
+protosel-calibration 4
 host $host ${mid:--}
 ucx $ver
 created 2026-01-01T00:00:00Z
@@ -118,15 +118,15 @@ check "ucx_info under the library, config tier" \
 expect "... applies UCX_RNDV_THRESH=245750" "protosel:   UCX_RNDV_THRESH=245750( |$)"
 expect "... and UCX_ZCOPY_THRESH=20486" "protosel:   UCX_ZCOPY_THRESH=20486( |$)"
 
-# a bad file: a UCP record in a file of format 2
-sed 's/^protosel-calibration 3$/protosel-calibration 2/' "$cal" >"$tmp/bad.txt"
-fails "psel_info with a ucp-range in a format 2 file" \
+# a bad file: a UCP record in a file of format 3 (rails with peers, no UCP lines)
+sed 's/^protosel-calibration 4$/protosel-calibration 3/' "$cal" >"$tmp/bad.txt"
+fails "psel_info with a ucp-range in a format 3 file" \
     env UCX_PSEL_CALIBRATION="$tmp/bad.txt" "$info" -e --ucp
 expect "... names the file, line and record" \
-    "bad.txt:9: ucp-range: a record of format version 3, in a file of version 2"
+    "bad.txt:9: ucp-range: a record of format version 4, in a file of version 3"
 check "ucx_info under the library with that file" \
     env LD_PRELOAD="$lib" UCX_PSEL_CALIBRATION="$tmp/bad.txt" "${uenv[@]}" ucx_info -e -u t
-expect "... warns with the file and line" "bad.txt:9: ucp-range: a record of format version 3"
+expect "... warns with the file and line" "bad.txt:9: ucp-range: a record of format version 4"
 expect "... and UCX runs without protosel" "UCX runs without protosel"
 
 tap_done
