@@ -15,6 +15,8 @@
 
 #include "runtime.h"
 
+#include <uct/api/version.h>  /* the UCX this build is for: header only */
+
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
@@ -81,6 +83,41 @@ static void *psel_preload_next(const char *name)
     return func;
 }
 
+/*
+ * Is the loaded UCP the major.minor release this build is for? Checked
+ * before the impl is loaded: the impl links libucs and libuct, and was
+ * compiled against this release's headers (and the protocol tier against
+ * its internal structures); dlopen()ing it into another release's
+ * libraries could crash the application, so on a mismatch nothing but
+ * this check runs. The version asked is the one UCP reports to the
+ * application (an interposer of ucp_get_version is part of its UCP).
+ */
+static int psel_preload_version_ok(void)
+{
+    void (*get_version)(unsigned*, unsigned*, unsigned*);
+    unsigned major, minor, release;
+    char why[256];
+
+    get_version = dlsym(RTLD_DEFAULT, "ucp_get_version");
+    if (get_version == NULL) {
+        get_version = psel_preload_next("ucp_get_version");
+    }
+    if (get_version == NULL) {
+        psel_preload_warn("the loaded libucp", "it has no ucp_get_version");
+        return 0;
+    }
+    get_version(&major, &minor, &release);
+    if ((major == UCT_VERNO_MAJOR) && (minor == UCT_VERNO_MINOR)) {
+        return 1;
+    }
+    snprintf(why, sizeof(why), "UCX %u.%u.%u is loaded, and it was built for "
+             "UCX " UCT_VERNO_STRING " (its ABI and internal structures); "
+             "rebuild protosel against this UCX, or run the UCX it was built "
+             "for", major, minor, release);
+    psel_preload_warn("libprotosel_ucx.so", why);
+    return 0;
+}
+
 static void psel_preload_load(void)
 {
     char path[PATH_MAX], *slash;
@@ -93,7 +130,7 @@ static void psel_preload_load(void)
     psel_next_init_version = (psel_init_version_func_t)
                              psel_preload_next("ucp_init_version");
     if ((psel_next_config_read == NULL) || (psel_next_init_version == NULL) ||
-        psel_preload_disabled()) {
+        psel_preload_disabled() || !psel_preload_version_ok()) {
         return;
     }
 

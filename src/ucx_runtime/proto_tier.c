@@ -20,6 +20,7 @@
 
 #include "proto_tier.h"
 #include "lines.h"
+#include "ucp_build_id.h"  /* generated: the libucp this build is for */
 
 #include <lane_select/lane_engine.h>
 #include <lane_select/resource_table.h>
@@ -38,6 +39,8 @@
 #include <ucs/sys/string.h>
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +154,9 @@ static struct {
                                                        not a page of each */
     unsigned              next_evict;
     int                   warned;
+    const char * const   *op_names;  /* UCP's, by dlsym: an undefined
+                                        data symbol would make loading fail
+                                        where libucp is RTLD_LOCAL */
 } psel_pt = {
     .lock = PTHREAD_MUTEX_INITIALIZER
 };
@@ -183,6 +189,81 @@ static int psel_pt_writable(const void *addr)
     }
     fclose(f);
     return writable;
+}
+
+/* The GNU build id of a loaded object, as lowercase hex */
+typedef struct {
+    const char *path;     /* the object's name, as the loader has it */
+    char        id[2 * 64 + 1];
+    int         found;
+} psel_pt_build_id_t;
+
+static int psel_pt_build_id_cb(struct dl_phdr_info *info, size_t size,
+                               void *arg)
+{
+    psel_pt_build_id_t *bid = arg;
+    const ElfW(Nhdr) *note;
+    const char *p, *end;
+    unsigned i, j;
+
+    if ((info->dlpi_name == NULL) || strcmp(info->dlpi_name, bid->path)) {
+        return 0;
+    }
+    bid->found = 1;
+    for (i = 0; i < info->dlpi_phnum; ++i) {
+        if (info->dlpi_phdr[i].p_type != PT_NOTE) {
+            continue;
+        }
+        p   = (const char*)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+        end = p + info->dlpi_phdr[i].p_memsz;
+        while (p + sizeof(*note) <= end) {
+            note = (const ElfW(Nhdr)*)p;
+            p   += sizeof(*note) + ucs_align_up(note->n_namesz, 4);
+            if ((note->n_type == NT_GNU_BUILD_ID) && (note->n_namesz == 4) &&
+                !memcmp((const char*)(note + 1), "GNU", 4) &&
+                (p + note->n_descsz <= end) &&
+                (note->n_descsz <= sizeof(bid->id) / 2)) {
+                for (j = 0; j < note->n_descsz; ++j) {
+                    snprintf(bid->id + 2 * j, 3, "%02x", (unsigned char)p[j]);
+                }
+                return 1;
+            }
+            p += ucs_align_up(note->n_descsz, 4);
+        }
+    }
+    return 1;
+}
+
+/*
+ * Is the loaded libucp (the object of @a libucp_symbol) the very build
+ * the internal headers came from? Same version is not enough: another
+ * build of it (other configure options, a distribution rebuild) may lay
+ * its structures out otherwise. Compares GNU build ids; a build that could
+ * not read its libucp's (PSEL_UCP_BUILD_ID empty) checks the version only.
+ */
+static int psel_pt_same_build(const void *libucp_symbol, char *why, size_t max)
+{
+    psel_pt_build_id_t bid = {0};
+    Dl_info info;
+
+    if (PSEL_UCP_BUILD_ID[0] == '\0') {
+        return 1;
+    }
+    if (!dladdr(libucp_symbol, &info) || (info.dli_fname == NULL)) {
+        snprintf(why, max, "cannot tell which libucp is loaded");
+        return 0;
+    }
+    bid.path = info.dli_fname;
+    dl_iterate_phdr(psel_pt_build_id_cb, &bid);
+    if (!strcmp(bid.id, PSEL_UCP_BUILD_ID)) {
+        return 1;
+    }
+    snprintf(why, max, "the loaded %s (build id %s) is not the libucp "
+             "libprotosel_ucx.so was built against (" PSEL_UCP_BUILD_PATH
+             ", build id " PSEL_UCP_BUILD_ID "), whose internal structures "
+             "it uses (rebuild protosel with --with-ucx-src of the UCX "
+             "in use)", info.dli_fname, (bid.id[0] != '\0') ? bid.id : "none");
+    return 0;
 }
 
 static ucp_proto_t *psel_pt_find(ucp_proto_t **protocols, unsigned count,
@@ -232,6 +313,9 @@ int psel_proto_tier_available(void *libucp, char *why, size_t max, int *quiet)
                  "was built for UCX " UCT_VERNO_STRING "'s internal structures "
                  "(rebuild protosel with --with-ucx-src of this version)",
                  major, minor, release);
+        return 0;
+    }
+    if (!psel_pt_same_build(protocols, why, max)) {
         return 0;
     }
 
@@ -426,16 +510,21 @@ static psel_select_t *psel_pt_select(psel_pt_ep_t *ep, psel_pt_kind_t kind,
         ep->config[perf].select_perf = perf;
         /* the tables are printed here, once, not by every build */
         ep->config[perf].proto_info  = PSEL_PROTO_INFO_NO;
-        if ((psel_select_init(&ep->all[perf], psel_builtin_protos,
-                              psel_num_builtin_protos, &ep->lanes.sets,
-                              &ep->config[perf]) != UCS_OK) ||
-            (psel_select_init(&ep->rndv[perf], psel_pt.rndv_all,
-                              psel_pt.num_rndv_all, &ep->lanes.sets,
-                              &ep->config[perf]) != UCS_OK) ||
-            (psel_select_init(&ep->rtr[perf], psel_pt.rndv_rtr,
-                              psel_pt.num_rndv_rtr, &ep->lanes.sets,
-                              &ep->config[perf]) != UCS_OK)) {
+        /* all three or none: a failure frees what was made */
+        if (psel_select_init(&ep->all[perf], psel_builtin_protos,
+                             psel_num_builtin_protos, &ep->lanes.sets,
+                             &ep->config[perf]) != UCS_OK) {
             return NULL;
+        }
+        if (psel_select_init(&ep->rndv[perf], psel_pt.rndv_all,
+                             psel_pt.num_rndv_all, &ep->lanes.sets,
+                             &ep->config[perf]) != UCS_OK) {
+            goto err_all;
+        }
+        if (psel_select_init(&ep->rtr[perf], psel_pt.rndv_rtr,
+                             psel_pt.num_rndv_rtr, &ep->lanes.sets,
+                             &ep->config[perf]) != UCS_OK) {
+            goto err_rndv;
         }
         ep->all[perf].calib          = psel_pt.calib;
         ep->rndv[perf].calib         = psel_pt.calib;
@@ -451,6 +540,12 @@ static psel_select_t *psel_pt_select(psel_pt_ep_t *ep, psel_pt_kind_t kind,
     case PSEL_PT_RNDV_RTR: return &ep->rtr[perf];
     default:               return &ep->all[perf];
     }
+
+err_rndv:
+    psel_select_cleanup(&ep->rndv[perf]);
+err_all:
+    psel_select_cleanup(&ep->all[perf]);
+    return NULL;
 }
 
 /* Is @a key of @a worker the configuration of the last lookup? The same
@@ -657,7 +752,9 @@ static void psel_pt_debug_caps(const struct psel_pt_proto *map,
         start = caps->ranges[i].max_length + 1;
     }
     ucs_debug("protosel: ep_cfg[%u] %s %s:%s", params->ep_cfg_index,
-              ucp_operation_names[params->select_param->op_id], map->ucp_name,
+              (psel_pt.op_names != NULL) ?
+              psel_pt.op_names[params->select_param->op_id] : "?",
+              map->ucp_name,
               ucs_string_buffer_cstr(&strb));
 }
 
@@ -938,8 +1035,9 @@ void psel_proto_tier_install(void *libucp, const psel_config_t *config,
     unsigned i;
 
     pthread_mutex_lock(&psel_pt.lock);
-    psel_pt.config = config;
-    psel_pt.calib  = calib;
+    psel_pt.config   = config;
+    psel_pt.calib    = calib;
+    psel_pt.op_names = dlsym(libucp, "ucp_operation_names");
     for (i = 0; i < ucs_static_array_size(psel_pt_rndv_all); ++i) {
         if ((proto = psel_pt_builtin(psel_pt_rndv_all[i])) != NULL) {
             psel_pt.rndv_all[psel_pt.num_rndv_all++] = proto;

@@ -3,8 +3,11 @@
 # into programs that never call UCP it prints nothing, loads nothing and
 # changes nothing; UCX_PSEL_ENABLE=n, a malformed calibration, a bad
 # UCX_PSEL_* value and another UCX version each give stock UCP (with one
-# warning where something is wrong); threads creating endpoints at the same
-# time work. TAP output; no speed is asserted.
+# warning where something is wrong; another major.minor loads nothing of
+# protosel, another release or build of libucp keeps the protocol tier
+# out); UCP opened RTLD_LOCAL works; threads creating endpoints at the same
+# time work. TAP output; a point this machine cannot check says why (SKIP);
+# no speed is asserted.
 set -u
 me=test_ucx_runtime_safe
 tmp=$(mktemp -d)
@@ -27,11 +30,17 @@ absent "... but no UCX library nor protosel's own" "libuc[pst]|libprotosel_ucx_i
 
 # stock UCP, for comparison
 stock_env=(UCX_TLS=posix,sysv,cma UCX_PROTO_ENABLE=y UCX_PROTO_INFO=y)
+rows() { # rows FILE OUT: UCP's table rows of FILE into OUT; fails if none
+    $tables ucx-rows "$1" >"$2" 2>"$tmp/rows.err" && [ -s "$2" ]
+}
 check "stock ucx_info -e (no library)" env "${stock_env[@]}" ucx_info -e -u t
-$tables ucx-rows "$tmp/all" >"$tmp/stock.rows"
+check "... prints UCP's table" rows "$tmp/all" "$tmp/stock.rows"
 is_stock() { # is_stock DESC FILE: FILE holds stock UCP's table
-    $tables ucx-rows "$2" >"$tmp/rows" 2>&1
-    check "$1" cmp "$tmp/stock.rows" "$tmp/rows"
+    if rows "$2" "$tmp/rows"; then
+        check "$1" cmp "$tmp/stock.rows" "$tmp/rows"
+    else
+        result "$1 (no UCP table in the output)" 1 "$2" "$tmp/rows.err"
+    fi
 }
 
 check "UCX_PSEL_ENABLE=n" env LD_PRELOAD="$lib" UCX_PSEL_ENABLE=n UCX_PSEL_PROTO_INFO=y \
@@ -43,8 +52,10 @@ is_stock "... and UCP's table is stock" "$tmp/disabled"
 if [ "$proto_tier" = yes ]; then
     check "with the library, the table is not stock (shm: protosel moves rendezvous)" \
         env LD_PRELOAD="$lib" UCX_PSEL_CALIBRATION=none "${stock_env[@]}" ucx_info -e -u t
-    $tables ucx-rows "$tmp/all" >"$tmp/rows"
+    check "... (UCP's table is printed)" rows "$tmp/all" "$tmp/rows"
     check "... (the comparison below can fail)" bash -c "! cmp -s '$tmp/stock.rows' '$tmp/rows'"
+else
+    skip "with the library, the table is not stock" "no protocol tier built (configure --with-ucx-src)"
 fi
 
 # a malformed calibration: one warning that names file and line, stock UCP
@@ -68,18 +79,86 @@ expect "... is named" "UCX_PSEL_RNDV_PERF_DIFF" "$tmp/badvar"
 expect "... and UCX runs without protosel" "UCX runs without protosel" "$tmp/badvar"
 is_stock "... with stock UCP's table" "$tmp/badvar"
 
-# another UCX version: the protocol tier stays out, the config tier acts
+# another UCX release (major.minor): nothing of protosel is loaded, one
+# warning names both versions
 fake=${PSEL_FAKE_UCP_VERSION:-}
-if [ "$proto_tier" = yes ] && [ -f "$fake" ]; then
+if [ -f "$fake" ]; then
     check "UCP reporting version 1.99.0" env LD_PRELOAD="$fake:$lib" UCX_PSEL_CALIBRATION=none \
-        UCX_PSEL_PROTO_INFO=y "${stock_env[@]}" ucx_info -e -u t
+        UCX_PSEL_PROTO_INFO=y LD_DEBUG=files "${stock_env[@]}" ucx_info -e -u t
+    grep -v '^ *[0-9]*:' "$tmp/all" >"$tmp/version"   # without the loader's lines
+    expect "... one warning names both versions and what to do" \
+        "^\\[protosel\\] warning: libprotosel_ucx.so: UCX 1\\.99\\.0 is loaded, and it was built for UCX 1\\.13\\.1 .*rebuild protosel against this UCX" \
+        "$tmp/version"
+    check "... once" test "$(grep -c 'UCX 1.99.0 is loaded' "$tmp/version")" -eq 1
+    absent "... the impl is never loaded" "file=.*libprotosel_ucx_impl" "$tmp/all"
+    absent "... protosel does not act" "protosel: " "$tmp/version"
+    is_stock "... and UCP's table is stock" "$tmp/version"
+else
+    skip "UCP reporting another version" "no $fake (make check builds it)"
+fi
+
+# another release of the same major.minor: the protocol tier (UCP's
+# internal structures) stays out, the config tier (public API) acts
+if [ "$proto_tier" = yes ] && [ -f "$fake" ]; then
+    check "UCP reporting version 1.13.0" env LD_PRELOAD="$fake:$lib" PSEL_FAKE_UCP_VERSION_IS=1.13.0 \
+        UCX_PSEL_CALIBRATION=none UCX_PSEL_PROTO_INFO=y "${stock_env[@]}" ucx_info -e -u t
     cp "$tmp/all" "$tmp/version"
     expect "... one warning names both versions" \
-        "UCX  WARN  protosel: the protocol tier cannot act: UCX 1.99.0 is loaded, and libprotosel_ucx.so was built for UCX 1\\.13\\.1" \
+        "UCX  WARN  protosel: the protocol tier cannot act: UCX 1\\.13\\.0 is loaded, and libprotosel_ucx.so was built for UCX 1\\.13\\.1" \
         "$tmp/version"
     check "... once" test "$(grep -c 'protocol tier cannot act' "$tmp/version")" -eq 1
     absent "... the protocol tier does not act" "protosel: protocol tier" "$tmp/version"
     expect "... the config tier does (public UCP API only)" "protosel: config tier" "$tmp/version"
+else
+    skip "UCP reporting version 1.13.0" "no protocol tier built or no $fake"
+fi
+
+# the same version, another build of libucp (its GNU build id differs):
+# the protocol tier stays out, the config tier acts
+ucp_so=$(ldd "$(command -v ucx_info)" | awk '$1 == "libucp.so.0" { print $3 }')
+if [ "$proto_tier" = yes ] && [ -f "$ucp_so" ]; then
+    mkdir -p "$tmp/ucp"
+    check "a copy of $ucp_so with another build id" python3 -c '
+import re, subprocess, sys
+src, dst = sys.argv[1:3]
+out = subprocess.run(["readelf", "-n", src], capture_output=True, text=True).stdout
+note = b"GNU\0" + bytes.fromhex(re.search(r"Build ID: ([0-9a-f]+)", out).group(1))
+data = bytearray(open(src, "rb").read())
+assert data.count(note) == 1, "the build id note is not unique"
+i = data.find(note) + 4
+data[i] ^= 0xff
+open(dst, "wb").write(data)
+' "$ucp_so" "$tmp/ucp/libucp.so.0"
+    check "UCP of another build" env LD_LIBRARY_PATH="$tmp/ucp" LD_PRELOAD="$lib" UCX_PSEL_CALIBRATION=none \
+        UCX_PSEL_PROTO_INFO=y "${stock_env[@]}" ucx_info -e -u t
+    cp "$tmp/all" "$tmp/build"
+    expect "... one warning names both libraries and build ids" \
+        "UCX  WARN  protosel: the protocol tier cannot act: the loaded $tmp/ucp/libucp.so.0 \\(build id [0-9a-f]+\\) is not the libucp libprotosel_ucx.so was built against \\(.*, build id [0-9a-f]+\\)" \
+        "$tmp/build"
+    check "... once" test "$(grep -c 'protocol tier cannot act' "$tmp/build")" -eq 1
+    absent "... the protocol tier does not act" "protosel: protocol tier" "$tmp/build"
+    expect "... the config tier does" "protosel: config tier" "$tmp/build"
+else
+    skip "UCP of another build" "no protocol tier built, or ucx_info's libucp not found"
+fi
+
+# UCP opened RTLD_LOCAL (as Open MPI's pml ucx component is): the impl
+# resolves nothing from the global scope, so it loads and acts
+local_prog=${PSEL_UCP_LOCAL:-}
+if [ -x "$local_prog" ]; then
+    check "libucp opened RTLD_LOCAL, with the library" env LD_PRELOAD="$lib" UCX_TLS=posix,sysv,cma \
+        UCX_PSEL_CALIBRATION=none UCX_PSEL_PROTO_INFO=y "$local_prog"
+    cp "$tmp/all" "$tmp/local"
+    expect "... every message arrives intact" "^ok libucp RTLD_LOCAL, 3 messages$" "$tmp/local"
+    absent "... without a warning" "warning|UCX  *(WARN|ERROR) " "$tmp/local"
+    if [ "$proto_tier" = yes ]; then
+        expect "... and the protocol tier acted" "protosel: protocol tier" "$tmp/local"
+        expect "... on the endpoint UCP made" "protosel ep_cfg\\[0\\]" "$tmp/local"
+    else
+        expect "... and the config tier acted" "protosel: config tier" "$tmp/local"
+    fi
+else
+    skip "libucp opened RTLD_LOCAL" "no ucp_local program (make check builds it)"
 fi
 
 # threads creating endpoints and selecting protocols at the same time
@@ -95,7 +174,7 @@ if [ -x "$threads" ]; then
         expect "... and protosel acted" "protosel: (protocol|config) tier" "$tmp/threads"
     done
 else
-    echo "# $me: no ucp_threads program: thread test not run"
+    skip "threads connecting at once" "no ucp_threads program (make check builds it)"
 fi
 
 tap_done
