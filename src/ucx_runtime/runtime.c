@@ -291,7 +291,7 @@ static void psel_rt_apply(ucp_config_t *config, const char *env_prefix,
     char source[PSEL_UCX_VALUE_MAX + 64], current[PSEL_UCX_VALUE_MAX];
     ucs_status_t status;
 
-    if (psel_ucx_setting_user_set(name, env_prefix, config, source,
+    if (psel_ucx_setting_user_set(name, env_prefix, source,
                                   sizeof(source))) {
         psel_rt_info("protosel:   UCX_%s: kept the user's %s", name, source);
         return;

@@ -400,36 +400,46 @@ ucs_status_t psel_ucx_config_get(const void *opts, const char *name,
     return ucs_config_parser_get_value((void*)opts, table, name, value, max);
 }
 
-ucs_status_t psel_ucx_config_default(const char *name, char *value,
-                                     size_t max)
+/*
+ * The value a UCX configuration file (ucx.conf: UCX's system directory, its
+ * library's ../etc, $HOME, UCX_CONFIG_DIR, the working directory) gives
+ * variable @a prefix<name>: asked of UCX's own parser, which keeps the
+ * files' variables to itself, by reading a one-field table whose default
+ * no file can hold. The caller knows the environment has no such
+ * variable (it would win over the file).
+ */
+static int psel_ucx_config_file_value(const char *name, const char *prefix,
+                                      char *value, size_t max)
 {
-    ucs_config_field_t *table;
-    ucs_status_t status;
-    size_t size;
-    void *opts;
+    static const char unset[] = "\001protosel: not in a ucx.conf";
+    ucs_config_field_t fields[2];
+    char *opts  = NULL;
+    int in_file = 0;
 
-    table = psel_ucx_config_table(&size);
-    if ((table == NULL) || !psel_ucx_table_has(table, name)) {
-        return UCS_ERR_NO_ELEM;
+    memset(fields, 0, sizeof(fields));
+    fields[0].name      = name;
+    fields[0].dfl_value = unset;
+    fields[0].doc       = "";
+    fields[0].offset    = 0;
+    fields[0].parser    = (ucs_config_parser_t)UCS_CONFIG_TYPE_STRING;
+    if (ucs_config_parser_fill_opts(&opts, fields, prefix, NULL, 1) != UCS_OK) {
+        return 0;
     }
-    opts = calloc(1, size);
-    if (opts == NULL) {
-        return UCS_ERR_NO_MEMORY;
+    if ((opts != NULL) && strcmp(opts, unset)) {
+        ucs_strncpy_zero(value, opts, max);
+        in_file = 1;
     }
-    status = ucs_config_parser_set_default_values(opts, table);
-    if (status == UCS_OK) {
-        status = ucs_config_parser_get_value(opts, table, name, value, max);
-        ucs_config_parser_release_opts(opts, table);
-    }
-    free(opts);
-    return status;
+    ucs_config_parser_release_opts(&opts, fields);
+    return in_file;
 }
 
 int psel_ucx_setting_user_set(const char *name, const char *env_prefix,
-                              const void *opts, char *source, size_t max)
+                              char *source, size_t max)
 {
-    char var[256], current[PSEL_UCX_VALUE_MAX], dflt[PSEL_UCX_VALUE_MAX];
+    char var[256], prefix[128];
+    char value_buf[PSEL_UCX_VALUE_MAX], prefixed[PSEL_UCX_VALUE_MAX];
     const char *value;
+    int found;
 
     snprintf(var, sizeof(var), "UCX_%s", name);
     value = getenv(var);
@@ -444,16 +454,23 @@ int psel_ucx_setting_user_set(const char *name, const char *env_prefix,
         return 1;
     }
 
-    /* not in the environment: a config file, if the value is not UCP's
-     * default (a file that sets the default is not told apart) */
-    if ((opts != NULL) &&
-        (psel_ucx_config_get(opts, name, current, sizeof(current)) == UCS_OK) &&
-        (psel_ucx_config_default(name, dflt, sizeof(dflt)) == UCS_OK) &&
-        strcmp(current, dflt)) {
-        if (source != NULL) {
-            snprintf(source, max, "UCX_%s=%s in a ucx.conf", name, current);
+    /* not in the environment: a config file, as UCP reads it (a file's
+     * <env_prefix>_UCX_<name> wins over its UCX_<name>) */
+    found = psel_ucx_config_file_value(name, "UCX_", value_buf,
+                                       sizeof(value_buf));
+    snprintf(var, sizeof(var), "UCX_%s", name);
+    if ((env_prefix != NULL) && (env_prefix[0] != '\0')) {
+        snprintf(prefix, sizeof(prefix), "%s_UCX_", env_prefix);
+        if (psel_ucx_config_file_value(name, prefix, prefixed,
+                                       sizeof(prefixed)) &&
+            (!found || strcmp(prefixed, value_buf))) {
+            snprintf(var, sizeof(var), "%s%s", prefix, name);
+            ucs_strncpy_zero(value_buf, prefixed, sizeof(value_buf));
+            found = 1;
         }
-        return 1;
     }
-    return 0;
+    if (found && (source != NULL)) {
+        snprintf(source, max, "%s=%s in a ucx.conf", var, value_buf);
+    }
+    return found;
 }

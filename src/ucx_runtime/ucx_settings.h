@@ -131,25 +131,21 @@ ucs_config_field_t *psel_ucx_config_table(size_t *size_p);
 ucs_status_t psel_ucx_config_get(const void *opts, const char *name,
                                  char *value, size_t max);
 
-/** Like psel_ucx_config_get() for UCP's built-in default of @a name. */
-ucs_status_t psel_ucx_config_default(const char *name, char *value,
-                                     size_t max);
-
 /**
  * Whether the user set UCX setting @a name for a configuration read with
  * @a env_prefix: in the environment as UCX_<name> or <env_prefix>_UCX_<name>,
- * or, when @a opts is given, to a value other than UCP's default (a ucx.conf
- * of UCX_CONFIG_DIR, the home or the system directory).
+ * or in a UCX configuration file (ucx.conf of UCX's system directory, its
+ * library's ../etc, $HOME, UCX_CONFIG_DIR or the working directory), as
+ * UCX's own parser read it, whatever the value (the default too).
  *
  * @param [in] name        Setting without "UCX_".
  * @param [in] env_prefix  As given to ucp_config_read(), or NULL.
- * @param [in] opts        The configuration read (ucp_config_t), or NULL.
  * @param [out] source     What set it ("UCX_RNDV_THRESH=16k"), may be NULL.
  * @param [in] max         Size of @a source.
  *
  * @return Nonzero if the user set it.
  */
 int psel_ucx_setting_user_set(const char *name, const char *env_prefix,
-                              const void *opts, char *source, size_t max);
+                              char *source, size_t max);
 
 #endif

@@ -427,14 +427,9 @@ static void test_config_get_and_default(void **state)
     assert_int_equal(psel_ucx_config_get(config, "MAX_RNDV_RAILS", value,
                                          sizeof(value)), UCS_OK);
     assert_string_equal(value, "2");
-    assert_int_equal(psel_ucx_config_default("RNDV_THRESH", value,
-                                             sizeof(value)), UCS_OK);
-    assert_string_equal(value, "auto");
     /* ucp_config_modify() would take this name quietly; the table has not */
     assert_int_equal(psel_ucx_config_get(config, "NO_SUCH_SETTING", value,
                                          sizeof(value)), UCS_ERR_NO_ELEM);
-    assert_int_equal(psel_ucx_config_default("NO_SUCH_SETTING", value,
-                                             sizeof(value)), UCS_ERR_NO_ELEM);
     assert_int_equal(ucp_config_modify(config, "MAX_RNDV_RAILS", "1"), UCS_OK);
     assert_int_equal(psel_ucx_config_get(config, "MAX_RNDV_RAILS", value,
                                          sizeof(value)), UCS_OK);
@@ -444,39 +439,62 @@ static void test_config_get_and_default(void **state)
 
 static void test_user_set(void **state)
 {
-    char source[256];
-    ucp_config_t *config;
+    char source[256], dir[] = "/tmp/psel_user_set.XXXXXX", path[64];
+    FILE *f;
 
     unsetenv("UCX_ZCOPY_THRESH");
     unsetenv("UCX_MAX_EAGER_RAILS");
-    assert_false(psel_ucx_setting_user_set("ZCOPY_THRESH", NULL, NULL,
-                                           source, sizeof(source)));
+    unsetenv("TESTPFX_UCX_MAX_EAGER_RAILS");
+    assert_false(psel_ucx_setting_user_set("ZCOPY_THRESH", NULL, source,
+                                           sizeof(source)));
 
     setenv("UCX_ZCOPY_THRESH", "16k", 1);
-    assert_true(psel_ucx_setting_user_set("ZCOPY_THRESH", NULL, NULL, source,
+    assert_true(psel_ucx_setting_user_set("ZCOPY_THRESH", NULL, source,
                                           sizeof(source)));
     assert_string_equal(source, "UCX_ZCOPY_THRESH=16k");
     unsetenv("UCX_ZCOPY_THRESH");
 
     /* with the application's prefix */
     setenv("TESTPFX_UCX_ZCOPY_THRESH", "32k", 1);
-    assert_false(psel_ucx_setting_user_set("ZCOPY_THRESH", NULL, NULL, NULL,
-                                           0));
-    assert_true(psel_ucx_setting_user_set("ZCOPY_THRESH", "TESTPFX", NULL,
-                                          source, sizeof(source)));
+    assert_false(psel_ucx_setting_user_set("ZCOPY_THRESH", NULL, NULL, 0));
+    assert_true(psel_ucx_setting_user_set("ZCOPY_THRESH", "TESTPFX", source,
+                                          sizeof(source)));
     assert_string_equal(source, "TESTPFX_UCX_ZCOPY_THRESH=32k");
     unsetenv("TESTPFX_UCX_ZCOPY_THRESH");
 
-    /* not in the environment, but not UCP's default: a ucx.conf set it */
-    assert_int_equal(ucp_config_read(NULL, NULL, &config), UCS_OK);
-    assert_false(psel_ucx_setting_user_set("MAX_EAGER_RAILS", NULL, config,
+    /* a ucx.conf, read by UCX's own parser, counts whatever the value: 1
+     * is UCP's default of MAX_EAGER_RAILS, and the user's choice still;
+     * the application's prefix there wins over the plain name */
+    assert_false(psel_ucx_setting_user_set("MAX_EAGER_RAILS", "TESTPFX",
                                            source, sizeof(source)));
-    assert_int_equal(ucp_config_modify(config, "MAX_EAGER_RAILS", "3"),
-                     UCS_OK);
-    assert_true(psel_ucx_setting_user_set("MAX_EAGER_RAILS", NULL, config,
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/ucx.conf", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "UCX_MAX_EAGER_RAILS=1\nTESTPFX_UCX_MAX_RNDV_RAILS=1\n"
+            "UCX_MAX_RNDV_RAILS=2\n");
+    fclose(f);
+    ucs_config_parse_config_file(dir, "ucx.conf", 1);
+    unlink(path);
+    rmdir(dir);
+    assert_true(psel_ucx_setting_user_set("MAX_EAGER_RAILS", NULL, source,
+                                          sizeof(source)));
+    assert_string_equal(source, "UCX_MAX_EAGER_RAILS=1 in a ucx.conf");
+    assert_true(psel_ucx_setting_user_set("MAX_EAGER_RAILS", "TESTPFX",
                                           source, sizeof(source)));
-    assert_string_equal(source, "UCX_MAX_EAGER_RAILS=3 in a ucx.conf");
-    ucp_config_release(config);
+    assert_string_equal(source, "UCX_MAX_EAGER_RAILS=1 in a ucx.conf");
+    assert_true(psel_ucx_setting_user_set("MAX_RNDV_RAILS", "TESTPFX", source,
+                                          sizeof(source)));
+    assert_string_equal(source, "TESTPFX_UCX_MAX_RNDV_RAILS=1 in a ucx.conf");
+    assert_true(psel_ucx_setting_user_set("MAX_RNDV_RAILS", NULL, source,
+                                          sizeof(source)));
+    assert_string_equal(source, "UCX_MAX_RNDV_RAILS=2 in a ucx.conf");
+    /* the environment still wins over the file */
+    setenv("UCX_MAX_EAGER_RAILS", "2", 1);
+    assert_true(psel_ucx_setting_user_set("MAX_EAGER_RAILS", NULL, source,
+                                          sizeof(source)));
+    assert_string_equal(source, "UCX_MAX_EAGER_RAILS=2");
+    unsetenv("UCX_MAX_EAGER_RAILS");
 }
 
 int main(void)

@@ -115,4 +115,17 @@ rndv=$(sed -n 's/^UCX_RNDV_THRESH=//p' "$tmp/conf/ucx.conf")
 [ "$rndv" = auto ] || expect "... (UCX_RNDV_THRESH=$rndv in a ucx.conf)" \
     "UCX_RNDV_THRESH: kept the user's UCX_RNDV_THRESH=$rndv in a ucx.conf"
 
+# a ucx.conf that sets UCP's defaults is the user's choice too (UCX's own
+# parser is asked, not the values compared): protocols v1 and UCP's own
+# rendezvous threshold stay
+mkdir -p "$tmp/conf1"
+printf 'UCX_PROTO_ENABLE=n\nUCX_RNDV_THRESH=auto\n' >"$tmp/conf1/ucx.conf"
+check "the library keeps a ucx.conf's UCX_PROTO_ENABLE=n and UCX_RNDV_THRESH=auto (UCP's defaults)" \
+    env -i PATH="$PATH" UCX_TLS=posix,sysv,cma UCX_CONFIG_DIR="$tmp/conf1" LD_PRELOAD="$lib" \
+        UCX_PSEL_PROTO_INFO=y UCX_PSEL_CALIBRATION=none ucx_info -e -u t
+expect "... UCX_PROTO_ENABLE" "UCX_PROTO_ENABLE: kept the user's UCX_PROTO_ENABLE=n in a ucx\\.conf"
+expect "... so the config tier acts" "protosel: config tier \\(UCX_PROTO_ENABLE=n"
+expect "... UCX_RNDV_THRESH" "UCX_RNDV_THRESH: kept the user's UCX_RNDV_THRESH=auto in a ucx\\.conf"
+absent "... and neither is set by protosel" "protosel:   UCX_(PROTO_ENABLE|RNDV_THRESH)="
+
 tap_done
