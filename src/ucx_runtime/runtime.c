@@ -191,9 +191,12 @@ static ucs_status_t psel_rt_filter(const ucp_config_t *config,
     return UCS_OK;
 }
 
-/* Derive the config tier's settings for the transports of @a config: a
- * tag endpoint to another process on this host, every buffer type */
-static ucs_status_t psel_rt_derive(const ucp_config_t *config)
+/* The settings closest to protosel's selection for a tag endpoint to a
+ * peer of @a locality over @a local, every buffer type */
+static ucs_status_t psel_rt_derive_for(psel_config_t *filter,
+                                       psel_resource_table_t *local,
+                                       int locality,
+                                       psel_ucx_settings_t *settings)
 {
     const psel_select_table_t *tables[3];
     const psel_buffer_type_t types[] = {
@@ -203,13 +206,77 @@ static ucs_status_t psel_rt_derive(const ucp_config_t *config)
         psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_GENERIC,
                          UCS_MEMORY_TYPE_HOST, 1)
     };
-    char key[sizeof(psel_rt.settings_key)];
-    psel_resource_table_t local;
     psel_ep_params_t params;
-    psel_config_t filter;
     psel_ep_config_t *ep;
     ucs_status_t status;
     unsigned i, count;
+
+    ep = malloc(sizeof(*ep));
+    if (ep == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    memset(&params, 0, sizeof(params));
+    params.features = PSEL_FEATURE_TAG;
+    params.local    = local;
+    params.remote   = local;
+    params.locality = locality;
+    params.config   = filter;
+    params.calib    = psel_rt.calib;
+    params.calib_for_ucp = 1; /* the lines measured through UCP first */
+    status = psel_ep_config_init(ep, &params);
+    if (status != UCS_OK) {
+        free(ep);
+        return status;
+    }
+    for (i = 0, count = 0; i < ucs_static_array_size(types); ++i) {
+        if (psel_select_build(&ep->select, types[i], &tables[count]) ==
+            UCS_OK) {
+            ++count;
+        }
+    }
+    if (count == 0) {
+        status = UCS_ERR_UNSUPPORTED;
+    } else {
+        psel_ucx_settings_init(settings);
+        psel_ucx_settings_derive(settings, local, &ep->lanes, tables, count,
+                                 psel_rt.calib != NULL);
+    }
+    psel_ep_config_cleanup(ep);
+    free(ep);
+    return status;
+}
+
+/* Does any of @a local reach a peer on another host (the network)? */
+static int psel_rt_reaches_network(const psel_resource_table_t *local)
+{
+    unsigned i;
+
+    for (i = 0; i < local->count; ++i) {
+        if (psel_resource_rule_reachable(&local->resources[i],
+                                         &local->resources[i],
+                                         PSEL_PEER_REMOTE_HOST)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Derive the config tier's settings for the transports of @a config. They
+ * are global in UCX: one value serves every endpoint of the process. So
+ * they are derived for another process on this host and, where the
+ * transports reach other hosts, for a peer over the network, and only what
+ * serves both is kept (psel_ucx_settings_merge); where the two differ UCP's
+ * own per-endpoint choice stays. A process whose transports reach no other
+ * host (UCX_TLS=shm) gets the same-host settings whole.
+ */
+static ucs_status_t psel_rt_derive(const ucp_config_t *config)
+{
+    char key[sizeof(psel_rt.settings_key)];
+    psel_ucx_settings_t same_host, network;
+    psel_resource_table_t local;
+    psel_config_t filter;
+    ucs_status_t status;
 
     status = psel_rt_filter(config, &filter, key, sizeof(key));
     if (status != UCS_OK) {
@@ -230,10 +297,9 @@ static ucs_status_t psel_rt_derive(const ucp_config_t *config)
 
     local           = psel_rt.resources;
     local.resources = malloc(sizeof(*local.resources) * local.count);
-    ep              = malloc(sizeof(*ep));
-    if ((local.resources == NULL) || (ep == NULL)) {
+    if (local.resources == NULL) {
         status = UCS_ERR_NO_MEMORY;
-        goto out_free;
+        goto out_filter;
     }
     memcpy(local.resources, psel_rt.resources.resources,
            sizeof(*local.resources) * local.count);
@@ -242,41 +308,32 @@ static ucs_status_t psel_rt_derive(const ucp_config_t *config)
         goto out_free;
     }
 
-    memset(&params, 0, sizeof(params));
-    params.features = PSEL_FEATURE_TAG;
-    params.local    = &local;
-    params.remote   = &local;
-    params.locality = PSEL_PEER_SAME_HOST;
-    params.config   = &filter;
-    params.calib    = psel_rt.calib;
-    params.calib_for_ucp = 1; /* the lines measured through UCP first */
-    status = psel_ep_config_init(ep, &params);
+    status = psel_rt_derive_for(&filter, &local, PSEL_PEER_SAME_HOST,
+                                &same_host);
     if (status != UCS_OK) {
         goto out_free;
     }
-    for (i = 0, count = 0; i < ucs_static_array_size(types); ++i) {
-        if (psel_select_build(&ep->select, types[i], &tables[count]) ==
-            UCS_OK) {
-            ++count;
-        }
-    }
-    if (count == 0) {
-        status = UCS_ERR_UNSUPPORTED;
+    if (!psel_rt_reaches_network(&local)) {
+        psel_ucx_settings_note(&same_host, "for peers on this host only: "
+                               "these transports reach no other host");
+    } else if (psel_rt_derive_for(&filter, &local, PSEL_PEER_REMOTE_HOST,
+                                  &network) == UCS_OK) {
+        psel_ucx_settings_merge(&same_host, "peers on this host", &network,
+                                "peers over the network");
+        psel_ucx_settings_cleanup(&network);
     } else {
-        if (psel_rt.settings_valid) {
-            psel_ucx_settings_cleanup(&psel_rt.settings);
-        }
-        psel_ucx_settings_init(&psel_rt.settings);
-        psel_ucx_settings_derive(&psel_rt.settings, &local, &ep->lanes, tables,
-                                 count, psel_rt.calib != NULL);
-        ucs_strncpy_zero(psel_rt.settings_key, key,
-                         sizeof(psel_rt.settings_key));
-        psel_rt.settings_valid = 1;
+        psel_ucx_settings_cleanup(&same_host);
+        status = UCS_ERR_UNSUPPORTED; /* said why above */
+        goto out_free;
     }
-    psel_ep_config_cleanup(ep);
+    if (psel_rt.settings_valid) {
+        psel_ucx_settings_cleanup(&psel_rt.settings);
+    }
+    psel_rt.settings       = same_host;
+    ucs_strncpy_zero(psel_rt.settings_key, key, sizeof(psel_rt.settings_key));
+    psel_rt.settings_valid = 1;
 
 out_free:
-    free(ep);
     free(local.resources);
 out_filter:
     ucs_config_parser_release_opts(&filter, psel_config_table);
@@ -348,7 +405,8 @@ static void psel_rt_config_read(const char *env_prefix, ucp_config_t *config)
         goto out;
     }
     psel_rt_info("protosel: config tier%s: the UCX settings closest to "
-                 "protosel's selection for another process on this host",
+                 "protosel's selection for every peer (UCX has one value "
+                 "for all)",
                  psel_rt.proto_tier ? " (UCX_PROTO_ENABLE=n: no protocols v2 "
                  "for the protocol tier)" : "");
     for (i = 0; i < psel_rt.settings.count; ++i) {

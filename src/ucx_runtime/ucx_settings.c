@@ -244,6 +244,92 @@ static void map_transports(psel_ucx_settings_t *s,
     }
 }
 
+static void setting_remove(psel_ucx_settings_t *s, unsigned i)
+{
+    memmove(&s->settings[i], &s->settings[i + 1],
+            sizeof(s->settings[0]) * (s->count - i - 1));
+    --s->count;
+}
+
+/* Is @a name in the comma-separated @a list? */
+static int list_has(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    const char *p;
+
+    for (p = list; p != NULL; p = strchr(p, ',')) {
+        p += (*p == ',');
+        if (!strncmp(p, name, len) && ((p[len] == ',') || (p[len] == '\0'))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The protocols both "^a,b,..." lists leave out, as such a list; "all" if
+ * none */
+static void protos_both_exclude(const char *a, const char *b, char *out,
+                                size_t max)
+{
+    char list[PSEL_UCX_VALUE_MAX], *tok, *save;
+
+    out[0] = '\0';
+    if ((a[0] == '^') && (b[0] == '^')) {
+        ucs_strncpy_zero(list, a + 1, sizeof(list));
+        for (tok = strtok_r(list, ",", &save); tok != NULL;
+             tok = strtok_r(NULL, ",", &save)) {
+            if (list_has(b + 1, tok) && (strlen(out) + strlen(tok) + 2 < max)) {
+                strcat(out, (out[0] == '\0') ? "^" : ",");
+                strcat(out, tok);
+            }
+        }
+    }
+    if (out[0] == '\0') {
+        ucs_strncpy_zero(out, "all", max);
+    }
+}
+
+void psel_ucx_settings_merge(psel_ucx_settings_t *s, const char *s_peers,
+                             const psel_ucx_settings_t *other,
+                             const char *other_peers)
+{
+    char value[PSEL_UCX_VALUE_MAX];
+    const psel_ucx_setting_t *o;
+    psel_ucx_setting_t *setting;
+    unsigned i = 0;
+
+    while (i < s->count) {
+        setting = &s->settings[i];
+        o       = psel_ucx_settings_find(other, setting->name);
+        if (!(setting->flags & PSEL_UCX_SETTING_SELECTION) ||
+            ((o != NULL) && !strcmp(o->value, setting->value))) {
+            ++i;
+            continue;
+        }
+        if (!strcmp(setting->name, "PROTOS") && (o != NULL)) {
+            protos_both_exclude(setting->value, o->value, value,
+                                sizeof(value));
+            psel_ucx_settings_note(s, "UCX_PROTOS: only the protocols "
+                                   "protosel selects for none of %s and %s "
+                                   "are left out", s_peers, other_peers);
+            if (strcmp(value, "all")) {
+                ucs_strncpy_zero(setting->value, value,
+                                 sizeof(setting->value));
+                ++i;
+                continue;
+            }
+        } else {
+            psel_ucx_settings_note(s, "UCX_%s: %s for %s, %s for %s; UCX "
+                                   "has one value for all peers, so UCP's "
+                                   "own choice per endpoint stays",
+                                   setting->name, setting->value, s_peers,
+                                   (o != NULL) ? o->value : "UCP's default",
+                                   other_peers);
+        }
+        setting_remove(s, i);
+    }
+}
+
 /* UCX_PROTOS: leave out the v2 tag-send protocols that no table selects */
 static void map_protocols(psel_ucx_settings_t *s,
                           const psel_select_table_t *const *tables,

@@ -93,6 +93,24 @@ void psel_ucx_settings_derive(psel_ucx_settings_t *s,
                               const psel_select_table_t *const *tables,
                               unsigned count, int calibrated);
 
+/**
+ * Keep in @a s only the selection settings (PSEL_UCX_SETTING_SELECTION)
+ * that serve the peers of @a other as well: UCX 1.13's knobs are global, one
+ * value for every endpoint of the process. A setting with the same value
+ * in both stays; UCX_PROTOS keeps the protocols both leave out; any other
+ * that differs (or that @a other lacks) is removed, so UCP's own choice per
+ * endpoint configuration stays, and a note says why. Settings without
+ * PSEL_UCX_SETTING_SELECTION are kept as they are.
+ *
+ * @param [inout] s            Settings for some peers.
+ * @param [in]    s_peers      Who they are for ("peers on this host").
+ * @param [in]    other        Settings for other peers of the process.
+ * @param [in]    other_peers  Who those are for ("peers over the network").
+ */
+void psel_ucx_settings_merge(psel_ucx_settings_t *s, const char *s_peers,
+                             const psel_ucx_settings_t *other,
+                             const char *other_peers);
+
 /** @return The setting @a name of @a s, or NULL. */
 const psel_ucx_setting_t *
 psel_ucx_settings_find(const psel_ucx_settings_t *s, const char *name);

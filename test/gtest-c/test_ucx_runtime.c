@@ -416,6 +416,75 @@ static void test_settings_write_conf(void **state)
  * UCP's configuration, as the real libucp reads it
  */
 
+/* settings_set(S, NAME, VALUE, FLAGS): one hand-made setting */
+static void settings_set(psel_ucx_settings_t *s, const char *name,
+                         const char *value, unsigned flags)
+{
+    s->settings[s->count].name  = name;
+    s->settings[s->count].flags = flags;
+    snprintf(s->settings[s->count].value, PSEL_UCX_VALUE_MAX, "%s", value);
+    ++s->count;
+}
+
+/* UCX's knobs are global: only what serves both kinds of peers stays */
+static void test_settings_merge(void **state)
+{
+    const unsigned sel = PSEL_UCX_SETTING_SELECTION;
+    psel_ucx_settings_t shm, net;
+
+    psel_ucx_settings_init(&shm);
+    psel_ucx_settings_init(&net);
+    settings_set(&shm, "PROTO_ENABLE", "y", 0);
+    settings_set(&shm, "RNDV_THRESH", "7305", sel);
+    settings_set(&shm, "ZCOPY_THRESH", "inf", sel);
+    settings_set(&shm, "RNDV_SCHEME", "get_zcopy", sel);
+    settings_set(&shm, "MAX_EAGER_RAILS", "1", sel);
+    settings_set(&shm, "TLS", "sysv,cma,self", PSEL_UCX_SETTING_RESOURCES);
+    settings_set(&shm, "PROTOS", "^egr/single/zcopy,egr/multi/zcopy,"
+                 "rndv/put/zcopy,rndv/rkey_ptr", sel);
+    settings_set(&net, "PROTO_ENABLE", "y", 0);
+    settings_set(&net, "RNDV_THRESH", "65536", sel);
+    settings_set(&net, "ZCOPY_THRESH", "inf", sel);
+    settings_set(&net, "MAX_EAGER_RAILS", "1", sel);
+    settings_set(&net, "TLS", "tcp,self", PSEL_UCX_SETTING_RESOURCES);
+    settings_set(&net, "PROTOS", "^rndv/get/zcopy,rndv/put/zcopy,"
+                 "rndv/rkey_ptr,egr/single/zcopy", sel);
+
+    psel_ucx_settings_merge(&shm, "peers on this host", &net,
+                            "peers over the network");
+    /* equal values and the non-selection settings stay; the threshold and
+     * the scheme (absent for the network: UCP's default) go */
+    assert_int_equal(shm.count, 5);
+    assert_string_equal(psel_ucx_settings_find(&shm, "PROTO_ENABLE")->value,
+                        "y");
+    assert_string_equal(psel_ucx_settings_find(&shm, "ZCOPY_THRESH")->value,
+                        "inf");
+    assert_string_equal(psel_ucx_settings_find(&shm, "MAX_EAGER_RAILS")->value,
+                        "1");
+    assert_string_equal(psel_ucx_settings_find(&shm, "TLS")->value,
+                        "sysv,cma,self");
+    assert_null(psel_ucx_settings_find(&shm, "RNDV_THRESH"));
+    assert_null(psel_ucx_settings_find(&shm, "RNDV_SCHEME"));
+    /* only what both leave out, in the first list's order */
+    assert_string_equal(psel_ucx_settings_find(&shm, "PROTOS")->value,
+                        "^egr/single/zcopy,rndv/put/zcopy,rndv/rkey_ptr");
+    assert_non_null(strstr(ucs_string_buffer_cstr(&shm.notes),
+                           "UCX_RNDV_THRESH: 7305 for peers on this host, "
+                           "65536 for peers over the network"));
+    assert_non_null(strstr(ucs_string_buffer_cstr(&shm.notes),
+                           "UCX_RNDV_SCHEME: get_zcopy for peers on this "
+                           "host, UCP's default for peers over the network"));
+
+    /* nothing left out by both: UCX_PROTOS goes */
+    psel_ucx_settings_cleanup(&net);
+    psel_ucx_settings_init(&net);
+    settings_set(&net, "PROTOS", "^rndv/get/zcopy", sel);
+    psel_ucx_settings_merge(&shm, "a", &net, "b");
+    assert_null(psel_ucx_settings_find(&shm, "PROTOS"));
+    psel_ucx_settings_cleanup(&shm);
+    psel_ucx_settings_cleanup(&net);
+}
+
 static void test_config_get_and_default(void **state)
 {
     char value[PSEL_UCX_VALUE_MAX];
@@ -511,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_settings_notes_what_ucx_cannot_say),
         cmocka_unit_test(test_settings_no_rndv),
         cmocka_unit_test(test_settings_write_conf),
+        cmocka_unit_test(test_settings_merge),
         cmocka_unit_test(test_config_get_and_default),
         cmocka_unit_test(test_user_set),
     };

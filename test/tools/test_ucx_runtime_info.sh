@@ -58,25 +58,61 @@ for tr in shm tcp; do
         bash -c "! cmp -s '$tmp/$tr-stock.rows' '$tmp/$tr-libcal.rows'"
 done
 
-# config tier: the settings of psel_info --ucx-env, applied in ucx_info
+# config tier: UCX's knobs are global, so the library applies what
+# psel_info --ucx-env prints for a peer on this host where it is also what
+# it prints for a peer on another host (--remote-host), or where the
+# transports reach no other host (shm); a value that differs stays UCP's,
+# and UCX_PROTOS leaves out only what both leave out
+protos_both() { # protos_both A B: the protocols both ^-lists leave out
+    python3 -c '
+import sys
+a, b = (v[1:].split(",") if v.startswith("^") else [] for v in sys.argv[1:3])
+both = [p for p in a if p in b]
+print("^" + ",".join(both) if both else "all")' "$1" "$2"
+}
 for tr in shm tcp; do
-    check "$tr: psel_info --ucx-env" env UCX_PSEL_TLS="${ucx_tls[$tr]}" "$info" --ucx-env -q
+    check "$tr: psel_info --ucx-env (a peer on this host)" \
+        env UCX_PSEL_TLS="${ucx_tls[$tr]}" "$info" --ucx-env -q --same-host
     cp "$tmp/out" "$tmp/$tr.env"
+    if env UCX_PSEL_TLS="${ucx_tls[$tr]}" "$info" --ucx-env -q --remote-host >"$tmp/$tr.net.env" 2>/dev/null; then
+        echo "# $tr: the transports reach other hosts"
+    else
+        rm -f "$tmp/$tr.net.env"
+        echo "# $tr: the transports reach no other host"
+    fi
     check "$tr: ucx_info under the library, UCX_PSEL_TIER=config" \
         env LD_PRELOAD="$lib" UCX_PSEL_TIER=config UCX_TLS="${ucx_tls[$tr]}" \
             UCX_PROTO_INFO=y UCX_PSEL_PROTO_INFO=y ucx_info -e -u t
     cp "$tmp/all" "$tmp/$tr-config.ucx"
     expect "... says it applies the config tier" "protosel: config tier" "$tmp/$tr-config.ucx"
+    absent "... without a warning" "UCX  *(WARN|ERROR) " "$tmp/$tr-config.ucx"
     expect "... and turns protocols v2 on" "protosel:   UCX_PROTO_ENABLE=y" "$tmp/$tr-config.ucx"
+    thresh= net=
     for name in RNDV_THRESH ZCOPY_THRESH RNDV_SCHEME MAX_EAGER_RAILS MAX_RNDV_RAILS PROTOS; do
-        line=$(grep "^UCX_$name=" "$tmp/$tr.env")
-        expect "... applies $line as psel_info --ucx-env prints it" \
-            "protosel:   ${line//^/\\^}( |$)" "$tmp/$tr-config.ucx"
+        host=$(sed -n "s/^UCX_$name=//p" "$tmp/$tr.env")
+        if [ ! -f "$tmp/$tr.net.env" ]; then
+            want=$host
+        else
+            net=$(sed -n "s/^UCX_$name=//p" "$tmp/$tr.net.env")
+            if [ "$host" = "$net" ]; then want=$host
+            elif [ "$name" = PROTOS ]; then want=$(protos_both "$host" "$net")
+            else want=; fi
+        fi
+        if [ -n "$want" ] && [ "$want" != all ]; then
+            expect "... applies UCX_$name=$want" \
+                "protosel:   UCX_$name=${want//^/\\^}( |$)" "$tmp/$tr-config.ucx"
+            [ "$name" = RNDV_THRESH ] && thresh=$want
+        else
+            absent "... leaves UCX_$name to UCP ($host on this host, ${net:-} over the network)" \
+                "protosel:   UCX_$name=" "$tmp/$tr-config.ucx"
+            [ "$name" = PROTOS ] || expect "... and says why" \
+                "protosel:   # UCX_$name: $host for peers on this host, ${net:-UCP.s default} for peers over the network" \
+                "$tmp/$tr-config.ucx"
+        fi
     done
     expect "... but not UCX_TLS (it would cut off other peers)" \
         "protosel:   UCX_TLS: not set" "$tmp/$tr-config.ucx"
-    thresh=$(sed -n 's/^UCX_RNDV_THRESH=//p' "$tmp/$tr.env")
-    if [ "$thresh" != inf ]; then
+    if [ -n "$thresh" ] && [ "$thresh" != inf ]; then
         check "... and UCP's rendezvous starts at $thresh" bash -c \
             "$tables ucx-rows '$tmp/$tr-config.ucx' | awk '\$3 ~ /^rndv/ { print \$1; exit }' | grep -qx '$thresh'"
     fi
