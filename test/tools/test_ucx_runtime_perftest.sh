@@ -3,7 +3,10 @@
 # tag_bw, on shared memory and tcp over loopback, run to completion, and the
 # table UCP prints (UCX_PROTO_INFO=y: ucp_tag_send*() for tag_lat,
 # ucp_tag_send*(multi) for tag_bw) is the one protosel prints for the same
-# endpoint configuration (UCX_PSEL_PROTO_INFO=y). Then mixed pairs, where
+# endpoint configuration (UCX_PSEL_PROTO_INFO=y), and the one protosel's
+# own tool computes in another process, from its own view of this host's
+# resources and lanes (psel_info -e -j --ucp --same-host: an oracle
+# independent of the library's view of UCP's lanes). Then mixed pairs, where
 # only one side preloads the library: rendezvous is negotiated, so both
 # sides must keep working. TAP output; no speed is asserted.
 set -u
@@ -19,6 +22,7 @@ command -v ucx_perftest >/dev/null || { echo "# $me: skipped: no ucx_perftest (a
 command -v ss >/dev/null || { echo "# $me: skipped: no ss (apt-get install iproute2)"; exit 77; }
 
 declare -A tr_env=([shm]="UCX_TLS=posix,sysv,cma" [tcp]="UCX_TLS=tcp UCX_NET_DEVICES=lo")
+declare -A psel_env=([shm]="UCX_PSEL_TLS=posix,sysv,cma" [tcp]="UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo")
 final() { awk 'NF == 8 && $1 ~ /^[0-9]+$/ { l = $0 } END { exit (l == "") }' "$1"; }
 
 for tr in shm tcp; do
@@ -40,8 +44,16 @@ for tr in shm tcp; do
             ucp_title='ucp_tag_send\*\(multi\) from host memory'
             psel_title='protosel ep_cfg\[[0-9]+\] multi *\|'
         fi
-        check "... UCP's table is protosel's" \
+        check "... UCP's table is the library's own for the endpoint" \
             $tables compare "$d/client" "$d/client" --title "$ucp_title" --psel-title "$psel_title"
+        cat "$tmp/out"
+        # shellcheck disable=SC2206
+        penv=(${psel_env[$tr]} UCX_PSEL_SELECT_PERF=$([ "$test" = tag_bw ] && echo multi || echo single))
+        check "... psel_info -e -j --ucp --same-host (${penv[*]})" \
+            env "${penv[@]}" "$info" -e -j --ucp --same-host
+        cp "$tmp/out" "$d/psel.json"
+        check "... UCP's table is psel_info's" \
+            $tables compare "$d/psel.json" "$d/client" --title "$ucp_title"
         cat "$tmp/out"
     done
 done
