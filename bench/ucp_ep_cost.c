@@ -14,12 +14,15 @@
  *   context_us X            ucp_init()
  *   first_ep_config_us X    the first worker's
  *   next_ep_config_us X     the median of the others
+ *   first_ep_config_minflt X  page faults (minor) of the first worker's:
+ *                           first touches of code and data
  * A benchmark helper, not a test: it never judges the figures.
  */
 #include <ucp/api/ucp.h>
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define MAX_WORKERS 64
@@ -30,6 +33,14 @@ static double now_us(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+}
+
+static long minflt(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -58,6 +69,7 @@ int main(int argc, char **argv)
     ucs_status_t status;
     ucp_ep_h ep;
     void *req;
+    long faults0, faults = 0;
     FILE *null;
     int i, n;
 
@@ -94,8 +106,9 @@ int main(int argc, char **argv)
         eparams.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
         eparams.address    = address;
 
-        t0     = now_us();
-        status = ucp_ep_create(worker, &eparams, &ep);
+        faults0 = minflt();
+        t0      = now_us();
+        status  = ucp_ep_create(worker, &eparams, &ep);
         if (status != UCS_OK) {
             fprintf(stderr, "ucp_ep_cost: ucp_ep_create: %s\n",
                     ucs_status_string(status));
@@ -103,6 +116,9 @@ int main(int argc, char **argv)
         }
         ucp_ep_print_info(ep, null);
         cost[i] = now_us() - t0;
+        if (i == 0) {
+            faults = minflt() - faults0;
+        }
 
         req = ucp_ep_close_nb(ep, UCP_EP_CLOSE_MODE_FORCE);
         while (UCS_PTR_IS_PTR(req) &&
@@ -117,6 +133,7 @@ int main(int argc, char **argv)
     }
 
     printf("first_ep_config_us %.1f\n", cost[0]);
+    printf("first_ep_config_minflt %ld\n", faults);
     if (n > 1) {
         qsort(cost + 1, n - 1, sizeof(cost[0]), cmp_double);
         printf("next_ep_config_us %.1f\n",

@@ -390,10 +390,10 @@ if has_part overhead; then
                     proto)  e+=(LD_PRELOAD="$lib" UCX_PSEL_TIER=protocol UCX_PSEL_CALIBRATION="$calibration") ;;
                     esac
                     env "${e[@]}" timeout -k 5 60 "$ep_cost" 8 >"$f.$c.$r" 2>&1 &&
-                        awk -v c="$c" '$1 == "first_ep_config_us" || $1 == "next_ep_config_us" || $1 == "context_us" { print c, $1, $2 }' "$f.$c.$r" >>"$f"
+                        awk -v c="$c" '$1 == "first_ep_config_us" || $1 == "first_ep_config_minflt" || $1 == "next_ep_config_us" || $1 == "context_us" { print c, $1, $2 }' "$f.$c.$r" >>"$f"
                 done
             done
-            for k in context_us first_ep_config_us next_ep_config_us; do
+            for k in context_us first_ep_config_us first_ep_config_minflt next_ep_config_us; do
                 line="* $tr $k:"
                 for c in none config proto; do
                     line="$line $c $(awk -v c="$c" -v k="$k" '$1 == c && $2 == k {print $3}' "$f" | median)"
@@ -406,7 +406,7 @@ if has_part overhead; then
         echo "  ucp_ep_create + ucp_ep_print_info of the first worker, which selects the tag-send"
         echo "  table and its rendezvous tables of a new endpoint configuration; next_ep_config_us"
         echo "  = the same on 7 more workers (new configurations for UCP, the library's cache"
-        echo "  hits: same lanes), median)"
+        echo "  hits: same lanes), median; first_ep_config_minflt = its page faults)"
     fi
 fi
 

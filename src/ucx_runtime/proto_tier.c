@@ -1035,6 +1035,17 @@ void psel_proto_tier_install(void *libucp, const psel_config_t *config,
     unsigned i;
 
     pthread_mutex_lock(&psel_pt.lock);
+    /* the memory of the resource cache and of the first endpoint
+     * configuration (28 KB), touched here, in ucp_init(), rather than by the
+     * first endpoint's creation: their page faults were a third of what
+     * the library added to it (bench/ucp_ep_cost: first_ep_config_minflt) */
+    memset(psel_pt.rscs, 0, sizeof(psel_pt.rscs));
+    if (psel_pt.cache[0] == NULL) {
+        psel_pt.cache[0] = malloc(sizeof(*psel_pt.cache[0]));
+        if (psel_pt.cache[0] != NULL) {
+            memset(psel_pt.cache[0], 0, sizeof(*psel_pt.cache[0]));
+        }
+    }
     psel_pt.config   = config;
     psel_pt.calib    = calib;
     psel_pt.op_names = dlsym(libucp, "ucp_operation_names");
