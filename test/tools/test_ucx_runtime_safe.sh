@@ -97,18 +97,23 @@ else
     skip "UCP reporting another version" "no $fake (make check builds it)"
 fi
 
+# proto_tier_refused FILE DESC REGEX: FILE shows one warning (REGEX after
+# "the protocol tier cannot act: "), no protocol tier, the config tier
+proto_tier_refused() {
+    expect "... one warning names $2" "UCX  WARN  protosel: the protocol tier cannot act: $3" "$1"
+    check "... once" test "$(grep -c 'protocol tier cannot act' "$1")" -eq 1
+    absent "... the protocol tier does not act" "protosel: protocol tier" "$1"
+    expect "... the config tier does (public UCP API only)" "protosel: config tier" "$1"
+}
+
 # another release of the same major.minor: the protocol tier (UCP's
 # internal structures) stays out, the config tier (public API) acts
 if [ "$proto_tier" = yes ] && [ -f "$fake" ]; then
     check "UCP reporting version 1.13.0" env LD_PRELOAD="$fake:$lib" PSEL_FAKE_UCP_VERSION_IS=1.13.0 \
         UCX_PSEL_CALIBRATION=none UCX_PSEL_PROTO_INFO=y "${stock_env[@]}" ucx_info -e -u t
     cp "$tmp/all" "$tmp/version"
-    expect "... one warning names both versions" \
-        "UCX  WARN  protosel: the protocol tier cannot act: UCX 1\\.13\\.0 is loaded, and libprotosel_ucx.so was built for UCX 1\\.13\\.1" \
-        "$tmp/version"
-    check "... once" test "$(grep -c 'protocol tier cannot act' "$tmp/version")" -eq 1
-    absent "... the protocol tier does not act" "protosel: protocol tier" "$tmp/version"
-    expect "... the config tier does (public UCP API only)" "protosel: config tier" "$tmp/version"
+    proto_tier_refused "$tmp/version" "both versions" \
+        "UCX 1\\.13\\.0 is loaded, and libprotosel_ucx.so was built for UCX 1\\.13\\.1"
 else
     skip "UCP reporting version 1.13.0" "no protocol tier built or no $fake"
 fi
@@ -132,12 +137,8 @@ open(dst, "wb").write(data)
     check "UCP of another build" env LD_LIBRARY_PATH="$tmp/ucp" LD_PRELOAD="$lib" UCX_PSEL_CALIBRATION=none \
         UCX_PSEL_PROTO_INFO=y "${stock_env[@]}" ucx_info -e -u t
     cp "$tmp/all" "$tmp/build"
-    expect "... one warning names both libraries and build ids" \
-        "UCX  WARN  protosel: the protocol tier cannot act: the loaded $tmp/ucp/libucp.so.0 \\(build id [0-9a-f]+\\) is not the libucp libprotosel_ucx.so was built against \\(.*, build id [0-9a-f]+\\)" \
-        "$tmp/build"
-    check "... once" test "$(grep -c 'protocol tier cannot act' "$tmp/build")" -eq 1
-    absent "... the protocol tier does not act" "protosel: protocol tier" "$tmp/build"
-    expect "... the config tier does" "protosel: config tier" "$tmp/build"
+    proto_tier_refused "$tmp/build" "both libraries and build ids" \
+        "the loaded $tmp/ucp/libucp.so.0 \\(build id [0-9a-f]+\\) is not the libucp libprotosel_ucx.so was built against \\(.*, build id [0-9a-f]+\\)"
 else
     skip "UCP of another build" "no protocol tier built, or ucx_info's libucp not found"
 fi
