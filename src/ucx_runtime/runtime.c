@@ -202,7 +202,8 @@ static ucs_status_t psel_rt_derive_for(psel_config_t *filter,
     const psel_buffer_type_t types[] = {
         psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_CONTIG,
                          UCS_MEMORY_TYPE_HOST, 1),
-        psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_IOV, UCS_MEMORY_TYPE_HOST, 4),
+        psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_IOV, UCS_MEMORY_TYPE_HOST,
+                         4),
         psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_GENERIC,
                          UCS_MEMORY_TYPE_HOST, 1)
     };

@@ -8,8 +8,10 @@
  *
  * Deriving the settings is pure. The UCP configuration helpers use only
  * libucs's public config parser and the UCP table that libucp registers in
- * ucs_config_global_list, so they work on any UCX >= 1.13 and never call
- * libucp.
+ * ucs_config_global_list, so they never call libucp; they are compiled
+ * against the UCS headers of the UCX release protosel is built for, and
+ * libprotosel_ucx.so runs them only in that major.minor (README.md, "Which
+ * UCX it runs in").
  */
 #ifndef PSEL_UCX_RUNTIME_UCX_SETTINGS_H_
 #define PSEL_UCX_RUNTIME_UCX_SETTINGS_H_

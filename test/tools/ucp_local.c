@@ -164,6 +164,7 @@ int main(void)
     ucp.worker_release_address(worker, address);
     ucp.worker_destroy(worker);
     ucp.cleanup(context);
-    printf("ok libucp RTLD_LOCAL, %zu messages\n", sizeof(sizes) / sizeof(sizes[0]));
+    printf("ok libucp RTLD_LOCAL, %zu messages\n",
+           sizeof(sizes) / sizeof(sizes[0]));
     return 0;
 }
