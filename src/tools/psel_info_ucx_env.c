@@ -82,6 +82,12 @@ int psel_info_ucx_env(const psel_resource_table_t *local,
     psel_ucx_settings_init(&s);
     psel_ucx_settings_derive(&s, local, lanes, selected, i,
                              tables[0].select->calib != NULL);
+    psel_ucx_settings_note(&s, "UCX's settings are global, one value for "
+                           "every peer of a process: these serve the peer "
+                           "this selection is for (--same-host, "
+                           "--remote-host); for a job with peers of both "
+                           "kinds keep only what both print (the config "
+                           "tier of libprotosel_ucx.so does)");
     ret = check_settings(&s);
     if (ret == 0) {
         if (conf_dir != NULL) {
