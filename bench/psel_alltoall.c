@@ -226,9 +226,16 @@ static void exchange(a2a_t *a, size_t n, uint64_t tag_base)
         reqs[count++] = psel_tag_send_nb(a->eps[peer], a->sbuf + (peer * n),
                                          n, tag_base | a->me, NULL, NULL);
     }
-    for (i = 0; i < count; ++i) {
+    /* a receive is NULL only without memory; a send is NULL when it
+     * completed at once, an error pointer when it failed (psel_core.h) */
+    for (i = 0; i < a->procs - 1; ++i) {
         if (reqs[i] == NULL) {
-            die(a, "out of memory for requests");
+            die(a, "out of memory for receive requests");
+        }
+    }
+    for (; i < count; ++i) {
+        if (UCS_PTR_IS_ERR(reqs[i])) {
+            die(a, ucs_status_string(UCS_PTR_STATUS(reqs[i])));
         }
     }
     wait_requests(a, reqs, count);
