@@ -153,6 +153,13 @@ struct psel_ep {
     ucs_list_link_t       pending_link; /**< In worker->pending_eps */
     int                   pending_scheduled; /**< In worker->pending_eps */
     int                   failure_handled; /**< Requests failed already */
+    int                   destroying;   /**< psel_ep_destroy() ran: out of
+                                             worker->eps, its requests
+                                             failed; nothing queues on it */
+    unsigned              holds;        /**< Loops of the worker that run
+                                             callbacks on it: its memory
+                                             stays until the last lets go
+                                             (psel_ep_hold()) */
     ucs_list_link_t       flushes;      /**< Flush requests, in order */
     int                   internal;     /**< Created by wireup for a peer
                                              that connected to us; becomes
@@ -285,6 +292,29 @@ int psel_ep_owns_uct_ep(psel_ep_h ep, uct_ep_h uct_ep);
 
 /** The peer failed: complete every request of @a ep with ep->status. */
 void psel_ep_handle_failure(psel_ep_h ep);
+
+/**
+ * Keep @a ep's memory while a loop of the worker runs something on it that
+ * may call the user back: a callback may destroy it (or others), and the
+ * loop still reads it afterwards. A destroyed endpoint leaves
+ * worker->eps at once; its memory goes when the last hold is released.
+ */
+void psel_ep_hold(psel_ep_h ep);
+
+/** Let go of @a ep: frees it if it was destroyed meanwhile. */
+void psel_ep_release(psel_ep_h ep);
+
+/**
+ * Call @a func on every endpoint of @a worker that @a want selects, where
+ * @a func may run user callbacks that destroy endpoints (that one or
+ * others). Each endpoint is held while @a func runs; if it was destroyed,
+ * the walk starts again from the first endpoint (every restart follows a
+ * destroy, so it ends).
+ *
+ * @return The sum of what @a func returned.
+ */
+unsigned psel_worker_eps_apply(psel_worker_h worker, int (*want)(psel_ep_h ep),
+                               unsigned (*func)(psel_ep_h ep));
 
 /** Ask UCT to check the peer of each lane that supports it. */
 void psel_ep_keepalive(psel_ep_h ep);

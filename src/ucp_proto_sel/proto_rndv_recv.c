@@ -391,17 +391,32 @@ static ucs_status_t psel_rndv_recv_progress(psel_rndv_recv_t *op)
 
 unsigned psel_rndv_progress(psel_proto_worker_t *worker)
 {
-    psel_rndv_recv_t *op, *tmp;
+    ucs_list_link_t todo, kept;
+    psel_rndv_recv_t *op;
     unsigned count = 0;
 
-    ucs_list_for_each_safe(op, tmp, &worker->rndv_work, list) {
-        if (count++ == PSEL_RNDV_WORK_PER_PROGRESS) {
-            break;
-        }
+    /* run the receives queued now, oldest first; a receive stays in a list
+     * of this function while it runs (kept), so that one a callback
+     * finishes - this one or any other - just leaves the list it is in */
+    ucs_list_head_init(&todo);
+    ucs_list_head_init(&kept);
+    ucs_list_splice_tail(&todo, &worker->rndv_work);
+    ucs_list_head_init(&worker->rndv_work);
+    while (!ucs_list_is_empty(&todo) &&
+           (count < PSEL_RNDV_WORK_PER_PROGRESS)) {
+        op = ucs_list_extract_head(&todo, psel_rndv_recv_t, list);
+        ucs_list_add_tail(&kept, &op->list);
+        ++count;
         if (psel_rndv_recv_progress(op) == UCS_ERR_NO_RESOURCE) {
             break; /* the transport is busy: keep the order */
         }
     }
+    /* the queue again: what ran and waits, what did not run, then what
+     * callbacks queued meanwhile */
+    ucs_list_splice_tail(&kept, &todo);
+    ucs_list_splice_tail(&kept, &worker->rndv_work);
+    ucs_list_head_init(&worker->rndv_work);
+    ucs_list_splice_tail(&worker->rndv_work, &kept);
     return count;
 }
 
