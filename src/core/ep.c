@@ -484,6 +484,7 @@ void psel_ep_release(psel_ep_h ep)
 void psel_ep_destroy(psel_ep_h ep)
 {
     psel_worker_h worker = ep->worker;
+    int peer_alive       = (ep->status == UCS_OK);
 
     if (ep->destroying) {
         return; /* a callback of its own teardown closed it again */
@@ -505,6 +506,9 @@ void psel_ep_destroy(psel_ep_h ep)
      * still had in flight (tcp purges it; those completions no longer
      * queue anything), and what is left then never hears from UCT again */
     psel_ep_fail_requests(ep, UCS_ERR_CANCELED, 0);
+    if (peer_alive) {
+        psel_wireup_close(ep); /* the peer drops what it keeps for us */
+    }
     if (ep->wireup_msg != NULL) {
         --worker->wireup_out;
         free(ep->wireup_msg);

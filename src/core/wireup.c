@@ -153,7 +153,7 @@ static ucs_status_t psel_wireup_send(psel_ep_h ep, psel_wireup_type_t type,
     hdr.address_length = address_length;
     hdr.sender_uuid    = ep->worker->uuid;
     hdr.sender_ep_id   = ep->id;
-    hdr.dest_ep_id     = (type == PSEL_WIREUP_REPLY) ? ep->remote_id : 0;
+    hdr.dest_ep_id     = (type != PSEL_WIREUP_REQUEST) ? ep->remote_id : 0;
     p = ep->wireup_msg;
     psel_wireup_hdr_le(&hdr);
     memcpy(p, &hdr, sizeof(hdr));
@@ -216,6 +216,29 @@ ucs_status_t psel_wireup_announce(psel_ep_h ep)
     return psel_wireup_send(ep, PSEL_WIREUP_REQUEST, NULL, 0);
 }
 
+void psel_wireup_close(psel_ep_h ep)
+{
+    if ((ep->bootstrap == NULL) ||
+        ((ep->remote_id == 0) && !ep->rndv_announced && (ep->p2p_lanes == 0))) {
+        return; /* the peer holds nothing of ours */
+    }
+    if (ep->wireup_msg != NULL) {
+        --ep->worker->wireup_out; /* older news, superseded */
+        free(ep->wireup_msg);
+        ep->wireup_msg = NULL;
+    }
+    if (psel_wireup_send(ep, PSEL_WIREUP_CLOSE, NULL, 0) != UCS_OK) {
+        ucs_debug("wireup: endpoint %lx could not tell its peer it closes",
+                  ep->id);
+    }
+    if (ep->wireup_msg != NULL) {
+        /* the lane is busy and the endpoint goes now: keepalive tells */
+        --ep->worker->wireup_out;
+        free(ep->wireup_msg);
+        ep->wireup_msg = NULL;
+    }
+}
+
 void psel_wireup_progress(psel_worker_h worker)
 {
     psel_ep_h ep;
@@ -230,6 +253,16 @@ void psel_wireup_progress(psel_worker_h worker)
 }
 
 /* ---- receiving ---- */
+
+static const char *psel_wireup_type_name(unsigned type)
+{
+    switch (type) {
+    case PSEL_WIREUP_REQUEST: return "request";
+    case PSEL_WIREUP_REPLY:   return "reply";
+    case PSEL_WIREUP_CLOSE:   return "close";
+    default:                  return "?";
+    }
+}
 
 static ucs_status_t psel_wireup_parse(psel_worker_h worker, const void *data,
                                       size_t length, psel_wireup_in_t *in)
@@ -255,14 +288,20 @@ static ucs_status_t psel_wireup_parse(psel_worker_h worker, const void *data,
         return UCS_ERR_UNSUPPORTED;
     }
     if ((in->hdr.type != PSEL_WIREUP_REQUEST) &&
-        (in->hdr.type != PSEL_WIREUP_REPLY)) {
+        (in->hdr.type != PSEL_WIREUP_REPLY) &&
+        (in->hdr.type != PSEL_WIREUP_CLOSE)) {
         ucs_error("wireup: unknown message type %u; dropped", in->hdr.type);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((in->hdr.type == PSEL_WIREUP_CLOSE) && (in->hdr.num_lanes != 0)) {
+        ucs_error("wireup: a close with %u lane records; dropped",
+                  in->hdr.num_lanes);
         return UCS_ERR_INVALID_PARAM;
     }
     if ((in->hdr.type == PSEL_WIREUP_REQUEST) ==
         (in->hdr.address_length == 0)) {
         ucs_error("wireup: a %s with a %u-byte address; dropped",
-                  (in->hdr.type == PSEL_WIREUP_REQUEST) ? "request" : "reply",
+                  psel_wireup_type_name(in->hdr.type),
                   in->hdr.address_length);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -509,6 +548,41 @@ static ucs_status_t psel_wireup_on_reply(psel_worker_h worker,
     return UCS_ERR_NO_ELEM;
 }
 
+/* The peer's endpoint in->hdr.sender_ep_id went away: nothing it ran with
+ * ours will be answered. An endpoint wireup made for it, or one whose lanes
+ * were connected to its endpoints, fails (and progress destroys the former);
+ * an endpoint of the user's with iface lanes only stays usable: its
+ * rendezvous with the peer fail and it forgets the peer's endpoint id (its
+ * next rendezvous announces itself again). */
+static ucs_status_t psel_wireup_on_close(psel_worker_h worker,
+                                         const psel_wireup_in_t *in)
+{
+    psel_ep_h ep;
+
+    ucs_list_for_each(ep, &worker->eps, list) {
+        if ((ep->remote_id != in->hdr.sender_ep_id) ||
+            ((ep->peer_uuid != 0) && (ep->peer_uuid != in->hdr.sender_uuid))) {
+            continue;
+        }
+        ucs_debug("wireup: endpoint %lx: the peer closed its endpoint %lx",
+                  ep->id, ep->remote_id);
+        if (ep->internal || (ep->p2p_lanes != 0)) {
+            if (ep->status == UCS_OK) {
+                ep->status = UCS_ERR_CONNECTION_RESET;
+                ++worker->num_failed_eps; /* handled by progress */
+            }
+        } else {
+            psel_rndv_ep_fail(ep, UCS_ERR_CONNECTION_RESET, 0);
+            psel_rndv_set_remote_id(ep, 0);
+            ep->rndv_announced = 0;
+        }
+        return UCS_OK;
+    }
+    ucs_debug("wireup: close of peer endpoint %lx, which we do not know",
+              in->hdr.sender_ep_id);
+    return UCS_ERR_NO_ELEM;
+}
+
 ucs_status_t psel_wireup_process(psel_worker_h worker, const void *data,
                                  size_t length)
 {
@@ -519,7 +593,12 @@ ucs_status_t psel_wireup_process(psel_worker_h worker, const void *data,
     if (status != UCS_OK) {
         return status;
     }
-    return (in.hdr.type == PSEL_WIREUP_REQUEST) ?
-           psel_wireup_on_request(worker, &in) :
-           psel_wireup_on_reply(worker, &in);
+    switch (in.hdr.type) {
+    case PSEL_WIREUP_REQUEST:
+        return psel_wireup_on_request(worker, &in);
+    case PSEL_WIREUP_REPLY:
+        return psel_wireup_on_reply(worker, &in);
+    default:
+        return psel_wireup_on_close(worker, &in);
+    }
 }

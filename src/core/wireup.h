@@ -28,7 +28,8 @@
 /** Wireup message types. */
 typedef enum {
     PSEL_WIREUP_REQUEST = 1,  /**< Here are my endpoint addresses */
-    PSEL_WIREUP_REPLY   = 2   /**< Connected; here are mine */
+    PSEL_WIREUP_REPLY   = 2,  /**< Connected; here are mine */
+    PSEL_WIREUP_CLOSE   = 3   /**< My endpoint (sender_ep_id) is gone */
 } psel_wireup_type_t;
 
 /** Header of a wireup message; the address and lane records follow.
@@ -39,10 +40,12 @@ typedef struct UCS_S_PACKED psel_wireup_hdr {
     uint8_t  num_lanes;      /**< Lane records after the address */
     uint8_t  reserved;       /**< 0 */
     uint32_t address_length; /**< Sender's packed worker address (REQUEST;
-                                  0 in a REPLY) */
+                                  0 in a REPLY or CLOSE) */
     uint64_t sender_uuid;    /**< Sender's worker */
     uint64_t sender_ep_id;   /**< Sender's endpoint id */
-    uint64_t dest_ep_id;     /**< REPLY: the requester's endpoint id; 0 */
+    uint64_t dest_ep_id;     /**< REPLY: the requester's endpoint id;
+                                  CLOSE: the receiver's endpoint id if the
+                                  sender knows it; else 0 */
 } psel_wireup_hdr_t;
 
 /** One lane connected endpoint to endpoint; its ep address follows. */
@@ -78,5 +81,14 @@ void psel_wireup_progress(psel_worker_h worker);
  * bootstrap lane after it arrive after it.
  */
 ucs_status_t psel_wireup_announce(psel_ep_h ep);
+
+/**
+ * Tell the peer, best effort, that @a ep goes away (psel_ep_destroy() of an
+ * endpoint the peer knows by its id): the peer fails what it runs with this
+ * endpoint and destroys an endpoint wireup made for it, or forgets our id
+ * on an endpoint of its user's. Nothing is sent if the peer does not know
+ * our id or the bootstrap lane is busy (keepalive then finds out).
+ */
+void psel_wireup_close(psel_ep_h ep);
 
 #endif

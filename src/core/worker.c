@@ -617,10 +617,15 @@ static int psel_worker_ep_failed(psel_ep_h ep)
     return (ep->status != UCS_OK) && !ep->failure_handled;
 }
 
+/* An endpoint wireup made for a peer that went away (it failed, or closed
+ * its endpoint) serves nobody: it goes once its requests failed. */
 static unsigned psel_worker_ep_handle_failure(psel_ep_h ep)
 {
     --ep->worker->num_failed_eps;
     psel_ep_handle_failure(ep);
+    if (ep->internal && !ep->destroying) {
+        psel_ep_destroy(ep);
+    }
     return 1;
 }
 
