@@ -177,12 +177,17 @@ static ucs_status_t psel_rndv_reply_ep(psel_proto_worker_t *proto,
     psel_worker_h worker = psel_rndv_worker(proto);
     psel_ep_h ep         = psel_rndv_map_find(&worker->rndv.eps, sender_id);
 
-    if ((ep != NULL) && psel_ep_is_ready(ep) && (ep->status == UCS_OK)) {
+    if (ep != NULL) {
+        if (ep->status != UCS_OK) {
+            return ep->status; /* failed: nothing will be answered */
+        }
+        if (!psel_ep_is_ready(ep)) {
+            return UCS_ERR_NO_RESOURCE; /* its lanes wait for wireup */
+        }
         *ep_p = &ep->proto;
         return UCS_OK;
     }
-    if ((ep != NULL) || !ucs_list_is_empty(&worker->wireup_in) ||
-        (worker->wireup_out > 0)) {
+    if (!ucs_list_is_empty(&worker->wireup_in) || (worker->wireup_out > 0)) {
         return UCS_ERR_NO_RESOURCE; /* wireup under way */
     }
     return UCS_ERR_NO_ELEM;

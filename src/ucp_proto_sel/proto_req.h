@@ -171,8 +171,9 @@ struct psel_proto_worker {
                                         uint64_t sender_id, uint64_t msg_id);
     /**
      * Our endpoint to the sender @a sender_id, to reply on.
-     * @return UCS_OK; UCS_ERR_NO_RESOURCE while wireup is under way (wait);
-     *         UCS_ERR_NO_ELEM if there is none and none is coming.
+     * @return UCS_OK; UCS_ERR_NO_RESOURCE while wireup is under way (wait,
+     *         for a while); UCS_ERR_NO_ELEM if there is none and none is
+     *         coming; the endpoint's error if it failed.
      */
     ucs_status_t      (*reply_ep)(psel_proto_worker_t *worker,
                                   uint64_t sender_id, psel_proto_ep_t **ep_p);

@@ -272,7 +272,8 @@ static void psel_rndv_recv_start(psel_rndv_recv_t *op)
     }
 }
 
-/* Find the endpoint back to the sender; wait for wireup a while. */
+/* Find the endpoint back to the sender; wait for wireup a while, and fail
+ * at once if the endpoint failed. */
 static ucs_status_t psel_rndv_recv_find_ep(psel_rndv_recv_t *op)
 {
     psel_proto_worker_t *worker = op->worker;
@@ -282,17 +283,26 @@ static ucs_status_t psel_rndv_recv_find_ep(psel_rndv_recv_t *op)
     if (status == UCS_OK) {
         return UCS_OK;
     }
+    if ((status != UCS_ERR_NO_RESOURCE) && (status != UCS_ERR_NO_ELEM)) {
+        ucs_debug("rendezvous: the endpoint back to sender %" PRIx64 " (msg %"
+                  PRIx64 ") failed: %s", op->super.sender_id,
+                  op->super.msg_id, ucs_status_string(status));
+        return status;
+    }
     /* the sender's wireup REQUEST precedes its first RTS on the same
-     * lane, unless that lane was busy: wait a while */
+     * lane, unless that lane was busy, and our endpoint's own wireup may
+     * still run: wait a while, never for ever */
     if (op->ep_deadline == 0) {
         op->ep_deadline = psel_time_sec() + PSEL_RNDV_EP_WAIT_SEC;
     }
-    if ((status == UCS_ERR_NO_RESOURCE) || (psel_time_sec() < op->ep_deadline)) {
+    if (psel_time_sec() < op->ep_deadline) {
         return UCS_ERR_NO_RESOURCE;
     }
     ucs_error("rendezvous: no endpoint back to sender %" PRIx64 " (msg %"
-              PRIx64 ", %" PRIu64 " bytes) to answer on",
-              op->super.sender_id, op->super.msg_id, op->rts.hdr.length);
+              PRIx64 ", %" PRIu64 " bytes) to answer on within %.0f s%s",
+              op->super.sender_id, op->super.msg_id, op->rts.hdr.length,
+              PSEL_RNDV_EP_WAIT_SEC, (status == UCS_ERR_NO_RESOURCE) ?
+              " (its wireup did not end)" : "");
     return UCS_ERR_UNREACHABLE;
 }
 
@@ -389,15 +399,36 @@ static ucs_status_t psel_rndv_recv_progress(psel_rndv_recv_t *op)
     return UCS_ERR_NO_RESOURCE; /* not reached: every stage settles */
 }
 
+/* Is @a sender_id among the @a n senders in @a blocked? */
+static int psel_rndv_sender_blocked(const uint64_t *blocked, unsigned n,
+                                    uint64_t sender_id)
+{
+    unsigned i;
+
+    for (i = 0; i < n; ++i) {
+        if (blocked[i] == sender_id) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 unsigned psel_rndv_progress(psel_proto_worker_t *worker)
 {
+    uint64_t blocked[PSEL_RNDV_WORK_PER_PROGRESS];
+    unsigned num_blocked = 0;
     ucs_list_link_t todo, kept;
     psel_rndv_recv_t *op;
     unsigned count = 0;
+    uint64_t sender_id;
 
     /* run the receives queued now, oldest first; a receive stays in a list
      * of this function while it runs (kept), so that one a callback
-     * finishes - this one or any other - just leaves the list it is in */
+     * finishes - this one or any other - just leaves the list it is in.
+     * A receive that must wait (its reply lane is busy, its endpoint back
+     * is not there yet) holds up only the later receives of the same
+     * sender, which keep their order behind it: another peer's never wait
+     * for it. */
     ucs_list_head_init(&todo);
     ucs_list_head_init(&kept);
     ucs_list_splice_tail(&todo, &worker->rndv_work);
@@ -406,12 +437,16 @@ unsigned psel_rndv_progress(psel_proto_worker_t *worker)
            (count < PSEL_RNDV_WORK_PER_PROGRESS)) {
         op = ucs_list_extract_head(&todo, psel_rndv_recv_t, list);
         ucs_list_add_tail(&kept, &op->list);
+        sender_id = op->super.sender_id;
+        if (psel_rndv_sender_blocked(blocked, num_blocked, sender_id)) {
+            continue;
+        }
         ++count;
         if (psel_rndv_recv_progress(op) == UCS_ERR_NO_RESOURCE) {
-            break; /* the transport is busy: keep the order */
+            blocked[num_blocked++] = sender_id;
         }
     }
-    /* the queue again: what ran and waits, what did not run, then what
+    /* the queue again: what ran or waits, what did not run, then what
      * callbacks queued meanwhile */
     ucs_list_splice_tail(&kept, &todo);
     ucs_list_splice_tail(&kept, &worker->rndv_work);
