@@ -113,14 +113,28 @@ struct psel_worker {
     psel_rndv_worker_t    rndv;         /**< Rendezvous requests (rndv.c) */
     psel_proto_worker_t   proto;        /**< What protocols see of it, with
                                              core's callbacks (rndv.c) */
-    unsigned              wireup_out;   /**< Endpoints with a wireup message
-                                             waiting for the bootstrap lane */
+    unsigned              wireup_out;   /**< Wireup messages waiting for a
+                                             lane: endpoints' and farewells */
+    ucs_list_link_t       farewells;    /**< psel_wireup_farewell_t */
     unsigned              num_flushing; /**< Flush requests not complete */
     unsigned              num_failed_eps; /**< Failed, not handled yet */
     unsigned              keepalive_calls; /**< Progress calls, for keepalive */
     double                keepalive_next;  /**< When to check peers next */
 };
 
+
+/** A wireup CLOSE that found its endpoint's bootstrap lane busy when the
+ *  endpoint went: sent over a UCT endpoint of its own, which carries
+ *  nothing else and goes once the message is out (wireup.c). */
+typedef struct psel_wireup_farewell {
+    ucs_list_link_t list;       /**< In worker->farewells */
+    uct_ep_h        uct_ep;     /**< To the peer's bootstrap iface */
+    unsigned        iface;      /**< Our iface of @a uct_ep */
+    int             sent;       /**< The message is out; flushing */
+    double          deadline;   /**< Give up then (psel_time_sec) */
+    size_t          length;
+    uint8_t         msg[];
+} psel_wireup_farewell_t;
 
 /** A wireup message received, processed at the next progress call. */
 typedef struct psel_wireup_msg {
@@ -174,6 +188,9 @@ struct psel_ep {
     uct_ep_h              aux_ep;       /**< Bootstrap of our own when no
                                              lane connects to an iface */
     unsigned              aux_iface;    /**< Our iface of @a aux_ep */
+    uint8_t               bootstrap_local;  /**< Our iface and the peer's
+                                             address entry of @a bootstrap */
+    uint8_t               bootstrap_remote;
     unsigned              num_extra;    /**< Peer's ep-to-ep lanes that no
                                              lane of ours pairs with */
     uct_ep_h              extra_eps[PSEL_MAX_LANES];
@@ -208,6 +225,11 @@ int psel_worker_iface_is_p2p(psel_worker_h worker, unsigned iface_index);
  * @return Nonzero if the pair can be a lane.
  */
 int psel_ep_is_reachable(void *arg, unsigned local, unsigned remote);
+
+/** A UCT endpoint from our iface @a local to the peer's iface of entry
+ *  @a remote of @a ep's address (the iface counts it). */
+ucs_status_t psel_ep_connect_to_iface(psel_ep_h ep, unsigned local,
+                                      unsigned remote, uct_ep_h *uct_ep_p);
 
 /** A UCT endpoint on our iface @a local, for wireup to connect ep to ep. */
 ucs_status_t psel_ep_create_unconnected(psel_ep_h ep, unsigned local,

@@ -93,10 +93,8 @@ int psel_ep_is_reachable(void *arg, unsigned local, unsigned remote)
     return strcmp(tl_name, "tcp") || psel_ep_tcp_route_ok(ep, local, remote);
 }
 
-/* Connect to the peer's iface @a remote from our iface @a local. */
-static ucs_status_t psel_ep_connect_to_iface(psel_ep_h ep, unsigned local,
-                                             unsigned remote,
-                                             uct_ep_h *uct_ep_p)
+ucs_status_t psel_ep_connect_to_iface(psel_ep_h ep, unsigned local,
+                                      unsigned remote, uct_ep_h *uct_ep_p)
 {
     const psel_address_entry_t *entry = &ep->address.entries[remote];
     uct_ep_params_t params;
@@ -162,7 +160,9 @@ static ucs_status_t psel_ep_connect_bootstrap(psel_ep_h ep)
     for (i = 0; i < lanes->num_lanes; ++i) {
         if (!(ep->p2p_lanes & UCS_BIT(i)) &&
             (lanes->lanes[i].caps & PSEL_LANE_CAP_AM_BCOPY)) {
-            ep->bootstrap = ep->proto.uct_eps[i];
+            ep->bootstrap        = ep->proto.uct_eps[i];
+            ep->bootstrap_local  = lanes->info[i].local;
+            ep->bootstrap_remote = lanes->info[i].remote;
             return UCS_OK;
         }
     }
@@ -193,8 +193,10 @@ static ucs_status_t psel_ep_connect_bootstrap(psel_ep_h ep)
                                  &ep->aux_ep) != UCS_OK) {
         return UCS_ERR_UNREACHABLE;
     }
-    ep->aux_iface = best_local;
-    ep->bootstrap = ep->aux_ep;
+    ep->aux_iface        = best_local;
+    ep->bootstrap        = ep->aux_ep;
+    ep->bootstrap_local  = best_local;
+    ep->bootstrap_remote = best_remote;
     return UCS_OK;
 }
 

@@ -216,6 +216,39 @@ ucs_status_t psel_wireup_announce(psel_ep_h ep)
     return psel_wireup_send(ep, PSEL_WIREUP_REQUEST, NULL, 0);
 }
 
+/* How long a farewell tries to get its CLOSE out */
+#define PSEL_WIREUP_FAREWELL_SEC 5.0
+
+/* The CLOSE waiting in ep->wireup_msg found the bootstrap lane busy (data
+ * of the endpoint fills it): it goes over a UCT endpoint of its own to the
+ * same peer iface, which outlives the endpoint until the message is out.
+ * It carries nothing else, so no completion of it refers to a request. */
+static void psel_wireup_farewell(psel_ep_h ep)
+{
+    psel_worker_h worker = ep->worker;
+    psel_wireup_farewell_t *fw;
+
+    fw = malloc(sizeof(*fw) + ep->wireup_msg_length);
+    if ((fw == NULL) ||
+        (psel_ep_connect_to_iface(ep, ep->bootstrap_local,
+                                  ep->bootstrap_remote, &fw->uct_ep) !=
+         UCS_OK)) {
+        ucs_debug("wireup: endpoint %lx could not tell its peer it closes",
+                  ep->id);
+        free(fw);
+        --worker->wireup_out;
+    } else {
+        fw->iface    = ep->bootstrap_local;
+        fw->sent     = 0;
+        fw->deadline = psel_time_sec() + PSEL_WIREUP_FAREWELL_SEC;
+        fw->length   = ep->wireup_msg_length;
+        memcpy(fw->msg, ep->wireup_msg, fw->length);
+        ucs_list_add_tail(&worker->farewells, &fw->list);
+    }
+    free(ep->wireup_msg);
+    ep->wireup_msg = NULL;
+}
+
 void psel_wireup_close(psel_ep_h ep)
 {
     if ((ep->bootstrap == NULL) ||
@@ -232,10 +265,56 @@ void psel_wireup_close(psel_ep_h ep)
                   ep->id);
     }
     if (ep->wireup_msg != NULL) {
-        /* the lane is busy and the endpoint goes now: keepalive tells */
-        --ep->worker->wireup_out;
-        free(ep->wireup_msg);
-        ep->wireup_msg = NULL;
+        psel_wireup_farewell(ep); /* the lane is busy */
+    }
+}
+
+static size_t psel_wireup_farewell_pack(void *dest, void *arg)
+{
+    psel_wireup_farewell_t *fw = arg;
+
+    memcpy(dest, fw->msg, fw->length);
+    return fw->length;
+}
+
+/* Send a farewell's CLOSE, then wait for the transport to have it out
+ * (flush); @return 1 when it is done with (out, failed, or too late). */
+static int psel_wireup_farewell_progress(psel_wireup_farewell_t *fw)
+{
+    ssize_t packed;
+
+    if (!fw->sent) {
+        packed = uct_ep_am_bcopy(fw->uct_ep, PSEL_AM_ID_WIREUP,
+                                 psel_wireup_farewell_pack, fw, 0);
+        if ((packed < 0) && (packed != UCS_ERR_NO_RESOURCE)) {
+            return 1; /* the peer is gone too */
+        }
+        fw->sent = (packed >= 0);
+    }
+    if (fw->sent && (uct_ep_flush(fw->uct_ep, 0, NULL) == UCS_OK)) {
+        return 1;
+    }
+    if (psel_time_sec() > fw->deadline) {
+        ucs_debug("wireup: a close found no room for %.0f s; given up",
+                  PSEL_WIREUP_FAREWELL_SEC);
+        return 1;
+    }
+    return 0;
+}
+
+void psel_wireup_farewells_cleanup(psel_worker_h worker, int wait)
+{
+    psel_wireup_farewell_t *fw, *tmp;
+
+    ucs_list_for_each_safe(fw, tmp, &worker->farewells, list) {
+        if (wait && !psel_wireup_farewell_progress(fw)) {
+            continue;
+        }
+        uct_ep_destroy(fw->uct_ep);
+        psel_worker_iface_put(worker, fw->iface);
+        ucs_list_del(&fw->list);
+        --worker->wireup_out;
+        free(fw);
     }
 }
 
@@ -250,6 +329,7 @@ void psel_wireup_progress(psel_worker_h worker)
             psel_wireup_flush_msg(ep);
         }
     }
+    psel_wireup_farewells_cleanup(worker, 1);
 }
 
 /* ---- receiving ---- */

@@ -70,8 +70,14 @@ ucs_status_t psel_wireup_start(psel_ep_h ep);
 ucs_status_t psel_wireup_process(psel_worker_h worker, const void *data,
                                  size_t length);
 
-/** Retry the sends that found the bootstrap lane busy. */
+/** Retry the sends that found the bootstrap lane busy, and the CLOSEs
+ *  of endpoints already destroyed (their farewell UCT endpoints go once
+ *  the message is out, or after 5 s). */
 void psel_wireup_progress(psel_worker_h worker);
+
+/** Destroy the farewell UCT endpoints: those done with (@a wait), or all
+ *  (worker destroy). */
+void psel_wireup_farewells_cleanup(psel_worker_h worker, int wait);
 
 /**
  * Send a REQUEST without lane records over the bootstrap lane, for an

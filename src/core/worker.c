@@ -439,6 +439,7 @@ ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
     ucs_list_head_init(&worker->eps);
     worker->keepalive_next = psel_time_sec();
     ucs_list_head_init(&worker->wireup_in);
+    ucs_list_head_init(&worker->farewells);
     psel_resource_table_init(&worker->local);
     ucs_strncpy_zero(worker->local.origin, "this worker",
                      sizeof(worker->local.origin));
@@ -538,6 +539,7 @@ void psel_worker_destroy(psel_worker_h worker)
         }
         psel_ep_destroy(ep); /* fails its rendezvous; leaves the list */
     }
+    psel_wireup_farewells_cleanup(worker, 0);
     psel_rndv_cleanup(worker);
     ucs_list_for_each_safe(msg, tmp_msg, &worker->wireup_in, list) {
         free(msg);

@@ -189,11 +189,152 @@ static void test_failed_peer_hol_tcp(void **state)
     failed_peer_hol("tcp", "rndv/put");
 }
 
+/* ---- a sender that force-closes leaves no receive hanging ---- */
+
+static psel_rndv_event_t orphan_event;
+static int               orphan_seen;
+
+static void orphan_hook(psel_rndv_event_t event)
+{
+    if (event == orphan_event) {
+        orphan_seen = 1;
+    }
+}
+
+enum { SND = 0, RCV = 1 };
+
+/* The sender force-closes its endpoint when @a event happened (after the
+ * progress call it happened in); PSEL_RNDV_EVENT_MATCHED: right after the
+ * receiver matched the RTS, before the receiver progresses. The receiver's
+ * process (this one) stays alive, so only the sender can tell it. */
+static void orphan(const char *tls, const char *protos,
+                   psel_rndv_event_t event)
+{
+    uint8_t *sbuf = calloc(1, 4 * PEERS_SIZE), *rbuf = malloc(4 * PEERS_SIZE);
+    ucs_status_t sent, received;
+    psel_request_t *sreq, *rreq;
+    double deadline;
+    psel_ep_h ep;
+    peers_t p;
+
+    assert_true((sbuf != NULL) && (rbuf != NULL));
+    peers_open(&p, 2, tls, protos);
+    ep = peers_ep(&p, SND, RCV);
+    orphan_event         = event;
+    orphan_seen          = 0;
+    psel_rndv_event_hook = orphan_hook;
+    sreq = psel_tag_send_nb(ep, sbuf, 4 * PEERS_SIZE, 1, NULL, NULL);
+    assert_true(UCS_PTR_IS_PTR(sreq));
+    deadline = psel_time_sec() + PEERS_WAIT_SEC;
+    if (event == PSEL_RNDV_EVENT_MATCHED) {
+        /* the RTS waits unexpected; the receive matches it when posted */
+        while ((psel_tm_num_unexpected(&p.w[RCV]->tm) == 0) &&
+               (psel_time_sec() < deadline)) {
+            peers_progress(&p);
+        }
+        rreq = psel_tag_recv_nb(p.w[RCV], rbuf, 4 * PEERS_SIZE, 1,
+                                UINT64_MAX, NULL, NULL);
+    } else {
+        rreq = psel_tag_recv_nb(p.w[RCV], rbuf, 4 * PEERS_SIZE, 1,
+                                UINT64_MAX, NULL, NULL);
+        while (!orphan_seen && (psel_time_sec() < deadline)) {
+            peers_progress(&p);
+        }
+    }
+    psel_rndv_event_hook = NULL;
+    assert_true(orphan_seen);
+    sent = psel_request_test(sreq, NULL);
+    psel_ep_close_nb(ep, PSEL_EP_CLOSE_FORCE, NULL, NULL);
+
+    received = peers_wait(&p, rreq);
+    print_message("    %-9s %-8s: sender force-closed at event %d (send %s "
+                  "then %s): the receive %s\n", tls, protos, (int)event,
+                  ucs_status_string(sent),
+                  ucs_status_string(psel_request_test(sreq, NULL)),
+                  ucs_status_string(received));
+    assert_int_not_equal(received, UCS_INPROGRESS);
+    if (sent == UCS_INPROGRESS) {
+        /* the sender gave up before the end: not all of it arrived */
+        assert_true(UCS_STATUS_IS_ERR(received));
+        assert_int_equal(psel_request_test(sreq, NULL), UCS_ERR_CANCELED);
+    }
+    assert_int_equal(kh_size(&p.w[RCV]->rndv.recvs), 0);
+    assert_true(ucs_list_is_empty(&p.w[RCV]->proto.rndv_work));
+    psel_request_free(sreq);
+    psel_request_free(rreq);
+    peers_close(&p);
+    free(sbuf);
+    free(rbuf);
+}
+
+/* rndv/get: the receiver matched, has not read yet (tcp has no get) */
+static void test_orphan_get_matched(void **state)
+{
+    if (!psel_test_has_transport("cma")) {
+        print_message("SKIP: rndv/get needs cma, which this machine lacks "
+                      "(ptrace rights)\n");
+        skip();
+    }
+    orphan("posix,cma", "rndv/get", PSEL_RNDV_EVENT_MATCHED);
+}
+
+/* rndv/put and rndv/am: the receiver sent its RTR, the sender has not
+ * seen it */
+static void test_orphan_put_rtr_posix(void **state)
+{
+    if (!psel_test_has_transport("cma")) {
+        print_message("SKIP: rndv/put on shared memory needs cma, which this "
+                      "machine lacks (ptrace rights)\n");
+        skip();
+    }
+    orphan("posix,cma", "rndv/put", PSEL_RNDV_EVENT_RTR);
+}
+
+static void test_orphan_am_rtr_posix(void **state)
+{
+    orphan("posix", "rndv/am", PSEL_RNDV_EVENT_RTR);
+}
+
+static void test_orphan_put_rtr_tcp(void **state)
+{
+    orphan("tcp", "rndv/put", PSEL_RNDV_EVENT_RTR);
+}
+
+static void test_orphan_am_rtr_tcp(void **state)
+{
+    orphan("tcp", "rndv/am", PSEL_RNDV_EVENT_RTR);
+}
+
+/* ... the sender has posted data (puts on tcp complete later; am fills
+ * the FIFO or the socket) */
+static void test_orphan_am_data_posix(void **state)
+{
+    orphan("posix", "rndv/am", PSEL_RNDV_EVENT_DATA_POSTED);
+}
+
+static void test_orphan_put_data_tcp(void **state)
+{
+    orphan("tcp", "rndv/put", PSEL_RNDV_EVENT_DATA_POSTED);
+}
+
+static void test_orphan_am_data_tcp(void **state)
+{
+    orphan("tcp", "rndv/am", PSEL_RNDV_EVENT_DATA_POSTED);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_failed_peer_hol_posix),
-        cmocka_unit_test(test_failed_peer_hol_tcp)
+        cmocka_unit_test(test_failed_peer_hol_tcp),
+        cmocka_unit_test(test_orphan_get_matched),
+        cmocka_unit_test(test_orphan_put_rtr_posix),
+        cmocka_unit_test(test_orphan_am_rtr_posix),
+        cmocka_unit_test(test_orphan_put_rtr_tcp),
+        cmocka_unit_test(test_orphan_am_rtr_tcp),
+        cmocka_unit_test(test_orphan_am_data_posix),
+        cmocka_unit_test(test_orphan_put_data_tcp),
+        cmocka_unit_test(test_orphan_am_data_tcp)
     };
 
     setenv("UCX_PSEL_CALIBRATION", "none", 0);
