@@ -63,6 +63,7 @@
 #ifndef PSEL_UCP_PROTO_SEL_PROTO_RNDV_INT_H_
 #define PSEL_UCP_PROTO_SEL_PROTO_RNDV_INT_H_
 
+#include "byte_ranges.h"
 #include "proto.h"
 #include "proto_rndv.h"
 
@@ -355,7 +356,8 @@ typedef struct psel_rndv_recv {
     ucs_status_t           abort_status; /**< Aborted with it, waiting for
                                            its reads in flight; or UCS_OK */
     uint8_t                ack_am_id; /**< ATS, or CANCEL-ACK */
-    size_t                 landed;    /**< Data by AM: bytes arrived */
+    psel_byte_ranges_t     landed;    /**< Data by AM: the bytes arrived
+                                           (a duplicate is found) */
     uint32_t               rkey_map;  /**< Lanes with an rkey (rndv/get) */
     uct_rkey_bundle_t      rkeys[PSEL_MAX_LANES];
     uint32_t               md_map;    /**< Memory domains registered on */

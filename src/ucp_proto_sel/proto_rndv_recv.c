@@ -22,6 +22,10 @@
  * its sender (normally already there: it precedes the RTS on its lane) */
 #define PSEL_RNDV_EP_WAIT_SEC      2.0
 
+/* Separate pieces a rndv/am receive may have landed: fragments come in
+ * order on each lane, so a message has at most a gap per lane */
+#define PSEL_RNDV_MAX_RANGES       64
+
 /* Receives the work queue runs per progress call */
 #define PSEL_RNDV_WORK_PER_PROGRESS 64
 
@@ -68,6 +72,7 @@ static void psel_rndv_recv_finish(psel_rndv_recv_t *op, ucs_status_t status)
     }
     psel_rndv_recv_dequeue(op);
     worker->rreq_untrack(worker, &op->super);
+    psel_byte_ranges_cleanup(&op->landed);
     free(op->rtr);
     free(op);
     if (recv != NULL) {
@@ -111,6 +116,7 @@ static psel_rndv_recv_t *psel_rndv_recv_new(psel_proto_worker_t *worker,
     op->status      = UCS_OK;
     op->ack_am_id   = PSEL_AM_ID_RNDV_ATS;
     op->comp.func   = psel_rndv_recv_completed;
+    psel_byte_ranges_init(&op->landed, PSEL_RNDV_MAX_RANGES);
     if (worker->rreq_track(worker, &op->super) != UCS_OK) {
         free(op);
         return NULL;
@@ -492,19 +498,29 @@ ucs_status_t psel_rndv_recv_on_data(psel_proto_worker_t *worker,
     size_t total         = op->rts.hdr.length;
     uint64_t offset      = msg->data.hdr.offset;
     size_t len           = msg->data.length;
+    ucs_status_t status;
 
     if (!(op->ops->recv_waits & UCS_BIT(PSEL_AM_ID_RNDV_DATA)) ||
-        (offset > total) || (len > total - offset) ||
-        (len > total - op->landed)) {
+        (offset > total) || (len > total - offset)) {
         ucs_error("rendezvous DATA: %zu bytes at offset %" PRIu64 " for "
-                  "rndv/%s receive %" PRIx64 " of %zu bytes (%zu landed); "
-                  "dropped", len, offset, op->ops->name, op->super.id, total,
-                  op->landed);
+                  "rndv/%s receive %" PRIx64 " of %zu bytes; dropped", len,
+                  offset, op->ops->name, op->super.id, total);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    /* every byte lands once: a fragment over bytes that are there already
+     * is a broken sender's, and would make the count lie */
+    status = psel_byte_ranges_add(&op->landed, offset, offset + len);
+    if (status != UCS_OK) {
+        ucs_error("rendezvous DATA: %zu bytes at offset %" PRIu64 " for "
+                  "receive %" PRIx64 " %s (%zu of %zu bytes landed); "
+                  "dropped", len, offset, op->super.id,
+                  (status == UCS_ERR_INVALID_PARAM) ?
+                  "overlap bytes already received" :
+                  "leave too many gaps", op->landed.landed, total);
         return UCS_ERR_INVALID_PARAM;
     }
     memcpy(UCS_PTR_BYTE_OFFSET(op->buffer, offset), msg->data.payload, len);
-    op->landed += len;
-    if (op->landed == total) {
+    if (op->landed.landed == total) {
         psel_rndv_recv_finish(op, UCS_OK);
     }
     return UCS_OK;

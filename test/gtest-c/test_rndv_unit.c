@@ -217,6 +217,57 @@ static void test_split_lane_limits(void **state)
     assert_int_equal(l.min_frag, 65);
 }
 
+/* ---- landed byte ranges ---- */
+
+/* Ranges merge with both neighbours, overlaps anywhere are refused with
+ * nothing changed, and the limit of separate ranges holds. */
+static void test_byte_ranges(void **state)
+{
+    psel_byte_ranges_t r;
+    unsigned i;
+
+    psel_byte_ranges_init(&r, 4);
+    assert_int_equal(psel_byte_ranges_add(&r, 10, 20), UCS_OK);
+    assert_int_equal(psel_byte_ranges_add(&r, 30, 40), UCS_OK);
+    assert_int_equal(r.num, 2);
+    assert_int_equal(r.landed, 20);
+    /* overlaps: inside, across an edge, spanning a gap, a duplicate, empty */
+    assert_int_equal(psel_byte_ranges_add(&r, 12, 14), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(psel_byte_ranges_add(&r, 5, 11), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(psel_byte_ranges_add(&r, 39, 45), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(psel_byte_ranges_add(&r, 15, 35), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(psel_byte_ranges_add(&r, 30, 40), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(psel_byte_ranges_add(&r, 25, 25), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(psel_byte_ranges_add(&r, 20, 31), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(r.num, 2);
+    assert_int_equal(r.landed, 20);
+    /* three more separate ranges: the third passes the limit of 4 */
+    assert_int_equal(psel_byte_ranges_add(&r, 0, 5), UCS_OK);
+    assert_int_equal(psel_byte_ranges_add(&r, 50, 60), UCS_OK);
+    assert_int_equal(r.num, 4);
+    assert_int_equal(psel_byte_ranges_add(&r, 70, 80), UCS_ERR_EXCEEDS_LIMIT);
+    assert_int_equal(r.num, 4);
+    assert_int_equal(r.landed, 35);
+    /* gaps filled exactly: each merges left and right */
+    assert_int_equal(psel_byte_ranges_add(&r, 20, 30), UCS_OK);
+    assert_int_equal(psel_byte_ranges_add(&r, 5, 10), UCS_OK);
+    assert_int_equal(psel_byte_ranges_add(&r, 40, 50), UCS_OK);
+    assert_int_equal(r.num, 1);
+    assert_int_equal(r.ranges[0].start, 0);
+    assert_int_equal(r.ranges[0].end, 60);
+    assert_int_equal(r.landed, 60);
+    psel_byte_ranges_cleanup(&r);
+
+    /* backwards, one byte at a time: one range, all the way */
+    psel_byte_ranges_init(&r, 2);
+    for (i = 100; i > 0; --i) {
+        assert_int_equal(psel_byte_ranges_add(&r, i - 1, i), UCS_OK);
+        assert_int_equal(r.num, 1);
+    }
+    assert_int_equal(r.landed, 100);
+    psel_byte_ranges_cleanup(&r);
+}
+
 /* ---- malformed headers ---- */
 
 typedef struct {
@@ -806,6 +857,131 @@ static void test_cancel_matched_get(void **state)
     cancel_matched("rndv/get");
 }
 
+/* ---- rndv/am data: every byte lands once ---- */
+
+/* The receiver's one receive, or NULL. */
+static psel_rndv_recv_t *the_recv(cancel_pair_t *p)
+{
+    khash_t(psel_rndv_reqs) *recvs = &p->receiver->rndv.recvs;
+    khiter_t iter;
+
+    for (iter = kh_begin(recvs); iter != kh_end(recvs); ++iter) {
+        if (kh_exist(recvs, iter)) {
+            return ucs_derived_of(kh_val(recvs, iter), psel_rndv_recv_t);
+        }
+    }
+    return NULL;
+}
+
+/* Feed the receiver a DATA fragment of @a len bytes at @a offset (the
+ * sender's bytes there, or past its end zeros): @a status, and if refused
+ * a log naming @a what. */
+static void feed_data(cancel_pair_t *p, uint64_t rreq_id, size_t offset,
+                      size_t len, ucs_status_t status, const char *what)
+{
+    psel_rndv_data_hdr_t hdr = {PSEL_RNDV_WIRE_VERSION, rreq_id, offset};
+    uint8_t *msg             = calloc(1, sizeof(hdr) + len);
+    size_t copy;
+
+    assert_non_null(msg);
+    memcpy(msg, &hdr, sizeof(hdr));
+    copy = (offset >= CANCEL_LENGTH) ? 0 :
+           ((len < CANCEL_LENGTH - offset) ? len : CANCEL_LENGTH - offset);
+    memcpy(msg + sizeof(hdr), p->sbuf[0] + offset, copy);
+    psel_test_log_clear();
+    psel_test_log_capture_start();
+    assert_int_equal(psel_rndv_am_input(&p->receiver->proto,
+                                        PSEL_AM_ID_RNDV_DATA, msg,
+                                        sizeof(hdr) + len), status);
+    psel_test_log_capture_stop();
+    if (what != NULL) {
+        psel_assert_log_contains(what);
+    } else {
+        assert_int_equal(psel_test_log_count(), 0);
+    }
+    free(msg);
+}
+
+/*
+ * A rndv/am receive waiting for its data, fed fragments from the wire side:
+ * out of order is fine; a fragment over bytes already there (a duplicate,
+ * an overlap), past the end, or one more separate piece than it tracks is
+ * refused with nothing changed; the receive completes exactly when the
+ * last byte lands, with the sender's bytes. The real sender's fragments,
+ * coming after, find no receive and are dropped; the send completes.
+ */
+static void test_am_data_ranges(void **state)
+{
+    const size_t mid = 200 * KiB;
+    psel_request_t *sreq, *rreq;
+    psel_rndv_recv_t *op;
+    double deadline;
+    cancel_pair_t p;
+    uint64_t id;
+    unsigned n;
+    size_t k;
+
+    pair_open(&p, "rndv/am");
+    rreq = psel_tag_recv_nb(p.receiver, p.rbuf, CANCEL_LENGTH, 5, UINT64_MAX,
+                            NULL, NULL);
+    sreq = psel_tag_send_nb(p.ep, p.sbuf[0], CANCEL_LENGTH, 5, NULL, NULL);
+    assert_non_null(sreq);
+    /* the RTS out; then the receiver matches it and sends the RTR, which
+     * the sender does not see: it does not progress */
+    deadline = psel_time_sec() + SPIN_SEC;
+    for (n = 0; (sreq->proto.rndv == NULL) ||
+                (sreq->proto.rndv->stage != PSEL_RNDV_STAGE_WAIT); ++n) {
+        assert_true((n < SPIN_MAX) && (psel_time_sec() < deadline));
+        psel_worker_progress(p.sender);
+    }
+    for (n = 0; ((op = the_recv(&p)) == NULL) ||
+                (op->stage != PSEL_RNDV_RECV_WAIT); ++n) {
+        assert_true((n < SPIN_MAX) && (psel_time_sec() < deadline));
+        psel_worker_progress(p.receiver);
+    }
+    id = op->super.id;
+
+    /* 64 separate bytes (the most it tracks), then one more piece */
+    for (k = 0; k < 128; k += 2) {
+        feed_data(&p, id, k, 1, UCS_OK, NULL);
+    }
+    feed_data(&p, id, 128, 1, UCS_ERR_INVALID_PARAM, "leave too many gaps");
+    feed_data(&p, id, 0, 1, UCS_ERR_INVALID_PARAM,
+              "overlap bytes already received");
+    feed_data(&p, id, CANCEL_LENGTH - 10, 11, UCS_ERR_INVALID_PARAM,
+              "of 307205 bytes; dropped");
+    feed_data(&p, id, CANCEL_LENGTH, 1, UCS_ERR_INVALID_PARAM,
+              "of 307205 bytes; dropped");
+    /* the gaps: each joins two pieces */
+    for (k = 1; k < 128; k += 2) {
+        feed_data(&p, id, k, 1, UCS_OK, NULL);
+    }
+    assert_int_equal(op->landed.num, 1);
+    feed_data(&p, id, mid, CANCEL_LENGTH - mid, UCS_OK, NULL);
+    feed_data(&p, id, mid - 1, 2, UCS_ERR_INVALID_PARAM,
+              "(102533 of 307205 bytes landed)");
+    feed_data(&p, id, mid, CANCEL_LENGTH - mid, UCS_ERR_INVALID_PARAM,
+              "overlap bytes already received");
+    feed_data(&p, id, 127, mid - 127, UCS_ERR_INVALID_PARAM,
+              "overlap bytes already received");
+    assert_int_equal(psel_request_test(rreq, NULL), UCS_INPROGRESS);
+    feed_data(&p, id, 128, mid - 128, UCS_OK, NULL);
+    assert_int_equal(psel_request_test(rreq, NULL), UCS_OK);
+    assert_memory_equal(p.rbuf, p.sbuf[0], CANCEL_LENGTH);
+    assert_null(the_recv(&p));
+
+    /* the sender, late: its fragments name a receive that is gone */
+    psel_test_log_clear();
+    psel_test_log_capture_start();
+    wait_for(&p, BOTH, WAIT_DONE, 0, sreq, NULL);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("unknown receive");
+    assert_int_equal(psel_request_test(sreq, NULL), UCS_OK);
+    psel_request_free(sreq);
+    psel_request_free(rreq);
+    pair_close(&p, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -826,6 +1002,8 @@ int main(void)
         cmocka_unit_test(test_cancel_matched_am),
         cmocka_unit_test(test_cancel_matched_put),
         cmocka_unit_test(test_cancel_matched_get),
+        cmocka_unit_test(test_byte_ranges),
+        cmocka_unit_test(test_am_data_ranges),
     };
 
     /* the protocols that ran are checked: count them */
