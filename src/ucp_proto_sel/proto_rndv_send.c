@@ -521,16 +521,19 @@ ucs_status_t psel_rndv_send_on_rtr(psel_proto_worker_t *worker,
                   req->length, rndv->ops->name);
         return UCS_ERR_INVALID_PARAM;
     }
+    /* the mode checks every record before it keeps anything of one */
     status = rndv->ops->send_rtr(req, &msg->rtr);
-    if (status == UCS_ERR_INVALID_PARAM) {
-        return status; /* dropped, nothing changed */
-    }
-    /* another failure (an rkey did not unpack) fails the send in DATA */
     rndv->remote_req_id  = hdr->rreq_id;
     rndv->remote_address = hdr->address;
-    rndv->stage          = PSEL_RNDV_STAGE_DATA;
+    if (status == UCS_OK) {
+        rndv->stage = PSEL_RNDV_STAGE_DATA;
+    } else {
+        /* a bad record (or an rkey that does not unpack): the send fails,
+         * and the FIN tells the receiver, which waits for it */
+        psel_rndv_fail(rndv, status);
+    }
     worker->send_resume(req);
-    return UCS_OK;
+    return status;
 }
 
 ucs_status_t psel_rndv_send_on_ats(psel_proto_worker_t *worker,

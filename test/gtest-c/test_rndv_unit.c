@@ -982,6 +982,94 @@ static void test_am_data_ranges(void **state)
     pair_close(&p, 1);
 }
 
+/* ---- rndv/put: an RTR with a bad record ---- */
+
+/*
+ * The receiver's RTR, with its first record's rkey one byte longer than the
+ * sender's lane takes: the sender checks every record before it unpacks
+ * any, keeps no rkey, fails the send and tells the receiver by FIN, which
+ * fails the receive: neither waits for ever. The real RTR, after, names a
+ * send that is gone.
+ */
+static void test_put_rtr_bad_record(void **state)
+{
+    psel_request_t *sreq, *rreq;
+    psel_rndv_lane_rec_t rec;
+    const uint8_t *in, *end;
+    psel_rndv_recv_t *op;
+    uint8_t *rtr, *out;
+    double deadline;
+    cancel_pair_t p;
+    unsigned n, i, num;
+
+    pair_open(&p, "rndv/put");
+    rreq = psel_tag_recv_nb(p.receiver, p.rbuf, CANCEL_LENGTH, 6, UINT64_MAX,
+                            NULL, NULL);
+    sreq = psel_tag_send_nb(p.ep, p.sbuf[0], CANCEL_LENGTH, 6, NULL, NULL);
+    assert_non_null(sreq);
+    deadline = psel_time_sec() + SPIN_SEC;
+    for (n = 0; (sreq->proto.rndv == NULL) ||
+                (sreq->proto.rndv->stage != PSEL_RNDV_STAGE_WAIT); ++n) {
+        assert_true((n < SPIN_MAX) && (psel_time_sec() < deadline));
+        psel_worker_progress(p.sender);
+    }
+    for (n = 0; ((op = the_recv(&p)) == NULL) ||
+                (op->stage != PSEL_RNDV_RECV_WAIT); ++n) {
+        assert_true((n < SPIN_MAX) && (psel_time_sec() < deadline));
+        psel_worker_progress(p.receiver);
+    }
+
+    /* the same RTR, one byte more in the first record's rkey */
+    num = ((const psel_rndv_rtr_hdr_t*)op->rtr)->num_lanes;
+    assert_true(num >= 1);
+    rtr = calloc(1, op->rtr_length + 1);
+    assert_non_null(rtr);
+    memcpy(rtr, op->rtr, sizeof(psel_rndv_rtr_hdr_t));
+    in  = (const uint8_t*)op->rtr + sizeof(psel_rndv_rtr_hdr_t);
+    end = (const uint8_t*)op->rtr + op->rtr_length;
+    out = rtr + sizeof(psel_rndv_rtr_hdr_t);
+    for (i = 0; i < num; ++i) {
+        assert_true(in + sizeof(rec) <= end);
+        memcpy(&rec, in, sizeof(rec));
+        in += sizeof(rec);
+        assert_true(in + rec.rkey_size <= end);
+        memcpy(out + sizeof(rec), in, rec.rkey_size);
+        in += rec.rkey_size;
+        if (i == 0) {
+            ++rec.rkey_size; /* the byte after it is 0 */
+        }
+        memcpy(out, &rec, sizeof(rec));
+        out += sizeof(rec) + rec.rkey_size;
+    }
+
+    psel_test_log_clear();
+    psel_test_log_capture_start();
+    assert_int_equal(psel_rndv_am_input(&p.sender->proto, PSEL_AM_ID_RNDV_RTR,
+                                        rtr, out - rtr),
+                     UCS_ERR_INVALID_PARAM);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("rkeys have");
+    psel_assert_log_contains("the send fails");
+    assert_int_equal(sreq->proto.rndv->rkey_map, 0);
+    free(rtr);
+
+    psel_test_log_clear();
+    psel_test_log_capture_start();
+    wait_for(&p, BOTH, WAIT_DONE, 0, sreq, rreq);
+    assert_int_equal(psel_request_test(sreq, NULL), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(psel_request_test(rreq, NULL), UCS_ERR_INVALID_PARAM);
+    /* the real RTR comes in after the bad one: dropped */
+    for (n = 0; psel_test_log_count() == 0; ++n) {
+        assert_true((n < SPIN_MAX) && (psel_time_sec() < deadline + SPIN_SEC));
+        psel_worker_progress(p.sender);
+    }
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("rendezvous RTR: ");
+    psel_request_free(sreq);
+    psel_request_free(rreq);
+    pair_close(&p, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1004,6 +1092,7 @@ int main(void)
         cmocka_unit_test(test_cancel_matched_get),
         cmocka_unit_test(test_byte_ranges),
         cmocka_unit_test(test_am_data_ranges),
+        cmocka_unit_test(test_put_rtr_bad_record),
     };
 
     /* the protocols that ran are checked: count them */
