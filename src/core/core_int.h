@@ -316,6 +316,13 @@ int psel_ep_owns_uct_ep(psel_ep_h ep, uct_ep_h uct_ep);
 void psel_ep_handle_failure(psel_ep_h ep);
 
 /**
+ * @a ep failed with @a status (@a why: what happened, for the log): mark
+ * it; psel_worker_progress() fails its requests, outside any UCT callback.
+ * Once: a second failure changes nothing.
+ */
+void psel_ep_set_failed(psel_ep_h ep, ucs_status_t status, const char *why);
+
+/**
  * Keep @a ep's memory while a loop of the worker runs something on it that
  * may call the user back: a callback may destroy it (or others), and the
  * loop still reads it afterwards. A destroyed endpoint leaves

@@ -694,6 +694,20 @@ int psel_ep_owns_uct_ep(psel_ep_h ep, uct_ep_h uct_ep)
     return (ep->aux_ep != NULL) && (ep->aux_ep == uct_ep);
 }
 
+void psel_ep_set_failed(psel_ep_h ep, ucs_status_t status, const char *why)
+{
+    if ((ep->status != UCS_OK) || ep->destroying) {
+        return;
+    }
+    /* an endpoint wireup made for a peer that went away: the normal end
+     * of that peer, no error for the user */
+    ucs_log(ep->internal ? UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_ERROR,
+            "endpoint %lx: %s (%s); its requests complete with this error, "
+            "destroy the endpoint", ep->id, why, ucs_status_string(status));
+    ep->status = status;
+    ++ep->worker->num_failed_eps;
+}
+
 void psel_ep_handle_failure(psel_ep_h ep)
 {
     ep->failure_handled = 1;

@@ -312,17 +312,7 @@ static ucs_status_t psel_worker_ep_error(void *arg, uct_ep_h uct_ep,
 
     ucs_list_for_each(ep, &worker->eps, list) {
         if (psel_ep_owns_uct_ep(ep, uct_ep)) {
-            if (ep->status == UCS_OK) {
-                /* an endpoint wireup made for a peer that went away is
-                 * the normal end of that peer: no error for the user */
-                ucs_log(ep->internal ? UCS_LOG_LEVEL_DIAG :
-                                       UCS_LOG_LEVEL_ERROR,
-                        "endpoint %lx: the peer failed (%s); its requests "
-                        "complete with this error, destroy the endpoint",
-                        ep->id, ucs_status_string(status));
-                ep->status = status;
-                ++worker->num_failed_eps;
-            }
+            psel_ep_set_failed(ep, status, "the peer failed");
             return UCS_OK;
         }
     }

@@ -189,6 +189,8 @@ static ucs_status_t psel_rndv_recv_rtr_pack(psel_rndv_recv_t *op)
     psel_proto_worker_t *worker = op->worker;
     unsigned num_lanes          = op->ops->rtr_rkeys ?
                                   op->rts.hdr.num_lanes : 0;
+    size_t max_rtr              = op->super.ep->lane_info[op->super.ep->am_lane]
+                                          .iface->attr->cap.am.max_bcopy;
     const psel_proto_iface_info_t *iface;
     psel_rndv_lane_rec_t rec;
     psel_rndv_rtr_hdr_t hdr;
@@ -199,10 +201,19 @@ static ucs_status_t psel_rndv_recv_rtr_pack(psel_rndv_recv_t *op)
 
     length = sizeof(hdr);
     for (i = 0; i < num_lanes; ++i) {
-        iface   = &worker->ifaces[op->rts.lanes[i].rec.entry];
-        length += sizeof(rec) + iface->rkey_size;
-        status  = psel_rndv_recv_register(op, op->rts.lanes[i].rec.entry,
-                                          UCT_MD_MEM_ACCESS_REMOTE_PUT);
+        length += sizeof(rec) +
+                  worker->ifaces[op->rts.lanes[i].rec.entry].rkey_size;
+    }
+    if (length > max_rtr) {
+        ucs_error("rendezvous %s: a %zu-byte RTR does not fit the %zu bytes "
+                  "of a bcopy AM on lane %u (sender %" PRIx64 " msg %" PRIx64
+                  ")", op->ops->name, length, max_rtr, op->super.ep->am_lane,
+                  op->super.sender_id, op->super.msg_id);
+        return UCS_ERR_EXCEEDS_LIMIT; /* the ATS tells the sender */
+    }
+    for (i = 0; i < num_lanes; ++i) {
+        status = psel_rndv_recv_register(op, op->rts.lanes[i].rec.entry,
+                                         UCT_MD_MEM_ACCESS_REMOTE_PUT);
         if (status != UCS_OK) {
             return status;
         }
@@ -316,6 +327,7 @@ static ucs_status_t psel_rndv_recv_find_ep(psel_rndv_recv_t *op)
  * retry), UCS_OK when it left the queue (waiting for an event, or done). */
 static ucs_status_t psel_rndv_recv_progress(psel_rndv_recv_t *op)
 {
+    const char *what;
     ucs_status_t status;
     ssize_t packed;
     unsigned steps;
@@ -374,9 +386,16 @@ static ucs_status_t psel_rndv_recv_progress(psel_rndv_recv_t *op)
             if (packed == UCS_ERR_NO_RESOURCE) {
                 return UCS_ERR_NO_RESOURCE;
             } else if (packed < 0) {
-                ucs_error("rendezvous: sending the RTR failed: %s",
-                          ucs_status_string((ucs_status_t)packed));
-                psel_rndv_recv_finish(op, (ucs_status_t)packed);
+                /* the lane failed: the receive fails, and so does the
+                 * endpoint (its owner hears of it; no ATS would get
+                 * through) */
+                status = (ucs_status_t)packed;
+                ucs_error("rendezvous: sending the RTR to sender %" PRIx64
+                          " (msg %" PRIx64 ") failed: %s",
+                          op->super.sender_id, op->super.msg_id,
+                          ucs_status_string(status));
+                op->worker->ep_failed(op->super.ep, status, "RTR");
+                psel_rndv_recv_finish(op, status);
                 return UCS_OK;
             }
             op->stage = PSEL_RNDV_RECV_WAIT;
@@ -394,9 +413,14 @@ static ucs_status_t psel_rndv_recv_progress(psel_rndv_recv_t *op)
             if (status == UCS_ERR_NO_RESOURCE) {
                 return status;
             } else if (status != UCS_OK) {
-                ucs_error("rendezvous: sending the %s failed: %s",
-                          (op->recv == NULL) ? "CANCEL-ACK" : "ATS",
+                /* the sender will not hear: the endpoint fails, so the
+                 * owners of it and of its requests do */
+                what = (op->recv == NULL) ? "CANCEL-ACK" : "ATS";
+                ucs_error("rendezvous: sending the %s to sender %" PRIx64
+                          " (msg %" PRIx64 ") failed: %s", what,
+                          op->super.sender_id, op->super.msg_id,
                           ucs_status_string(status));
+                op->worker->ep_failed(op->super.ep, status, what);
             }
             psel_rndv_recv_finish(op, op->status);
             return UCS_OK;

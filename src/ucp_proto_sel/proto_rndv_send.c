@@ -355,6 +355,7 @@ ucs_status_t psel_rndv_send_progress(psel_proto_req_t *req)
             } else if (packed < 0) {
                 rndv->status = (ucs_status_t)packed;
                 rndv->stage  = PSEL_RNDV_STAGE_DONE;
+                req->ep->worker->ep_failed(req->ep, rndv->status, "RTS");
                 break;
             }
             rndv->stage = PSEL_RNDV_STAGE_WAIT;
@@ -366,10 +367,12 @@ ucs_status_t psel_rndv_send_progress(psel_proto_req_t *req)
                 if (status == UCS_ERR_NO_RESOURCE) {
                     return status;
                 } else if (status != UCS_OK) {
-                    /* the lane failed: peer failure ends the send */
+                    /* the lane failed: the endpoint's failure ends the
+                     * send */
                     ucs_error("rendezvous: sending the CANCEL failed: %s",
                               ucs_status_string(status));
                     rndv->cancel = PSEL_RNDV_CANCEL_NONE;
+                    req->ep->worker->ep_failed(req->ep, status, "CANCEL");
                 } else {
                     rndv->cancel = PSEL_RNDV_CANCEL_SENT;
                 }
@@ -425,8 +428,12 @@ ucs_status_t psel_rndv_send_progress(psel_proto_req_t *req)
                                         rndv->remote_req_id);
             if (status == UCS_ERR_NO_RESOURCE) {
                 return status;
-            } else if ((status != UCS_OK) && (rndv->status == UCS_OK)) {
-                rndv->status = status;
+            } else if (status != UCS_OK) {
+                /* the receiver will not hear: the endpoint fails */
+                if (rndv->status == UCS_OK) {
+                    rndv->status = status;
+                }
+                req->ep->worker->ep_failed(req->ep, status, "FIN");
             }
             rndv->stage = PSEL_RNDV_STAGE_DONE;
             break;

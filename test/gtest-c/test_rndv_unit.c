@@ -656,7 +656,9 @@ static void pair_close(cancel_pair_t *p, unsigned num_msgs)
     assert_int_equal(kh_size(&p->receiver->rndv.recvs), 0);
     assert_true(ucs_list_is_empty(&p->receiver->proto.rndv_work));
     assert_int_equal(psel_tm_num_unexpected(&p->receiver->tm), 0);
-    psel_ep_destroy(p->ep);
+    if (p->ep != NULL) {
+        psel_ep_destroy(p->ep);
+    }
     psel_worker_destroy(p->sender);
     psel_worker_destroy(p->receiver);
     psel_context_destroy(p->context);
@@ -1070,6 +1072,112 @@ static void test_put_rtr_bad_record(void **state)
     pair_close(&p, 1);
 }
 
+/* ---- a control message that cannot be sent ---- */
+
+#define FAIL_MAX_IFACES 16
+
+static psel_worker_h     fail_worker;  /* whose ifaces refuse bcopy AMs */
+static psel_rndv_event_t fail_event;   /* from this event on */
+static unsigned          fail_num;
+static uct_iface_h       fail_ifaces[FAIL_MAX_IFACES];
+static ssize_t (*fail_saved[FAIL_MAX_IFACES])(uct_ep_h, uint8_t,
+                                              uct_pack_callback_t, void*,
+                                              unsigned);
+
+/* A lane that broke: every bcopy AM fails as tcp's does on a reset. */
+static ssize_t failing_am_bcopy(uct_ep_h ep, uint8_t id,
+                                uct_pack_callback_t pack_cb, void *arg,
+                                unsigned flags)
+{
+    return UCS_ERR_CONNECTION_RESET;
+}
+
+static void fail_hook(psel_rndv_event_t event)
+{
+    unsigned i;
+
+    if ((event != fail_event) || (fail_num > 0)) {
+        return;
+    }
+    for (i = 0; (i < fail_worker->num_ifaces) && (i < FAIL_MAX_IFACES); ++i) {
+        fail_ifaces[i] = fail_worker->ifaces[i].iface;
+        fail_saved[i]  = fail_ifaces[i]->ops.ep_am_bcopy;
+        fail_ifaces[i]->ops.ep_am_bcopy = failing_am_bcopy;
+    }
+    fail_num = i;
+}
+
+static void fail_restore(void)
+{
+    unsigned i;
+
+    psel_rndv_event_hook = NULL;
+    for (i = 0; i < fail_num; ++i) {
+        fail_ifaces[i]->ops.ep_am_bcopy = fail_saved[i];
+    }
+    fail_num = 0;
+}
+
+/*
+ * The receiver's lane breaks just before its RTR (rndv/am) or its ATS
+ * (rndv/get): the failure is not lost. The receive completes - with the
+ * error, or, after an ATS that did not go, with the data it read - the
+ * log says what did not go to whom, and the endpoint back to the sender
+ * fails (it was wireup's, for the sender: so it goes). The sender, which
+ * will hear nothing on that lane, ends when its endpoint is closed.
+ */
+static void control_send_fails(const char *protos, psel_rndv_event_t event,
+                               ucs_status_t recv_status, const char *what)
+{
+    psel_request_t *sreq, *rreq;
+    cancel_pair_t p;
+
+    pair_open(&p, protos);
+    assert_int_equal(ucs_list_length(&p.receiver->eps), 0);
+    fail_worker          = p.receiver;
+    fail_event           = event;
+    fail_num             = 0;
+    psel_rndv_event_hook = fail_hook;
+    rreq = psel_tag_recv_nb(p.receiver, p.rbuf, CANCEL_LENGTH, 4, UINT64_MAX,
+                            NULL, NULL);
+    sreq = psel_tag_send_nb(p.ep, p.sbuf[0], CANCEL_LENGTH, 4, NULL, NULL);
+    assert_non_null(sreq);
+    psel_test_log_clear();
+    psel_test_log_capture_start();
+    wait_for(&p, BOTH, WAIT_DONE, 0, rreq, NULL);
+    /* the failed endpoint back goes in the same progress call */
+    psel_worker_progress(p.receiver);
+    psel_test_log_capture_stop();
+    fail_restore();
+    assert_int_equal(psel_request_test(rreq, NULL), recv_status);
+    if (recv_status == UCS_OK) {
+        assert_memory_equal(p.rbuf, p.sbuf[0], CANCEL_LENGTH);
+    }
+    psel_assert_log_contains(what);
+    psel_assert_log_contains("Connection reset by remote peer");
+    assert_int_equal(ucs_list_length(&p.receiver->eps), 0);
+    assert_int_equal(psel_request_test(sreq, NULL), UCS_INPROGRESS);
+
+    psel_ep_close_nb(p.ep, PSEL_EP_CLOSE_FORCE, NULL, NULL);
+    p.ep = NULL;
+    assert_int_equal(psel_request_test(sreq, NULL), UCS_ERR_CANCELED);
+    psel_request_free(sreq);
+    psel_request_free(rreq);
+    pair_close(&p, 1);
+}
+
+static void test_rtr_send_fails(void **state)
+{
+    control_send_fails("rndv/am", PSEL_RNDV_EVENT_RTR,
+                       UCS_ERR_CONNECTION_RESET, "sending the RTR to sender");
+}
+
+static void test_ats_send_fails(void **state)
+{
+    control_send_fails("rndv/get", PSEL_RNDV_EVENT_ATS, UCS_OK,
+                       "sending the ATS to sender");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1093,6 +1201,8 @@ int main(void)
         cmocka_unit_test(test_byte_ranges),
         cmocka_unit_test(test_am_data_ranges),
         cmocka_unit_test(test_put_rtr_bad_record),
+        cmocka_unit_test(test_rtr_send_fails),
+        cmocka_unit_test(test_ats_send_fails),
     };
 
     /* the protocols that ran are checked: count them */
