@@ -353,6 +353,13 @@ static ucs_status_t psel_wireup_parse(psel_worker_h worker, const void *data,
     psel_wireup_in_lane_t *lane;
     unsigned i;
 
+    /* the version byte first: another version may have another layout */
+    if ((length > 0) && (p[0] != PSEL_WIREUP_VERSION)) {
+        ucs_error("wireup: wire version %u, this build speaks %u; "
+                  "dropped (run the same protosel on both peers)", p[0],
+                  PSEL_WIREUP_VERSION);
+        return UCS_ERR_UNSUPPORTED;
+    }
     if (length < sizeof(in->hdr)) {
         ucs_error("wireup: %zu-byte message, shorter than its %zu-byte "
                   "header; dropped", length, sizeof(in->hdr));
@@ -361,12 +368,6 @@ static ucs_status_t psel_wireup_parse(psel_worker_h worker, const void *data,
     memcpy(&in->hdr, p, sizeof(in->hdr));
     psel_wireup_hdr_le(&in->hdr);
     p += sizeof(in->hdr);
-    if (in->hdr.version != PSEL_WIREUP_VERSION) {
-        ucs_error("wireup: wire version %u, this build speaks %u; "
-                  "dropped (run the same protosel on both peers)",
-                  in->hdr.version, PSEL_WIREUP_VERSION);
-        return UCS_ERR_UNSUPPORTED;
-    }
     if ((in->hdr.type != PSEL_WIREUP_REQUEST) &&
         (in->hdr.type != PSEL_WIREUP_REPLY) &&
         (in->hdr.type != PSEL_WIREUP_CLOSE)) {

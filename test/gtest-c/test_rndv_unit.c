@@ -9,6 +9,7 @@
 
 #include <core/core_int.h>
 #include <ucp_proto_sel/proto_rndv_int.h> /* the rendezvous internals it checks */
+#include <ucp_proto_sel/proto_egr.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -485,6 +486,47 @@ static void test_malformed_replies(void **state)
                 "is not one of ours");
 }
 
+/* The version byte is looked at first: a message of another version is
+ * refused as such, whatever its length (it may have another layout), and
+ * parsed no further; a short one of ours is short. */
+static void test_version_first(void **state)
+{
+    rndv_unit_t *t = *state;
+    const uint8_t other[3] = {9, 0, 0};
+    const uint8_t ours[3]  = {PSEL_EAGER_WIRE_VERSION, 0, 0};
+    psel_eager_middle_t middle;
+    psel_eager_first_t first;
+
+    t->length = 0;
+    put_bytes(t, other, sizeof(other));
+    expect_drop(t, PSEL_AM_ID_RNDV_RTR, UCS_ERR_UNSUPPORTED,
+                "rendezvous RTR: wire version 9, this build speaks");
+    expect_drop(t, PSEL_AM_ID_RNDV_ATS, UCS_ERR_UNSUPPORTED,
+                "rendezvous ATS: wire version 9");
+    t->msg[0] = PSEL_RNDV_WIRE_VERSION;
+    expect_drop(t, PSEL_AM_ID_RNDV_RTR, UCS_ERR_INVALID_PARAM,
+                "rendezvous RTR: 3 bytes, shorter than its header");
+
+    psel_test_log_clear();
+    psel_test_log_capture_start();
+    assert_int_equal(psel_eager_first_parse(other, sizeof(other), &first),
+                     UCS_ERR_UNSUPPORTED);
+    psel_assert_log_contains("eager first fragment: wire version 9");
+    psel_test_log_clear();
+    assert_int_equal(psel_eager_middle_parse(other, sizeof(other), &middle),
+                     UCS_ERR_UNSUPPORTED);
+    psel_assert_log_contains("eager fragment: wire version 9");
+    psel_test_log_clear();
+    assert_int_equal(psel_eager_first_parse(ours, sizeof(ours), &first),
+                     UCS_ERR_INVALID_PARAM);
+    psel_assert_log_contains("eager first fragment: 3 bytes, shorter");
+    psel_test_log_clear();
+    assert_int_equal(psel_eager_middle_parse(ours, 0, &middle),
+                     UCS_ERR_INVALID_PARAM);
+    psel_assert_log_contains("eager fragment: 0 bytes, shorter");
+    psel_test_log_capture_stop();
+}
+
 static void test_malformed_cancel(void **state)
 {
     rndv_unit_t *t = *state;
@@ -533,6 +575,7 @@ static void test_malformed_cancel(void **state)
     ((psel_rndv_ack_hdr_t*)t->msg)->version = 0;
     expect_drop(t, PSEL_AM_ID_RNDV_CANCEL_ACK, UCS_ERR_UNSUPPORTED,
                 "rendezvous CANCEL-ACK: wire version 0");
+    ((psel_rndv_ack_hdr_t*)t->msg)->version = PSEL_RNDV_WIRE_VERSION;
     put_bytes(t, &ack, 1);
     expect_drop(t, PSEL_AM_ID_RNDV_CANCEL_ACK, UCS_ERR_INVALID_PARAM,
                 "rendezvous CANCEL-ACK: 11 bytes, not 10");
@@ -1191,6 +1234,7 @@ int main(void)
         cmocka_unit_test(test_malformed_replies),
         cmocka_unit_test(test_still_works),
         cmocka_unit_test(test_malformed_cancel),
+        cmocka_unit_test(test_version_first),
         cmocka_unit_test(test_cancel_recv),
         cmocka_unit_test(test_cancel_unexpected_am),
         cmocka_unit_test(test_cancel_unexpected_put),

@@ -134,6 +134,9 @@ static void test_malformed(void **state)
     build_request(t, 0);
     hdr_of(t)->version = PSEL_WIREUP_VERSION + 1;
     expect_rejected(t, "run the same protosel on both peers");
+    /* another version, and shorter than our header: the version says it */
+    t->msg_length = 2;
+    expect_rejected(t, "wireup: wire version");
 
     build_request(t, 0);
     hdr_of(t)->type = 7;
