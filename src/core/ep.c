@@ -711,6 +711,10 @@ void psel_ep_set_failed(psel_ep_h ep, ucs_status_t status, const char *why)
 void psel_ep_handle_failure(psel_ep_h ep)
 {
     ep->failure_handled = 1;
+    if (ep->remote_id != 0) {
+        /* the peer's half-arrived eager messages will never complete */
+        psel_tm_purge_sender(&ep->worker->tm, ep->remote_id, ep->status);
+    }
     psel_ep_fail_requests(ep, ep->status, 0);
 }
 

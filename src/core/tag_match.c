@@ -467,6 +467,48 @@ void psel_tm_rndv_complete(psel_tm_recv_t *recv, ucs_status_t status)
     psel_tm_recv_complete(recv);
 }
 
+unsigned psel_tm_purge_sender(psel_tm_t *tm, uint64_t sender_id,
+                              ucs_status_t status)
+{
+    ucs_list_link_t failed;
+    psel_tm_recv_t *recv;
+    psel_tm_msg_t *msg;
+    unsigned count = 0;
+    khiter_t iter;
+
+    ucs_list_head_init(&failed);
+    for (iter = kh_begin(&tm->inflight); iter != kh_end(&tm->inflight);
+         ++iter) {
+        if (!kh_exist(&tm->inflight, iter)) {
+            continue;
+        }
+        msg = kh_val(&tm->inflight, iter);
+        if (msg->key.sender_id != sender_id) {
+            continue;
+        }
+        ucs_debug("tag match: sender %" PRIx64 " is gone: message %" PRIx64
+                  " (tag %" PRIx64 ", %zu of %zu bytes) dropped", sender_id,
+                  msg->key.msg_id, msg->tag, msg->landed.landed,
+                  msg->total_length);
+        kh_del(psel_tm_inflight, &tm->inflight, iter);
+        if (msg->recv != NULL) {
+            ucs_list_add_tail(&failed, &msg->recv->list);
+        } else {
+            ucs_list_del(&msg->list);
+            --tm->num_unexpected;
+        }
+        psel_tm_msg_free(msg);
+        ++count;
+    }
+
+    while (!ucs_list_is_empty(&failed)) {
+        recv         = ucs_list_extract_head(&failed, psel_tm_recv_t, list);
+        recv->status = status;
+        psel_tm_recv_complete(recv);
+    }
+    return count;
+}
+
 size_t psel_tm_num_expected(const psel_tm_t *tm)
 {
     return tm->num_expected;

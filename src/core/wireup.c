@@ -653,6 +653,8 @@ static ucs_status_t psel_wireup_on_close(psel_worker_h worker,
                 ++worker->num_failed_eps; /* handled by progress */
             }
         } else {
+            psel_tm_purge_sender(&worker->tm, ep->remote_id,
+                                 UCS_ERR_CONNECTION_RESET);
             psel_rndv_ep_fail(ep, UCS_ERR_CONNECTION_RESET, 0);
             psel_rndv_set_remote_id(ep, 0);
             ep->rndv_announced = 0;
