@@ -346,10 +346,13 @@ ucx_tables_key() {  # FILE...
 
 # psel_info's view, per transport: "B <boundary>" for every table boundary
 # and "C <name> <applies 0|1> <min> <max|inf> <status>" per protocol.
+# psel_info_args=(...): extra psel_info options (--ucp: the table stock UCP
+# gets under libprotosel_ucx.so)
+psel_info_args=()
 psel_info_facts() {  # TRANSPORT
     local penv=()
     mapfile -t penv < <(tr_env psel "$1")
-    env "${penv[@]}" timeout -k 5 60 "$psel_info" -e -j >"$out/disc/$1.psel_info.json" 2>"$out/disc/$1.psel_info.err" || return 1
+    env "${penv[@]}" timeout -k 5 60 "$psel_info" -e -j "${psel_info_args[@]}" >"$out/disc/$1.psel_info.json" 2>"$out/disc/$1.psel_info.err" || return 1
     python3 - "$out/disc/$1.psel_info.json" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -714,24 +717,27 @@ bench_cleanup() {
     [ -n "$keep" ] || rm -rf "$out"
 }
 
-# psel_calibration FILE QUICK MAX-SIZE "TRANSPORTS" TIMEOUT: run
+# psel_calibration FILE QUICK MAX-SIZE "TRANSPORTS" TIMEOUT [--ucp]: run
 # psel_calibrate (next to psel_info) into FILE for the transports asked
-# (shm, tcp or both), under TIMEOUT seconds; its output goes to FILE.log.
+# (shm, tcp or both), under TIMEOUT seconds; its output goes to FILE.log
+# (FILE.ucp.log with --ucp: stock UCP's protocols, added to FILE).
 psel_calibration() {
-    local file=$1 quick=$2 max=$3 trs=$4 tmo=$5 cal args=() rc
+    local file=$1 quick=$2 max=$3 trs=$4 tmo=$5 ucp=${6:-} cal args=() rc log
     cal=$(dirname "$psel_info")/psel_calibrate
     [ -x "$cal" ] || { echo "$me: no $cal (run ./dev.sh build)" >&2; return 1; }
     [ "$quick" = 1 ] && args+=(--quick)
+    [ -n "$ucp" ] && args+=(--ucp)
+    log=$file${ucp:+.ucp}.log
     case $(echo $trs) in shm|tcp) args+=(-t "$(echo $trs)") ;; esac
     args+=(-m "$max" -o "$file")
     echo "$me: calibrating: psel_calibrate ${args[*]} (at most $tmo s)" >&2
-    timeout -k 5 "$tmo" "$cal" "${args[@]}" >"$file.log" 2>&1 &
+    timeout -k 5 "$tmo" "$cal" "${args[@]}" >"$log" 2>&1 &
     pids+=("$!")
     wait "$!"; rc=$?
     if [ $rc != 0 ] || [ ! -s "$file" ]; then
         echo "$me: psel_calibrate failed (exit $rc$([ $rc = 124 ] && echo ": timed out after $tmo s")):" \
-             "$(grep -v '^#' "$file.log" | tail -n 3 | tr '\n' ' ' | cut -c1-300)" >&2
-        echo "$me: see $file.log; or pass a calibration file with --calibration FILE" >&2
+             "$(grep -v '^#' "$log" | tail -n 3 | tr '\n' ' ' | cut -c1-300)" >&2
+        echo "$me: see $log; or pass a calibration file with --calibration FILE" >&2
         return 1
     fi
     return 0

@@ -10,6 +10,12 @@
 #      auto    stock UCP (UCX_PROTO_ENABLE=y, as every UCX run here)
 #      config  preloaded, UCX_PSEL_TIER=config   (the calibration below)
 #      proto   preloaded, UCX_PSEL_TIER=protocol (the calibration below)
+#      proto-psel  (--with-protosel-lines) the protocol tier on the
+#              calibration's protosel lines alone, without those measured
+#              through UCP: the library before psel_calibrate --ucp
+#    The calibration is psel_calibrate's (protosel's data path) and
+#    psel_calibrate --ucp's (stock UCP's protocols) in one file: both tiers
+#    take the UCP lines first.
 # 2. The MPI ping-pong (Open MPI pml ucx, test/tools/mpi_pingpong, 2 ranks)
 #    over the same transports: candidates stock (Open MPI's UCX as it
 #    comes: protocols v1), auto (v2), config, proto, against the best per
@@ -32,8 +38,10 @@ Usage: bench/ucx_runtime.sh [options]
                        fewer MPI iterations and overhead pairs, a quick
                        calibration
   --calibration FILE   calibration for the library (default: run
-                       psel_calibrate -o FILE, --quick with --quick, into the
-                       output directory)
+                       psel_calibrate -o FILE, then psel_calibrate --ucp -o
+                       FILE, --quick with --quick, into the output directory)
+  --with-protosel-lines  also time the protocol tier on the calibration's
+                       protosel lines alone (candidate proto-psel)
   --runs N             runs of each configuration per point (3)
   --max-size N         largest message size (4194304)
   --sizes "S S ..."    explicit list of sizes (no boundary points added)
@@ -65,11 +73,13 @@ mpi_prog=$top/build/test/tools/mpi_pingpong
 ep_cost=$top/build/bench/ucp_ep_cost
 runs=3 max_size=4194304 sizes_opt="" transports="shm tcp" tests="tag_lat tag_bw"
 parts="perftest mpi overhead" calibration="" plot="" pin=1 keep="" quick=0
+with_psel=0
 
 while [ $# -gt 0 ]; do
     case $1 in
     --quick)          quick=1 ;;
     --calibration)    calibration=${2:?}; shift ;;
+    --with-protosel-lines) with_psel=1 ;;
     --runs)           runs=${2:?}; shift ;;
     --max-size)       max_size=${2:?}; shift ;;
     --sizes)          sizes_opt=${2:?}; shift ;;
@@ -137,25 +147,35 @@ if [ -z "$calibration" ]; then
     [ -n "$sizes_opt" ] && max=$(printf '%s\n' $sizes_opt | sort -n | tail -1)
     [ "$max" -lt 65536 ] && max=65536
     psel_calibration "$calibration" $quick "$max" "$transports" $([ $quick = 1 ] && echo 300 || echo 1200) || exit 1
+    # stock UCP's own protocols, into the same file: the lines the library
+    # puts into UCP first
+    psel_calibration "$calibration" $quick "$max" "$transports" $([ $quick = 1 ] && echo 300 || echo 1200) --ucp || exit 1
     echo "$me: calibration took $((SECONDS - start)) s" >&2
 fi
 psel_env_extra=("UCX_PSEL_CALIBRATION=$calibration")
+# protosel's table for stock UCP: the lines measured through UCP first
+psel_info_args=(--ucp)
+# the calibration without its UCP lines (--with-protosel-lines)
+calibration_psel=$out/calibration-protosel-lines.txt
+grep -v '^ucp-' "$calibration" >"$calibration_psel"
 
 # the library's two tiers, as extra UCX configurations of lib_perftest.sh
 lib_env() {  # TIER [CALIBRATION] -> VAR=VAL lines
     printf '%s\n' "LD_PRELOAD=$lib" "UCX_PSEL_TIER=$1" "UCX_PSEL_CALIBRATION=${2:-$calibration}"
 }
 cands="auto config proto"
+[ $with_psel = 1 ] && cands="$cands proto-psel"
 for tr in $transports; do
     ucx_extra_env["$tr config"]=$(lib_env config)
     ucx_extra_env["$tr proto"]=$(lib_env protocol)
+    ucx_extra_env["$tr proto-psel"]=$(lib_env protocol "$calibration_psel")
     # the overhead of the library alone: attribute lines, which select as
     # stock UCP does at 8 B (eager short), whatever the calibration says
     ucx_extra_env["$tr proto-attr"]=$(lib_env protocol none)
 done
 
 echo "# protosel inside stock UCX: UCX $ucx_ver, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) at start"
-echo "# calibration: $calibration; library: $lib"
+echo "# calibration: $calibration ($(grep -c '^ucp-range' "$calibration") ranges measured through UCP, $(grep -c '^range' "$calibration") through protosel); library: $lib"
 
 # --------------------------------------------------------------------------
 # 1. ucx_perftest
@@ -172,7 +192,7 @@ if has_part perftest; then
         fi
         tr_bounds[$tr]=$(printf '%s\n' "$facts" | awk '$1 == "B" { print $2 }' | sort -nu | tr '\n' ' ')
         tr_sizes[$tr]=$(sweep_sizes "$sizes_opt" "$max_size" "${tr_bounds[$tr]}")
-        discover_ucx "$tr" config proto
+        discover_ucx "$tr" config proto $([ $with_psel = 1 ] && echo proto-psel)
         if [ -z "${ucx_cov["$tr auto"]:-}" ]; then
             echo "$me: ucx_perftest does not run on $tr: ${ucx_note["$tr auto"]:-?}; skipping" >&2
             continue
@@ -185,7 +205,8 @@ if has_part perftest; then
     for tr in $ok_trs; do
         for test in $tests; do
             for size in ${tr_sizes[$tr]}; do
-                ucx_plan_point "$tr" "$test" "$size" "$plan" "$out/ucx_dup.tsv" config proto
+                ucx_plan_point "$tr" "$test" "$size" "$plan" "$out/ucx_dup.tsv" \
+                    config proto $([ $with_psel = 1 ] && echo proto-psel)
             done
         done
     done
@@ -216,6 +237,7 @@ mpi_run() {  # TRANSPORT CFG ROUND RESULTS: one mpirun, every size
     auto)   x+=(-x UCX_PROTO_ENABLE=y) ;;
     config) x+=(-x UCX_PROTO_ENABLE=y); while read -r line; do x+=(-x "$line"); done < <(lib_env config) ;;
     proto)  x+=(-x UCX_PROTO_ENABLE=y); while read -r line; do x+=(-x "$line"); done < <(lib_env protocol) ;;
+    proto-psel) x+=(-x UCX_PROTO_ENABLE=y); while read -r line; do x+=(-x "$line"); done < <(lib_env protocol "$calibration_psel") ;;
     *)      x+=(-x UCX_PROTO_ENABLE=y); while read -r line; do x+=(-x "$line"); done < <(ucx_cfg_env "$cfg") ;;
     esac
     timeout -k 5 300 mpirun --oversubscribe -np 2 --mca pml ucx --mca pml_ucx_tls any \
@@ -241,7 +263,8 @@ if has_part mpi; then
     mpi_runs=$(( runs < 3 ? 3 : runs ))
     mres=$out/mpi_results.tsv
     : >"$mres"
-    mcfgs="stock auto config proto $ucx_cfgs"
+    mcands="stock auto config proto$([ $with_psel = 1 ] && echo " proto-psel")"
+    mcfgs="$mcands $ucx_cfgs"
     echo "$me: MPI ping-pong, sizes $(mpi_sizes)" >&2
     for tr in $transports; do
         for r in $(seq 1 "$mpi_runs"); do
@@ -251,7 +274,7 @@ if has_part mpi; then
             done
         done
     done
-    regret_summary "$mres" "$out/mpi_summary.tsv" "$out/mpi_spread.tsv" stock auto config proto
+    regret_summary "$mres" "$out/mpi_summary.tsv" "$out/mpi_spread.tsv" $mcands
     cat "$out/mpi_summary.tsv" >>"$summary"
 fi
 
@@ -306,14 +329,30 @@ echo "setting's time in the same round (> 1: slower than the best UCX setting; <
 echo "$runs run(s) per configuration, in alternation. tag_lat: 50th percentile latency;"
 echo "tag_bw: time per message (size / overall bandwidth); mpi: half round trip (mean)."
 for test in $tests; do print_tables "$test" ucx "$cands"; done
-print_tables mpi_pingpong mpi "stock auto config proto"
+print_tables mpi_pingpong mpi "stock $cands"
 echo
 echo "### Summary"
 echo
 echo "| transport | test | candidate | sizes | worst regret (size) | geo-mean |"
 echo "|-----------|------|-----------|------:|---------------------|---------:|"
 for test in $tests; do print_summary "$test" "$cands"; done
-print_summary mpi_pingpong "stock auto config proto"
+print_summary mpi_pingpong "stock $cands"
+
+# every size where a tier stays above 1.10, and why (regret_summary's cause:
+# noise when the same protocol as the best forced setting ran, or when the
+# regret is within the runs' spread; model when another protocol ran)
+echo
+echo "### Sizes above 1.10 with the library"
+echo
+echo "| transport | test | size | candidate | regret | ran (time) | best forced (time) | run spread cand/best | cause |"
+echo "|---|---|---:|---|---:|---|---|---|---|"
+awk -F'\t' '$12 != "auto" && $12 != "stock" && $10 > 1.10 {
+        printf "| %s | %s | %s | %s | %s | %s (%s) | %s: %s (%s) | %s / %s | %s |\n",
+               $1, $2, $3, $12, $10, $6, $5, $8, $9, $7, $13, $14, $15
+        n[$12 " " $15]++ }
+    END { for (k in n) printf "%s\n", "# " k ": " n[k] " size(s)" > "/dev/stderr" }' \
+    "$summary" 2>"$out/above.counts"
+sort "$out/above.counts" | sed 's/^# /* /'
 
 # --------------------------------------------------------------------------
 # 3. Overheads
@@ -382,7 +421,7 @@ if command -v gnuplot >/dev/null && [ -s "$summary" ]; then
         for test in $tests mpi_pingpong; do
             grep -q "^$tr	$test	" "$summary" || continue
             panels="$panels $tr:$test"
-            for c in auto config proto stock; do
+            for c in auto config proto proto-psel stock; do
                 awk -F'\t' -v a="$tr" -v b="$test" -v c="$c" '$1 == a && $2 == b && $12 == c { print $3, $10 }' \
                     "$summary" | sort -n >"$pd/$tr.$test.$c.dat"
             done
@@ -403,10 +442,11 @@ if command -v gnuplot >/dev/null && [ -s "$summary" ]; then
             tr=${p%%:*} test=${p#*:}
             echo "set title '$tr $test'"
             cmd="plot 1 title 'best forced' lw 1 dt 2 lc rgb 'black'"
-            for c in stock auto config proto; do
+            for c in stock auto config proto proto-psel; do
                 [ -s "$pd/$tr.$test.$c.dat" ] || continue
                 case $c in stock) t="stock (v1)"; col="#999999" ;; auto) t="stock UCP"; col="#d62728" ;;
-                           config) t="config tier"; col="#1f77b4" ;; proto) t="protocol tier"; col="#2ca02c" ;; esac
+                           config) t="config tier"; col="#1f77b4" ;; proto) t="protocol tier"; col="#2ca02c" ;;
+                           proto-psel) t="protocol tier, protosel lines only"; col="#9467bd" ;; esac
                 cmd="$cmd, '$pd/$tr.$test.$c.dat' using 1:2 with linespoints title '$t' lc rgb '$col' lw 2"
             done
             echo "$cmd"

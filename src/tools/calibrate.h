@@ -26,7 +26,11 @@
 #define CAL_RAIL_TRIES     2            /* measurements of a rail, fastest kept */
 #define CAL_RAILS_SHARE    0.3          /* of a setup's time, for its rails */
 #define CAL_LOAD_SLACK     0.5          /* CPUs of others' load tolerated */
+#define CAL_LOAD_MIN_WINDOW 0.2         /* [s] others' load is averaged
+                                           over at least this (20 ticks) */
 #define CAL_SETTLE_ITERS   50           /* round trips after each connect */
+#define CAL_MAX_RUNS       16           /* size ranges a protocol runs in */
+#define CAL_MAX_PROCS      2048         /* processes a CPU sample follows */
 
 
 /** How thoroughly to measure, and in how much time. */
@@ -45,6 +49,8 @@ extern const cal_mode_t cal_modes[];
 
 /** Command line. */
 typedef struct {
+    pt_path_t         path;        /* protosel's data path, or stock UCP's
+                                      (--ucp) */
     const cal_mode_t *mode;
     const char       *output;
     const char       *server;      /* NULL: fork a local peer */
@@ -62,13 +68,30 @@ typedef struct {
 } cal_setup_t;
 
 
-/** CPU time of the CPUs this process may run on, and of its processes. */
+/** One process's CPU time at a sample. */
+typedef struct {
+    int    pid;
+    double cpu;        /* [s] user + system, all its threads */
+} cal_proc_time_t;
+
+
+/**
+ * CPU time of the CPUs this process may run on, and of the other processes.
+ * The others are counted by their own CPU time, not as the CPUs' busy time
+ * less this process's: a process that polls without ever being preempted
+ * or entering the kernel is not charged its time on some kernels (this
+ * VM's: a lone busy loop reads 0 ticks for seconds), so the busy-less-own
+ * difference showed a CPU of phantom load while the calibration ran alone.
+ * A process that competes for our CPUs is preempted, and charged.
+ */
 typedef struct {
     double wall;       /* [s] */
     double total;      /* [s] of all states, summed over the CPUs */
-    double busy;       /* [s] user, nice, system, irq, softirq */
     double steal;      /* [s] taken by the hypervisor */
-    double own;        /* [s] used by this process and the local peer */
+    unsigned num_procs;
+    cal_proc_time_t procs[CAL_MAX_PROCS]; /* other user processes (not this
+                                             one, its local peer, kernel
+                                             threads), by ascending pid */
 } cal_cpu_sample_t;
 
 
@@ -88,6 +111,30 @@ typedef struct {
     unsigned            max_spreads;
     unsigned            refused;     /* measurements left out as too noisy */
 } cal_ctx_t;
+
+
+/** A range of sizes, both ends included. */
+typedef struct {
+    size_t start, end;
+} cal_run_t;
+
+
+/** One protocol of a setup: what its table says, and what was measured. */
+typedef struct {
+    char              name[PSEL_CALIB_PROTO_MAX];
+    psel_proto_caps_t caps;        /* min_length, the largest size (last
+                                      range), lanes, cfg_priority */
+    cal_run_t         runs[CAL_MAX_RUNS]; /* where the configuration that
+                                      forces it runs it */
+    unsigned          num_runs;
+    unsigned          measured;    /* sizes measured */
+    double            seconds;     /* time it took */
+    size_t            late;        /* first size the budget left out, or 0 */
+    double            steal;       /* CPU steal while it was measured */
+    double            load;        /* other processes' CPUs meanwhile */
+    size_t            breaks[PSEL_PROTO_MAX_RANGES];
+    unsigned          num_breaks;
+} cal_proto_t;
 
 
 /** One measured size of one test. */
@@ -146,5 +193,50 @@ ucs_status_t cal_measure(cal_ctx_t *ctx, pt_test_id_t test, size_t size,
  * their lines in natural order into ctx->calib.
  */
 ucs_status_t cal_setup(cal_ctx_t *ctx, const cal_setup_t *setup, double end);
+
+/**
+ * Measure one transport setup of stock UCP until @a end (--ucp,
+ * calibrate_ucp.c): each UCP protocol protosel models forced in turn, what
+ * UCP really ran read from its UCX_PROTO_INFO tables, lines fitted in
+ * natural order into ctx->calib as PSEL_CALIB_VIA_UCP lines.
+ */
+ucs_status_t cal_ucp_setup(cal_ctx_t *ctx, const cal_setup_t *setup,
+                           double end);
+
+
+/* What calibrate_setup.c shares with calibrate_ucp.c */
+
+/**
+ * Reconnect both sides with the setup's settings and @a extra ones (both
+ * sides), and @a local ones (this side only); then settle the endpoints.
+ */
+ucs_status_t cal_configure(cal_ctx_t *ctx, const cal_setup_t *setup,
+                           const char *extra, const char *local);
+
+/**
+ * Log-spaced sizes of @a p (mode->steps_per_octave), from max(1,
+ * min_length) to its largest size or @a max_size, and both sides of its
+ * breaks; sorted, unique.
+ */
+unsigned cal_plan_sizes(const cal_proto_t *p, const cal_mode_t *mode,
+                        size_t max_size, size_t *sizes);
+
+/**
+ * Measure @a p at its planned sizes where the configuration runs it
+ * (p->runs), ascending, until @a end; @a start is when its share began.
+ * Points go to @a line.
+ */
+ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
+                          cal_proto_t *p, psel_calib_line_t *line, double end,
+                          double start);
+
+/**
+ * The end of a setup: lines refused when other processes took the polled
+ * CPUs, the spreads tallied, the lines fitted in natural order
+ * (psel_calib_fit_in_order), a summary line each.
+ */
+ucs_status_t cal_fit_setup(cal_ctx_t *ctx, const cal_setup_t *setup,
+                           const cal_proto_t *protos, psel_calib_line_t **lines,
+                           unsigned count);
 
 #endif

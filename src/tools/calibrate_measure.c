@@ -14,34 +14,26 @@
 
 #include <ucs/sys/math.h>
 
+#include <dirent.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
-/* Seconds of CPU time this process used */
-static double cal_self_cpu(void)
-{
-    struct rusage ru;
+#define CAL_PF_KTHREAD 0x00200000 /* task flag of a kernel thread */
 
-    if (getrusage(RUSAGE_SELF, &ru) != 0) {
-        return 0;
-    }
-    return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
-           ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
-}
-
-/* Seconds of CPU time process @a pid used (utime + stime of its stat) */
-static double cal_proc_cpu(pid_t pid, double hz)
+/* Seconds of CPU time (user + system) process @a pid used, 0 if it is a
+ * kernel thread (work such as the network stack's for our own traffic) or
+ * gone */
+static double cal_proc_cpu(int pid, double hz)
 {
-    unsigned long utime = 0, stime = 0;
+    unsigned long utime = 0, stime = 0, flags = 0;
     char path[64], buf[1024], *p;
     size_t len;
     FILE *f;
 
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
     f = fopen(path, "r");
     if (f == NULL) {
         return 0;
@@ -49,14 +41,54 @@ static double cal_proc_cpu(pid_t pid, double hz)
     len = fread(buf, 1, sizeof(buf) - 1, f);
     fclose(f);
     buf[len] = '\0';
-    /* after "pid (comm) ", state is field 3; utime and stime are 14, 15 */
+    /* after "pid (comm) ", state is field 3; flags 9; utime and stime 14,
+     * 15 */
     p = strrchr(buf, ')');
     if ((p == NULL) ||
-        (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-                &utime, &stime) != 2)) {
+        (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %lu %lu",
+                &flags, &utime, &stime) != 3) ||
+        (flags & CAL_PF_KTHREAD)) {
         return 0;
     }
     return (utime + stime) / hz;
+}
+
+static int cal_proc_time_cmp(const void *a, const void *b)
+{
+    int x = ((const cal_proc_time_t*)a)->pid;
+    int y = ((const cal_proc_time_t*)b)->pid;
+
+    return (x > y) - (x < y);
+}
+
+/* The CPU time of every user process but this one and the local peer */
+static void cal_others_sample(const cal_ctx_t *ctx, double hz,
+                              cal_cpu_sample_t *sample)
+{
+    struct dirent *entry;
+    char *end;
+    long pid;
+    DIR *dir;
+
+    sample->num_procs = 0;
+    dir = opendir("/proc");
+    if (dir == NULL) {
+        return;
+    }
+    while (((entry = readdir(dir)) != NULL) &&
+           (sample->num_procs < CAL_MAX_PROCS)) {
+        pid = strtol(entry->d_name, &end, 10);
+        if ((*end != '\0') || (pid <= 0) || (pid == getpid()) ||
+            (pid == ctx->peer)) {
+            continue;
+        }
+        sample->procs[sample->num_procs].pid = (int)pid;
+        sample->procs[sample->num_procs].cpu = cal_proc_cpu((int)pid, hz);
+        sample->num_procs += (sample->procs[sample->num_procs].cpu > 0);
+    }
+    closedir(dir);
+    qsort(sample->procs, sample->num_procs, sizeof(*sample->procs),
+          cal_proc_time_cmp);
 }
 
 void cal_cpu_sample(const cal_ctx_t *ctx, cal_cpu_sample_t *sample)
@@ -68,10 +100,10 @@ void cal_cpu_sample(const cal_ctx_t *ctx, cal_cpu_sample_t *sample)
     int cpu, i;
     FILE *f;
 
-    memset(sample, 0, sizeof(*sample));
-    sample->wall = psel_oob_time();
-    sample->own  = cal_self_cpu() +
-                   ((ctx->peer > 0) ? cal_proc_cpu(ctx->peer, hz) : 0);
+    sample->wall      = psel_oob_time();
+    sample->total     = 0;
+    sample->steal     = 0;
+    cal_others_sample(ctx, hz, sample);
     if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) {
         return;
     }
@@ -91,7 +123,6 @@ void cal_cpu_sample(const cal_ctx_t *ctx, cal_cpu_sample_t *sample)
         for (i = 0; i < 8; ++i) {
             sample->total += v[i] / hz;
         }
-        sample->busy  += (v[0] + v[1] + v[2] + v[5] + v[6]) / hz;
         sample->steal += v[7] / hz;
     }
     fclose(f);
@@ -102,10 +133,23 @@ void cal_cpu_delta(const cal_cpu_sample_t *a, const cal_cpu_sample_t *b,
 {
     double wall  = b->wall - a->wall;
     double total = b->total - a->total;
+    double others = 0;
+    unsigned i, j = 0;
 
+    /* what each process used meanwhile; one started since used it all
+     * meanwhile; one that ended is not counted */
+    for (i = 0; i < b->num_procs; ++i) {
+        while ((j < a->num_procs) && (a->procs[j].pid < b->procs[i].pid)) {
+            ++j;
+        }
+        others += b->procs[i].cpu -
+                  (((j < a->num_procs) && (a->procs[j].pid == b->procs[i].pid)) ?
+                   a->procs[j].cpu : 0);
+    }
     *steal = (total > 0) ? ucs_max((b->steal - a->steal) / total, 0) : 0;
-    *load  = (wall > 0) ?
-             ucs_max(((b->busy - a->busy) - (b->own - a->own)) / wall, 0) : 0;
+    /* CPU time comes in ticks: over a short window one tick of a process
+     * would read as a large load */
+    *load  = ucs_max(others / ucs_max(wall, CAL_LOAD_MIN_WINDOW), 0);
 }
 
 double cal_cpu_spare(const cal_ctx_t *ctx)

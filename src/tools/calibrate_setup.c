@@ -20,20 +20,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/** What the automatic table says of one protocol, and what was measured. */
-typedef struct {
-    char              name[PSEL_CALIB_PROTO_MAX];
-    psel_proto_caps_t caps;
-    unsigned          measured;    /* sizes measured */
-    double            seconds;     /* time it took */
-    size_t            late;        /* first size the budget left out, or 0 */
-    double            steal;       /* CPU steal while it was measured */
-    double            load;        /* other processes' CPUs meanwhile */
-    size_t            breaks[PSEL_PROTO_MAX_RANGES];
-    unsigned          num_breaks;
-} cal_proto_t;
-
-
 /* ---------------------------------------------------------------------- */
 /* What to measure                                                        */
 /* ---------------------------------------------------------------------- */
@@ -85,8 +71,8 @@ static void cal_add_size(size_t *sizes, unsigned *count, size_t size,
  * size or @a max_size, plus both sides of every break; sorted, unique. They
  * are measured in this order until the time budget runs out.
  */
-static unsigned cal_plan_sizes(const cal_proto_t *p, const cal_mode_t *mode,
-                               size_t max_size, size_t *sizes)
+unsigned cal_plan_sizes(const cal_proto_t *p, const cal_mode_t *mode,
+                        size_t max_size, size_t *sizes)
 {
     size_t lo = ucs_max(p->caps.min_length, 1);
     size_t hi = ucs_min(cal_caps_max(&p->caps), max_size);
@@ -116,13 +102,37 @@ static unsigned cal_plan_sizes(const cal_proto_t *p, const cal_mode_t *mode,
     return j;
 }
 
-/* Does the live endpoint's table run @a name at @a size? */
-static int cal_runs(psel_ep_h ep, const char *name, size_t size)
+/* Does the configuration measured run @a p at @a size? */
+static int cal_runs(const cal_proto_t *p, size_t size)
 {
-    const psel_select_table_t *table = psel_ep_tag_table(ep);
+    unsigned i;
 
-    return (table != NULL) &&
-           !strcmp(psel_select_table_find(table, size)->proto->name, name);
+    for (i = 0; i < p->num_runs; ++i) {
+        if ((size >= p->runs[i].start) && (size <= p->runs[i].end)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Where the live endpoint's table runs @a p (after the configuration that
+ * forces it) */
+static void cal_read_runs(cal_ctx_t *ctx, cal_proto_t *p)
+{
+    const psel_select_table_t *table = psel_ep_tag_table(ctx->run.ep);
+    size_t start = 0;
+    unsigned row;
+
+    p->num_runs = 0;
+    for (row = 0; (table != NULL) && (row < table->count); ++row) {
+        if (!strcmp(table->elems[row].proto->name, p->name) &&
+            (p->num_runs < CAL_MAX_RUNS)) {
+            p->runs[p->num_runs].start = start;
+            p->runs[p->num_runs].end   = table->elems[row].max_length;
+            ++p->num_runs;
+        }
+        start = table->elems[row].max_length + 1;
+    }
 }
 
 
@@ -135,8 +145,8 @@ static int cal_runs(psel_ep_h ep, const char *name, size_t size)
  * select without any calibration file, except this side's rails file once
  * the rails are measured (never sent: the server's own lanes are its own).
  */
-static ucs_status_t cal_configure(cal_ctx_t *ctx, const cal_setup_t *setup,
-                                  const char *extra, const char *local)
+ucs_status_t cal_configure(cal_ctx_t *ctx, const cal_setup_t *setup,
+                           const char *extra, const char *local)
 {
     char settings[CAL_SETTINGS_MAX], locals[PATH_MAX + 128];
     ucs_status_t status;
@@ -414,31 +424,22 @@ static void cal_progress(const cal_setup_t *setup, const cal_proto_t *p,
     }
 }
 
-/* Measure one protocol at its sizes, ascending, until @a end */
-static ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
-                                 cal_proto_t *p, const cal_proto_t *all,
-                                 unsigned count, psel_calib_line_t *line,
-                                 double end)
+ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
+                          cal_proto_t *p, psel_calib_line_t *line, double end,
+                          double start)
 {
-    char settings[CAL_SETTINGS_MAX];
     size_t sizes[CAL_MAX_SIZES], prev_size = 0;
-    double start = psel_oob_time(), prev_lat = 0, prev_bw = 0;
+    double prev_lat = 0, prev_bw = 0;
     cal_point_status_t res_lat, res_bw;
     cal_cpu_sample_t cpu_before, cpu_after;
     cal_point_t lat, bw;
     unsigned num_sizes, i;
     ucs_status_t status;
 
-    cal_force_protos(p, all, count, settings, sizeof(settings));
-    status = cal_configure(ctx, setup, settings, NULL);
-    if (status != UCS_OK) {
-        return status;
-    }
-
     cal_cpu_sample(ctx, &cpu_before);
     num_sizes = cal_plan_sizes(p, ctx->opts.mode, ctx->opts.max_size, sizes);
     for (i = 0; i < num_sizes; ++i) {
-        if (!cal_runs(ctx->run.ep, p->name, sizes[i])) {
+        if (!cal_runs(p, sizes[i])) {
             continue; /* the fallback protocol runs there */
         }
         cal_progress(setup, p, i, num_sizes, sizes[i]);
@@ -500,7 +501,7 @@ static ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
  * protocol).
  */
 static void cal_refuse_contended(cal_ctx_t *ctx, const cal_proto_t *p,
-                                 psel_calib_line_t *line)
+                          psel_calib_line_t *line)
 {
     unsigned i, t;
 
@@ -526,7 +527,7 @@ static void cal_refuse_contended(cal_ctx_t *ctx, const cal_proto_t *p,
 }
 
 static void cal_print_line(const cal_setup_t *setup, const cal_proto_t *p,
-                           const psel_calib_line_t *line)
+                    const psel_calib_line_t *line)
 {
     ucs_string_buffer_t strb;
 
@@ -554,8 +555,7 @@ static void cal_print_line(const cal_setup_t *setup, const cal_proto_t *p,
 
 /* Count the measurements the fit will leave out as noisy, and keep the
  * spreads of the others, for the file's noise line */
-static ucs_status_t cal_tally_spreads(cal_ctx_t *ctx,
-                                      const psel_calib_line_t *line)
+static ucs_status_t cal_tally_spreads(cal_ctx_t *ctx, const psel_calib_line_t *line)
 {
     const psel_calib_point_t *point;
     double *spreads;
@@ -586,13 +586,51 @@ static ucs_status_t cal_tally_spreads(cal_ctx_t *ctx,
     return UCS_OK;
 }
 
-ucs_status_t cal_setup(cal_ctx_t *ctx, const cal_setup_t *setup, double end)
+ucs_status_t cal_fit_setup(cal_ctx_t *ctx, const cal_setup_t *setup,
+                           const cal_proto_t *protos, psel_calib_line_t **lines,
+                           unsigned count)
 {
     psel_calib_order_entry_t entries[PSEL_SELECT_MAX_PROTOS];
+    ucs_status_t status;
+    unsigned i;
+
+    for (i = 0; i < count; ++i) {
+        entries[i].line       = lines[i];
+        entries[i].rank       = psel_calib_natural_rank(
+                                        protos[i].caps.cfg_priority,
+                                        cal_caps_max(&protos[i].caps));
+        entries[i].min_length = protos[i].caps.min_length;
+        entries[i].max_length = cal_caps_max(&protos[i].caps);
+        entries[i].breaks     = protos[i].breaks;
+        entries[i].num_breaks = protos[i].num_breaks;
+        cal_refuse_contended(ctx, &protos[i], lines[i]);
+        status = cal_tally_spreads(ctx, lines[i]);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+
+    status = psel_calib_fit_in_order(entries, count,
+                                     ctx->opts.mode->max_spread,
+                                     &ctx->report);
+    if (status != UCS_OK) {
+        return status;
+    }
+    for (i = 0; i < count; ++i) {
+        cal_print_line(setup, &protos[i], lines[i]);
+    }
+    fflush(stdout);
+    return UCS_OK;
+}
+
+ucs_status_t cal_setup(cal_ctx_t *ctx, const cal_setup_t *setup, double end)
+{
     cal_proto_t protos[PSEL_SELECT_MAX_PROTOS];
     psel_calib_line_t *lines[PSEL_SELECT_MAX_PROTOS];
+    char settings[CAL_SETTINGS_MAX];
     unsigned count, i;
     ucs_status_t status;
+    double start;
 
     status = cal_configure(ctx, setup, NULL, NULL);
     if (status != UCS_OK) {
@@ -630,36 +668,19 @@ ucs_status_t cal_setup(cal_ctx_t *ctx, const cal_setup_t *setup, double end)
             return UCS_ERR_NO_MEMORY;
         }
         /* each protocol gets an even share of the time left */
-        status = cal_protocol(ctx, setup, &protos[i], protos, count, lines[i],
-                              psel_oob_time() +
-                              (end - psel_oob_time()) / (count - i));
+        start = psel_oob_time();
+        cal_force_protos(&protos[i], protos, count, settings,
+                         sizeof(settings));
+        status = cal_configure(ctx, setup, settings, NULL);
         if (status != UCS_OK) {
             return status;
         }
-        entries[i].line       = lines[i];
-        entries[i].rank       = psel_calib_natural_rank(
-                                        protos[i].caps.cfg_priority,
-                                        cal_caps_max(&protos[i].caps));
-        entries[i].min_length = protos[i].caps.min_length;
-        entries[i].max_length = cal_caps_max(&protos[i].caps);
-        entries[i].breaks     = protos[i].breaks;
-        entries[i].num_breaks = protos[i].num_breaks;
-        cal_refuse_contended(ctx, &protos[i], lines[i]);
-        status = cal_tally_spreads(ctx, lines[i]);
+        cal_read_runs(ctx, &protos[i]);
+        status = cal_protocol(ctx, setup, &protos[i], lines[i], start +
+                              (end - start) / (count - i), start);
         if (status != UCS_OK) {
             return status;
         }
     }
-
-    status = psel_calib_fit_in_order(entries, count,
-                                     ctx->opts.mode->max_spread,
-                                     &ctx->report);
-    if (status != UCS_OK) {
-        return status;
-    }
-    for (i = 0; i < count; ++i) {
-        cal_print_line(setup, &protos[i], lines[i]);
-    }
-    fflush(stdout);
-    return UCS_OK;
+    return cal_fit_setup(ctx, setup, protos, lines, count);
 }

@@ -190,7 +190,7 @@ ucs_status_t pt_prepare(pt_run_t *run)
 {
     size_t size     = run->params.size ? run->params.size : 1;
     unsigned window = pt_window(&run->params);
-    psel_request_t **ring;
+    void **ring;
     size_t span;
 
     run->window    = window;
@@ -249,7 +249,6 @@ err_nomem:
  */
 #define PT_SETUP_OK     'A'
 #define PT_SETUP_FAILED 'E'
-#define PT_REASON_MAX   256
 
 static ucs_status_t pt_setup_send(pt_run_t *run, ucs_status_t status,
                                   const void *payload, size_t len,
@@ -378,19 +377,24 @@ static ucs_status_t pt_setup_exchange(pt_run_t *run, int is_client,
 }
 
 /* Why this side failed, for the peer: the step, the status, the error
- * logged during the step (after @a mark), and the transport settings that
- * decide which resources there are */
-static void pt_setup_reason(char *reason, const char *step,
-                            ucs_status_t status, unsigned mark)
+ * logged during the step (after @a mark), and the transport settings of the
+ * run's path that decide which resources there are */
+void pt_setup_reason(const pt_run_t *run, char *reason, const char *step,
+                     ucs_status_t status, unsigned mark)
 {
-    const char *tls   = getenv("UCX_PSEL_TLS");
-    const char *devs  = getenv("UCX_PSEL_NET_DEVICES");
-    const char *cause = psel_tool_diag_since(mark);
+    const char *prefix = (run->path == PT_PATH_UCP) ? "UCX" : "UCX_PSEL";
+    const char *cause  = psel_tool_diag_since(mark);
+    char tls_var[32], devs_var[32];
+    const char *tls, *devs;
 
-    snprintf(reason, PT_REASON_MAX, "cannot %s: %s%s%s (UCX_PSEL_TLS=%s, "
-             "UCX_PSEL_NET_DEVICES=%s)", step, ucs_status_string(status),
-             (cause != NULL) ? ": " : "", (cause != NULL) ? cause : "",
-             (tls != NULL) ? tls : "all", (devs != NULL) ? devs : "all");
+    snprintf(tls_var, sizeof(tls_var), "%s_TLS", prefix);
+    snprintf(devs_var, sizeof(devs_var), "%s_NET_DEVICES", prefix);
+    tls  = getenv(tls_var);
+    devs = getenv(devs_var);
+    snprintf(reason, PT_REASON_MAX, "cannot %s: %s%s%s (%s=%s, %s=%s)", step,
+             ucs_status_string(status), (cause != NULL) ? ": " : "",
+             (cause != NULL) ? cause : "", tls_var, (tls != NULL) ? tls : "all",
+             devs_var, (devs != NULL) ? devs : "all");
     PT_ERR("%s\n", reason);
 }
 
@@ -403,13 +407,13 @@ static ucs_status_t pt_setup_local(pt_run_t *run, void **address, size_t *len,
 
     status = psel_context_create(&run->context);
     if (status != UCS_OK) {
-        pt_setup_reason(reason, "create the protosel context", status, mark);
+        pt_setup_reason(run, reason, "create the protosel context", status, mark);
         return status;
     }
 
     status = psel_worker_create(run->context, &run->worker);
     if (status != UCS_OK) {
-        pt_setup_reason(reason, "create the worker", status, mark);
+        pt_setup_reason(run, reason, "create the worker", status, mark);
         return status;
     }
 
@@ -418,7 +422,7 @@ static ucs_status_t pt_setup_local(pt_run_t *run, void **address, size_t *len,
 
     status = psel_worker_get_address(run->worker, address, len);
     if (status != UCS_OK) {
-        pt_setup_reason(reason, "get the worker address", status, mark);
+        pt_setup_reason(run, reason, "get the worker address", status, mark);
     }
     return status;
 }
@@ -433,7 +437,9 @@ ucs_status_t pt_connect(pt_run_t *run, int is_client)
     ucs_status_t status;
     unsigned mark;
 
-    status = pt_setup_local(run, &local, &local_len, reason);
+    status = (run->path == PT_PATH_UCP) ?
+             pt_ucp_setup_local(run, &local, &local_len, reason) :
+             pt_setup_local(run, &local, &local_len, reason);
     status = pt_setup_exchange(run, is_client, status, local, local_len,
                                reason, "worker address", PT_MAX_ADDRESS_LEN,
                                &remote, &remote_len);
@@ -442,13 +448,17 @@ ucs_status_t pt_connect(pt_run_t *run, int is_client)
         return status;
     }
 
-    mark   = psel_tool_diag_mark();
-    status = psel_ep_create(run->worker, remote, remote_len, &run->ep);
-    free(remote);
-    if (status != UCS_OK) {
-        pt_setup_reason(reason, "connect to the peer's worker address",
-                        status, mark);
+    mark = psel_tool_diag_mark();
+    if (run->path == PT_PATH_UCP) {
+        status = pt_ucp_ep_create(run, remote, remote_len, reason);
+    } else {
+        status = psel_ep_create(run->worker, remote, remote_len, &run->ep);
+        if (status != UCS_OK) {
+            pt_setup_reason(run, reason, "connect to the peer's worker "
+                            "address", status, mark);
+        }
     }
+    free(remote);
     status = pt_setup_exchange(run, is_client, status, NULL, 0, reason,
                                "endpoint status", 0, &dummy, &dummy_len);
     free(dummy);
@@ -459,8 +469,11 @@ ucs_status_t pt_connect(pt_run_t *run, int is_client)
     return pt_prepare(run);
 }
 
-void pt_disconnect(pt_run_t *run)
+/* Destroy protosel's endpoint, worker and context, or UCP's (orderly: at a
+ * point of the session both sides reach) */
+static void pt_destroy(pt_run_t *run, int orderly)
 {
+    pt_ucp_disconnect(run, orderly);
     if (run->ep != NULL) {
         psel_ep_destroy(run->ep);
     }
@@ -476,9 +489,14 @@ void pt_disconnect(pt_run_t *run)
     run->oob.progress = NULL;
 }
 
+void pt_disconnect(pt_run_t *run)
+{
+    pt_destroy(run, 1);
+}
+
 void pt_cleanup(pt_run_t *run)
 {
-    pt_disconnect(run);
+    pt_destroy(run, 0);
     free(run->ring);
     free(run->sbuf);
     free(run->rbuf);

@@ -2,9 +2,12 @@
  * @file perftest_run.h
  * The measuring core shared by psel_perftest and psel_calibrate: the test
  * parameters and their wire form and one side of a run (context, worker,
- * endpoint, buffers) in perftest_run.c; the tag_lat / tag_bw loops and the
- * warm-up in perftest_kernels.c. The calibration session that a
- * psel_perftest server runs for psel_calibrate: perftest_session.h.
+ * endpoint, buffers) in perftest_run.c; the tag_lat / tag_bw loops
+ * (perftest_kernels.inc) and the warm-up in perftest_kernels.c. A run
+ * measures protosel's data path, or stock UCP's (PT_PATH_UCP: its context,
+ * worker, endpoint and loops in perftest_ucp.c; psel_calibrate --ucp). The
+ * calibration session that a psel_perftest server runs for psel_calibrate:
+ * perftest_session.h.
  */
 #ifndef PSEL_TOOLS_PERFTEST_RUN_H_
 #define PSEL_TOOLS_PERFTEST_RUN_H_
@@ -12,6 +15,8 @@
 #include "perftest_oob.h"
 
 #include <core/psel_core.h>
+
+#include <ucp/api/ucp.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -76,6 +81,13 @@ typedef struct {
     uint32_t     outstanding;  /* window; 0: the test's default */
 } pt_params_t;
 
+/** The data path a run measures. */
+typedef enum {
+    PT_PATH_PROTOSEL,       /**< protosel's (psel_core.h) */
+    PT_PATH_UCP             /**< stock UCP's (ucp.h), protocols as UCX_*
+                                 settings make it select them */
+} pt_path_t;
+
 /** Called by a client loop after each measured iteration. */
 typedef void (*pt_iter_cb_t)(void *arg, uint64_t bytes);
 
@@ -84,9 +96,14 @@ typedef struct {
     pt_params_t      params;
     unsigned         window;
     uint64_t         recv_mask;
-    psel_context_h   context;
+    pt_path_t        path;      /* what is measured; a forked peer
+                                   inherits it, a server is protosel's */
+    psel_context_h   context;   /* PT_PATH_PROTOSEL */
     psel_worker_h    worker;
     psel_ep_h        ep;
+    ucp_context_h    ucp_context; /* PT_PATH_UCP */
+    ucp_worker_h     ucp_worker;
+    ucp_ep_h         ucp_ep;
     psel_oob_t       oob;
     void            *sbuf, *rbuf;
     size_t           buf_size;  /* bytes allocated in sbuf and rbuf */
@@ -94,7 +111,7 @@ typedef struct {
     unsigned         num_slots; /* buffers that messages rotate over (1
                                    without PT_FLAG_COLD) */
     uint64_t         ack;       /* tag_bw: messages the server received */
-    psel_request_t **ring;      /* outstanding requests, oldest at head */
+    void           **ring;      /* outstanding requests, oldest at head */
     unsigned         ring_head, ring_count, ring_size;
     pt_iter_cb_t     on_iter;   /* or NULL */
     void            *on_iter_arg;
@@ -142,10 +159,15 @@ static inline void *pt_buf(const pt_run_t *run, void *base, uint64_t i)
     return (char*)base + (i % run->num_slots) * run->slot_size;
 }
 
-/** Destroy the endpoint, worker and context; keep buffers and oob. */
+/**
+ * Destroy the endpoint, worker and context; keep buffers and oob. Both sides
+ * call it at the same point of the session (the UCP path closes its
+ * endpoint in order and meets the peer at a barrier first).
+ */
 void pt_disconnect(pt_run_t *run);
 
-/** pt_disconnect(), then free the buffers and close the oob connection. */
+/** Destroy what pt_connect() made without waiting for the peer, then free
+ *  the buffers and close the oob connection. */
 void pt_cleanup(pt_run_t *run);
 
 /**
@@ -154,6 +176,55 @@ void pt_cleanup(pt_run_t *run);
  */
 ucs_status_t pt_run_phase(pt_run_t *run, int is_client, uint64_t iters,
                           int measured);
+
+/** Queue an outstanding request (the ring holds run->window of them). */
+static inline void pt_ring_push(pt_run_t *run, void *req)
+{
+    run->ring[(run->ring_head + run->ring_count) % run->ring_size] = req;
+    ++run->ring_count;
+}
+
+/** The oldest outstanding request. */
+static inline void *pt_ring_pop(pt_run_t *run)
+{
+    void *req = run->ring[run->ring_head];
+
+    run->ring_head = (run->ring_head + 1) % run->ring_size;
+    --run->ring_count;
+    return req;
+}
+
+
+/* What perftest_ucp.c shares with perftest_run.c and perftest_kernels.c */
+
+/**
+ * UCP path: context (UCX_* settings of the environment), worker and its
+ * address; on failure @a reason (PT_REASON_MAX) says why.
+ */
+ucs_status_t pt_ucp_setup_local(pt_run_t *run, void **address, size_t *len,
+                                char *reason);
+
+/** UCP path: the endpoint to the peer's worker address. */
+ucs_status_t pt_ucp_ep_create(pt_run_t *run, const void *address, size_t len,
+                              char *reason);
+
+/**
+ * UCP path: close the endpoint (flushed, then a barrier with the peer when
+ * @a orderly) and destroy the worker and context.
+ */
+void pt_ucp_disconnect(pt_run_t *run, int orderly);
+
+/** UCP path: pt_run_phase(). */
+ucs_status_t pt_ucp_run_phase(pt_run_t *run, int is_client, uint64_t iters,
+                              int measured);
+
+/** Why this side failed, for the peer and stderr: the step, the status, the
+ *  error logged since @a mark (psel_tool_diag_mark()) and the transport
+ *  settings of the run's path. */
+void pt_setup_reason(const pt_run_t *run, char *reason, const char *step,
+                     ucs_status_t status, unsigned mark);
+
+#define PT_REASON_MAX   256
 
 /**
  * Warm up as ucx_perftest does: runs of 1, 2, 4... iterations until

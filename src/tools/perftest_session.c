@@ -87,6 +87,13 @@ static ucs_status_t pt_serve_configure(pt_run_t *run)
     }
 
     verdict = (pt_settings_parse(text, len, &settings, err, sizeof(err)) != 0);
+    if (!verdict && (run->path != PT_PATH_UCP) &&
+        pt_settings_has_ucp(&settings)) {
+        snprintf(err, sizeof(err), "this server measures protosel's data "
+                 "path, not stock UCP (UCX_* settings are for the peer "
+                 "psel_calibrate --ucp forks)");
+        verdict = 1;
+    }
     if (verdict) {
         PT_ERR("rejected the client's settings: %s\n", err);
     } else {
@@ -113,6 +120,7 @@ static ucs_status_t pt_serve_measure(pt_run_t *run)
     char err[256];
     unsigned repeats;
     ucs_status_t status;
+    int connected;
 
     status = psel_oob_recv(&run->oob, wire, sizeof(wire));
     if (status != UCS_OK) {
@@ -122,12 +130,14 @@ static ucs_status_t pt_serve_measure(pt_run_t *run)
         PT_ERR("rejected a measurement: %s\n", err);
         return UCS_ERR_INVALID_PARAM;
     }
-    repeats = psel_oob_get_le(wire + PT_WIRE_PARAMS_SIZE, 4);
+    repeats   = psel_oob_get_le(wire + PT_WIRE_PARAMS_SIZE, 4);
+    connected = (run->path == PT_PATH_UCP) ? (run->ucp_ep != NULL) :
+                                             (run->ep != NULL);
     if ((run->params.test >= PT_TEST_CALIBRATE) || (repeats == 0) ||
-        (repeats > PT_SESSION_MAX_REPEATS) || (run->ep == NULL)) {
+        (repeats > PT_SESSION_MAX_REPEATS) || !connected) {
         PT_ERR("rejected a measurement: test %u, %u repeats%s\n",
                run->params.test, repeats,
-               (run->ep == NULL) ? ", before any configuration" : "");
+               !connected ? ", before any configuration" : "");
         return UCS_ERR_INVALID_PARAM;
     }
     return pt_measure_phases(run, 0, repeats, NULL);
@@ -153,6 +163,7 @@ ucs_status_t pt_session_serve(pt_run_t *run)
             status = pt_serve_measure(run);
             break;
         case PT_CMD_END:
+            pt_disconnect(run); /* with the client, which does the same */
             return UCS_OK;
         default:
             PT_ERR("unknown calibration command %u from the client\n", cmd);
@@ -268,5 +279,10 @@ ucs_status_t pt_session_measure(pt_run_t *run, pt_test_id_t test, size_t size,
 
 ucs_status_t pt_session_end(pt_run_t *run)
 {
-    return pt_send_cmd(run, PT_CMD_END);
+    ucs_status_t status = pt_send_cmd(run, PT_CMD_END);
+
+    if (status == UCS_OK) {
+        pt_disconnect(run); /* with the server, which does the same */
+    }
+    return status;
 }

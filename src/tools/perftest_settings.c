@@ -17,7 +17,9 @@
 typedef enum {
     PT_VALUE_LIST,   /* ','-joined tokens of 'chars', optional leading '^' */
     PT_VALUE_LANES,  /* 1..16 */
-    PT_VALUE_NONE    /* the word "none" */
+    PT_VALUE_NONE,   /* the word "none" */
+    PT_VALUE_CHOICE, /* one of the '|'-separated words of 'chars' */
+    PT_VALUE_SIZE    /* "auto", "inf", or 1..19 decimal digits (bytes) */
 } pt_value_kind_t;
 
 typedef struct {
@@ -43,6 +45,17 @@ static const pt_setting_def_t pt_setting_defs[PT_SETTINGS_MAX_KEYS] = {
     {"UCX_PSEL_MAX_EAGER_LANES", PT_VALUE_LANES, NULL, "a lane count, 1..16"},
     {"UCX_PSEL_CALIBRATION", PT_VALUE_NONE, NULL,
      "'none' (a server never takes a file name from the network)"},
+    /* stock UCP's (PT_PATH_UCP: psel_calibrate --ucp and its forked peer) */
+    {"UCX_TLS", PT_VALUE_LIST, PT_LOWER PT_DIGITS "_",
+     "transport names ([a-z0-9_], ',' between, optional leading '^')"},
+    {"UCX_NET_DEVICES", PT_VALUE_LIST, PT_LOWER PT_UPPER PT_DIGITS "_.:-",
+     "device names ([A-Za-z0-9_.:-], ',' between, optional leading '^')"},
+    {"UCX_PROTO_ENABLE", PT_VALUE_CHOICE, "y|n", "y or n"},
+    {"UCX_RNDV_THRESH", PT_VALUE_SIZE, NULL, "auto, inf or a size in bytes"},
+    {"UCX_ZCOPY_THRESH", PT_VALUE_SIZE, NULL, "auto, inf or a size in bytes"},
+    {"UCX_BCOPY_THRESH", PT_VALUE_SIZE, NULL, "auto, inf or a size in bytes"},
+    {"UCX_RNDV_SCHEME", PT_VALUE_CHOICE, "auto|get_zcopy|put_zcopy|am",
+     "auto, get_zcopy, put_zcopy or am"},
 };
 
 /* The environment as it was before a session changed it: each name the
@@ -59,6 +72,19 @@ const char *pt_settings_key(unsigned i)
     return (i < PT_SETTINGS_MAX_KEYS) ? pt_setting_defs[i].name : NULL;
 }
 
+int pt_settings_has_ucp(const pt_settings_t *settings)
+{
+    unsigned i;
+
+    for (i = 0; i < PT_SETTINGS_MAX_KEYS; ++i) {
+        if ((settings->value[i][0] != '\0') &&
+            strncmp(pt_setting_defs[i].name, "UCX_PSEL_", 9)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int pt_value_ok(const pt_setting_def_t *def, const char *value,
                        size_t len)
 {
@@ -68,6 +94,23 @@ static int pt_value_ok(const pt_setting_def_t *def, const char *value,
     switch (def->kind) {
     case PT_VALUE_NONE:
         return (len == 4) && !memcmp(value, "none", 4);
+    case PT_VALUE_CHOICE:
+        for (p = def->chars; *p != '\0'; p += token + (p[token] == '|')) {
+            token = strcspn(p, "|");
+            if ((token == len) && !memcmp(p, value, len)) {
+                return 1;
+            }
+        }
+        return 0;
+    case PT_VALUE_SIZE:
+        if (((len == 4) && !memcmp(value, "auto", 4)) ||
+            ((len == 3) && !memcmp(value, "inf", 3))) {
+            return 1;
+        }
+        for (token = 0; (token < len) && (value[token] >= '0') &&
+                        (value[token] <= '9'); ++token) {
+        }
+        return (len >= 1) && (len <= 19) && (token == len);
     case PT_VALUE_LANES:
         return ((len == 1) && (value[0] >= '1') && (value[0] <= '9')) ||
                ((len == 2) && (value[0] == '1') && (value[1] >= '0') &&
@@ -171,7 +214,11 @@ int pt_settings_parse(const char *text, size_t len, pt_settings_t *settings,
                                     "(UCX_PSEL_TLS, UCX_PSEL_NET_DEVICES, "
                                     "UCX_PSEL_PROTOS, UCX_PSEL_MAX_RNDV_LANES, "
                                     "UCX_PSEL_MAX_EAGER_LANES, "
-                                    "UCX_PSEL_CALIBRATION)", name);
+                                    "UCX_PSEL_CALIBRATION; and for stock UCP "
+                                    "UCX_TLS, UCX_NET_DEVICES, "
+                                    "UCX_PROTO_ENABLE, UCX_RNDV_THRESH, "
+                                    "UCX_ZCOPY_THRESH, UCX_BCOPY_THRESH, "
+                                    "UCX_RNDV_SCHEME)", name);
         }
         if (result.value[i][0] != '\0') {
             return pt_settings_fail(err, max, lineno, "%s given twice", name);

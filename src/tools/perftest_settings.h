@@ -16,6 +16,15 @@
  * | UCX_PSEL_MAX_RNDV_LANES    | 1..16                                        |
  * | UCX_PSEL_MAX_EAGER_LANES   | 1..16                                        |
  * | UCX_PSEL_CALIBRATION       | "none" only: never a file path from the network |
+ * | UCX_TLS, UCX_NET_DEVICES   | as UCX_PSEL_TLS, UCX_PSEL_NET_DEVICES        |
+ * | UCX_PROTO_ENABLE           | y or n                                       |
+ * | UCX_RNDV_THRESH, UCX_ZCOPY_THRESH, UCX_BCOPY_THRESH | auto, inf, or 1..19 decimal digits |
+ * | UCX_RNDV_SCHEME            | auto, get_zcopy, put_zcopy or am             |
+ *
+ * The UCX_* (not UCX_PSEL_*) keys set what stock UCP runs, when a session
+ * measures UCP (psel_calibrate --ucp, with a peer it forks); a
+ * psel_perftest server measures protosel's data path and refuses them
+ * (pt_settings_has_ucp()).
  *
  * Text form: "NAME=VALUE" lines separated by '\n', each key at most once,
  * values of 1..PT_SETTINGS_MAX_VALUE bytes, at most PT_SETTINGS_MAX_TEXT
@@ -29,7 +38,7 @@
 
 #define PT_SETTINGS_MAX_TEXT   1024u  /**< Bytes of the text form */
 #define PT_SETTINGS_MAX_VALUE  255u   /**< Bytes of one value */
-#define PT_SETTINGS_MAX_KEYS   6u     /**< Entries of the allow-list */
+#define PT_SETTINGS_MAX_KEYS   13u    /**< Entries of the allow-list */
 
 
 /** A parsed, checked set of settings: one slot per allowed key. */
@@ -41,6 +50,11 @@ typedef struct {
 
 /** @return Name of allowed key @a i (< PT_SETTINGS_MAX_KEYS). */
 const char *pt_settings_key(unsigned i);
+
+
+/** @return Whether @a settings set a key of stock UCP (UCX_*, not
+ *          UCX_PSEL_*). */
+int pt_settings_has_ucp(const pt_settings_t *settings);
 
 
 /**

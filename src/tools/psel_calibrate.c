@@ -47,6 +47,12 @@ static const cal_setup_t cal_local_setups[] = {
 
 static const cal_setup_t cal_remote_setup = {"tcp", "UCX_PSEL_TLS=tcp"};
 
+/* --ucp: the same transports for stock UCP, with its protocols v2 */
+static const cal_setup_t cal_ucp_setups[] = {
+    {"shm", "UCX_TLS=posix,sysv,cma\nUCX_PROTO_ENABLE=y"},
+    {"tcp", "UCX_TLS=tcp\nUCX_NET_DEVICES=lo\nUCX_PROTO_ENABLE=y"},
+};
+
 
 static void cal_usage(FILE *stream)
 {
@@ -66,6 +72,9 @@ static void cal_usage(FILE *stream)
         "  -o, --output FILE  where to write (default: UCX_PSEL_CALIBRATION if\n"
         "                     it names a file, else the 'auto' location)\n"
         "  -t, --transport T  only 'shm' or only 'tcp'\n"
+        "  -u, --ucp          measure stock UCP's protocols on this host (each\n"
+        "                     forced in turn, what ran read from its tables),\n"
+        "                     for libprotosel_ucx.so; adds them to FILE\n"
         "  -m, --max-size N   largest message size (default 16M)\n"
         "  -p, --port PORT    the server's port (default %u)\n"
         "  -v, --verbose      print every measured point\n"
@@ -102,6 +111,7 @@ static int cal_parse_args(int argc, char **argv, cal_opts_t *opts)
         {"max-size", required_argument, NULL, 'm'},
         {"port", required_argument, NULL, 'p'},
         {"verbose", no_argument, NULL, 'v'},
+        {"ucp", no_argument, NULL, 'u'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}
     };
@@ -113,9 +123,11 @@ static int cal_parse_args(int argc, char **argv, cal_opts_t *opts)
     opts->mode     = &cal_modes[0];
     opts->port     = PT_DEFAULT_PORT;
     opts->max_size = CAL_DEFAULT_MAX_SIZE;
-    while ((c = getopt_long(argc, argv, "qo:t:m:p:vh", long_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "qo:t:m:p:vuh", long_opts, NULL)) !=
+           -1) {
         switch (c) {
         case 'q': opts->mode = &cal_modes[1]; break;
+        case 'u': opts->path = PT_PATH_UCP; break;
         case 'o': opts->output = optarg; break;
         case 'v': opts->verbose = 1; break;
         case 't':
@@ -152,6 +164,12 @@ static int cal_parse_args(int argc, char **argv, cal_opts_t *opts)
     }
     if (optind < argc) {
         opts->server = argv[optind];
+        if (opts->path == PT_PATH_UCP) {
+            fprintf(stderr, "psel_calibrate: --ucp measures stock UCP on this "
+                    "host (with a peer it starts); a psel_perftest server "
+                    "runs protosel's data path\n");
+            return -1;
+        }
         if ((opts->only != NULL) && strcmp(opts->only, "tcp")) {
             fprintf(stderr, "psel_calibrate: with a server host only tcp is "
                     "measured\n");
@@ -188,7 +206,8 @@ static int cal_output_path(const cal_opts_t *opts, char *path, size_t max)
 /* A local peer: a child process serving the session on a socket pair. */
 static ucs_status_t cal_fork_peer(pt_run_t *run, pid_t *pid_p)
 {
-    pt_run_t server = {.oob = {.fd = -1, .timeout = PT_TIMEOUT_SEC}};
+    pt_run_t server = {.oob  = {.fd = -1, .timeout = PT_TIMEOUT_SEC},
+                       .path = run->path};
     int sv[2];
     pid_t pid;
 
@@ -272,11 +291,41 @@ static int cal_has_lines(const psel_calib_t *calib)
     unsigned i;
 
     for (i = 0; i < calib->num_lines; ++i) {
-        if (calib->lines[i].num_ranges > 0) {
+        if ((calib->lines[i].num_ranges > 0) || calib->lines[i].unsupported) {
             return 1;
         }
     }
     return calib->num_rails > 0;
+}
+
+/*
+ * One file holds both data paths' lines: keep those of the other path (and
+ * the rails, when this run measured none) of the file being rewritten, if
+ * it is this host's. The header (date, mode, noise) is this run's.
+ */
+static void cal_keep_other_path(cal_ctx_t *ctx, const char *path)
+{
+    psel_calib_via_t other = (ctx->opts.path == PT_PATH_UCP) ?
+                             PSEL_CALIB_VIA_PROTOSEL : PSEL_CALIB_VIA_UCP;
+    psel_calib_t old;
+    char why[256];
+
+    if (psel_calib_load(path, &old) != UCS_OK) {
+        return; /* none, or unreadable (said): replaced */
+    }
+    if (psel_calib_check(&old, why, sizeof(why)) != PSEL_CALIB_MATCH) {
+        printf("# %s is not this host's (%s): replaced\n", path, why);
+    } else if (psel_calib_copy_via(&ctx->calib, &old, other) == UCS_OK) {
+        if (ctx->calib.num_rails == 0) {
+            memcpy(ctx->calib.rails, old.rails, sizeof(old.rails));
+            ctx->calib.num_rails = old.num_rails;
+        }
+        if (psel_calib_has_via(&old, other)) {
+            printf("# kept the lines measured through %s of %s\n",
+                   psel_calib_via_name(other), path);
+        }
+    }
+    psel_calib_cleanup(&old);
 }
 
 static void cal_print_report(const cal_ctx_t *ctx)
@@ -301,7 +350,8 @@ int main(int argc, char **argv)
     ucs_status_t status;
     double start;
     unsigned i, num_setups = 0;
-    const cal_setup_t *setups[2];
+    const cal_setup_t *setups[2], *local;
+    double end;
     int wstatus;
 
     memset(&ctx, 0, sizeof(ctx));
@@ -323,6 +373,11 @@ int main(int argc, char **argv)
 
     start        = psel_oob_time();
     ctx.deadline = start + ctx.opts.mode->budget;
+    ctx.run.path = ctx.opts.path;
+    if (ctx.opts.path == PT_PATH_UCP) {
+        /* UCP would list the UCX_PSEL_* variables as unused at exit */
+        setenv("UCX_WARN_UNUSED_ENV_VARS", "n", 0);
+    }
     status = (ctx.opts.server != NULL) ? cal_connect_server(&ctx.run, &ctx.opts) :
                                          cal_fork_peer(&ctx.run, &ctx.peer);
     if (status != UCS_OK) {
@@ -334,29 +389,34 @@ int main(int argc, char **argv)
     snprintf(ctx.calib.mode, sizeof(ctx.calib.mode), "%s",
              ctx.opts.mode->name);
     cal_cpu_sample(&ctx, &ctx.cpu_start);
-    printf("# psel_calibrate: %s mode, peer %s, sizes up to %zu bytes, "
+    printf("# psel_calibrate: %s mode, %s, peer %s, sizes up to %zu bytes, "
            "%.0f s budget\n", ctx.opts.mode->name,
+           (ctx.opts.path == PT_PATH_UCP) ? "stock UCP's protocols" :
+           "protosel's data path",
            (ctx.opts.server != NULL) ? ctx.opts.server :
            "a process on this host", ctx.opts.max_size,
            ctx.opts.mode->budget);
     printf("# set lanes    protocol   lanes                    points  time "
            " fitted (first range)\n");
 
+    local = (ctx.opts.path == PT_PATH_UCP) ? cal_ucp_setups : cal_local_setups;
     if (ctx.opts.server != NULL) {
         setups[num_setups++] = &cal_remote_setup;
     } else {
-        for (i = 0; i < sizeof(cal_local_setups) / sizeof(cal_local_setups[0]);
-             ++i) {
-            if ((ctx.opts.only == NULL) ||
-                !strcmp(ctx.opts.only, cal_local_setups[i].name)) {
-                setups[num_setups++] = &cal_local_setups[i];
+        for (i = 0; i < 2; ++i) {
+            if ((ctx.opts.only == NULL) || !strcmp(ctx.opts.only,
+                                                   local[i].name)) {
+                setups[num_setups++] = &local[i];
             }
         }
     }
     /* each setup gets an even share of the time left */
     for (i = 0; (status == UCS_OK) && (i < num_setups); ++i) {
-        status = cal_setup(&ctx, setups[i], psel_oob_time() +
-                           (ctx.deadline - psel_oob_time()) / (num_setups - i));
+        end    = psel_oob_time() +
+                 (ctx.deadline - psel_oob_time()) / (num_setups - i);
+        status = (ctx.opts.path == PT_PATH_UCP) ?
+                 cal_ucp_setup(&ctx, setups[i], end) :
+                 cal_setup(&ctx, setups[i], end);
     }
     if (status == UCS_OK) {
         status = pt_session_end(&ctx.run);
@@ -384,6 +444,7 @@ int main(int argc, char **argv)
         }
     }
     if (status == UCS_OK) {
+        cal_keep_other_path(&ctx, path);
         status = psel_calib_save(&ctx.calib, path);
         if (status == UCS_OK) {
             printf("# wrote %u cost lines and %u rails to %s in %.1f s; use "

@@ -40,12 +40,13 @@ enum {
     OPT_PLOT_KEEP,
     OPT_UCX_ENV,
     OPT_UCX_CONF,
-    OPT_COMPARE_UCX
+    OPT_COMPARE_UCX,
+    OPT_UCP
 };
 
 typedef struct {
     int         devices, endpoint, explain, json, config, all_types;
-    int         ucx_env, quiet;
+    int         ucx_env, quiet, for_ucp;
     const char *local_path, *peer_path, *save_path;
     const char *plot_path, *plot_keep, *ucx_conf;
     const char *compare_path;
@@ -83,6 +84,9 @@ static void usage(FILE *stream)
             "  --ucx-conf DIR  write the same settings as DIR/ucx.conf, for\n"
             "                UCX_CONFIG_DIR=DIR (sites that cannot preload libprotosel_ucx.so)\n"
             "  -q            with --ucx-env, --ucx-conf: no comments on stderr\n"
+            "  --ucp         select as libprotosel_ucx.so does in stock UCP: cost lines\n"
+            "                measured through UCP (psel_calibrate --ucp) first, protocols\n"
+            "                UCP does not run left out (--ucx-env, --ucx-conf imply it)\n"
             "  --compare-ucx FILE  UCX's tag-send table for this machine (UCX_PROTO_INFO\n"
             "                or ucx_info -e output) beside protosel's for the same lanes,\n"
             "                with the reasons where they differ (-j: JSON)\n");
@@ -248,6 +252,7 @@ static int show_endpoint(const psel_resource_table_t *local,
         .locality = opts->locality,
         .config   = config,
         .calib    = calib,
+        .calib_for_ucp = opts->for_ucp || opts->ucx_env,
         .num_eps  = psel_info_scale_num_eps(&opts->scale, config)
     };
     unsigned num_print = opts->all_types ? 3 + UCS_MEMORY_TYPE_LAST : 1;
@@ -373,6 +378,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         {"ucx-env", no_argument, NULL, OPT_UCX_ENV},
         {"ucx-conf", required_argument, NULL, OPT_UCX_CONF},
         {"compare-ucx", required_argument, NULL, OPT_COMPARE_UCX},
+        {"ucp", no_argument, NULL, OPT_UCP},
         PSEL_INFO_SCALE_LONG_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}
@@ -402,6 +408,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         case OPT_UCX_ENV:   opts->ucx_env   = 1; break;
         case OPT_UCX_CONF:  opts->ucx_conf  = optarg; opts->ucx_env = 1; break;
         case OPT_COMPARE_UCX: opts->compare_path = optarg; break;
+        case OPT_UCP:       opts->for_ucp   = 1; break;
         case PSEL_INFO_OPT_PEERS:
         case PSEL_INFO_OPT_RQ:
         case PSEL_INFO_OPT_RQ_SUGGEST:

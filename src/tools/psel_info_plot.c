@@ -326,8 +326,11 @@ static int plot_panel(psel_plot_t *plot, unsigned panel,
         fprintf(s, " with lines dt 1 lw 2 lc rgb '%s' title '%s (measured)'",
                 color, name);
 
-        line = psel_calib_find(calib, name, caps->lanes,
-                               (ucs_memory_type_t)table->buf_type.mem_type);
+        line = psel_calib_find_via(calib,
+                                   (caps->flags & PSEL_SELECT_CAP_MEASURED_UCP) ?
+                                   PSEL_CALIB_VIA_UCP : PSEL_CALIB_VIA_PROTOSEL,
+                                   name, caps->lanes,
+                                   (ucs_memory_type_t)table->buf_type.mem_type);
         if (line == NULL) {
             continue;
         }

@@ -120,6 +120,15 @@ static void psel_cmp_class(const char *desc, char *proto, size_t max)
         } else {
             name = "egr/bcopy";
         }
+    /* the rows of the rendezvous tables: how the data moves */
+    } else if (strstr(d, "read from remote")) {
+        name = "rndv/get";
+    } else if (strstr(d, "write to remote")) {
+        name = "rndv/put";
+    } else if (strstr(d, "fragmented copy-in copy-out")) {
+        name = "rndv/am";
+    } else if (!strcasecmp(d, "no data fetch")) {
+        name = "none";
     } else {
         name = "?";
     }
@@ -178,12 +187,23 @@ static int psel_cmp_v2_row(const char *text, psel_cmp_row_t *row)
         return 0;
     }
     p = field[0];
-    if (!psel_cmp_size(&p, &row->start) || strncmp(p, "..", 2)) {
+    if (!psel_cmp_size(&p, &row->start)) {
         return 0;
     }
-    p += 2;
-    if (!psel_cmp_size(&p, &row->end)) {
-        return 0;
+    if (strncmp(p, "..", 2)) {
+        /* one size, "| 0 | no data fetch |" */
+        while (isspace((unsigned char)*p)) {
+            ++p;
+        }
+        if (*p != '\0') {
+            return 0;
+        }
+        row->end = row->start;
+    } else {
+        p += 2;
+        if (!psel_cmp_size(&p, &row->end)) {
+            return 0;
+        }
     }
     ucs_strncpy_zero(row->desc, ucs_strtrim(field[1]), sizeof(row->desc));
     ucs_strncpy_zero(row->lanes, ucs_strtrim(field[2]), sizeof(row->lanes));
@@ -368,3 +388,86 @@ int psel_ucx_table_read(FILE *f, const char *path, psel_cmp_ucx_t *ucx)
 }
 
 
+
+
+/* The title marker of each kind of table (UCX 1.13 to 1.20) */
+static const char *psel_ucx_table_titles[PSEL_UCX_TABLE_LAST] = {
+    [PSEL_UCX_TABLE_TAG_SEND]       = "by ucp_tag_send*() ",
+    [PSEL_UCX_TABLE_TAG_SEND_MULTI] = "by ucp_tag_send*(multi) ",
+    [PSEL_UCX_TABLE_RNDV_FETCH]     = "rendezvous data fetch() ",
+    [PSEL_UCX_TABLE_RNDV_SEND]      = "rendezvous data send() "
+};
+
+int psel_ucx_table_read_kind(FILE *f, const char *path,
+                             psel_ucx_table_kind_t kind, psel_cmp_ucx_t *ucx)
+{
+    psel_cmp_ucx_t *cur;
+    char *line = NULL, *text;
+    int in_table = 0, found = 0;
+    size_t cap = 0;
+    unsigned i;
+
+    cur = calloc(1, sizeof(*cur));
+    if (cur == NULL) {
+        return -1;
+    }
+    while (getline(&line, &cap, f) >= 0) {
+        line[strcspn(line, "\r\n")] = '\0';
+        text = psel_cmp_strip(line);
+        if ((*text == '|') && (strstr(text, " host memory") != NULL) &&
+            (strstr(text, psel_ucx_table_titles[kind]) != NULL)) {
+            memset(cur, 0, sizeof(*cur));
+            cur->version  = 2;
+            cur->locality = -1;
+            cur->mem_type = UCS_MEMORY_TYPE_HOST;
+            ucs_strncpy_zero(cur->title, ucs_strtrim(strchr(text + 1, '|') +
+                                                     1), sizeof(cur->title));
+            cur->title[strcspn(cur->title, "|")] = '\0';
+            ucs_strtrim(cur->title);
+            in_table = 1;
+            continue;
+        }
+        if (!in_table) {
+            continue;
+        }
+        if (*text == '+') {
+            if (cur->num_rows > 0) {
+                in_table = 0; /* the border after the rows: complete */
+            }
+        } else if ((cur->num_rows < PSEL_CMP_MAX_ROWS) &&
+                   psel_cmp_v2_row(text, &cur->rows[cur->num_rows])) {
+            psel_ucx_table_add_lanes(cur, cur->rows[cur->num_rows].lanes);
+            ++cur->num_rows;
+            continue;
+        } else {
+            in_table = 0;
+        }
+        if (in_table || (cur->num_rows == 0)) {
+            continue;
+        }
+        /* a table ends: keep it if its rows cover 0..inf, one after the
+         * other (the last such table: the endpoint's final configuration) */
+        for (i = 0; i < cur->num_rows; ++i) {
+            if ((cur->rows[i].start !=
+                 ((i == 0) ? 0 : cur->rows[i - 1].end + 1)) ||
+                (cur->rows[i].end < cur->rows[i].start) ||
+                ((cur->rows[i].end == SIZE_MAX) && (i + 1 < cur->num_rows))) {
+                break;
+            }
+        }
+        if ((i == cur->num_rows) &&
+            (cur->rows[cur->num_rows - 1].end == SIZE_MAX)) {
+            *ucx  = *cur;
+            found = 1;
+        }
+        cur->num_rows = 0;
+    }
+    free(line);
+    free(cur);
+    if (!found) {
+        ucs_debug("%s: no complete '%s' table", path,
+                  psel_ucx_table_titles[kind]);
+        return -1;
+    }
+    return 0;
+}

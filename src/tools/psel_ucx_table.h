@@ -57,6 +57,31 @@ typedef struct psel_cmp_ucx {
  */
 int psel_ucx_table_read(FILE *stream, const char *name, psel_cmp_ucx_t *ucx);
 
+/** The tables of UCX_PROTO_INFO=y that psel_ucx_table_read_kind() reads */
+typedef enum {
+    PSEL_UCX_TABLE_TAG_SEND,        /**< "ucp_tag_send*()": a single send */
+    PSEL_UCX_TABLE_TAG_SEND_MULTI,  /**< "ucp_tag_send*(multi)": streaming */
+    PSEL_UCX_TABLE_RNDV_FETCH,      /**< "rendezvous data fetch()": the
+                                         receiver's choice (get, or an RTR) */
+    PSEL_UCX_TABLE_RNDV_SEND,       /**< "rendezvous data send()": the
+                                         sender's after an RTR (put, am) */
+    PSEL_UCX_TABLE_LAST
+} psel_ucx_table_kind_t;
+
+
+/**
+ * Read the last complete table of @a kind for host memory that UCX printed
+ * (UCX_PROTO_INFO=y, with or without its log prefix): rows cover 0..inf
+ * one after the other; a row of one size ("0") is that size alone. Rows of
+ * the rendezvous tables are named by how the data moves (rndv/get,
+ * rndv/put, rndv/am, "none" for no data).
+ *
+ * @return 0, or -1 when @a f holds no such table (a debug message).
+ */
+int psel_ucx_table_read_kind(FILE *f, const char *path,
+                             psel_ucx_table_kind_t kind, psel_cmp_ucx_t *ucx);
+
+
 /**
  * Add the "tl/dev" names found in a lanes cell ("cma/memory 32% +
  * rc_mlx5/mlx5_0:1 68%", "rc_mlx5/mlx5_bond_1:1 7% on path0, ...", v1's

@@ -129,34 +129,100 @@ void psel_calib_cleanup(psel_calib_t *calib)
 /* Lines and points */
 
 static psel_calib_line_t *
-psel_calib_lookup(const psel_calib_t *calib, const char *proto,
-                  const char *lanes, ucs_memory_type_t mem_type)
+psel_calib_lookup(const psel_calib_t *calib, psel_calib_via_t via,
+                  const char *proto, const char *lanes,
+                  ucs_memory_type_t mem_type)
 {
     psel_calib_line_t *line;
     unsigned i;
 
     for (i = 0; i < calib->num_lines; ++i) {
         line = &calib->lines[i];
-        if ((line->mem_type == mem_type) && !strcmp(line->proto, proto) &&
-            !strcmp(line->lanes, lanes)) {
+        if ((line->via == via) && (line->mem_type == mem_type) &&
+            !strcmp(line->proto, proto) && !strcmp(line->lanes, lanes)) {
             return line;
         }
     }
     return NULL;
 }
 
+const psel_calib_line_t *psel_calib_find_via(const psel_calib_t *calib,
+                                             psel_calib_via_t via,
+                                             const char *proto,
+                                             const char *lanes,
+                                             ucs_memory_type_t mem_type)
+{
+    return psel_calib_lookup(calib, via, proto, lanes, mem_type);
+}
+
 const psel_calib_line_t *psel_calib_find(const psel_calib_t *calib,
                                          const char *proto, const char *lanes,
                                          ucs_memory_type_t mem_type)
 {
-    return psel_calib_lookup(calib, proto, lanes, mem_type);
+    return psel_calib_lookup(calib, PSEL_CALIB_VIA_PROTOSEL, proto, lanes,
+                             mem_type);
+}
+
+ucs_status_t psel_calib_copy_via(psel_calib_t *dst, const psel_calib_t *src,
+                                 psel_calib_via_t via)
+{
+    const psel_calib_line_t *from;
+    psel_calib_line_t *to;
+    ucs_status_t status;
+    unsigned i, j;
+
+    for (i = 0; i < src->num_lines; ++i) {
+        from = &src->lines[i];
+        if (from->via != via) {
+            continue;
+        }
+        to = psel_calib_line_add(dst, via, from->proto, from->lanes,
+                                 from->mem_type);
+        if (to == NULL) {
+            return UCS_ERR_EXCEEDS_LIMIT;
+        }
+        free(to->points);
+        to->points      = NULL;
+        to->num_points  = 0;
+        to->unsupported = from->unsupported;
+        to->num_ranges  = from->num_ranges;
+        memcpy(to->ranges, from->ranges, sizeof(to->ranges));
+        for (j = 0; j < from->num_points; ++j) {
+            status = psel_calib_line_add_point(to, from->points[j].size,
+                                               from->points[j].time[PSEL_PERF_SINGLE],
+                                               from->points[j].time[PSEL_PERF_MULTI]);
+            if (status != UCS_OK) {
+                return status;
+            }
+        }
+    }
+    return UCS_OK;
+}
+
+const char *psel_calib_via_name(psel_calib_via_t via)
+{
+    return (via == PSEL_CALIB_VIA_UCP) ? "UCP" : "protosel";
+}
+
+int psel_calib_has_via(const psel_calib_t *calib, psel_calib_via_t via)
+{
+    unsigned i;
+
+    for (i = 0; i < calib->num_lines; ++i) {
+        if (calib->lines[i].via == via) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 psel_calib_line_t *
-psel_calib_line_add(psel_calib_t *calib, const char *proto, const char *lanes,
+psel_calib_line_add(psel_calib_t *calib, psel_calib_via_t via,
+                    const char *proto, const char *lanes,
                     ucs_memory_type_t mem_type)
 {
-    psel_calib_line_t *line = psel_calib_lookup(calib, proto, lanes, mem_type);
+    psel_calib_line_t *line = psel_calib_lookup(calib, via, proto, lanes,
+                                                mem_type);
 
     if (line != NULL) {
         return line;
@@ -174,6 +240,7 @@ psel_calib_line_add(psel_calib_t *calib, const char *proto, const char *lanes,
 
     line = &calib->lines[calib->num_lines++];
     memset(line, 0, sizeof(*line));
+    line->via = via;
     ucs_strncpy_zero(line->proto, proto, sizeof(line->proto));
     ucs_strncpy_zero(line->lanes, lanes, sizeof(line->lanes));
     line->mem_type = mem_type;
@@ -184,15 +251,26 @@ psel_calib_line_t *psel_calib_line_get(psel_calib_t *calib, const char *proto,
                                        const char *lanes,
                                        ucs_memory_type_t mem_type)
 {
+    return psel_calib_line_get_via(calib, PSEL_CALIB_VIA_PROTOSEL, proto,
+                                   lanes, mem_type);
+}
+
+psel_calib_line_t *psel_calib_line_get_via(psel_calib_t *calib,
+                                           psel_calib_via_t via,
+                                           const char *proto,
+                                           const char *lanes,
+                                           ucs_memory_type_t mem_type)
+{
     psel_calib_line_t *line;
 
-    if (!psel_calib_names_ok(proto, lanes, mem_type)) {
+    if ((via >= PSEL_CALIB_VIA_LAST) ||
+        !psel_calib_names_ok(proto, lanes, mem_type)) {
         ucs_error("calibration line '%s' '%s' memory type %d: names must be "
                   "non-empty printable tokens without '#' and fit",
                   proto, lanes, mem_type);
         return NULL;
     }
-    line = psel_calib_line_add(calib, proto, lanes, mem_type);
+    line = psel_calib_line_add(calib, via, proto, lanes, mem_type);
     if (line == NULL) {
         ucs_error("calibration line %s %s %s: no room (%u lines at most)",
                   proto, lanes, ucs_memory_type_names[mem_type],

@@ -24,9 +24,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define PSEL_CALIB_FORMAT_VERSION 3    /**< Written on line 2; 1 to 3 are read
+#define PSEL_CALIB_FORMAT_VERSION 4    /**< Written on line 2; 1 to 4 are read
                                             (2 added noise and rail lines, 3
-                                            the rail's peer and B/s) */
+                                            the rail's peer and B/s, 4 the
+                                            lines measured through UCP) */
 #define PSEL_CALIB_PROTO_MAX      32   /**< Bytes of a protocol name, with NUL */
 #define PSEL_CALIB_MAX_LINES      512  /**< Lines (proto, lanes, memtype) per calibration */
 #define PSEL_CALIB_MAX_POINTS     4096 /**< Points per line */
@@ -49,9 +50,30 @@ typedef struct psel_calib_point {
 } psel_calib_point_t;
 
 
+/** The data path a line was measured through. */
+typedef enum {
+    PSEL_CALIB_VIA_PROTOSEL, /**< protosel's own (psel_calibrate): the lines
+                                  protosel's data path selects on */
+    PSEL_CALIB_VIA_UCP,      /**< stock UCP's protocol of that name
+                                  (psel_calibrate --ucp): the lines
+                                  libprotosel_ucx.so puts into UCP */
+    PSEL_CALIB_VIA_LAST
+} psel_calib_via_t;
+
+
 /** Measurements and fitted costs of one protocol over one lane set. */
 typedef struct psel_calib_line {
-    char               proto[PSEL_CALIB_PROTO_MAX];  /**< "egr/bcopy" */
+    psel_calib_via_t   via;                          /**< Data path measured */
+    int                unsupported;                  /**< PSEL_CALIB_VIA_UCP:
+                                                          UCP ran another
+                                                          protocol when this
+                                                          one was forced (no
+                                                          ranges, no points) */
+    char               proto[PSEL_CALIB_PROTO_MAX];  /**< protosel's name,
+                                                          "egr/bcopy" (UCP's
+                                                          egr/single/bcopy and
+                                                          egr/multi/bcopy are
+                                                          one line) */
     char               lanes[PSEL_PROTO_DESC_MAX];   /**< "tcp/lo", "tcp/a+tcp/b" */
     ucs_memory_type_t  mem_type;                     /**< Buffer memory type */
     unsigned           num_ranges;                   /**< 0 until fitted */
@@ -158,6 +180,16 @@ void psel_calib_cleanup(psel_calib_t *calib);
 psel_calib_line_t *psel_calib_line_get(psel_calib_t *calib, const char *proto,
                                        const char *lanes,
                                        ucs_memory_type_t mem_type);
+
+
+/**
+ * psel_calib_line_get() of a line measured through @a via.
+ */
+psel_calib_line_t *psel_calib_line_get_via(psel_calib_t *calib,
+                                           psel_calib_via_t via,
+                                           const char *proto,
+                                           const char *lanes,
+                                           ucs_memory_type_t mem_type);
 
 
 /**
@@ -442,13 +474,46 @@ int psel_calib_rail_measured(void *calib, const char *lane,
 
 
 /**
- * Find a line.
+ * Find a line measured through protosel's data path.
  *
  * @return The line, or NULL if there is none.
  */
 const psel_calib_line_t *psel_calib_find(const psel_calib_t *calib,
                                          const char *proto, const char *lanes,
                                          ucs_memory_type_t mem_type);
+
+
+/**
+ * Find a line measured through @a via.
+ *
+ * @return The line, or NULL if there is none.
+ */
+const psel_calib_line_t *psel_calib_find_via(const psel_calib_t *calib,
+                                             psel_calib_via_t via,
+                                             const char *proto,
+                                             const char *lanes,
+                                             ucs_memory_type_t mem_type);
+
+
+/**
+ * Copy the lines of @a src measured through @a via into @a dst (replacing
+ * @a dst's lines of the same key), with their ranges, points and the
+ * unsupported mark: psel_calibrate keeps the lines of the other data path
+ * of the file it rewrites.
+ *
+ * @return UCS_OK; UCS_ERR_NO_MEMORY or UCS_ERR_EXCEEDS_LIMIT (too many
+ *         lines or points).
+ */
+ucs_status_t psel_calib_copy_via(psel_calib_t *dst, const psel_calib_t *src,
+                                 psel_calib_via_t via);
+
+
+/** Name of @a via in messages and dumps: "protosel", "UCP". */
+const char *psel_calib_via_name(psel_calib_via_t via);
+
+
+/** Does @a calib hold lines measured through @a via (fitted or refused)? */
+int psel_calib_has_via(const psel_calib_t *calib, psel_calib_via_t via);
 
 
 /**
@@ -470,6 +535,31 @@ const psel_calib_line_t *psel_calib_find(const psel_calib_t *calib,
 int psel_calib_apply(const psel_calib_t *calib, const char *proto,
                      const char *lanes, ucs_memory_type_t mem_type,
                      psel_proto_caps_t *caps);
+
+
+/** What psel_calib_apply_for_ucp() did. */
+typedef enum {
+    PSEL_CALIB_APPLIED_NONE,        /**< No measured line: caps untouched */
+    PSEL_CALIB_APPLIED_UCP,         /**< The line measured through UCP */
+    PSEL_CALIB_APPLIED_PROTOSEL,    /**< No UCP line: protosel's line */
+    PSEL_CALIB_APPLIED_UNSUPPORTED  /**< UCP ran another protocol when this
+                                         one was forced: caps untouched, the
+                                         protocol is not UCP's to run here */
+} psel_calib_applied_t;
+
+
+/**
+ * For a selection that stock UCP runs (libprotosel_ucx.so, psel_info
+ * --ucx-env): the line measured through UCP (psel_calibrate --ucp) if there
+ * is one, else protosel's, as psel_calib_apply().
+ *
+ * @return What was applied.
+ */
+psel_calib_applied_t psel_calib_apply_for_ucp(const psel_calib_t *calib,
+                                              const char *proto,
+                                              const char *lanes,
+                                              ucs_memory_type_t mem_type,
+                                              psel_proto_caps_t *caps);
 
 
 /**

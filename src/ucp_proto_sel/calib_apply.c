@@ -57,12 +57,10 @@ psel_calib_match_t psel_calib_check(const psel_calib_t *calib, char *why,
     return psel_calib_check_host(calib, hostname, machine_id, why, max);
 }
 
-int psel_calib_apply(const psel_calib_t *calib, const char *proto,
-                     const char *lanes, ucs_memory_type_t mem_type,
-                     psel_proto_caps_t *caps)
+/* Replace @a caps' ranges by @a line's fitted ones (psel_calib_apply) */
+static int psel_calib_apply_line(const psel_calib_line_t *line,
+                                 psel_proto_caps_t *caps)
 {
-    const psel_calib_line_t *line = psel_calib_find(calib, proto, lanes,
-                                                    mem_type);
     psel_perf_range_t ranges[PSEL_PROTO_MAX_RANGES];
     unsigned r, n = 0;
     size_t largest;
@@ -87,6 +85,35 @@ int psel_calib_apply(const psel_calib_t *calib, const char *proto,
     memcpy(caps->ranges, ranges, n * sizeof(*ranges));
     caps->num_ranges = n;
     return 1;
+}
+
+int psel_calib_apply(const psel_calib_t *calib, const char *proto,
+                     const char *lanes, ucs_memory_type_t mem_type,
+                     psel_proto_caps_t *caps)
+{
+    return psel_calib_apply_line(psel_calib_find(calib, proto, lanes,
+                                                 mem_type), caps);
+}
+
+psel_calib_applied_t psel_calib_apply_for_ucp(const psel_calib_t *calib,
+                                              const char *proto,
+                                              const char *lanes,
+                                              ucs_memory_type_t mem_type,
+                                              psel_proto_caps_t *caps)
+{
+    const psel_calib_line_t *line = psel_calib_find_via(calib,
+                                                        PSEL_CALIB_VIA_UCP,
+                                                        proto, lanes,
+                                                        mem_type);
+
+    if ((line != NULL) && line->unsupported) {
+        return PSEL_CALIB_APPLIED_UNSUPPORTED;
+    }
+    if (psel_calib_apply_line(line, caps)) {
+        return PSEL_CALIB_APPLIED_UCP;
+    }
+    return psel_calib_apply(calib, proto, lanes, mem_type, caps) ?
+           PSEL_CALIB_APPLIED_PROTOSEL : PSEL_CALIB_APPLIED_NONE;
 }
 
 ucs_status_t psel_calib_default_path(char *path, size_t max)

@@ -102,23 +102,47 @@ static void psel_calib_append_size(ucs_string_buffer_t *strb, size_t size)
     }
 }
 
+/* The record keywords of a line's data path (README.md) */
+static const char *psel_calib_keyword(psel_calib_via_t via, const char *what)
+{
+    static const char *names[PSEL_CALIB_VIA_LAST][3] = {
+        [PSEL_CALIB_VIA_PROTOSEL] = {"range", "point", NULL},
+        [PSEL_CALIB_VIA_UCP]      = {"ucp-range", "ucp-point",
+                                     "ucp-unsupported"}
+    };
+
+    return names[via][(what[0] == 'r') ? 0 : (what[0] == 'p') ? 1 : 2];
+}
+
 static ucs_status_t psel_calib_write_line(const psel_calib_line_t *line,
                                           ucs_string_buffer_t *strb)
 {
-    const char *mem_name;
+    const char *mem_name, *range_kw, *point_kw;
     const psel_perf_range_t *range;
     double value;
     unsigned r, t, i;
 
     if (!psel_calib_names_ok(line->proto, line->lanes, line->mem_type) ||
-        (line->num_ranges > PSEL_PROTO_MAX_RANGES)) {
-        ucs_error("calibration line '%.*s' '%.*s': bad names, memory type or "
-                  "%u ranges", PSEL_CALIB_PROTO_MAX, line->proto,
+        (line->via >= PSEL_CALIB_VIA_LAST) ||
+        (line->num_ranges > PSEL_PROTO_MAX_RANGES) ||
+        (line->unsupported && ((line->via != PSEL_CALIB_VIA_UCP) ||
+                               (line->num_ranges > 0) ||
+                               (line->num_points > 0)))) {
+        ucs_error("calibration line '%.*s' '%.*s': bad names, memory type, "
+                  "data path or %u ranges", PSEL_CALIB_PROTO_MAX, line->proto,
                   PSEL_PROTO_DESC_MAX, line->lanes, line->num_ranges);
         return UCS_ERR_INVALID_PARAM;
     }
     mem_name = ucs_memory_type_names[line->mem_type];
+    range_kw = psel_calib_keyword(line->via, "range");
+    point_kw = psel_calib_keyword(line->via, "point");
 
+    if (line->unsupported) {
+        ucs_string_buffer_appendf(strb, "\n%s %s %s %s\n",
+                                  psel_calib_keyword(line->via, "unsupported"),
+                                  line->proto, line->lanes, mem_name);
+        return UCS_OK;
+    }
     if ((line->num_ranges == 0) && (line->num_points == 0)) {
         return UCS_OK;
     }
@@ -133,7 +157,7 @@ static ucs_status_t psel_calib_write_line(const psel_calib_line_t *line,
                       line->proto, line->lanes, mem_name, r, range->max_length);
             return UCS_ERR_INVALID_PARAM;
         }
-        ucs_string_buffer_appendf(strb, "range %s %s %s", line->proto,
+        ucs_string_buffer_appendf(strb, "%s %s %s %s", range_kw, line->proto,
                                   line->lanes, mem_name);
         psel_calib_append_size(strb, range->max_length);
         for (t = 0; t < PSEL_PERF_LAST; ++t) {
@@ -157,8 +181,9 @@ static ucs_status_t psel_calib_write_line(const psel_calib_line_t *line,
                       line->points[i].size);
             return UCS_ERR_INVALID_PARAM;
         }
-        ucs_string_buffer_appendf(strb, "point %s %s %s %zu", line->proto,
-                                  line->lanes, mem_name, line->points[i].size);
+        ucs_string_buffer_appendf(strb, "%s %s %s %s %zu", point_kw,
+                                  line->proto, line->lanes, mem_name,
+                                  line->points[i].size);
         for (t = 0; t < PSEL_PERF_LAST; ++t) {
             value = line->points[i].time[t];
             if (isnan(value)) {
@@ -280,6 +305,13 @@ ucs_status_t psel_calib_write(const psel_calib_t *calib, FILE *stream)
             "<multi m [ns/KB]>\n"
             "# point <proto> <lanes> <memtype> <size> <single [ns]|-> "
             "<multi [ns]|->\n");
+    if (psel_calib_has_via(calib, PSEL_CALIB_VIA_UCP)) {
+        ucs_string_buffer_appendf(&strb,
+            "# ucp-range, ucp-point: the same, measured through stock UCP's "
+            "protocols (psel_calibrate --ucp)\n"
+            "# ucp-unsupported <proto> <lanes> <memtype>: UCP ran another "
+            "protocol when this one was forced\n");
+    }
 
     for (i = 0; i < calib->num_rails; ++i) {
         status = psel_calib_write_rail(&calib->rails[i], &strb);
@@ -763,8 +795,9 @@ static ucs_status_t psel_calib_parse_header_done(psel_calib_parser_t *p,
     return UCS_OK;
 }
 
-/* The line a range or point belongs to: tokens[1..3] */
+/* The line a record of @a via belongs to: tokens[1..3] */
 static psel_calib_line_t *psel_calib_parse_line_of(psel_calib_parser_t *p,
+                                                   psel_calib_via_t via,
                                                    char **tokens)
 {
     char proto[PSEL_CALIB_PROTO_MAX], lanes[PSEL_PROTO_DESC_MAX];
@@ -788,15 +821,22 @@ static psel_calib_line_t *psel_calib_parse_line_of(psel_calib_parser_t *p,
         return NULL;
     }
 
-    line = psel_calib_line_add(&p->calib, proto, lanes, mem_type);
+    line = psel_calib_line_add(&p->calib, via, proto, lanes, mem_type);
     if (line == NULL) {
         psel_calib_parse_error(p, "%s %s %s: more than %u lines, or no memory",
                                proto, lanes, tokens[3], PSEL_CALIB_MAX_LINES);
+    } else if (line->unsupported) {
+        psel_calib_parse_error(p, "%s %s %s %s: the line is marked "
+                               "ucp-unsupported (line %u)", tokens[0], proto,
+                               lanes, tokens[3],
+                               p->range_line[line - p->calib.lines]);
+        line = NULL;
     }
     return line;
 }
 
 static ucs_status_t psel_calib_parse_range(psel_calib_parser_t *p,
+                                           psel_calib_via_t via,
                                            char **tokens, unsigned count)
 {
     static const char *fields[] = {"single c", "single m", "multi c",
@@ -808,12 +848,12 @@ static ucs_status_t psel_calib_parse_range(psel_calib_parser_t *p,
     unsigned i;
 
     if (count != 9) {
-        psel_calib_parse_error(p, "range: expected 8 fields (proto lanes "
+        psel_calib_parse_error(p, "%s: expected 8 fields (proto lanes "
                                "memtype max_length single_c single_m multi_c "
-                               "multi_m), got %u", count - 1);
+                               "multi_m), got %u", tokens[0], count - 1);
         return UCS_ERR_INVALID_PARAM;
     }
-    line = psel_calib_parse_line_of(p, tokens);
+    line = psel_calib_parse_line_of(p, via, tokens);
     if (line == NULL) {
         return UCS_ERR_INVALID_PARAM;
     }
@@ -829,9 +869,9 @@ static ucs_status_t psel_calib_parse_range(psel_calib_parser_t *p,
     }
 
     if (line->num_ranges >= PSEL_PROTO_MAX_RANGES) {
-        psel_calib_parse_error(p, "range: more than %d ranges for %s %s %s",
-                               PSEL_PROTO_MAX_RANGES, tokens[1], tokens[2],
-                               tokens[3]);
+        psel_calib_parse_error(p, "%s: more than %d ranges for %s %s %s",
+                               tokens[0], PSEL_PROTO_MAX_RANGES, tokens[1],
+                               tokens[2], tokens[3]);
         return UCS_ERR_INVALID_PARAM;
     }
     if ((line->num_ranges > 0) &&
@@ -855,6 +895,7 @@ static ucs_status_t psel_calib_parse_range(psel_calib_parser_t *p,
 }
 
 static ucs_status_t psel_calib_parse_point(psel_calib_parser_t *p,
+                                           psel_calib_via_t via,
                                            char **tokens, unsigned count)
 {
     psel_calib_line_t *line;
@@ -864,12 +905,12 @@ static ucs_status_t psel_calib_parse_point(psel_calib_parser_t *p,
     unsigned idx;
 
     if (count != 7) {
-        psel_calib_parse_error(p, "point: expected 6 fields (proto lanes "
+        psel_calib_parse_error(p, "%s: expected 6 fields (proto lanes "
                                "memtype size single multi), got %u",
-                               count - 1);
+                               tokens[0], count - 1);
         return UCS_ERR_INVALID_PARAM;
     }
-    line = psel_calib_parse_line_of(p, tokens);
+    line = psel_calib_parse_line_of(p, via, tokens);
     if ((line == NULL) ||
         (psel_calib_parse_size(p, "size", tokens[4], 0, &size) != UCS_OK) ||
         (psel_calib_parse_value(p, "single", tokens[5], 1, &single) != UCS_OK) ||
@@ -885,7 +926,8 @@ static ucs_status_t psel_calib_parse_point(psel_calib_parser_t *p,
     status = psel_calib_line_add_point(line, size, single / PSEL_CALIB_NS,
                                        multi / PSEL_CALIB_NS);
     if (status != UCS_OK) {
-        psel_calib_parse_error(p, "point: cannot add (%s, at most %u points)",
+        psel_calib_parse_error(p, "%s: cannot add (%s, at most %u points)",
+                               tokens[0],
                                ucs_status_string(status),
                                PSEL_CALIB_MAX_POINTS);
         return (status == UCS_ERR_NO_MEMORY) ? status : UCS_ERR_INVALID_PARAM;
@@ -893,12 +935,42 @@ static ucs_status_t psel_calib_parse_point(psel_calib_parser_t *p,
     return UCS_OK;
 }
 
+/* ucp-unsupported <proto> <lanes> <memtype> */
+static ucs_status_t psel_calib_parse_unsupported(psel_calib_parser_t *p,
+                                                 psel_calib_via_t via,
+                                                 char **tokens, unsigned count)
+{
+    psel_calib_line_t *line;
+
+    if (count != 4) {
+        psel_calib_parse_error(p, "%s: expected 3 fields (proto lanes "
+                               "memtype), got %u", tokens[0], count - 1);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    line = psel_calib_parse_line_of(p, via, tokens);
+    if (line == NULL) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((line->num_ranges > 0) || (line->num_points > 0)) {
+        psel_calib_parse_error(p, "%s %s %s %s: the line has measured ranges "
+                               "or points already", tokens[0], tokens[1],
+                               tokens[2], tokens[3]);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    line->unsupported                    = 1;
+    p->range_line[line - p->calib.lines] = p->line_no;
+    return UCS_OK;
+}
+
 /* One line of text, NUL-terminated, without its '\n' */
 static ucs_status_t psel_calib_parse_text_line(psel_calib_parser_t *p,
                                                char *text)
 {
+    static const char *kinds[] = {"range", "point", "unsupported"};
     char *tokens[PSEL_CALIB_MAX_TOKENS], *save, *token;
-    unsigned count = 0;
+    const char *keyword;
+    psel_calib_via_t via;
+    unsigned count = 0, kind = 0;
     int hdr;
 
     p->line_text = text;
@@ -935,9 +1007,23 @@ static ucs_status_t psel_calib_parse_text_line(psel_calib_parser_t *p,
         }
     }
 
-    if (strcmp(tokens[0], "range") && strcmp(tokens[0], "point") &&
-        strcmp(tokens[0], "rail")) {
+    for (via = 0; via < PSEL_CALIB_VIA_LAST; ++via) {
+        for (kind = 0; kind < 3; ++kind) {
+            keyword = psel_calib_keyword(via, kinds[kind]);
+            if ((keyword != NULL) && !strcmp(tokens[0], keyword)) {
+                goto found;
+            }
+        }
+    }
+    if (strcmp(tokens[0], "rail")) {
         psel_calib_parse_error(p, "unknown keyword '%s'", tokens[0]);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+found:
+    if ((via == PSEL_CALIB_VIA_UCP) && (p->version < 4)) {
+        psel_calib_parse_error(p, "%s: a record of format version 4, in a "
+                               "file of version %u", tokens[0], p->version);
         return UCS_ERR_INVALID_PARAM;
     }
     if (!p->in_data) {
@@ -948,11 +1034,14 @@ static ucs_status_t psel_calib_parse_text_line(psel_calib_parser_t *p,
         }
         p->in_data = 1;
     }
-    if (!strcmp(tokens[0], "rail")) {
+    if (via == PSEL_CALIB_VIA_LAST) {
         return psel_calib_parse_rail(p, tokens, count);
     }
-    return (tokens[0][0] == 'r') ? psel_calib_parse_range(p, tokens, count) :
-                                   psel_calib_parse_point(p, tokens, count);
+    switch (kind) {
+    case 0:  return psel_calib_parse_range(p, via, tokens, count);
+    case 1:  return psel_calib_parse_point(p, via, tokens, count);
+    default: return psel_calib_parse_unsupported(p, via, tokens, count);
+    }
 }
 
 /* At the end: every line's ranges end at inf */

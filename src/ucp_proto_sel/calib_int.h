@@ -45,8 +45,10 @@ psel_calib_match_t psel_calib_check_host(const psel_calib_t *calib,
                                          size_t max);
 
 
-/** Find a line, or add an empty one, without messages (names checked). */
-psel_calib_line_t *psel_calib_line_add(psel_calib_t *calib, const char *proto,
+/** Find a line, or add an empty one, without messages (names not
+ *  checked). */
+psel_calib_line_t *psel_calib_line_add(psel_calib_t *calib,
+                                       psel_calib_via_t via, const char *proto,
                                        const char *lanes,
                                        ucs_memory_type_t mem_type);
 

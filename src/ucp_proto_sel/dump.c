@@ -474,24 +474,35 @@ psel_select_dump_cost_source_in_c_locale(FILE *stream,
                                          const psel_select_table_t *table)
 {
     UCS_STRING_BUFFER_ONSTACK(strb, 512);
-    unsigned i, measured = 0, applicable = 0;
+    unsigned i, measured = 0, applicable = 0, pass, count;
 
     if (select->calib == NULL) {
         return;
     }
     ucs_string_buffer_appendf(&strb, "# cost lines: ");
     psel_calib_origin_str(select->calib, &strb);
-    for (i = 0; i < table->num_protos; ++i) {
-        if (table->status[i] != UCS_OK) {
-            continue;
-        }
-        ++applicable;
-        if (table->caps[i].flags & PSEL_PROTO_CAP_CALIBRATED) {
-            ucs_string_buffer_appendf(&strb, "%s %s",
-                                      (measured == 0) ? " for" : "",
-                                      select->protos[i]->name);
+    /* for UCP: the lines measured through UCP, then protosel's */
+    for (pass = select->calib_for_ucp ? 0 : 1; pass < 2; ++pass) {
+        for (i = 0, count = 0; i < table->num_protos; ++i) {
+            if ((table->status[i] != UCS_OK) ||
+                !(table->caps[i].flags & PSEL_PROTO_CAP_CALIBRATED) ||
+                (!!(table->caps[i].flags & PSEL_SELECT_CAP_MEASURED_UCP) ==
+                 pass)) {
+                continue;
+            }
+            if ((count++ == 0) && select->calib_for_ucp) {
+                ucs_string_buffer_appendf(&strb, "%s through %s for",
+                                          (measured == 0) ? "," : ";",
+                                          (pass == 0) ? "UCP" : "protosel");
+            } else if ((count == 1) && (measured == 0)) {
+                ucs_string_buffer_appendf(&strb, " for");
+            }
+            ucs_string_buffer_appendf(&strb, " %s", select->protos[i]->name);
             ++measured;
         }
+    }
+    for (i = 0; i < table->num_protos; ++i) {
+        applicable += (table->status[i] == UCS_OK);
     }
     if (measured == 0) {
         ucs_string_buffer_appendf(&strb, ", none for these lanes; advertised "

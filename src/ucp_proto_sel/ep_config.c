@@ -90,7 +90,8 @@ ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
     if (status != UCS_OK) {
         return status;
     }
-    ep->select.calib = params->calib;
+    ep->select.calib         = params->calib;
+    ep->select.calib_for_ucp = params->calib_for_ucp;
     for (op = 0; op < PSEL_OP_LAST; ++op) {
         if (!(ep->op_mask & UCS_BIT(op))) {
             continue;

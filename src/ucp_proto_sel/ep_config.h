@@ -38,6 +38,10 @@ typedef struct psel_ep_params {
     const psel_config_t         *config;   /**< Settings */
     const struct psel_calib     *calib;    /**< Measured cost lines, or
                                                 NULL (calib.h) */
+    int                          calib_for_ucp; /**< The selection is for
+                                                stock UCP: lines measured
+                                                through UCP first
+                                                (psel_select_t) */
     size_t                       num_eps;  /**< Endpoints per process the
                                                 lanes are selected for
                                                 (psel_config_num_eps());

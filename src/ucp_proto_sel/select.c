@@ -539,6 +539,43 @@ static ucs_status_t psel_select_check_caps(const psel_proto_t *proto,
     return UCS_OK;
 }
 
+/* Measured lines in place of @a caps' own (select->calib), flagged: UCS_OK,
+ * or UCS_ERR_UNSUPPORTED (the reason in caps->desc) when the table is for
+ * stock UCP and UCP ran another protocol when this one was forced */
+static ucs_status_t psel_select_calib_apply(const psel_select_t *select,
+                                            const psel_proto_t *proto,
+                                            ucs_memory_type_t mem_type,
+                                            psel_proto_caps_t *caps)
+{
+    psel_calib_applied_t applied;
+
+    if (!select->calib_for_ucp) {
+        applied = psel_calib_apply(select->calib, proto->name, caps->lanes,
+                                   mem_type, caps) ?
+                  PSEL_CALIB_APPLIED_PROTOSEL : PSEL_CALIB_APPLIED_NONE;
+    } else {
+        applied = psel_calib_apply_for_ucp(select->calib, proto->name,
+                                           caps->lanes, mem_type, caps);
+    }
+
+    switch (applied) {
+    case PSEL_CALIB_APPLIED_UCP:
+        caps->flags |= PSEL_PROTO_CAP_CALIBRATED | PSEL_SELECT_CAP_MEASURED_UCP;
+        break;
+    case PSEL_CALIB_APPLIED_PROTOSEL:
+        caps->flags |= PSEL_PROTO_CAP_CALIBRATED;
+        break;
+    case PSEL_CALIB_APPLIED_UNSUPPORTED:
+        snprintf(caps->desc, sizeof(caps->desc), "stock UCP ran another "
+                 "protocol when it was forced over these lanes "
+                 "(psel_calibrate --ucp)");
+        return UCS_ERR_UNSUPPORTED;
+    default:
+        break;
+    }
+    return UCS_OK;
+}
+
 static void psel_select_table_free(psel_select_table_t *table)
 {
     free(table->elems);
@@ -590,11 +627,10 @@ psel_select_table_create(const psel_select_t *select,
             /* calibration measures contiguous buffers only */
             if ((table->status[i] == UCS_OK) && (select->calib != NULL) &&
                 (buf_type.dt_class == PSEL_DT_CONTIG) &&
-                (buf_type.sg_count == 1) &&
-                psel_calib_apply(select->calib, proto->name,
-                                 table->caps[i].lanes, buf_type.mem_type,
-                                 &table->caps[i])) {
-                table->caps[i].flags |= PSEL_PROTO_CAP_CALIBRATED;
+                (buf_type.sg_count == 1)) {
+                table->status[i] = psel_select_calib_apply(select, proto,
+                                                           buf_type.mem_type,
+                                                           &table->caps[i]);
             }
             if (table->status[i] == UCS_OK) {
                 table->status[i] = psel_select_check_caps(proto,

@@ -59,6 +59,12 @@ typedef struct psel_select_table {
 } psel_select_table_t;
 
 
+/** A caps flag selection sets beside PSEL_PROTO_CAP_CALIBRATED: the
+ *  measured lines are stock UCP's (select->calib_for_ucp). Above the bits
+ *  of proto.h's PSEL_PROTO_CAP_*, which protocols set. */
+#define PSEL_SELECT_CAP_MEASURED_UCP (1u << 16)
+
+
 /* The key's low byte is the operation, the same for most keys: mix the bits
  * (Wang's hash) rather than hash the key to itself. */
 KHASH_INIT(psel_select_tables, khint32_t, psel_select_table_t*, 1,
@@ -76,6 +82,12 @@ typedef struct psel_select {
     const struct psel_calib   *calib;      /**< Measured cost lines that
                                                 replace the protocols' own
                                                 (calib.h), or NULL */
+    int                        calib_for_ucp; /**< The table is for stock
+                                                UCP (libprotosel_ucx.so,
+                                                --ucx-env): lines measured
+                                                through UCP first, then
+                                                protosel's; protocols UCP
+                                                did not run are out */
     psel_select_table_t       *fast[PSEL_OP_LAST]; /**< Contig host tables */
     khash_t(psel_select_tables) tables;    /**< All tables, by key */
 } psel_select_t;
@@ -88,7 +100,10 @@ typedef struct psel_select {
  * build: a protocol whose (name, lanes, memory type) the calibration has
  * gets the measured ranges in place of its own (psel_calib_apply()), for
  * contiguous buffers only (what psel_calibrate measures); iov and generic
- * datatypes keep the attribute lines.
+ * datatypes keep the attribute lines. With select->calib_for_ucp, the
+ * lines measured through stock UCP come first (psel_calib_apply_for_ucp(),
+ * caps flag PSEL_SELECT_CAP_MEASURED_UCP), and a protocol the calibration
+ * found UCP does not run over its lanes is unsupported.
  *
  * @param [out] select      Selection to initialize.
  * @param [in]  protos      Candidate protocols, in tie-break order.

@@ -49,11 +49,20 @@
 #define PSEL_PT_PENALTY        1.0   /* [s] */
 
 #define PSEL_PT_CACHE_SIZE     32    /* endpoint configurations remembered */
+#define PSEL_PT_RSC_CACHE_SIZE 16    /* resources remembered */
 
 /* Added to a protocol's lines where protosel's table selects another: UCP
  * rounds crossings to the nearest byte and breaks exact ties by protocol
  * id; 1 ps more makes it draw each boundary at protosel's byte */
 #define PSEL_PT_OWN_DELTA      1e-12 /* [s] */
+
+/* Added to the multi-fragment variant of an eager protocol (egr/multi/bcopy
+ * against egr/single/bcopy): both take protosel's one line, and UCP would
+ * give their tie to the lower id, the multi-fragment one, which pays a
+ * fragment header for every message; half the ownership delta keeps the
+ * single-fragment variant where both fit and the protocol's ownership
+ * everywhere */
+#define PSEL_PT_MULTI_FRAG_DELTA 0.5e-12 /* [s] */
 
 /* What a UCP protocol becomes */
 typedef enum {
@@ -71,24 +80,35 @@ static struct psel_pt_proto {
     ucp_operation_id_t     op_id;
     psel_pt_kind_t         kind;
     const char            *psel_name;   /* PSEL_PT_LEAF */
+    double                 extra;       /* [s] added to all its lines */
     ucp_proto_init_func_t  orig_init;   /* set by install */
     const char            *name_ptr;    /* UCP's name string */
 } psel_pt_protos[] = {
-    {"egr/short",        UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/short"},
-    {"egr/single/bcopy", UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/bcopy"},
-    {"egr/multi/bcopy",  UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/bcopy"},
-    {"egr/single/zcopy", UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/zcopy"},
-    {"egr/multi/zcopy",  UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/zcopy"},
-    {"tag/rndv",         UCP_OP_ID_TAG_SEND,  PSEL_PT_RNDV_ALL, NULL},
-    {"rndv/get/zcopy",   UCP_OP_ID_RNDV_RECV, PSEL_PT_LEAF,     "rndv/get"},
-    {"rndv/rtr",         UCP_OP_ID_RNDV_RECV, PSEL_PT_RNDV_RTR, NULL},
-    {"rndv/put/zcopy",   UCP_OP_ID_RNDV_SEND, PSEL_PT_LEAF,     "rndv/put"},
-    {"rndv/am/bcopy",    UCP_OP_ID_RNDV_SEND, PSEL_PT_LEAF,     "rndv/am"}
+    {"egr/short",        UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/short", 0},
+    {"egr/single/bcopy", UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/bcopy", 0},
+    {"egr/multi/bcopy",  UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/bcopy",
+     PSEL_PT_MULTI_FRAG_DELTA},
+    {"egr/single/zcopy", UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/zcopy", 0},
+    {"egr/multi/zcopy",  UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/zcopy",
+     PSEL_PT_MULTI_FRAG_DELTA},
+    {"tag/rndv",         UCP_OP_ID_TAG_SEND,  PSEL_PT_RNDV_ALL, NULL,        0},
+    {"rndv/get/zcopy",   UCP_OP_ID_RNDV_RECV, PSEL_PT_LEAF,     "rndv/get",  0},
+    {"rndv/rtr",         UCP_OP_ID_RNDV_RECV, PSEL_PT_RNDV_RTR, NULL,        0},
+    {"rndv/put/zcopy",   UCP_OP_ID_RNDV_SEND, PSEL_PT_LEAF,     "rndv/put",  0},
+    {"rndv/am/bcopy",    UCP_OP_ID_RNDV_SEND, PSEL_PT_LEAF,     "rndv/am",   0}
 };
 
 /* The rendezvous protocols of each envelope, by protosel name */
 static const char *psel_pt_rndv_all[] = {"rndv/am", "rndv/get", "rndv/put"};
 static const char *psel_pt_rndv_rtr[] = {"rndv/am", "rndv/put"};
+
+/* protosel's view of one of UCP's resources, as an iface had it open */
+typedef struct psel_pt_rsc {
+    ucp_context_h         context;
+    ucp_rsc_index_t       rsc_index;
+    uct_iface_attr_t      attr;
+    psel_resource_t       resource;
+} psel_pt_rsc_t;
 
 /* Protosel's view of one UCP endpoint configuration */
 typedef struct psel_pt_ep {
@@ -117,7 +137,18 @@ static struct {
     unsigned              num_rndv_all;
     const psel_proto_t   *rndv_rtr[2];
     unsigned              num_rndv_rtr;
-    psel_pt_ep_t          cache[PSEL_PT_CACHE_SIZE];
+    /* the last lookup: UCP inits a configuration's protocols one after the
+     * other, so most lookups are of the configuration before */
+    ucp_worker_h          last_worker;
+    ucp_context_h         last_context;
+    ucp_ep_config_key_t   last_key;
+    psel_pt_ep_t         *last_ep;
+    psel_pt_rsc_t         rscs[PSEL_PT_RSC_CACHE_SIZE];
+    unsigned              next_rsc;
+    psel_pt_ep_t         *cache[PSEL_PT_CACHE_SIZE]; /* allocated on first
+                                                       use: a lookup reads
+                                                       only the entries used,
+                                                       not a page of each */
     unsigned              next_evict;
     int                   warned;
 } psel_pt = {
@@ -226,6 +257,46 @@ int psel_proto_tier_available(void *libucp, char *why, size_t max, int *quiet)
  * Protosel's view of a UCP endpoint configuration
  */
 
+/*
+ * protosel's view of UCP's resource @a rsc_index as @a wiface has it open.
+ * The per-operation costs come from the rules of the installed UCX
+ * (lane_select/README.md, "Per-operation costs"), not from asking the
+ * iface (uct_iface_estimate_perf): this tier runs only in the UCX version
+ * it was built for, whose rules those are (test_resource checks them
+ * against the live estimate of every transport here), and the question
+ * costs 80-100 us for tcp (its iface query reads the device's speed), for
+ * every new endpoint configuration. The view is kept per (context,
+ * resource) too, and reused while the iface's attributes are the same:
+ * the ifaces of a context's workers are alike.
+ */
+static void psel_pt_resource(ucp_context_h context, ucp_rsc_index_t rsc_index,
+                             const ucp_worker_iface_t *wiface,
+                             psel_resource_t *resource)
+{
+    const ucp_tl_resource_desc_t *tl = &context->tl_rscs[rsc_index];
+    const ucp_tl_md_t *md            = &context->tl_mds[tl->md_index];
+    psel_pt_rsc_t *entry;
+    unsigned i;
+
+    for (i = 0; i < PSEL_PT_RSC_CACHE_SIZE; ++i) {
+        entry = &psel_pt.rscs[i];
+        if ((entry->context == context) && (entry->rsc_index == rsc_index) &&
+            !memcmp(&entry->attr, &wiface->attr, sizeof(entry->attr))) {
+            *resource = entry->resource;
+            return;
+        }
+    }
+
+    psel_resource_from_uct(resource, context->tl_cmpts[md->cmpt_index].attr.name,
+                           md->rsc.md_name, &tl->tl_rsc, &md->attr,
+                           &wiface->attr, NULL);
+    entry            = &psel_pt.rscs[psel_pt.next_rsc++ % PSEL_PT_RSC_CACHE_SIZE];
+    entry->context   = context;
+    entry->rsc_index = rsc_index;
+    entry->attr      = wiface->attr;
+    entry->resource  = *resource;
+}
+
 /* The resources of UCP's lanes and their roles, from the endpoint
  * configuration key; lanes without a resource (a CM lane) are left out */
 static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
@@ -235,10 +306,8 @@ static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
     ucp_context_h context = worker->context;
     unsigned lane_map[UCP_MAX_LANES];
     ucp_rsc_index_t rsc_index, rscs[UCP_MAX_LANES];
-    const ucp_tl_resource_desc_t *tl;
     const ucp_lane_index_t *list;
     ucp_worker_iface_t *wiface;
-    const ucp_tl_md_t *md;
     ucp_lane_index_t lane;
     unsigned i, role, r;
 
@@ -261,12 +330,7 @@ static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
             if ((rsc_index >= context->num_tls) || (wiface == NULL)) {
                 return UCS_ERR_NO_ELEM;
             }
-            tl = &context->tl_rscs[rsc_index];
-            md = &context->tl_mds[tl->md_index];
-            psel_resource_from_uct(&ep->rscs[r],
-                                   context->tl_cmpts[md->cmpt_index].attr.name,
-                                   md->rsc.md_name, &tl->tl_rsc, &md->attr,
-                                   &wiface->attr, wiface->iface);
+            psel_pt_resource(context, rsc_index, wiface, &ep->rscs[r]);
             /* it stands for the peer's resource too (remote = local), and
              * an ep configuration serves every peer with these lanes: no
              * peer is known, so only rails that name none apply */
@@ -373,9 +437,13 @@ static psel_select_t *psel_pt_select(psel_pt_ep_t *ep, psel_pt_kind_t kind,
                               &ep->config[perf]) != UCS_OK)) {
             return NULL;
         }
-        ep->all[perf].calib  = psel_pt.calib;
-        ep->rndv[perf].calib = psel_pt.calib;
-        ep->rtr[perf].calib  = psel_pt.calib;
+        ep->all[perf].calib          = psel_pt.calib;
+        ep->rndv[perf].calib         = psel_pt.calib;
+        ep->rtr[perf].calib          = psel_pt.calib;
+        /* UCP runs these: the lines measured through UCP first */
+        ep->all[perf].calib_for_ucp  = 1;
+        ep->rndv[perf].calib_for_ucp = 1;
+        ep->rtr[perf].calib_for_ucp  = 1;
         ep->inited[perf]     = 1;
     }
     switch (kind) {
@@ -385,9 +453,60 @@ static psel_select_t *psel_pt_select(psel_pt_ep_t *ep, psel_pt_kind_t kind,
     }
 }
 
-/* The cached view of UCP's endpoint configuration, or a new one */
+/* Is @a key of @a worker the configuration of the last lookup? The same
+ * worker and context, the same key, the same transports on its lanes */
+static int psel_pt_ep_is_last(ucp_worker_h worker,
+                              const ucp_ep_config_key_t *key)
+{
+    const psel_pt_ep_t *ep = psel_pt.last_ep;
+    const uct_tl_resource_desc_t *tl;
+    ucp_rsc_index_t rsc_index;
+    ucp_lane_index_t lane;
+    unsigned r;
+
+    if ((ep == NULL) || (worker != psel_pt.last_worker) ||
+        (worker->context != psel_pt.last_context) ||
+        memcmp(key, &psel_pt.last_key, sizeof(*key))) {
+        return 0;
+    }
+    for (lane = 0, r = 0; lane < key->num_lanes; ++lane) {
+        rsc_index = key->lanes[lane].rsc_index;
+        if (rsc_index == UCP_NULL_RESOURCE) {
+            continue;
+        }
+        if (rsc_index >= worker->context->num_tls) {
+            return 0;
+        }
+        tl = &worker->context->tl_rscs[rsc_index].tl_rsc;
+        for (r = 0; (r < ep->num_rscs) &&
+                    (strcmp(ep->rscs[r].tl_name, tl->tl_name) ||
+                     strcmp(ep->rscs[r].dev_name, tl->dev_name)); ++r) {
+        }
+        if (r == ep->num_rscs) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static psel_pt_ep_t *psel_pt_ep_find(ucp_worker_h worker,
+                                     const ucp_ep_config_key_t *key);
+
+/* The configuration's view in the cache, or a new one in it */
 static psel_pt_ep_t *psel_pt_ep_get(ucp_worker_h worker,
                                     const ucp_ep_config_key_t *key)
+{
+    if (!psel_pt_ep_is_last(worker, key)) {
+        psel_pt.last_ep      = psel_pt_ep_find(worker, key);
+        psel_pt.last_worker  = worker;
+        psel_pt.last_context = worker->context;
+        memcpy(&psel_pt.last_key, key, sizeof(*key));
+    }
+    return psel_pt.last_ep;
+}
+
+static psel_pt_ep_t *psel_pt_ep_find(ucp_worker_h worker,
+                                     const ucp_ep_config_key_t *key)
 {
     static psel_pt_ep_t probe; /* under psel_pt.lock */
     psel_pt_ep_t *ep;
@@ -397,23 +516,31 @@ static psel_pt_ep_t *psel_pt_ep_get(ucp_worker_h worker,
         return NULL;
     }
     for (i = 0; i < PSEL_PT_CACHE_SIZE; ++i) {
-        ep = &psel_pt.cache[i];
-        if (ep->used && (ep->num_rscs == probe.num_rscs) &&
+        ep = psel_pt.cache[i];
+        if ((ep != NULL) && ep->used && (ep->num_rscs == probe.num_rscs) &&
             !memcmp(ep->rscs, probe.rscs, sizeof(*ep->rscs) * ep->num_rscs) &&
             !memcmp(&ep->layout, &probe.layout, sizeof(ep->layout))) {
             return ep;
         }
     }
     for (i = 0; i < PSEL_PT_CACHE_SIZE; ++i) {
-        if (!psel_pt.cache[i].used) {
+        if ((psel_pt.cache[i] == NULL) || !psel_pt.cache[i]->used) {
             break;
         }
     }
     if (i == PSEL_PT_CACHE_SIZE) {
         i = psel_pt.next_evict++ % PSEL_PT_CACHE_SIZE;
-        psel_pt_ep_release(&psel_pt.cache[i]);
+        psel_pt_ep_release(psel_pt.cache[i]);
+        if (psel_pt.last_ep == psel_pt.cache[i]) {
+            psel_pt.last_ep = NULL;
+        }
+    } else if (psel_pt.cache[i] == NULL) {
+        psel_pt.cache[i] = calloc(1, sizeof(*psel_pt.cache[i]));
+        if (psel_pt.cache[i] == NULL) {
+            return NULL;
+        }
     }
-    ep           = &psel_pt.cache[i];
+    ep           = psel_pt.cache[i];
     ep->num_rscs = probe.num_rscs;
     memcpy(ep->rscs, probe.rscs, sizeof(*ep->rscs) * probe.num_rscs);
     ep->layout   = probe.layout;
@@ -644,21 +771,82 @@ static unsigned psel_pt_lines(const struct psel_pt_proto *map,
     return count;
 }
 
+/*
+ * protosel's lines for UCP's protocol @a map over @a ep's lanes, for @a perf
+ * and @a bt, marked where protosel's table gives the protocol the sizes
+ * (lines.h): @a owned from *pmin_p on (none: protosel rules it out), and the
+ * threshold protosel forces on it. UCS_ERR_EXCEEDS_LIMIT when they do not
+ * fit UCP's ranges (UCP's lines stay).
+ */
+static ucs_status_t psel_pt_owned(const struct psel_pt_proto *map,
+                                  psel_pt_ep_t *ep, psel_perf_type_t perf,
+                                  psel_buffer_type_t bt, psel_rt_line_t *owned,
+                                  unsigned max, unsigned *num_owned_p,
+                                  size_t *pmin_p, size_t *cfg_thresh_p)
+{
+    psel_rt_line_t lines[4 * UCP_PROTO_MAX_PERF_RANGES];
+    psel_rt_owner_t owners[PSEL_SELECT_MAX_PROTOS * 4];
+    const psel_select_table_t *rivals;
+    psel_select_t *select, *rival;
+    unsigned num_lines, num_owned, row;
+    double scale;
+
+    *num_owned_p = 0;
+    select       = psel_pt_select(ep, map->kind, perf);
+    rival        = psel_pt_select(ep, psel_pt_rival_kind(map), perf);
+    if ((select == NULL) || (rival == NULL)) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    num_lines = psel_pt_lines(map, select, bt, lines,
+                              ucs_static_array_size(lines), pmin_p,
+                              cfg_thresh_p);
+    if (num_lines > ucs_static_array_size(lines)) {
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+    if (num_lines == 0) {
+        return UCS_OK;
+    }
+
+    /* where protosel's table gives the sizes to this protocol; there
+     * rendezvous competes with eager through the bias d, which protosel
+     * lets move a boundary by at most x2 (select.h), so the bias too
+     * applies only where protosel took it */
+    if ((psel_select_build(rival, bt, &rivals) != UCS_OK) ||
+        (rivals->count > ucs_static_array_size(owners))) {
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+    for (row = 0; row < rivals->count; ++row) {
+        owners[row].max_length = rivals->elems[row].max_length;
+        owners[row].owned      = psel_pt_owns(map, rivals->elems[row].proto);
+    }
+    scale     = (map->kind == PSEL_PT_RNDV_ALL) ?
+                psel_config_rndv_bias(psel_pt.config) : 1.0;
+    num_owned = psel_rt_lines_own(lines, num_lines, *pmin_p, owners,
+                                  rivals->count, scale, PSEL_PT_OWN_DELTA,
+                                  owned, max);
+    if (num_owned > max) {
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+    for (row = 0; row < num_owned; ++row) {
+        owned[row].perf[PSEL_PERF_SINGLE].c += map->extra;
+        owned[row].perf[PSEL_PERF_MULTI].c  += map->extra;
+    }
+    *num_owned_p = num_owned;
+    return UCS_OK;
+}
+
 static void psel_pt_replace(const struct psel_pt_proto *map,
                             const ucp_proto_init_params_t *params)
 {
-    psel_rt_line_t lines[4 * UCP_PROTO_MAX_PERF_RANGES];
     psel_rt_line_t owned[4 * UCP_PROTO_MAX_PERF_RANGES];
-    psel_rt_owner_t owners[PSEL_SELECT_MAX_PROTOS * 4];
     const ucp_proto_select_param_t *param = params->select_param;
-    const psel_select_table_t *rivals, *full;
-    unsigned num_lines, num_owned = 0, row;
+    const psel_select_table_t *full;
     size_t pmin, cfg_thresh;
     psel_buffer_type_t bt;
     psel_perf_type_t perf;
-    psel_select_t *select;
+    unsigned num_owned;
+    ucs_status_t status;
     psel_pt_ep_t *ep;
-    double scale;
 
     if ((param->op_id != map->op_id) || !psel_pt_buffer_type(param, &bt)) {
         return; /* not modelled: UCP's lines stay */
@@ -668,43 +856,20 @@ static void psel_pt_replace(const struct psel_pt_proto *map,
 
     pthread_mutex_lock(&psel_pt.lock);
     ep = psel_pt_ep_get(params->worker, params->ep_config_key);
-    if ((ep == NULL) || ((select = psel_pt_select(ep, map->kind, perf)) == NULL)) {
+    if (ep == NULL) {
         goto out_warn;
     }
-
-    num_lines = psel_pt_lines(map, select, bt, lines,
-                              ucs_static_array_size(lines), &pmin,
-                              &cfg_thresh);
-    if (num_lines > ucs_static_array_size(lines)) {
+    status = psel_pt_owned(map, ep, perf, bt, owned,
+                           ucs_static_array_size(owned), &num_owned, &pmin,
+                           &cfg_thresh);
+    if (status == UCS_ERR_NO_MEMORY) {
+        goto out_warn;
+    } else if (status != UCS_OK) {
         ucs_debug("protosel: %s: too many ranges, UCP's lines stay",
                   map->ucp_name);
         goto out_dump;
     }
-    if (num_lines > 0) {
-        /* where protosel's table gives the sizes to this protocol; there
-         * rendezvous competes with eager through the bias d, which protosel
-         * lets move a boundary by at most x2 (select.h), so the bias too
-         * applies only where protosel took it */
-        if ((psel_select_build(psel_pt_select(ep, psel_pt_rival_kind(map),
-                                              perf), bt, &rivals) != UCS_OK) ||
-            (rivals->count > ucs_static_array_size(owners))) {
-            goto out_dump;
-        }
-        for (row = 0; row < rivals->count; ++row) {
-            owners[row].max_length = rivals->elems[row].max_length;
-            owners[row].owned      = psel_pt_owns(map, rivals->elems[row].proto);
-        }
-        scale     = (map->kind == PSEL_PT_RNDV_ALL) ?
-                    psel_config_rndv_bias(psel_pt.config) : 1.0;
-        num_owned = psel_rt_lines_own(lines, num_lines, pmin, owners,
-                                      rivals->count, scale, PSEL_PT_OWN_DELTA,
-                                      owned, ucs_static_array_size(owned));
-        if (num_owned > ucs_static_array_size(owned)) {
-            ucs_debug("protosel: %s: too many ranges, UCP's lines stay",
-                      map->ucp_name);
-            goto out_dump;
-        }
-    }
+
     /* no line at all: protosel rules the protocol out, the penalty
      * everywhere keeps it as a last resort */
     if (psel_pt_caps_replace(params->caps, pmin, owned, num_owned)) {

@@ -93,6 +93,7 @@ static void psel_rt_attach(void *libucp)
 
 static void psel_rt_setup(void)
 {
+    unsigned num_via[PSEL_CALIB_VIA_LAST] = {0}, unsupported = 0, i;
     char why[512];
     int quiet;
 
@@ -117,9 +118,20 @@ static void psel_rt_setup(void)
         return;
     }
     if (psel_rt.calib != NULL) {
+        for (i = 0; i < psel_rt.calib->num_lines; ++i) {
+            if (psel_rt.calib->lines[i].unsupported) {
+                ++unsupported;
+            } else {
+                ++num_via[psel_rt.calib->lines[i].via];
+            }
+        }
         snprintf(psel_rt.calib_desc, sizeof(psel_rt.calib_desc),
-                 "measured cost lines of %s (%u lines), attributes elsewhere",
-                 psel_rt.config.calibration, psel_rt.calib->num_lines);
+                 "measured cost lines of %s: %u lines measured through UCP "
+                 "(psel_calibrate --ucp), used first, %u protocols UCP does "
+                 "not run; %u through protosel's data path; attributes "
+                 "elsewhere", psel_rt.config.calibration,
+                 num_via[PSEL_CALIB_VIA_UCP], unsupported,
+                 num_via[PSEL_CALIB_VIA_PROTOSEL]);
     } else {
         snprintf(psel_rt.calib_desc, sizeof(psel_rt.calib_desc),
                  "cost lines from the transports' attributes");
@@ -237,6 +249,7 @@ static ucs_status_t psel_rt_derive(const ucp_config_t *config)
     params.locality = PSEL_PEER_SAME_HOST;
     params.config   = &filter;
     params.calib    = psel_rt.calib;
+    params.calib_for_ucp = 1; /* the lines measured through UCP first */
     status = psel_ep_config_init(ep, &params);
     if (status != UCS_OK) {
         goto out_free;

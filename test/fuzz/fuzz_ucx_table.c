@@ -1,7 +1,8 @@
 /*
- * Fuzz harness of the reader of UCX's tag-send tables (psel_info
- * --compare-ucx): any input gives either rows that cover 0..inf in order,
- * or a refusal; never a crash or a leak.
+ * Fuzz harness of the readers of UCX's tables (psel_info --compare-ucx's
+ * first tag-send table, psel_calibrate --ucp's table of each kind): any
+ * input gives either rows that cover 0..inf in order, or a refusal; never a
+ * crash or a leak.
  */
 #include "../../src/tools/psel_ucx_table.h"
 
@@ -31,6 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static int silenced = 0;
     psel_cmp_ucx_t *ucx;
     unsigned i;
+    int kind, ret;
     FILE *in;
 
     if (!silenced) {
@@ -40,10 +42,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0) {
         return 0;
     }
-    in  = fmemopen((void*)data, size, "r");
     ucx = calloc(1, sizeof(*ucx));
-    assert((in != NULL) && (ucx != NULL));
-    if (psel_ucx_table_read(in, "fuzz", ucx) == 0) {
+    assert(ucx != NULL);
+    /* kind -1: the first tag-send table; then each kind of table */
+    for (kind = -1; kind < PSEL_UCX_TABLE_LAST; ++kind) {
+        in = fmemopen((void*)data, size, "r");
+        assert(in != NULL);
+        ret = (kind < 0) ? psel_ucx_table_read(in, "fuzz", ucx) :
+              psel_ucx_table_read_kind(in, "fuzz", kind, ucx);
+        fclose(in);
+        if (ret != 0) {
+            continue;
+        }
         assert((ucx->num_rows > 0) && (ucx->rows[0].start == 0));
         for (i = 0; i < ucx->num_rows; ++i) {
             assert(ucx->rows[i].end >= ucx->rows[i].start);
@@ -55,7 +65,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         assert(ucx->rows[ucx->num_rows - 1].end == SIZE_MAX);
         assert(ucx->num_lanes <= PSEL_CMP_MAX_LANES);
     }
-    fclose(in);
     free(ucx);
     return 0;
 }

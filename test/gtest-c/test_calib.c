@@ -756,6 +756,8 @@ static void assert_calib_equal(const psel_calib_t *a, const psel_calib_t *b)
     for (i = 0; i < a->num_lines; ++i) {
         la = &a->lines[i];
         lb = &b->lines[i];
+        assert_int_equal(la->via, lb->via);
+        assert_int_equal(la->unsupported, lb->unsupported);
         assert_string_equal(la->proto, lb->proto);
         assert_string_equal(la->lanes, lb->lanes);
         assert_int_equal(la->mem_type, lb->mem_type);
@@ -829,6 +831,20 @@ static void make_sample(psel_calib_t *calib)
     line->ranges[0].perf[PSEL_PERF_SINGLE] = ucs_linear_func_make(0.7 * US, 0);
     line->ranges[0].perf[PSEL_PERF_MULTI]  = ucs_linear_func_make(0.2 * US,
                                                                   1e-12);
+
+    /* measured through UCP: the same key as protosel's egr/bcopy, a line of
+     * its own; and a protocol UCP ran another in place of */
+    line = psel_calib_line_get_via(calib, PSEL_CALIB_VIA_UCP, "egr/bcopy",
+                                   "tcp/lo", UCS_MEMORY_TYPE_HOST);
+    assert_int_equal(psel_calib_line_add_point(line, 1024, 5.5 * US, 5 * US),
+                     UCS_OK);
+    line->num_ranges = 1;
+    line->ranges[0].max_length             = SIZE_MAX;
+    line->ranges[0].perf[PSEL_PERF_SINGLE] = ucs_linear_func_make(5.5 * US, 0);
+    line->ranges[0].perf[PSEL_PERF_MULTI]  = ucs_linear_func_make(5 * US, 0);
+    line = psel_calib_line_get_via(calib, PSEL_CALIB_VIA_UCP, "rndv/get",
+                                   "cma/memory", UCS_MEMORY_TYPE_HOST);
+    line->unsupported = 1;
 }
 
 /* A cost that stays flat up to 1 KiB and then grows (a copy that fits a
@@ -898,7 +914,7 @@ static void test_round_trip_write_parse(void **state)
     assert_calib_equal(&calib, &parsed);
 
     /* human- and awk-readable: keyword, names, then numbers in ns */
-    assert_non_null(strstr(text, "\nprotosel-calibration 3\n"));
+    assert_non_null(strstr(text, "\nprotosel-calibration 4\n"));
     assert_non_null(strstr(text, "\nmode quick\n"));
     assert_non_null(strstr(text, "\nnoise 3.25 41.5 0.5 1.875 4\n"));
     /* rails in B/s: 1540.25 x 2^20 = 1615069184, 112.5 x 2^20 = 117964800 */
@@ -910,6 +926,19 @@ static void test_round_trip_write_parse(void **state)
                                  "0 200 1.024\n"));
     assert_non_null(strstr(text, "\npoint rndv/put tcp/veth0+tcp/veth1 cuda 0 "
                                  "333.3333333 -\n"));
+    assert_non_null(strstr(text, "\nucp-range egr/bcopy tcp/lo host inf 5500 0 "
+                                 "5000 0\nucp-point egr/bcopy tcp/lo host "
+                                 "1024 5500 5000\n"));
+    assert_non_null(strstr(text, "\nucp-unsupported rndv/get cma/memory "
+                                 "host\n"));
+    assert_int_equal(psel_calib_find(&parsed, "egr/bcopy", "tcp/lo",
+                                     UCS_MEMORY_TYPE_HOST)->via,
+                     PSEL_CALIB_VIA_PROTOSEL);
+    assert_int_equal(psel_calib_find_via(&parsed, PSEL_CALIB_VIA_UCP,
+                                         "egr/bcopy", "tcp/lo",
+                                         UCS_MEMORY_TYPE_HOST)->num_points, 1);
+    assert_null(psel_calib_find(&parsed, "rndv/get", "cma/memory",
+                                UCS_MEMORY_TYPE_HOST));
 
     /* writing what was read gives the same text */
     text2 = write_to_string(&parsed);
@@ -1046,6 +1075,9 @@ static void test_write_rejects_unreadable_content_and_io_errors(void **state)
 #define HDR HDR_MAGIC HDR_HOST HDR_UCX HDR_CREATED HDR_DURATION HDR_MODE
 #define HDR3 "protosel-calibration 3\n" HDR_HOST HDR_UCX HDR_CREATED \
              HDR_DURATION HDR_MODE
+/* Lines 1..6, format 4 */
+#define HDR4 "protosel-calibration 4\n" HDR_HOST HDR_UCX HDR_CREATED \
+             HDR_DURATION HDR_MODE
 #define RANGE(_max)  "range egr/bcopy tcp/lo host " _max " 7600 250 3000 200\n"
 #define POINT(_size) "point egr/bcopy tcp/lo host " _size " 7850.5 3200.2\n"
 
@@ -1056,8 +1088,30 @@ typedef struct {
 } bad_file_t;
 
 static const bad_file_t bad_files[] = {
-    {"", 1, "missing 'protosel-calibration 3' line"},
-    {"# only a comment\n\n", 2, "missing 'protosel-calibration 3' line"},
+    {"", 1, "missing 'protosel-calibration 4' line"},
+    {"# only a comment\n\n", 2, "missing 'protosel-calibration 4' line"},
+    /* format 4: lines measured through UCP */
+    {HDR "ucp-range egr/bcopy tcp/lo host inf 1 1 1 1\n", 7,
+     "ucp-range: a record of format version 4, in a file of version 1"},
+    {HDR4 "ucp-range egr/bcopy tcp/lo host inf 1 1 1\n", 7,
+     "ucp-range: expected 8 fields"},
+    {HDR4 "ucp-point egr/bcopy tcp/lo host 1 1\n", 7,
+     "ucp-point: expected 6 fields"},
+    {HDR4 "ucp-range egr/bcopy tcp/lo host 8192 1 1 1 1\n", 7,
+     "max_length 8192: the last range of egr/bcopy tcp/lo host must end at "
+     "inf"},
+    {HDR4 "ucp-unsupported rndv/get cma/memory\n", 7,
+     "ucp-unsupported: expected 3 fields (proto lanes memtype), got 2"},
+    {HDR4 "ucp-unsupported rndv/get cma/memory gpu\n", 7,
+     "memtype 'gpu': unknown memory type"},
+    {HDR4 "ucp-unsupported rndv/get cma/memory host\n"
+     "ucp-point rndv/get cma/memory host 1 1 1\n", 8,
+     "the line is marked ucp-unsupported (line 7)"},
+    {HDR4 "ucp-point rndv/get cma/memory host 1 1 1\n"
+     "ucp-unsupported rndv/get cma/memory host\n", 8,
+     "the line has measured ranges or points already"},
+    {HDR4 "ucp-frob rndv/get cma/memory host\n", 7,
+     "unknown keyword 'ucp-frob'"},
     /* format 2: noise and rails */
     {HDR "noise 1 2 3 4\n", 7, "noise: expected 5 field(s), got 4"},
     {HDR "noise 1 2 101 4 0\n", 7, "noise: steal 101% or refused 0 out of "
@@ -1085,7 +1139,7 @@ static const bad_file_t bad_files[] = {
      "rail tcp/eth0 to every peer: duplicate"},
     {HDR3 "rail tcp/eth0 0002c0a80001 20000 0\n", 7, "rail tcp/eth0: bad "
      "value"},
-    {"hello 1\n", 1, "expected 'protosel-calibration 3' as the first line"},
+    {"hello 1\n", 1, "expected 'protosel-calibration 4' as the first line"},
     {HDR_HOST HDR_MAGIC, 1, "as the first line, got 'host'"},
     {"protosel-calibration x\n", 1, "format version 'x'"},
     {"protosel-calibration 1 2\n", 1, "first line"},
@@ -1290,15 +1344,15 @@ static void test_accepted_variants(void **state)
 
 static void test_other_format_version_unsupported(void **state)
 {
-    static const char text[] = "protosel-calibration 4\nwhatever new\n";
+    static const char text[] = "protosel-calibration 5\nwhatever new\n";
     psel_calib_t calib;
 
     psel_test_log_capture_start();
     assert_int_equal(psel_calib_parse(text, sizeof(text) - 1, "test", &calib),
                      UCS_ERR_UNSUPPORTED);
     psel_test_log_capture_stop();
-    psel_assert_log_contains("test:1: format version 4, this build reads 1 "
-                             "to 3");
+    psel_assert_log_contains("test:1: format version 5, this build reads 1 "
+                             "to 4");
 }
 
 /*
@@ -1600,6 +1654,110 @@ static void test_apply_replaces_ranges(void **state)
 }
 
 
+/* A selection for stock UCP takes the line measured through UCP first, then
+ * protosel's, and keeps a protocol UCP did not run out */
+static void test_apply_for_ucp_prefers_ucp_lines(void **state)
+{
+    psel_proto_caps_t caps, before;
+    psel_calib_line_t *line;
+    psel_calib_t calib;
+    psel_calib_via_t via;
+
+    psel_calib_init(&calib);
+    for (via = 0; via < PSEL_CALIB_VIA_LAST; ++via) {
+        line = psel_calib_line_get_via(&calib, via, "egr/bcopy", "tcp/lo",
+                                       UCS_MEMORY_TYPE_HOST);
+        line->num_ranges                       = 1;
+        line->ranges[0].max_length             = SIZE_MAX;
+        /* protosel's 4 us, UCP's 2 us (make_caps' own start at 1 us) */
+        line->ranges[0].perf[PSEL_PERF_SINGLE] =
+                ucs_linear_func_make(via ? 2 * US : 4 * US, 0);
+        line->ranges[0].perf[PSEL_PERF_MULTI]  =
+                ucs_linear_func_make(via ? 2 * US : 4 * US, 0);
+    }
+    line = psel_calib_line_get(&calib, "egr/zcopy", "tcp/lo",
+                               UCS_MEMORY_TYPE_HOST);
+    line->num_ranges                       = 1;
+    line->ranges[0].max_length             = SIZE_MAX;
+    line->ranges[0].perf[PSEL_PERF_SINGLE] = ucs_linear_func_make(3 * US, 0);
+    line = psel_calib_line_get_via(&calib, PSEL_CALIB_VIA_UCP, "rndv/get",
+                                   "tcp/lo", UCS_MEMORY_TYPE_HOST);
+    line->unsupported = 1;
+    assert_true(psel_calib_has_via(&calib, PSEL_CALIB_VIA_UCP));
+
+    /* both measured: UCP's for UCP, protosel's for protosel */
+    make_caps(&caps, 0, SIZE_MAX);
+    assert_int_equal(psel_calib_apply_for_ucp(&calib, "egr/bcopy", "tcp/lo",
+                                              UCS_MEMORY_TYPE_HOST, &caps),
+                     PSEL_CALIB_APPLIED_UCP);
+    assert_rel_close(caps.ranges[0].perf[PSEL_PERF_SINGLE].c, 2 * US, 1e-12);
+    make_caps(&caps, 0, SIZE_MAX);
+    assert_int_equal(psel_calib_apply(&calib, "egr/bcopy", "tcp/lo",
+                                      UCS_MEMORY_TYPE_HOST, &caps), 1);
+    assert_rel_close(caps.ranges[0].perf[PSEL_PERF_SINGLE].c, 4 * US, 1e-12);
+
+    /* only protosel's measured: it, for UCP too */
+    make_caps(&caps, 0, SIZE_MAX);
+    assert_int_equal(psel_calib_apply_for_ucp(&calib, "egr/zcopy", "tcp/lo",
+                                              UCS_MEMORY_TYPE_HOST, &caps),
+                     PSEL_CALIB_APPLIED_PROTOSEL);
+    assert_rel_close(caps.ranges[0].perf[PSEL_PERF_SINGLE].c, 3 * US, 1e-12);
+
+    /* UCP ran another: unsupported, caps untouched; none: untouched */
+    make_caps(&caps, 0, SIZE_MAX);
+    before = caps;
+    assert_int_equal(psel_calib_apply_for_ucp(&calib, "rndv/get", "tcp/lo",
+                                              UCS_MEMORY_TYPE_HOST, &caps),
+                     PSEL_CALIB_APPLIED_UNSUPPORTED);
+    assert_int_equal(psel_calib_apply_for_ucp(&calib, "rndv/put", "tcp/lo",
+                                              UCS_MEMORY_TYPE_HOST, &caps),
+                     PSEL_CALIB_APPLIED_NONE);
+    assert_int_equal(psel_calib_apply(&calib, "rndv/get", "tcp/lo",
+                                      UCS_MEMORY_TYPE_HOST, &caps), 0);
+    assert_memory_equal(&caps, &before, sizeof(caps));
+    psel_calib_cleanup(&calib);
+}
+
+/* psel_calibrate keeps the other data path's lines of the file it
+ * rewrites: copied with their ranges, points and marks, replacing lines of
+ * the same key */
+static void test_copy_via_keeps_the_other_path(void **state)
+{
+    psel_calib_t src, dst;
+    const psel_calib_line_t *line;
+
+    make_sample(&src);
+    psel_calib_init(&dst);
+    /* an older UCP line of the same key is replaced */
+    psel_calib_line_add_point(psel_calib_line_get_via(&dst, PSEL_CALIB_VIA_UCP,
+                                                      "egr/bcopy", "tcp/lo",
+                                                      UCS_MEMORY_TYPE_HOST),
+                              64, 9 * US, 9 * US);
+    assert_int_equal(psel_calib_copy_via(&dst, &src, PSEL_CALIB_VIA_UCP),
+                     UCS_OK);
+    assert_int_equal(dst.num_lines, 2);
+    line = psel_calib_find_via(&dst, PSEL_CALIB_VIA_UCP, "egr/bcopy", "tcp/lo",
+                               UCS_MEMORY_TYPE_HOST);
+    assert_int_equal(line->num_points, 1);
+    assert_int_equal(line->points[0].size, 1024);
+    assert_int_equal(line->num_ranges, 1);
+    assert_rel_close(line->ranges[0].perf[PSEL_PERF_MULTI].c, 5 * US, 1e-12);
+    assert_true(psel_calib_find_via(&dst, PSEL_CALIB_VIA_UCP, "rndv/get",
+                                    "cma/memory",
+                                    UCS_MEMORY_TYPE_HOST)->unsupported);
+    assert_null(psel_calib_find(&dst, "egr/bcopy", "tcp/lo",
+                                UCS_MEMORY_TYPE_HOST));
+
+    assert_int_equal(psel_calib_copy_via(&dst, &src, PSEL_CALIB_VIA_PROTOSEL),
+                     UCS_OK);
+    assert_int_equal(dst.num_lines, 5);
+    assert_int_equal(psel_calib_find(&dst, "rndv/put", "tcp/veth0+tcp/veth1",
+                                     UCS_MEMORY_TYPE_CUDA)->num_points, 2);
+    psel_calib_cleanup(&dst);
+    psel_calib_cleanup(&src);
+}
+
+
 /* Default path */
 
 static void restore_env(const char *name, const char *saved)
@@ -1682,6 +1840,8 @@ int main(void)
         cmocka_unit_test(test_order_shown_by_the_points_stays),
         cmocka_unit_test(test_order_noisy_points_refused),
         cmocka_unit_test(test_apply_replaces_ranges),
+        cmocka_unit_test(test_apply_for_ucp_prefers_ucp_lines),
+        cmocka_unit_test(test_copy_via_keeps_the_other_path),
         cmocka_unit_test(test_default_path),
     };
 

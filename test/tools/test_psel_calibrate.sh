@@ -13,7 +13,11 @@
 #  6. bad command lines and a foreign file are reported;
 #  7. with two busy loops hogging both CPUs, it either writes a table in
 #     natural order (copy, zero-copy, rendezvous) or refuses with a message
-#     naming the other processes' load, and writes nothing.
+#     naming the other processes' load, and writes nothing;
+#  8. --ucp: stock UCP's protocols on shm and tcp/lo, into the same file
+#     (protosel's lines kept), keyed by UCP's lanes; what UCP cannot run is
+#     said; psel_info --ucp selects on them, picking no protocol the run
+#     measured as clearly slower; --ucp with a server host is a usage error.
 # On a busy machine psel_calibrate refuses lines measured while other
 # processes took the CPUs it polls on (or everything): the checks that need
 # those lines are then skipped, saying why (TAP "# SKIP").
@@ -154,10 +158,10 @@ result "selection uses the file's egr/short line ($c_file s, table says $c_json 
 # protocol at two neighbouring measured sizes of the same table row (one
 # point alone can be off by that much in a quick run; a wrong choice spans
 # sizes)
-slower_picks() {
-    awk -v lanes="$2" '
+slower_picks() { # TABLE LANES-REGEX [POINT-KEYWORD (point)]
+    awk -v lanes="$2" -v kw="${3:-point}" '
         FNR == NR { s[NR] = $1; e[NR] = $2; p[NR] = $3; rows = NR; next }
-        $1 == "point" && $3 ~ lanes && $6 != "-" {
+        $1 == kw && $3 ~ lanes && $6 != "-" {
             t[$5, $2] = $6; if (!($5 in best) || $6 < best[$5]) best[$5] = $6
             sizes[$5] = 1
         }
@@ -289,6 +293,68 @@ st=$?
 grep -q "bad.txt:[0-9]" "$tmp/bad_file.out"
 result "a malformed file is an error naming file and line (exit $st)" \
     $(( st == 0 || $? != 0 )) "$tmp/bad_file.out"
+
+# --- 8. stock UCP's protocols: --ucp ------------------------------------------
+ucp_cal=$tmp/ucp.txt
+[ -s "$cal" ] && cp "$cal" "$ucp_cal"
+start=$(date +%s)
+timeout 120 "$calibrate" --ucp --quick --max-size 1M -o "$ucp_cal" >"$tmp/ucp.out" 2>&1
+st=$?
+took=$(( $(date +%s) - start ))
+echo "# psel_calibrate --ucp --quick --max-size 1M took $took s"
+sed 's/^/#   /' "$tmp/ucp.out"
+have_ucp=
+if [ "$st" -eq 0 ] && grep -q "^ucp-range " "$ucp_cal"; then
+    have_ucp=1
+    result "psel_calibrate --ucp --quick writes lines measured through UCP" 0
+elif [ "$st" -eq 0 ]; then
+    grep -q "refused: other processes used" "$tmp/ucp.out"
+    result "psel_calibrate --ucp --quick: no UCP line, every one refused saying why" \
+        $? "$tmp/ucp.out"
+else
+    refused_ok "$tmp/ucp.out" "$tmp/ucp.none"
+    result "psel_calibrate --ucp --quick writes lines, or refuses saying why (exit $st)" \
+        $? "$tmp/ucp.out"
+fi
+[ "$took" -le 45 ]
+result "psel_calibrate --ucp --quick keeps to its time budget ($took s)" $?
+# each protocol of each setup: measured, or what UCP ran in its place
+for tr in shm tcp; do
+    for p in egr/short egr/bcopy egr/zcopy rndv/am rndv/put rndv/get; do
+        grep -Eq "^# $tr +$p +[^ ]+ +([0-9]+ sizes|UCP (cannot run it here|does not run it): it ran )" "$tmp/ucp.out"
+        result "--ucp, $tr $p: measured, or what UCP ran when it was forced" $? "$tmp/ucp.out"
+    done
+done
+if [ -n "$have_ucp" ]; then
+    if [ -n "$have_cal" ]; then
+        grep -q "^range " "$ucp_cal" && grep -q "kept the lines measured through protosel" "$tmp/ucp.out"
+        result "--ucp keeps the file's lines measured through protosel" $? "$tmp/ucp.out"
+    fi
+    grep -Eq "^ucp-range egr/(short|bcopy) (posix|sysv)/memory host " "$ucp_cal" ||
+        grep -Eq "(posix|sysv)/memory: refused" "$tmp/ucp.out"
+    result "--ucp: shared-memory eager lines over UCP's lane (or refused, said)" $? "$ucp_cal"
+    if grep -q "^ucp-range [^ ]* tcp/lo host " "$ucp_cal"; then
+        env "${tcp_env[@]}" UCX_PSEL_CALIBRATION="$ucp_cal" timeout 30 "$psel_info" -e -j --ucp \
+            >"$tmp/ucp.tcp.json" 2>"$tmp/ucp.tcp.err"
+        sed -n 's/.*"start": \([0-9]*\), "end": "*\([0-9inf]*\)"*, "protocol": "\([^"]*\)".*/\1 \2 \3/p' \
+            "$tmp/ucp.tcp.json" >"$tmp/ucp.tcp"
+        env "${tcp_env[@]}" UCX_PSEL_CALIBRATION="$ucp_cal" timeout 30 "$psel_info" -e --ucp \
+            >"$tmp/ucp.tcp.txt" 2>&1
+        grep -q "cost lines: measured on .*, through UCP for " "$tmp/ucp.tcp.txt"
+        result "psel_info --ucp selects on the UCP lines" $? "$tmp/ucp.tcp.txt"
+        slower_picks "$tmp/ucp.tcp" '^tcp/lo$' ucp-point >"$tmp/ucp.slower"
+        [ -s "$tmp/ucp.tcp" ] && [ ! -s "$tmp/ucp.slower" ]
+        result "tcp: the --ucp table picks no protocol UCP was measured > ${tolerance}x slower in" \
+            $? "$tmp/ucp.slower" "$tmp/ucp.tcp"
+    else
+        skipped "psel_info --ucp selects on the tcp/lo UCP lines" "they were refused on this busy machine"
+    fi
+fi
+timeout 10 "$calibrate" --ucp -o "$tmp/x.txt" 127.0.0.1 >"$tmp/ucp_bad.out" 2>&1
+st=$?
+grep -q -- "--ucp measures stock UCP on this host" "$tmp/ucp_bad.out"
+result "--ucp with a server host: a usage error saying why (exit $st)" \
+    $(( st != 2 || $? != 0 )) "$tmp/ucp_bad.out"
 
 # --- 7. two busy loops hog both CPUs ------------------------------------------
 # natural_order ROWS: every row's protocol ranks at least as high as the one

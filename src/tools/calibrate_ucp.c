@@ -1,0 +1,440 @@
+/*
+ * psel_calibrate --ucp: one transport setup of stock UCP (calibrate.h).
+ *
+ * Each UCP protocol protosel models is forced in turn with UCP's own
+ * settings (as bench/lib_perftest.sh forces them: thresholds and the
+ * rendezvous scheme; a UCX_PROTOS list naming a protocol UCP cannot run
+ * makes UCP abort the process with "could not find a protocol", these
+ * never do). What UCP really runs at each size is read from its
+ * UCX_PROTO_INFO tables: the sender's tag-send tables (single and multi),
+ * and for a rendezvous the receiver's "data fetch" (get, or an RTR) and
+ * the sender's "data send" after an RTR (put or am). The sizes where it
+ * runs the protocol forced are measured through the UCP path of the
+ * session (perftest_ucp.c), and the lines are fitted in natural order, as
+ * protosel's own (calibrate_setup.c), into PSEL_CALIB_VIA_UCP lines keyed
+ * by protosel's protocol name and UCP's lanes. A protocol UCP runs nowhere
+ * when forced (it ran another) is written as ucp-unsupported over the lanes
+ * its tables name for it.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "calibrate.h"
+#include "psel_ucx_table.h"
+
+#include <ucs/sys/math.h>
+#include <ucs/sys/string.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CAL_UCP_MAX_SEGMENTS (4 * PSEL_CMP_MAX_ROWS)
+#define CAL_UCP_MAX_CAPTURE  (4ul << 20)
+#define CAL_UCP_PROBE_SIZE   65536 /* what UCP ran instead, said at this size */
+#define CAL_UCP_SETTLE_SIZE  65536 /* no eager short reaches it */
+
+/* The UCP protocols protosel models, as protosel names them, each with its
+ * class (copy 0, eager zero-copy 1, rendezvous 2) and the settings that
+ * force it: the others' thresholds off, its own at 0 */
+static const struct {
+    const char *name;
+    unsigned    priority;
+    const char *settings;
+} cal_ucp_targets[] = {
+    {"egr/short", 0,
+     "UCX_RNDV_THRESH=inf\nUCX_ZCOPY_THRESH=inf\nUCX_BCOPY_THRESH=inf"},
+    {"egr/bcopy", 0,
+     "UCX_RNDV_THRESH=inf\nUCX_ZCOPY_THRESH=inf\nUCX_BCOPY_THRESH=0"},
+    {"egr/zcopy", 1, "UCX_RNDV_THRESH=inf\nUCX_ZCOPY_THRESH=0"},
+    {"rndv/am",   2, "UCX_RNDV_THRESH=0\nUCX_RNDV_SCHEME=am"},
+    {"rndv/put",  2, "UCX_RNDV_THRESH=0\nUCX_RNDV_SCHEME=put_zcopy"},
+    {"rndv/get",  2, "UCX_RNDV_THRESH=0\nUCX_RNDV_SCHEME=get_zcopy"}
+};
+
+#define CAL_UCP_NUM_TARGETS \
+    (sizeof(cal_ucp_targets) / sizeof(cal_ucp_targets[0]))
+
+/* What UCP printed for one configuration */
+typedef struct {
+    psel_cmp_ucx_t table[PSEL_UCX_TABLE_LAST];
+    int            have[PSEL_UCX_TABLE_LAST];
+} cal_ucp_tables_t;
+
+
+/* ---------------------------------------------------------------------- */
+/* UCP's tables                                                           */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Reconnect both sides with @a forced, this side with UCX_PROTO_INFO=y,
+ * settle with a single and a streaming send (so that UCP selects for both,
+ * and for the rendezvous on each side), and read what UCP printed: it
+ * prints to the process's stdout, which is a temporary file meanwhile.
+ */
+static ucs_status_t cal_ucp_configure(cal_ctx_t *ctx, const cal_setup_t *setup,
+                                      const char *forced,
+                                      cal_ucp_tables_t *tables)
+{
+    char *text     = NULL;
+    size_t len     = 0;
+    ucs_status_t status;
+    FILE *capture, *stream;
+    double time;
+    unsigned kind, i;
+    int saved;
+
+    capture = tmpfile();
+    if (capture == NULL) {
+        fprintf(stderr, "psel_calibrate: cannot create a temporary file for "
+                "UCP's tables: %m\n");
+        return UCS_ERR_IO_ERROR;
+    }
+    fflush(stdout);
+    saved = dup(STDOUT_FILENO);
+    if ((saved < 0) || (dup2(fileno(capture), STDOUT_FILENO) < 0)) {
+        fprintf(stderr, "psel_calibrate: cannot redirect UCP's tables: %m\n");
+        fclose(capture);
+        if (saved >= 0) {
+            close(saved);
+        }
+        return UCS_ERR_IO_ERROR;
+    }
+
+    /* UCP selects for a streaming send, and for a rendezvous, on the first
+     * message that needs it (an eager short one does not: UCP sends it on
+     * a threshold cached at connect): one of each test at a size no eager
+     * short reaches */
+    status = cal_configure(ctx, setup, forced, "UCX_PROTO_INFO=y");
+    for (i = 0; (status == UCS_OK) && (i < 2); ++i) {
+        status = pt_session_measure(&ctx->run, i ? PT_TEST_TAG_LAT :
+                                    PT_TEST_TAG_BW, CAL_UCP_SETTLE_SIZE, 0,
+                                    CAL_STREAM_MIN, 1, &time);
+    }
+
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    if (status != UCS_OK) {
+        fclose(capture);
+        return status;
+    }
+
+    /* at most CAL_UCP_MAX_CAPTURE bytes: the tables are a few KB */
+    len  = (size_t)ucs_max(ftell(capture), 0);
+    len  = ucs_min(len, CAL_UCP_MAX_CAPTURE);
+    text = malloc(len + 1);
+    if ((text == NULL) || (fseek(capture, 0, SEEK_SET) != 0) ||
+        (fread(text, 1, len, capture) != len)) {
+        fprintf(stderr, "psel_calibrate: cannot read back UCP's tables\n");
+        free(text);
+        fclose(capture);
+        return UCS_ERR_IO_ERROR;
+    }
+    fclose(capture);
+    text[len] = '\0';
+
+    memset(tables, 0, sizeof(*tables));
+    for (kind = 0; kind < PSEL_UCX_TABLE_LAST; ++kind) {
+        stream = fmemopen(text, len + 1, "r");
+        if (stream == NULL) {
+            status = UCS_ERR_NO_MEMORY;
+            break;
+        }
+        tables->have[kind] = (psel_ucx_table_read_kind(stream, "UCX_PROTO_INFO",
+                                                       kind,
+                                                       &tables->table[kind]) ==
+                              0);
+        fclose(stream);
+    }
+    free(text);
+    if ((status == UCS_OK) && !tables->have[PSEL_UCX_TABLE_TAG_SEND]) {
+        fprintf(stderr, "psel_calibrate: UCP printed no tag-send table over "
+                "%s (UCX_PROTO_INFO=y; is this UCX's protocols v2 there?)\n",
+                setup->name);
+        status = UCS_ERR_UNSUPPORTED;
+    }
+    return status;
+}
+
+static const psel_cmp_row_t *cal_ucp_row(const psel_cmp_ucx_t *table,
+                                         size_t size)
+{
+    unsigned i;
+
+    for (i = 0; i < table->num_rows; ++i) {
+        if ((size >= table->rows[i].start) && (size <= table->rows[i].end)) {
+            return &table->rows[i];
+        }
+    }
+    return NULL;
+}
+
+/*
+ * The row of the protocol UCP runs for @a test at @a size: the sender's
+ * tag-send row; for a rendezvous, the receiver's fetch row if it reads
+ * (get), else the sender's row after the RTR (put or am). NULL if a table
+ * that decides is missing.
+ */
+static const psel_cmp_row_t *cal_ucp_ran(const cal_ucp_tables_t *tables,
+                                         pt_test_id_t test, size_t size)
+{
+    unsigned kind = ((test == PT_TEST_TAG_BW) &&
+                     tables->have[PSEL_UCX_TABLE_TAG_SEND_MULTI]) ?
+                    PSEL_UCX_TABLE_TAG_SEND_MULTI : PSEL_UCX_TABLE_TAG_SEND;
+    const psel_cmp_row_t *row;
+
+    row = cal_ucp_row(&tables->table[kind], size);
+    if ((row == NULL) || strncmp(row->proto, "rndv/", 5)) {
+        return row;
+    }
+    if (!tables->have[PSEL_UCX_TABLE_RNDV_FETCH]) {
+        return NULL;
+    }
+    row = cal_ucp_row(&tables->table[PSEL_UCX_TABLE_RNDV_FETCH], size);
+    if ((row == NULL) || !strcmp(row->proto, "rndv/get") ||
+        !strcmp(row->proto, "none")) {
+        return row;
+    }
+    return tables->have[PSEL_UCX_TABLE_RNDV_SEND] ?
+           cal_ucp_row(&tables->table[PSEL_UCX_TABLE_RNDV_SEND], size) : NULL;
+}
+
+/* A lanes cell of UCP's ("cma/memory 32% + tcp/eth0 68%") in protosel's
+ * form, the key of a line ("cma/memory+tcp/eth0") */
+static void cal_ucp_lanes(const char *cell, char *lanes, size_t max)
+{
+    psel_cmp_ucx_t *names = calloc(1, sizeof(*names));
+    unsigned i;
+
+    lanes[0] = '\0';
+    if (names == NULL) {
+        return;
+    }
+    psel_ucx_table_add_lanes(names, cell);
+    for (i = 0; i < names->num_lanes; ++i) {
+        snprintf(lanes + strlen(lanes), max - strlen(lanes), "%s%s",
+                 (i == 0) ? "" : "+", names->lanes[i]);
+    }
+    free(names);
+}
+
+static int cal_size_cmp(const void *a, const void *b)
+{
+    size_t x = *(const size_t*)a, y = *(const size_t*)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Where any table's rows start: UCP's protocol may change there */
+static unsigned cal_ucp_segments(const cal_ucp_tables_t *tables, size_t *starts)
+{
+    unsigned kind, i, count = 0, j;
+
+    starts[count++] = 0;
+    for (kind = 0; kind < PSEL_UCX_TABLE_LAST; ++kind) {
+        for (i = 0; tables->have[kind] && (i < tables->table[kind].num_rows) &&
+                    (count < CAL_UCP_MAX_SEGMENTS); ++i) {
+            starts[count++] = tables->table[kind].rows[i].start;
+        }
+    }
+    qsort(starts, count, sizeof(*starts), cal_size_cmp);
+    for (i = j = 0; i < count; ++i) {
+        if ((j == 0) || (starts[j - 1] != starts[i])) {
+            starts[j++] = starts[i];
+        }
+    }
+    return j;
+}
+
+/*
+ * Where UCP runs @a p->name, both for a single and a streaming send, over
+ * the same lanes: p->runs, the lanes, min_length, the largest size, and the
+ * segment limits inside the runs as breaks. @return the number of runs; 0
+ * with @a ran naming what UCP ran instead (at CAL_UCP_PROBE_SIZE).
+ */
+static unsigned cal_ucp_runs(const cal_ucp_tables_t *tables, cal_proto_t *p,
+                             char *ran, size_t max)
+{
+    size_t starts[CAL_UCP_MAX_SEGMENTS], end;
+    const psel_cmp_row_t *lat, *bw;
+    char lanes[PSEL_PROTO_DESC_MAX];
+    unsigned num, i;
+    int joined;
+
+    /* what UCP ran instead, at a size every protocol serves */
+    lat = cal_ucp_ran(tables, PT_TEST_TAG_LAT, CAL_UCP_PROBE_SIZE);
+    if (lat != NULL) {
+        cal_ucp_lanes(lat->lanes, lanes, sizeof(lanes));
+        snprintf(ran, max, "%s over %s", lat->proto,
+                 (lanes[0] != '\0') ? lanes : "no lane");
+    } else {
+        snprintf(ran, max, "what its tables do not say");
+    }
+
+    num = cal_ucp_segments(tables, starts);
+    p->num_runs   = 0;
+    p->num_breaks = 0;
+    for (i = 0; i < num; ++i) {
+        end = (i + 1 < num) ? starts[i + 1] - 1 : SIZE_MAX;
+        lat = cal_ucp_ran(tables, PT_TEST_TAG_LAT, starts[i]);
+        bw  = cal_ucp_ran(tables, PT_TEST_TAG_BW, starts[i]);
+        if ((lat == NULL) || (bw == NULL) || strcmp(lat->proto, p->name) ||
+            strcmp(bw->proto, p->name) || strcmp(lat->lanes, bw->lanes)) {
+            continue;
+        }
+        cal_ucp_lanes(lat->lanes, lanes, sizeof(lanes));
+        if (p->num_runs == 0) {
+            ucs_strncpy_zero(p->caps.lanes, lanes, sizeof(p->caps.lanes));
+        } else if (strcmp(p->caps.lanes, lanes)) {
+            continue; /* other lanes: another line, not measured here */
+        }
+        joined = (p->num_runs > 0) &&
+                 (p->runs[p->num_runs - 1].end + 1 == starts[i]);
+        if (joined) {
+            if (p->num_breaks < PSEL_PROTO_MAX_RANGES) {
+                p->breaks[p->num_breaks++] = starts[i] - 1;
+            }
+            p->runs[p->num_runs - 1].end = end;
+        } else if (p->num_runs < CAL_MAX_RUNS) {
+            p->runs[p->num_runs].start = starts[i];
+            p->runs[p->num_runs].end   = end;
+            ++p->num_runs;
+        }
+    }
+    if (p->num_runs > 0) {
+        p->caps.min_length           = p->runs[0].start;
+        p->caps.num_ranges           = 1;
+        p->caps.ranges[0].max_length = p->runs[p->num_runs - 1].end;
+    }
+    return p->num_runs;
+}
+
+/* The lanes any of UCP's tables name for protocol @a name ("" if none) */
+static void cal_ucp_lanes_of(const cal_ucp_tables_t *tables, unsigned count,
+                             const char *name, char *lanes, size_t max)
+{
+    const psel_cmp_row_t *row;
+    unsigned t, kind, i;
+
+    lanes[0] = '\0';
+    for (t = 0; t < count; ++t) {
+        for (kind = 0; kind < PSEL_UCX_TABLE_LAST; ++kind) {
+            for (i = 0; tables[t].have[kind] &&
+                        (i < tables[t].table[kind].num_rows); ++i) {
+                row = &tables[t].table[kind].rows[i];
+                if (!strcmp(row->proto, name) && (row->lanes[0] != '\0')) {
+                    cal_ucp_lanes(row->lanes, lanes, max);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+
+/* ---------------------------------------------------------------------- */
+/* A setup                                                                */
+/* ---------------------------------------------------------------------- */
+
+/* UCP ran another protocol wherever @a p was forced: not UCP's to run over
+ * the lanes its tables name for it (if they name any) */
+static ucs_status_t cal_ucp_unsupported(cal_ctx_t *ctx,
+                                        const cal_setup_t *setup,
+                                        const cal_proto_t *p,
+                                        const cal_ucp_tables_t *seen,
+                                        unsigned num_seen, const char *ran)
+{
+    char lanes[PSEL_PROTO_DESC_MAX];
+    psel_calib_line_t *line;
+
+    cal_ucp_lanes_of(seen, num_seen, p->name, lanes, sizeof(lanes));
+    if (lanes[0] == '\0') {
+        printf("# %-4s %-10s %-24s UCP cannot run it here: it ran %s when "
+               "it was forced\n", setup->name, p->name, "-", ran);
+        return UCS_OK;
+    }
+    line = psel_calib_line_get_via(&ctx->calib, PSEL_CALIB_VIA_UCP, p->name,
+                                   lanes, UCS_MEMORY_TYPE_HOST);
+    if (line == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    line->unsupported = 1;
+    printf("# %-4s %-10s %-24s UCP does not run it: it ran %s when it was "
+           "forced (ucp-unsupported)\n", setup->name, p->name, lanes, ran);
+    return UCS_OK;
+}
+
+ucs_status_t cal_ucp_setup(cal_ctx_t *ctx, const cal_setup_t *setup,
+                           double end)
+{
+    cal_proto_t protos[CAL_UCP_NUM_TARGETS];
+    psel_calib_line_t *lines[CAL_UCP_NUM_TARGETS];
+    cal_ucp_tables_t *seen; /* [0]: UCP's own choice; then each forced */
+    char ran[PSEL_PROTO_DESC_MAX + 64];
+    unsigned i, count = 0;
+    ucs_status_t status;
+    cal_proto_t *p;
+    double start;
+
+    seen = calloc(1 + CAL_UCP_NUM_TARGETS, sizeof(*seen));
+    if (seen == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    /* UCP's own choice, for the lanes it estimates each protocol over */
+    status = cal_ucp_configure(ctx, setup, NULL, &seen[0]);
+    if (status != UCS_OK) {
+        fprintf(stderr, "psel_calibrate: cannot run stock UCP over %s "
+                "(settings: %s)\n", setup->name, setup->settings);
+        goto out;
+    }
+
+    for (i = 0; i < CAL_UCP_NUM_TARGETS; ++i) {
+        /* each protocol gets an even share of the time left */
+        start = psel_oob_time();
+        p     = &protos[count];
+        memset(p, 0, sizeof(*p));
+        ucs_strncpy_zero(p->name, cal_ucp_targets[i].name, sizeof(p->name));
+        p->caps.cfg_priority = cal_ucp_targets[i].priority;
+        status = cal_ucp_configure(ctx, setup, cal_ucp_targets[i].settings,
+                                   &seen[1 + i]);
+        if (status != UCS_OK) {
+            goto out;
+        }
+        if (cal_ucp_runs(&seen[1 + i], p, ran, sizeof(ran)) == 0) {
+            status = cal_ucp_unsupported(ctx, setup, p, seen, 2 + i, ran);
+            if (status != UCS_OK) {
+                goto out;
+            }
+            continue;
+        }
+
+        /* measured without UCX_PROTO_INFO (the tables are read) */
+        status = cal_configure(ctx, setup, cal_ucp_targets[i].settings, NULL);
+        if (status != UCS_OK) {
+            goto out;
+        }
+        lines[count] = psel_calib_line_get_via(&ctx->calib,
+                                               PSEL_CALIB_VIA_UCP, p->name,
+                                               p->caps.lanes,
+                                               UCS_MEMORY_TYPE_HOST);
+        if (lines[count] == NULL) {
+            status = UCS_ERR_NO_MEMORY;
+            goto out;
+        }
+        status = cal_protocol(ctx, setup, p, lines[count],
+                              start + (end - start) / (CAL_UCP_NUM_TARGETS - i),
+                              start);
+        if (status != UCS_OK) {
+            goto out;
+        }
+        ++count;
+    }
+    status = cal_fit_setup(ctx, setup, protos, lines, count);
+
+out:
+    free(seen);
+    return status;
+}

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# libprotosel_ucx.so with lines measured through stock UCP (psel_calibrate
+# --ucp): a hand-made calibration over tcp/lo whose UCP lines give
+# thresholds computed by hand below, and whose protosel lines would give
+# another table. Both tiers and psel_info --ucp must follow the UCP lines,
+# leave out a protocol marked ucp-unsupported, and UCP's own UCX_PROTO_INFO
+# table must be that table. Then a bad file. TAP output; no speed asserted.
+#
+# UCP lines (single = multi), d = 1 (UCX_PSEL_RNDV_PERF_DIFF=0):
+#   egr/short  5000 ns, flat
+#   egr/bcopy  6000 ns + 200 ns/KB
+#   egr/zcopy  8000.5 ns + 100 ns/KB  -> cheaper than bcopy from x > 2000.5 *
+#              1024 / 100 = 20485.12: at 20486 (10001.086 ns against 10001.172)
+#   rndv/put   20000 ns + 50 ns/KB    -> cheaper than zcopy from x > 11999.5 *
+#              1024 / 50 = 245749.76: at 245750
+#   rndv/am    ucp-unsupported (protosel's own line, 50 ns flat, would win
+#              every size from egr/short's end)
+# protosel's own egr/bcopy line (100 ns flat) would take every size after
+# egr/short: used only by protosel's data path (psel_info without --ucp).
+set -u
+me=test_ucx_runtime_ucp_lines
+tmp=$(mktemp -d)
+. "$(dirname "$0")/ucx_runtime_lib.sh"
+trap 'cleanup_pids; rm -rf "$tmp"' EXIT
+tables="python3 $(dirname "$0")/ucx_tables.py"
+
+need_lib
+need_proto_tier
+
+host=$(hostname | tr ' \t' '__')
+mid=$(awk 'NR == 1 {print $1}' /etc/machine-id 2>/dev/null)
+ver=$(ucx_info -v | sed -n 's/^# Version //p')
+cal=$tmp/cal.txt
+cat >"$cal" <<EOF
+protosel-calibration 4
+host $host ${mid:--}
+ucx $ver
+created 2026-01-01T00:00:00Z
+duration 1
+mode full
+range egr/bcopy tcp/lo host inf 100 0 100 0
+range rndv/am tcp/lo host inf 50 0 50 0
+ucp-range egr/short tcp/lo host inf 5000 0 5000 0
+ucp-range egr/bcopy tcp/lo host inf 6000 200 6000 200
+ucp-range egr/zcopy tcp/lo host inf 8000.5 100 8000.5 100
+ucp-range rndv/put tcp/lo host inf 20000 50 20000 50
+ucp-unsupported rndv/am tcp/lo host
+ucp-unsupported rndv/get tcp/lo host
+EOF
+penv=(UCX_PSEL_CALIBRATION="$cal" UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo UCX_PSEL_RNDV_PERF_DIFF=0)
+uenv=(UCX_TLS=tcp UCX_NET_DEVICES=lo UCX_PROTO_ENABLE=y UCX_PROTO_INFO=y UCX_PSEL_PROTO_INFO=y)
+
+# rows as "START END PROTOCOL", eager short's end (its size limit) left open
+rows_past_short() { # FILE (psel_info -e -j)
+    $tables psel-rows "$1" | awk 'NR == 1 && $3 == "egr/short" { next } { print $1, $2, $3 }'
+}
+expected="SHORT_END+1 20485 egr/bcopy
+20486 245749 egr/zcopy
+245750 inf rndv/put"
+
+check "psel_info -e -j --ucp --same-process with the hand-made lines" \
+    env "${penv[@]}" "$info" -e -j --ucp --same-process
+cp "$tmp/out" "$tmp/ucp.json"
+short_end=$($tables psel-rows "$tmp/ucp.json" | awk 'NR == 1 && $3 == "egr/short" { print $2 }')
+check "... starts with eager short" test -n "$short_end"
+echo "# eager short ends at $short_end over tcp/lo"
+rows_past_short "$tmp/ucp.json" >"$tmp/ucp.rows"
+printf '%s\n' "${expected/SHORT_END+1/$((short_end + 1))}" >"$tmp/expected.rows"
+check "... then the thresholds computed by hand from the UCP lines" \
+    diff "$tmp/expected.rows" "$tmp/ucp.rows"
+check "psel_info -e --ucp says which lines it took" \
+    env "${penv[@]}" "$info" -e --ucp --same-process
+expect "... through UCP for egr/short egr/bcopy egr/zcopy rndv/put" \
+    "cost lines: measured on .* through UCP for egr/short egr/bcopy egr/zcopy rndv/put"
+expect "... and rndv/am is not UCP's to run" \
+    "rndv/am +not applicable: stock UCP ran another protocol when it was forced"
+
+check "psel_info -e -j without --ucp: protosel's data path, its own lines" \
+    env "${penv[@]}" "$info" -e -j --same-process
+check "... where its egr/bcopy and rndv/am lines take the sizes" bash -c \
+    "$tables psel-rows '$tmp/out' | awk '\$3 == \"egr/zcopy\" || \$3 == \"rndv/put\" { bad = 1 } END { exit bad }'"
+
+# the protocol tier: UCP's table is the one computed by hand
+check "ucx_info -e -u t under the library, protocol tier" \
+    env LD_PRELOAD="$lib" UCX_PSEL_CALIBRATION="$cal" UCX_PSEL_RNDV_PERF_DIFF=0 \
+        "${uenv[@]}" ucx_info -e -u t
+cp "$tmp/all" "$tmp/proto.ucx"
+expect "... says the UCP lines come first" \
+    "protosel: libprotosel_ucx.so .* 4 lines measured through UCP \\(psel_calibrate --ucp\\), used first, 2 protocols UCP does not run; 2 through protosel" "$tmp/proto.ucx"
+expect "... and which it took for this endpoint" \
+    "cost lines: .* through UCP for egr/short egr/bcopy egr/zcopy rndv/put" "$tmp/proto.ucx"
+absent "... without a warning" "UCX  *(WARN|ERROR) " "$tmp/proto.ucx"
+check "... UCP's table is psel_info --ucp's" $tables compare "$tmp/ucp.json" "$tmp/proto.ucx"
+cat "$tmp/out"
+check "... with UCP's rendezvous at 245750 and zero-copy from 20486" bash -c \
+    "$tables ucx-rows '$tmp/proto.ucx' | awk '\$1 == 20486 && \$3 == \"egr/zcopy\" { z = 1 } \$1 == 245750 && \$3 ~ /^rndv/ { r = 1 } END { exit !(z && r) }'"
+
+# ucx_perftest tag_bw selects on the multi lines (the same numbers here)
+senv=(LD_PRELOAD="$lib" UCX_PSEL_CALIBRATION="$cal" UCX_PSEL_RNDV_PERF_DIFF=0
+      UCX_TLS=tcp UCX_NET_DEVICES=lo UCX_PROTO_ENABLE=y UCX_WARN_UNUSED_ENV_VARS=n)
+cenv=("${senv[@]}" UCX_PROTO_INFO=y)
+mkdir -p "$tmp/bw"
+check "ucx_perftest tag_bw 100000 B, both sides preloaded" \
+    perftest_pair "$tmp/bw" senv cenv -t tag_bw -s 100000 -n 200 -w 20
+check "... its multi-send table is the same" $tables compare "$tmp/ucp.json" "$tmp/bw/client" \
+    --title "ucp_tag_send\\*\\(multi\\) from host memory"
+
+# the config tier and psel_info --ucx-env derive their thresholds from the
+# same lines
+check "psel_info --ucx-env with the hand-made lines" env "${penv[@]}" "$info" --ucx-env -q
+expect "... UCX_RNDV_THRESH=245750" "^UCX_RNDV_THRESH=245750$" "$tmp/out"
+expect "... UCX_ZCOPY_THRESH=20486" "^UCX_ZCOPY_THRESH=20486$" "$tmp/out"
+expect "... rendezvous by put" "^UCX_RNDV_SCHEME=put_zcopy$" "$tmp/out"
+check "ucx_info under the library, config tier" \
+    env LD_PRELOAD="$lib" UCX_PSEL_TIER=config UCX_PSEL_CALIBRATION="$cal" \
+        UCX_PSEL_RNDV_PERF_DIFF=0 UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo \
+        "${uenv[@]}" ucx_info -e -u t
+expect "... applies UCX_RNDV_THRESH=245750" "protosel:   UCX_RNDV_THRESH=245750( |$)"
+expect "... and UCX_ZCOPY_THRESH=20486" "protosel:   UCX_ZCOPY_THRESH=20486( |$)"
+
+# a bad file: a UCP record in a file of format 3 (rails with peers, no UCP lines)
+sed 's/^protosel-calibration 4$/protosel-calibration 3/' "$cal" >"$tmp/bad.txt"
+fails "psel_info with a ucp-range in a format 3 file" \
+    env UCX_PSEL_CALIBRATION="$tmp/bad.txt" "$info" -e --ucp
+expect "... names the file, line and record" \
+    "bad.txt:9: ucp-range: a record of format version 4, in a file of version 3"
+check "ucx_info under the library with that file" \
+    env LD_PRELOAD="$lib" UCX_PSEL_CALIBRATION="$tmp/bad.txt" "${uenv[@]}" ucx_info -e -u t
+expect "... warns with the file and line" "bad.txt:9: ucp-range: a record of format version 4"
+expect "... and UCX runs without protosel" "UCX runs without protosel"
+
+tap_done
