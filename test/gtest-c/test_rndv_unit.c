@@ -918,6 +918,37 @@ static psel_rndv_recv_t *the_recv(cancel_pair_t *p)
     return NULL;
 }
 
+/* A send and its receive of tag @a tag, up to the receiver waiting after
+ * its RTR, which the sender has not seen (it does not progress): the
+ * receiver's receive. */
+static psel_rndv_recv_t *start_to_rtr(cancel_pair_t *p, uint64_t tag,
+                                      psel_request_t **sreq_p,
+                                      psel_request_t **rreq_p)
+{
+    double deadline = psel_time_sec() + SPIN_SEC;
+    psel_request_t *sreq;
+    psel_rndv_recv_t *op;
+    unsigned n;
+
+    *rreq_p = psel_tag_recv_nb(p->receiver, p->rbuf, CANCEL_LENGTH, tag,
+                               UINT64_MAX, NULL, NULL);
+    sreq    = psel_tag_send_nb(p->ep, p->sbuf[0], CANCEL_LENGTH, tag, NULL,
+                               NULL);
+    assert_non_null(sreq);
+    for (n = 0; (sreq->proto.rndv == NULL) ||
+                (sreq->proto.rndv->stage != PSEL_RNDV_STAGE_WAIT); ++n) {
+        assert_true((n < SPIN_MAX) && (psel_time_sec() < deadline));
+        psel_worker_progress(p->sender);
+    }
+    for (n = 0; ((op = the_recv(p)) == NULL) ||
+                (op->stage != PSEL_RNDV_RECV_WAIT); ++n) {
+        assert_true((n < SPIN_MAX) && (psel_time_sec() < deadline));
+        psel_worker_progress(p->receiver);
+    }
+    *sreq_p = sreq;
+    return op;
+}
+
 /* Feed the receiver a DATA fragment of @a len bytes at @a offset (the
  * sender's bytes there, or past its end zeros): @a status, and if refused
  * a log naming @a what. */
@@ -960,30 +991,12 @@ static void test_am_data_ranges(void **state)
     const size_t mid = 200 * KiB;
     psel_request_t *sreq, *rreq;
     psel_rndv_recv_t *op;
-    double deadline;
     cancel_pair_t p;
     uint64_t id;
-    unsigned n;
     size_t k;
 
     pair_open(&p, "rndv/am");
-    rreq = psel_tag_recv_nb(p.receiver, p.rbuf, CANCEL_LENGTH, 5, UINT64_MAX,
-                            NULL, NULL);
-    sreq = psel_tag_send_nb(p.ep, p.sbuf[0], CANCEL_LENGTH, 5, NULL, NULL);
-    assert_non_null(sreq);
-    /* the RTS out; then the receiver matches it and sends the RTR, which
-     * the sender does not see: it does not progress */
-    deadline = psel_time_sec() + SPIN_SEC;
-    for (n = 0; (sreq->proto.rndv == NULL) ||
-                (sreq->proto.rndv->stage != PSEL_RNDV_STAGE_WAIT); ++n) {
-        assert_true((n < SPIN_MAX) && (psel_time_sec() < deadline));
-        psel_worker_progress(p.sender);
-    }
-    for (n = 0; ((op = the_recv(&p)) == NULL) ||
-                (op->stage != PSEL_RNDV_RECV_WAIT); ++n) {
-        assert_true((n < SPIN_MAX) && (psel_time_sec() < deadline));
-        psel_worker_progress(p.receiver);
-    }
+    op = start_to_rtr(&p, 5, &sreq, &rreq);
     id = op->super.id;
 
     /* 64 separate bytes (the most it tracks), then one more piece */
@@ -1048,21 +1061,8 @@ static void test_put_rtr_bad_record(void **state)
     unsigned n, i, num;
 
     pair_open(&p, "rndv/put");
-    rreq = psel_tag_recv_nb(p.receiver, p.rbuf, CANCEL_LENGTH, 6, UINT64_MAX,
-                            NULL, NULL);
-    sreq = psel_tag_send_nb(p.ep, p.sbuf[0], CANCEL_LENGTH, 6, NULL, NULL);
-    assert_non_null(sreq);
+    op       = start_to_rtr(&p, 6, &sreq, &rreq);
     deadline = psel_time_sec() + SPIN_SEC;
-    for (n = 0; (sreq->proto.rndv == NULL) ||
-                (sreq->proto.rndv->stage != PSEL_RNDV_STAGE_WAIT); ++n) {
-        assert_true((n < SPIN_MAX) && (psel_time_sec() < deadline));
-        psel_worker_progress(p.sender);
-    }
-    for (n = 0; ((op = the_recv(&p)) == NULL) ||
-                (op->stage != PSEL_RNDV_RECV_WAIT); ++n) {
-        assert_true((n < SPIN_MAX) && (psel_time_sec() < deadline));
-        psel_worker_progress(p.receiver);
-    }
 
     /* the same RTR, one byte more in the first record's rkey */
     num = ((const psel_rndv_rtr_hdr_t*)op->rtr)->num_lanes;
