@@ -118,6 +118,8 @@ struct psel_worker {
     ucs_list_link_t       farewells;    /**< psel_wireup_farewell_t */
     unsigned              num_flushing; /**< Flush requests not complete */
     unsigned              num_failed_eps; /**< Failed, not handled yet */
+    unsigned              num_lingering_eps; /**< Internal ones waiting for
+                                                  their linger_until */
     unsigned              keepalive_calls; /**< Progress calls, for keepalive */
     double                keepalive_next;  /**< When to check peers next */
 };
@@ -178,6 +180,11 @@ struct psel_ep {
     int                   internal;     /**< Created by wireup for a peer
                                              that connected to us; becomes
                                              the user's on psel_ep_create() */
+    double                linger_until; /**< Internal, its peer force-closed:
+                                             destroyed then, not at once
+                                             (wireup.c: why); else 0 */
+    int                   close_forced; /**< psel_ep_close_nb(FORCE): its
+                                             CLOSE says so */
     void                 *peer_address; /**< The peer's packed address */
     size_t                peer_address_length;
     uint64_t              peer_uuid;    /**< Peer worker, 0 until wireup */

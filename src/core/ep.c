@@ -308,7 +308,8 @@ static psel_ep_h psel_ep_find_internal(psel_worker_h worker,
     psel_ep_h ep;
 
     ucs_list_for_each(ep, &worker->eps, list) {
-        if (ep->internal && (ep->peer_address_length == length) &&
+        if (ep->internal && (ep->status == UCS_OK) &&
+            (ep->peer_address_length == length) &&
             !memcmp(ep->peer_address, address, length)) {
             return ep;
         }
@@ -671,6 +672,7 @@ psel_request_t *psel_ep_close_nb(psel_ep_h ep, psel_ep_close_mode_t mode,
                                  psel_request_cb_t cb, void *arg)
 {
     if (mode == PSEL_EP_CLOSE_FORCE) {
+        ep->close_forced = 1;
         psel_ep_destroy(ep);
         return NULL;
     }

@@ -150,6 +150,8 @@ static ucs_status_t psel_wireup_send(psel_ep_h ep, psel_wireup_type_t type,
     hdr.version        = PSEL_WIREUP_VERSION;
     hdr.type           = type;
     hdr.num_lanes      = num_lanes;
+    hdr.flags          = ((type == PSEL_WIREUP_CLOSE) && ep->close_forced) ?
+                         PSEL_WIREUP_FLAG_FORCED : 0;
     hdr.address_length = address_length;
     hdr.sender_uuid    = ep->worker->uuid;
     hdr.sender_ep_id   = ep->id;
@@ -629,6 +631,15 @@ static ucs_status_t psel_wireup_on_reply(psel_worker_h worker,
     return UCS_ERR_NO_ELEM;
 }
 
+/* How long an endpoint wireup made for a peer outlives the peer's forced
+ * close. tcp keeps the closed side's connection for receiving, its socket
+ * still full of what the close cut off; libuct 1.13.1 reads that endpoint
+ * after freeing it when our side's end of the connection (CONN_FIN)
+ * arrives in the same poll as its socket turning writable
+ * (uct_tcp_iface_handle_events). Once we have read the rest, no write is
+ * pending there and our CONN_FIN is harmless. */
+#define PSEL_WIREUP_LINGER_SEC 1.0
+
 /* The peer's endpoint in->hdr.sender_ep_id went away: nothing it ran with
  * ours will be answered. An endpoint wireup made for it, or one whose lanes
  * were connected to its endpoints, fails (and progress destroys the former);
@@ -648,6 +659,9 @@ static ucs_status_t psel_wireup_on_close(psel_worker_h worker,
         ucs_debug("wireup: endpoint %lx: the peer closed its endpoint %lx",
                   ep->id, ep->remote_id);
         if (ep->internal || (ep->p2p_lanes != 0)) {
+            if (ep->internal && (in->hdr.flags & PSEL_WIREUP_FLAG_FORCED)) {
+                ep->linger_until = psel_time_sec() + PSEL_WIREUP_LINGER_SEC;
+            }
             if (ep->status == UCS_OK) {
                 ep->status = UCS_ERR_CONNECTION_RESET;
                 ++worker->num_failed_eps; /* handled by progress */

@@ -32,13 +32,17 @@ typedef enum {
     PSEL_WIREUP_CLOSE   = 3   /**< My endpoint (sender_ep_id) is gone */
 } psel_wireup_type_t;
 
+/** CLOSE flag: the endpoint was force-closed, so its transport connections
+ *  may still hold data towards the receiver (psel_wireup_on_close()). */
+#define PSEL_WIREUP_FLAG_FORCED 0x1u
+
 /** Header of a wireup message; the address and lane records follow.
  *  Packed, multi-byte fields little-endian (lane_select/wire.h). */
 typedef struct UCS_S_PACKED psel_wireup_hdr {
     uint8_t  version;        /**< PSEL_WIREUP_VERSION */
     uint8_t  type;           /**< psel_wireup_type_t */
     uint8_t  num_lanes;      /**< Lane records after the address */
-    uint8_t  reserved;       /**< 0 */
+    uint8_t  flags;          /**< CLOSE: PSEL_WIREUP_FLAG_FORCED; else 0 */
     uint32_t address_length; /**< Sender's packed worker address (REQUEST;
                                   0 in a REPLY or CLOSE) */
     uint64_t sender_uuid;    /**< Sender's worker */

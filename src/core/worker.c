@@ -610,14 +610,32 @@ static int psel_worker_ep_failed(psel_ep_h ep)
 }
 
 /* An endpoint wireup made for a peer that went away (it failed, or closed
- * its endpoint) serves nobody: it goes once its requests failed. */
+ * its endpoint) serves nobody: it goes once its requests failed, or at its
+ * linger_until. */
 static unsigned psel_worker_ep_handle_failure(psel_ep_h ep)
 {
     --ep->worker->num_failed_eps;
     psel_ep_handle_failure(ep);
     if (ep->internal && !ep->destroying) {
-        psel_ep_destroy(ep);
+        if (ep->linger_until > 0) {
+            ++ep->worker->num_lingering_eps;
+        } else {
+            psel_ep_destroy(ep);
+        }
     }
+    return 1;
+}
+
+static int psel_worker_ep_linger_over(psel_ep_h ep)
+{
+    return ep->internal && (ep->linger_until > 0) &&
+           (psel_time_sec() >= ep->linger_until);
+}
+
+static unsigned psel_worker_ep_end_linger(psel_ep_h ep)
+{
+    --ep->worker->num_lingering_eps;
+    psel_ep_destroy(ep);
     return 1;
 }
 
@@ -648,6 +666,10 @@ unsigned psel_worker_progress(psel_worker_h worker)
     if (ucs_unlikely((++worker->keepalive_calls % PSEL_KEEPALIVE_PERIOD) ==
                      0)) {
         psel_worker_keepalive(worker);
+        if (worker->num_lingering_eps > 0) {
+            count += psel_worker_eps_apply(worker, psel_worker_ep_linger_over,
+                                           psel_worker_ep_end_linger);
+        }
     }
     if (ucs_unlikely(worker->num_flushing > 0)) {
         count += psel_worker_eps_apply(worker, psel_worker_ep_flushing,

@@ -137,6 +137,17 @@ static void lt_record(psel_request_t *req, ucs_status_t status, void *arg)
     r->status = status;
 }
 
+/* Progress all until @a worker has no endpoint (or the bound). */
+static int lt_progress_until_no_eps(lt_pair_t *p, psel_worker_h worker)
+{
+    double deadline = psel_time_sec() + LT_WAIT_SEC;
+
+    while ((lt_num_eps(worker) > 0) && (psel_time_sec() < deadline)) {
+        lt_progress(p, 1);
+    }
+    return lt_num_eps(worker) == 0;
+}
+
 /* Progress until @a req has an operation in flight (the tcp transport
  * completes it later). */
 static int lt_progress_until_in_flight(lt_pair_t *p, psel_request_t *req)
@@ -203,6 +214,13 @@ static void lt_rndv_in_flight(const char *protos, unsigned num_peers,
                   ucs_status_string(sent[0].status));
 
     lt_progress(&p, 1000); /* nothing of the endpoints is left to run */
+    if (!close_worker) {
+        /* the peers' endpoints made by wireup outlive the forced close by
+         * their linger (libuct 1.13.1's tcp, wireup.c), then go */
+        for (i = 0; i < num_peers; ++i) {
+            assert_true(lt_progress_until_no_eps(&p, p.peers[i]));
+        }
+    }
     for (i = 0; i < num_peers; ++i) {
         psel_request_free(rreq[i]);
     }
