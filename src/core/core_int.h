@@ -113,14 +113,30 @@ struct psel_worker {
     psel_rndv_worker_t    rndv;         /**< Rendezvous requests (rndv.c) */
     psel_proto_worker_t   proto;        /**< What protocols see of it, with
                                              core's callbacks (rndv.c) */
-    unsigned              wireup_out;   /**< Endpoints with a wireup message
-                                             waiting for the bootstrap lane */
+    unsigned              wireup_out;   /**< Wireup messages waiting for a
+                                             lane: endpoints' and farewells */
+    ucs_list_link_t       farewells;    /**< psel_wireup_farewell_t */
     unsigned              num_flushing; /**< Flush requests not complete */
     unsigned              num_failed_eps; /**< Failed, not handled yet */
+    unsigned              num_lingering_eps; /**< Internal ones waiting for
+                                                  their linger_until */
     unsigned              keepalive_calls; /**< Progress calls, for keepalive */
     double                keepalive_next;  /**< When to check peers next */
 };
 
+
+/** A wireup CLOSE that found its endpoint's bootstrap lane busy when the
+ *  endpoint went: sent over a UCT endpoint of its own, which carries
+ *  nothing else and goes once the message is out (wireup.c). */
+typedef struct psel_wireup_farewell {
+    ucs_list_link_t list;       /**< In worker->farewells */
+    uct_ep_h        uct_ep;     /**< To the peer's bootstrap iface */
+    unsigned        iface;      /**< Our iface of @a uct_ep */
+    int             sent;       /**< The message is out; flushing */
+    double          deadline;   /**< Give up then (psel_time_sec) */
+    size_t          length;
+    uint8_t         msg[];
+} psel_wireup_farewell_t;
 
 /** A wireup message received, processed at the next progress call. */
 typedef struct psel_wireup_msg {
@@ -153,10 +169,22 @@ struct psel_ep {
     ucs_list_link_t       pending_link; /**< In worker->pending_eps */
     int                   pending_scheduled; /**< In worker->pending_eps */
     int                   failure_handled; /**< Requests failed already */
+    int                   destroying;   /**< psel_ep_destroy() ran: out of
+                                             worker->eps, its requests
+                                             failed; nothing queues on it */
+    unsigned              holds;        /**< Loops of the worker that run
+                                             callbacks on it: its memory
+                                             stays until the last lets go
+                                             (psel_ep_hold()) */
     ucs_list_link_t       flushes;      /**< Flush requests, in order */
     int                   internal;     /**< Created by wireup for a peer
                                              that connected to us; becomes
                                              the user's on psel_ep_create() */
+    double                linger_until; /**< Internal, its peer force-closed:
+                                             destroyed then, not at once
+                                             (wireup.c: why); else 0 */
+    int                   close_forced; /**< psel_ep_close_nb(FORCE): its
+                                             CLOSE says so */
     void                 *peer_address; /**< The peer's packed address */
     size_t                peer_address_length;
     uint64_t              peer_uuid;    /**< Peer worker, 0 until wireup */
@@ -167,6 +195,9 @@ struct psel_ep {
     uct_ep_h              aux_ep;       /**< Bootstrap of our own when no
                                              lane connects to an iface */
     unsigned              aux_iface;    /**< Our iface of @a aux_ep */
+    uint8_t               bootstrap_local;  /**< Our iface and the peer's
+                                             address entry of @a bootstrap */
+    uint8_t               bootstrap_remote;
     unsigned              num_extra;    /**< Peer's ep-to-ep lanes that no
                                              lane of ours pairs with */
     uct_ep_h              extra_eps[PSEL_MAX_LANES];
@@ -201,6 +232,11 @@ int psel_worker_iface_is_p2p(psel_worker_h worker, unsigned iface_index);
  * @return Nonzero if the pair can be a lane.
  */
 int psel_ep_is_reachable(void *arg, unsigned local, unsigned remote);
+
+/** A UCT endpoint from our iface @a local to the peer's iface of entry
+ *  @a remote of @a ep's address (the iface counts it). */
+ucs_status_t psel_ep_connect_to_iface(psel_ep_h ep, unsigned local,
+                                      unsigned remote, uct_ep_h *uct_ep_p);
 
 /** A UCT endpoint on our iface @a local, for wireup to connect ep to ep. */
 ucs_status_t psel_ep_create_unconnected(psel_ep_h ep, unsigned local,
@@ -285,6 +321,36 @@ int psel_ep_owns_uct_ep(psel_ep_h ep, uct_ep_h uct_ep);
 
 /** The peer failed: complete every request of @a ep with ep->status. */
 void psel_ep_handle_failure(psel_ep_h ep);
+
+/**
+ * @a ep failed with @a status (@a why: what happened, for the log): mark
+ * it; psel_worker_progress() fails its requests, outside any UCT callback.
+ * Once: a second failure changes nothing.
+ */
+void psel_ep_set_failed(psel_ep_h ep, ucs_status_t status, const char *why);
+
+/**
+ * Keep @a ep's memory while a loop of the worker runs something on it that
+ * may call the user back: a callback may destroy it (or others), and the
+ * loop still reads it afterwards. A destroyed endpoint leaves
+ * worker->eps at once; its memory goes when the last hold is released.
+ */
+void psel_ep_hold(psel_ep_h ep);
+
+/** Let go of @a ep: frees it if it was destroyed meanwhile. */
+void psel_ep_release(psel_ep_h ep);
+
+/**
+ * Call @a func on every endpoint of @a worker that @a want selects, where
+ * @a func may run user callbacks that destroy endpoints (that one or
+ * others). Each endpoint is held while @a func runs; if it was destroyed,
+ * the walk starts again from the first endpoint (every restart follows a
+ * destroy, so it ends).
+ *
+ * @return The sum of what @a func returned.
+ */
+unsigned psel_worker_eps_apply(psel_worker_h worker, int (*want)(psel_ep_h ep),
+                               unsigned (*func)(psel_ep_h ep));
 
 /** Ask UCT to check the peer of each lane that supports it. */
 void psel_ep_keepalive(psel_ep_h ep);

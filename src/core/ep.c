@@ -14,6 +14,7 @@
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/sock.h>
 #include <ucs/sys/string.h>
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,10 +93,8 @@ int psel_ep_is_reachable(void *arg, unsigned local, unsigned remote)
     return strcmp(tl_name, "tcp") || psel_ep_tcp_route_ok(ep, local, remote);
 }
 
-/* Connect to the peer's iface @a remote from our iface @a local. */
-static ucs_status_t psel_ep_connect_to_iface(psel_ep_h ep, unsigned local,
-                                             unsigned remote,
-                                             uct_ep_h *uct_ep_p)
+ucs_status_t psel_ep_connect_to_iface(psel_ep_h ep, unsigned local,
+                                      unsigned remote, uct_ep_h *uct_ep_p)
 {
     const psel_address_entry_t *entry = &ep->address.entries[remote];
     uct_ep_params_t params;
@@ -161,7 +160,9 @@ static ucs_status_t psel_ep_connect_bootstrap(psel_ep_h ep)
     for (i = 0; i < lanes->num_lanes; ++i) {
         if (!(ep->p2p_lanes & UCS_BIT(i)) &&
             (lanes->lanes[i].caps & PSEL_LANE_CAP_AM_BCOPY)) {
-            ep->bootstrap = ep->proto.uct_eps[i];
+            ep->bootstrap        = ep->proto.uct_eps[i];
+            ep->bootstrap_local  = lanes->info[i].local;
+            ep->bootstrap_remote = lanes->info[i].remote;
             return UCS_OK;
         }
     }
@@ -192,8 +193,10 @@ static ucs_status_t psel_ep_connect_bootstrap(psel_ep_h ep)
                                  &ep->aux_ep) != UCS_OK) {
         return UCS_ERR_UNREACHABLE;
     }
-    ep->aux_iface = best_local;
-    ep->bootstrap = ep->aux_ep;
+    ep->aux_iface        = best_local;
+    ep->bootstrap        = ep->aux_ep;
+    ep->bootstrap_local  = best_local;
+    ep->bootstrap_remote = best_remote;
     return UCS_OK;
 }
 
@@ -305,7 +308,8 @@ static psel_ep_h psel_ep_find_internal(psel_worker_h worker,
     psel_ep_h ep;
 
     ucs_list_for_each(ep, &worker->eps, list) {
-        if (ep->internal && (ep->peer_address_length == length) &&
+        if (ep->internal && (ep->status == UCS_OK) &&
+            (ep->peer_address_length == length) &&
             !memcmp(ep->peer_address, address, length)) {
             return ep;
         }
@@ -435,45 +439,93 @@ static void psel_ep_flush_done(psel_request_t *req, ucs_status_t status)
 /* Fail every request of @a ep still running with @a status: its
  * rendezvous (registrations released), pending sends and flushes; with
  * operations in flight they end when those do, unless @a flags has
- * PSEL_PROTO_ABORT_FORCE (the UCT endpoints are gone). */
+ * PSEL_PROTO_ABORT_FORCE (the UCT endpoints are gone). A callback may end
+ * other requests of the list, so each pass takes the head again. */
 static void psel_ep_fail_requests(psel_ep_h ep, ucs_status_t status,
                                   unsigned flags)
 {
-    psel_request_t *req, *tmp;
+    psel_request_t *req;
 
     psel_rndv_ep_fail(ep, status, flags);
-    ucs_list_for_each_safe(req, tmp, &ep->pending, list) {
-        psel_send_abort(req, status, flags);
+    while (!ucs_list_is_empty(&ep->pending)) {
+        req = ucs_list_head(&ep->pending, psel_request_t, list);
+        psel_send_abort(req, status, flags); /* leaves the list */
     }
-    ucs_list_for_each_safe(req, tmp, &ep->flushes, list) {
+    while (!ucs_list_is_empty(&ep->flushes)) {
+        req = ucs_list_head(&ep->flushes, psel_request_t, list);
         req->flush.close = 0;
-        psel_ep_flush_done(req, status);
+        psel_ep_flush_done(req, status); /* leaves the list */
     }
 }
 
-void psel_ep_destroy(psel_ep_h ep)
+static void psel_ep_free(psel_ep_h ep)
 {
-    /* fail what runs; destroying the UCT endpoints completes what they
-     * still had in flight (tcp purges it), and what is left then never
-     * hears from UCT again */
-    psel_ep_fail_requests(ep, UCS_ERR_CANCELED, 0);
-    if (ep->wireup_msg != NULL) {
-        --ep->worker->wireup_out;
-        free(ep->wireup_msg);
-    }
-    ucs_list_del(&ep->list);
-    ep->worker->used_last_elem = NULL; /* its table goes */
-    if (ep->pending_scheduled) {
-        ucs_list_del(&ep->pending_link);
-    }
-    psel_rndv_ep_remove(ep);
-    psel_ep_destroy_uct_eps(ep, ep->config.lanes.num_lanes);
-    psel_ep_fail_requests(ep, UCS_ERR_CANCELED, PSEL_PROTO_ABORT_FORCE);
+    /* nothing may point at it any more */
+    assert(ep->destroying && (ep->holds == 0));
+    assert(!ep->pending_scheduled && ucs_list_is_empty(&ep->pending) &&
+           ucs_list_is_empty(&ep->flushes));
     psel_ep_config_cleanup(&ep->config);
     free(ep->peer_address);
     psel_address_release(&ep->address);
     psel_resource_table_cleanup(&ep->remote);
     free(ep);
+}
+
+void psel_ep_hold(psel_ep_h ep)
+{
+    ++ep->holds;
+}
+
+void psel_ep_release(psel_ep_h ep)
+{
+    assert(ep->holds > 0);
+    if ((--ep->holds == 0) && ep->destroying) {
+        psel_ep_free(ep);
+    }
+}
+
+void psel_ep_destroy(psel_ep_h ep)
+{
+    psel_worker_h worker = ep->worker;
+    int peer_alive       = (ep->status == UCS_OK);
+
+    if (ep->destroying) {
+        return; /* a callback of its own teardown closed it again */
+    }
+    /* from now on nothing queues on it, new sends fail at once, and no
+     * walk of the worker finds it */
+    ep->destroying = 1;
+    psel_ep_hold(ep);
+    ucs_list_del(&ep->list);
+    if ((ep->status != UCS_OK) && !ep->failure_handled) {
+        --worker->num_failed_eps; /* failed before progress handled it */
+    }
+    ep->failure_handled = 1;
+    if (ep->status == UCS_OK) {
+        ep->status = UCS_ERR_CANCELED;
+    }
+
+    /* fail what runs; destroying the UCT endpoints completes what they
+     * still had in flight (tcp purges it; those completions no longer
+     * queue anything), and what is left then never hears from UCT again */
+    psel_ep_fail_requests(ep, UCS_ERR_CANCELED, 0);
+    if (peer_alive) {
+        psel_wireup_close(ep); /* the peer drops what it keeps for us */
+    }
+    if (ep->wireup_msg != NULL) {
+        --worker->wireup_out;
+        free(ep->wireup_msg);
+        ep->wireup_msg = NULL;
+    }
+    worker->used_last_elem = NULL; /* its table goes */
+    psel_rndv_ep_remove(ep);
+    psel_ep_destroy_uct_eps(ep, ep->config.lanes.num_lanes);
+    psel_ep_fail_requests(ep, UCS_ERR_CANCELED, PSEL_PROTO_ABORT_FORCE);
+    if (ep->pending_scheduled) {
+        ucs_list_del(&ep->pending_link);
+        ep->pending_scheduled = 0;
+    }
+    psel_ep_release(ep); /* freed now, or by the loop that holds it */
 }
 
 const psel_select_table_t *psel_ep_tag_table(psel_ep_h ep)
@@ -620,6 +672,7 @@ psel_request_t *psel_ep_close_nb(psel_ep_h ep, psel_ep_close_mode_t mode,
                                  psel_request_cb_t cb, void *arg)
 {
     if (mode == PSEL_EP_CLOSE_FORCE) {
+        ep->close_forced = 1;
         psel_ep_destroy(ep);
         return NULL;
     }
@@ -643,9 +696,27 @@ int psel_ep_owns_uct_ep(psel_ep_h ep, uct_ep_h uct_ep)
     return (ep->aux_ep != NULL) && (ep->aux_ep == uct_ep);
 }
 
+void psel_ep_set_failed(psel_ep_h ep, ucs_status_t status, const char *why)
+{
+    if ((ep->status != UCS_OK) || ep->destroying) {
+        return;
+    }
+    /* an endpoint wireup made for a peer that went away: the normal end
+     * of that peer, no error for the user */
+    ucs_log(ep->internal ? UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_ERROR,
+            "endpoint %lx: %s (%s); its requests complete with this error, "
+            "destroy the endpoint", ep->id, why, ucs_status_string(status));
+    ep->status = status;
+    ++ep->worker->num_failed_eps;
+}
+
 void psel_ep_handle_failure(psel_ep_h ep)
 {
     ep->failure_handled = 1;
+    if (ep->remote_id != 0) {
+        /* the peer's half-arrived eager messages will never complete */
+        psel_tm_purge_sender(&ep->worker->tm, ep->remote_id, ep->status);
+    }
     psel_ep_fail_requests(ep, ep->status, 0);
 }
 

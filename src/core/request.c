@@ -216,25 +216,38 @@ void psel_send_resume(psel_proto_req_t *proto)
     }
 }
 
-void psel_send_queue(psel_request_t *req, int at_head)
+/* Put @a ep on the worker's list of endpoints with sends to retry. */
+static void psel_ep_schedule(psel_ep_h ep)
 {
-    psel_ep_h ep = req->ep;
-
-    req->queued = 1;
-    if (at_head) {
-        ucs_list_add_head(&ep->pending, &req->list);
-    } else {
-        ucs_list_add_tail(&ep->pending, &req->list);
-    }
     if (!ep->pending_scheduled) {
         ep->pending_scheduled = 1;
         ucs_list_add_tail(&ep->worker->pending_eps, &ep->pending_link);
     }
 }
 
+void psel_send_queue(psel_request_t *req, int at_head)
+{
+    psel_ep_h ep = req->ep;
+
+    if (ep->destroying) {
+        /* the endpoint's teardown fails every send it has (completions of
+         * operations its UCT endpoints purge land here): nothing runs on
+         * it again, and it must not join the worker's list */
+        return;
+    }
+    req->queued = 1;
+    if (at_head) {
+        ucs_list_add_head(&ep->pending, &req->list);
+    } else {
+        ucs_list_add_tail(&ep->pending, &req->list);
+    }
+    psel_ep_schedule(ep);
+}
+
 /* Retry @a ep's waiting sends in order until one is still blocked, or
  * @a budget runs out; another endpoint's busy transport or unfinished
- * wireup never holds these up. */
+ * wireup never holds these up. A completion callback may destroy @a ep
+ * (the caller holds it): its queue is then empty. */
 static unsigned psel_ep_progress_pending(psel_ep_h ep, unsigned *budget)
 {
     unsigned count = 0;
@@ -262,19 +275,22 @@ unsigned psel_worker_progress_pending(psel_worker_h worker)
     psel_ep_h ep;
 
     /* one pass over the endpoints there are now, round robin: each that
-     * still has sends waiting moves to the back */
+     * still has sends waiting moves to the back (a send that stays blocked
+     * puts it there itself) */
     ucs_list_for_each(ep, &worker->pending_eps, pending_link) {
         ++n;
     }
-    while ((n-- > 0) && (budget > 0)) {
+    while ((n-- > 0) && (budget > 0) &&
+           !ucs_list_is_empty(&worker->pending_eps)) {
         ep = ucs_list_extract_head(&worker->pending_eps, struct psel_ep,
                                    pending_link);
+        ep->pending_scheduled = 0;
+        psel_ep_hold(ep); /* a callback may destroy it */
         count += psel_ep_progress_pending(ep, &budget);
-        if (ucs_list_is_empty(&ep->pending)) {
-            ep->pending_scheduled = 0;
-        } else {
-            ucs_list_add_tail(&worker->pending_eps, &ep->pending_link);
+        if (!ucs_list_is_empty(&ep->pending)) {
+            psel_ep_schedule(ep); /* out of budget, or waits for wireup */
         }
+        psel_ep_release(ep);
     }
     return count;
 }

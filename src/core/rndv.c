@@ -11,6 +11,7 @@
 
 #include <ucp_proto_sel/proto_rndv.h>
 #include <ucs/debug/log_def.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* ---- ids ---- */
@@ -177,15 +178,32 @@ static ucs_status_t psel_rndv_reply_ep(psel_proto_worker_t *proto,
     psel_worker_h worker = psel_rndv_worker(proto);
     psel_ep_h ep         = psel_rndv_map_find(&worker->rndv.eps, sender_id);
 
-    if ((ep != NULL) && psel_ep_is_ready(ep) && (ep->status == UCS_OK)) {
+    if (ep != NULL) {
+        if (ep->status != UCS_OK) {
+            return ep->status; /* failed: nothing will be answered */
+        }
+        if (!psel_ep_is_ready(ep)) {
+            return UCS_ERR_NO_RESOURCE; /* its lanes wait for wireup */
+        }
         *ep_p = &ep->proto;
         return UCS_OK;
     }
-    if ((ep != NULL) || !ucs_list_is_empty(&worker->wireup_in) ||
-        (worker->wireup_out > 0)) {
+    if (!ucs_list_is_empty(&worker->wireup_in) || (worker->wireup_out > 0)) {
         return UCS_ERR_NO_RESOURCE; /* wireup under way */
     }
     return UCS_ERR_NO_ELEM;
+}
+
+/* A message of the protocol's could not go to @a proto_ep's peer: its lane
+ * is broken, as if UCT had said so. */
+static void psel_rndv_ep_failed(const psel_proto_ep_t *proto_ep,
+                                ucs_status_t status, const char *what)
+{
+    psel_ep_h ep = ucs_container_of(proto_ep, struct psel_ep, proto);
+    char why[64];
+
+    snprintf(why, sizeof(why), "sending a rendezvous %s failed", what);
+    psel_ep_set_failed(ep, status, why);
 }
 
 /* ---- tag matching ---- */
@@ -244,6 +262,7 @@ void psel_rndv_init(psel_worker_h worker)
     proto->rreq_find     = psel_rndv_rreq_find;
     proto->rreq_find_msg = psel_rndv_rreq_find_msg;
     proto->reply_ep      = psel_rndv_reply_ep;
+    proto->ep_failed     = psel_rndv_ep_failed;
     proto->rts_arrived   = psel_rndv_rts_arrived;
     proto->rts_withdraw  = psel_rndv_rts_withdraw;
     proto->recv_complete = psel_rndv_recv_complete;

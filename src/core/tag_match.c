@@ -3,39 +3,25 @@
  */
 #include "tag_match.h"
 
+#include <ucp_proto_sel/byte_ranges.h>
+
 #include <ucs/debug/log_def.h>
 #include <assert.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define PSEL_TM_INLINE_RANGES 2u
-
-
-/* A byte range [start, end) of a message that has landed. */
-typedef struct {
-    size_t start;
-    size_t end;
-} psel_tm_range_t;
-
-
 struct psel_tm_msg {
-    ucs_list_link_t  list;          /* unexpected queue, while unmatched */
-    psel_tm_key_t    key;
-    uint64_t         tag;
-    size_t           total_length;
-    size_t           landed;        /* bytes landed so far */
-    psel_tm_recv_t   *recv;         /* matched receive, or NULL */
-    uint8_t          *data;         /* unexpected buffer, NULL once matched;
+    ucs_list_link_t    list;        /* unexpected queue, while unmatched */
+    psel_tm_key_t      key;
+    uint64_t           tag;
+    size_t             total_length;
+    psel_tm_recv_t     *recv;       /* matched receive, or NULL */
+    uint8_t            *data;       /* unexpected buffer, NULL once matched;
                                        rendezvous: the descriptor */
-    size_t           desc_len;      /* rendezvous: bytes of the descriptor;
+    size_t             desc_len;    /* rendezvous: bytes of the descriptor;
                                        0 for an eager message */
-    /* Landed ranges, sorted, disjoint and non-adjacent, so overlaps are
-     * found exactly; one range when fragments arrive in order. */
-    psel_tm_range_t  *ranges;
-    unsigned         num_ranges;
-    unsigned         max_ranges;
-    psel_tm_range_t  ranges_inline[PSEL_TM_INLINE_RANGES];
+    psel_byte_ranges_t landed;      /* bytes landed so far */
 };
 
 
@@ -65,9 +51,7 @@ static inline size_t psel_tm_min(size_t a, size_t b)
 
 static void psel_tm_msg_free(psel_tm_msg_t *msg)
 {
-    if (msg->ranges != msg->ranges_inline) {
-        free(msg->ranges);
-    }
+    psel_byte_ranges_cleanup(&msg->landed);
     free(msg);
 }
 
@@ -104,86 +88,6 @@ static void psel_tm_recv_copy(psel_tm_recv_t *recv, size_t offset,
     if (n > 0) {
         memcpy((uint8_t*)recv->buffer + offset, data, n);
     }
-}
-
-/* Index of the first range whose end is >= @a start (num_ranges if none). */
-static unsigned psel_tm_range_find(const psel_tm_msg_t *msg, size_t start)
-{
-    unsigned lo = 0, hi = msg->num_ranges, mid;
-
-    while (lo < hi) {
-        mid = lo + (hi - lo) / 2;
-        if (msg->ranges[mid].end < start) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
-/* Record [start, end) as landed. On failure nothing changes:
- * UCS_ERR_INVALID_PARAM if it overlaps landed bytes, UCS_ERR_EXCEEDS_LIMIT
- * if it would need more than PSEL_TM_MAX_RANGES ranges, UCS_ERR_NO_MEMORY. */
-static ucs_status_t psel_tm_range_add(psel_tm_msg_t *msg, size_t start,
-                                      size_t end)
-{
-    unsigned i = psel_tm_range_find(msg, start);
-    unsigned next, max;
-    int left, right;
-    psel_tm_range_t *ranges;
-
-    /* ranges[i] ends at or after start: it overlaps unless it starts at or
-     * after end, or ends exactly at start (then ranges[i + 1] may overlap) */
-    next = ((i < msg->num_ranges) && (msg->ranges[i].end == start)) ? i + 1 : i;
-    if ((next < msg->num_ranges) && (msg->ranges[next].start < end)) {
-        return UCS_ERR_INVALID_PARAM;
-    }
-
-    left  = (i < msg->num_ranges) && (msg->ranges[i].end == start);
-    right = (next < msg->num_ranges) && (msg->ranges[next].start == end);
-
-    if (left && right) {
-        msg->ranges[i].end = msg->ranges[next].end;
-        memmove(&msg->ranges[next], &msg->ranges[next + 1],
-                (msg->num_ranges - next - 1) * sizeof(*msg->ranges));
-        --msg->num_ranges;
-        return UCS_OK;
-    } else if (left) {
-        msg->ranges[i].end = end;
-        return UCS_OK;
-    } else if (right) {
-        msg->ranges[next].start = start;
-        return UCS_OK;
-    }
-
-    if (msg->num_ranges == msg->max_ranges) {
-        if (msg->max_ranges >= PSEL_TM_MAX_RANGES) {
-            return UCS_ERR_EXCEEDS_LIMIT;
-        }
-        max = psel_tm_min(msg->max_ranges * 2, PSEL_TM_MAX_RANGES);
-        if (msg->ranges == msg->ranges_inline) {
-            ranges = malloc(max * sizeof(*ranges));
-            if (ranges != NULL) {
-                memcpy(ranges, msg->ranges_inline,
-                       msg->num_ranges * sizeof(*ranges));
-            }
-        } else {
-            ranges = realloc(msg->ranges, max * sizeof(*ranges));
-        }
-        if (ranges == NULL) {
-            return UCS_ERR_NO_MEMORY;
-        }
-        msg->ranges     = ranges;
-        msg->max_ranges = max;
-    }
-
-    memmove(&msg->ranges[i + 1], &msg->ranges[i],
-            (msg->num_ranges - i) * sizeof(*msg->ranges));
-    msg->ranges[i].start = start;
-    msg->ranges[i].end   = end;
-    ++msg->num_ranges;
-    return UCS_OK;
 }
 
 ucs_status_t psel_tm_init(psel_tm_t *tm)
@@ -264,7 +168,7 @@ void psel_tm_post(psel_tm_t *tm, psel_tm_recv_t *recv)
             return;
         }
 
-        if (msg->landed == msg->total_length) {
+        if (msg->landed.landed == msg->total_length) {
             psel_tm_recv_copy(recv, 0, msg->data, msg->total_length);
             psel_tm_msg_free(msg);
             psel_tm_recv_complete(recv);
@@ -272,10 +176,11 @@ void psel_tm_post(psel_tm_t *tm, psel_tm_recv_t *recv)
         }
 
         /* still being reassembled: take it over, the rest lands directly */
-        for (i = 0; i < msg->num_ranges; ++i) {
-            psel_tm_recv_copy(recv, msg->ranges[i].start,
-                              msg->data + msg->ranges[i].start,
-                              msg->ranges[i].end - msg->ranges[i].start);
+        for (i = 0; i < msg->landed.num; ++i) {
+            psel_tm_recv_copy(recv, msg->landed.ranges[i].start,
+                              msg->data + msg->landed.ranges[i].start,
+                              msg->landed.ranges[i].end -
+                              msg->landed.ranges[i].start);
         }
         msg->recv = recv;
         msg->data = NULL;
@@ -379,15 +284,13 @@ ucs_status_t psel_tm_eager_first(psel_tm_t *tm, uint64_t sender_id,
     msg->key          = key;
     msg->tag          = tag;
     msg->total_length = total_length;
-    msg->landed       = len;
     msg->recv         = recv;
     msg->data         = (recv == NULL) ? (uint8_t*)(msg + 1) : NULL;
     msg->desc_len     = 0;
-    msg->ranges       = msg->ranges_inline;
-    msg->max_ranges   = PSEL_TM_INLINE_RANGES;
-    msg->num_ranges   = (len > 0) ? 1 : 0;
-    msg->ranges[0].start = 0;
-    msg->ranges[0].end   = len;
+    psel_byte_ranges_init(&msg->landed, PSEL_TM_MAX_RANGES);
+    if (len > 0) {
+        psel_byte_ranges_add(&msg->landed, 0, len); /* the first: inline */
+    }
 
     if (len < total_length) {
         iter = kh_put(psel_tm_inflight, &tm->inflight, key, &ret);
@@ -450,7 +353,7 @@ ucs_status_t psel_tm_eager_middle(psel_tm_t *tm, uint64_t sender_id,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    status = psel_tm_range_add(msg, offset, offset + len);
+    status = psel_byte_ranges_add(&msg->landed, offset, offset + len);
     if (status == UCS_ERR_INVALID_PARAM) {
         ucs_error("tag match: fragment overlaps data already received "
                   "(sender %" PRIx64 " msg %" PRIx64 " offset %zu length %zu "
@@ -476,8 +379,7 @@ ucs_status_t psel_tm_eager_middle(psel_tm_t *tm, uint64_t sender_id,
         memcpy(msg->data + offset, data, len);
     }
 
-    msg->landed += len;
-    if (msg->landed < msg->total_length) {
+    if (msg->landed.landed < msg->total_length) {
         return UCS_OK;
     }
 
@@ -529,13 +431,10 @@ ucs_status_t psel_tm_rndv_first(psel_tm_t *tm, uint64_t sender_id,
     msg->key.msg_id    = msg_id;
     msg->tag           = tag;
     msg->total_length  = total_length;
-    msg->landed        = 0;
     msg->recv          = NULL;
     msg->data          = (uint8_t*)(msg + 1);
     msg->desc_len      = desc_len;
-    msg->ranges        = msg->ranges_inline;
-    msg->max_ranges    = PSEL_TM_INLINE_RANGES;
-    msg->num_ranges    = 0;
+    psel_byte_ranges_init(&msg->landed, PSEL_TM_MAX_RANGES);
     memcpy(msg->data, desc, desc_len);
     ucs_list_add_tail(&tm->unexpected, &msg->list);
     ++tm->num_unexpected;
@@ -566,6 +465,48 @@ void psel_tm_rndv_complete(psel_tm_recv_t *recv, ucs_status_t status)
         recv->status = status;
     }
     psel_tm_recv_complete(recv);
+}
+
+unsigned psel_tm_purge_sender(psel_tm_t *tm, uint64_t sender_id,
+                              ucs_status_t status)
+{
+    ucs_list_link_t failed;
+    psel_tm_recv_t *recv;
+    psel_tm_msg_t *msg;
+    unsigned count = 0;
+    khiter_t iter;
+
+    ucs_list_head_init(&failed);
+    for (iter = kh_begin(&tm->inflight); iter != kh_end(&tm->inflight);
+         ++iter) {
+        if (!kh_exist(&tm->inflight, iter)) {
+            continue;
+        }
+        msg = kh_val(&tm->inflight, iter);
+        if (msg->key.sender_id != sender_id) {
+            continue;
+        }
+        ucs_debug("tag match: sender %" PRIx64 " is gone: message %" PRIx64
+                  " (tag %" PRIx64 ", %zu of %zu bytes) dropped", sender_id,
+                  msg->key.msg_id, msg->tag, msg->landed.landed,
+                  msg->total_length);
+        kh_del(psel_tm_inflight, &tm->inflight, iter);
+        if (msg->recv != NULL) {
+            ucs_list_add_tail(&failed, &msg->recv->list);
+        } else {
+            ucs_list_del(&msg->list);
+            --tm->num_unexpected;
+        }
+        psel_tm_msg_free(msg);
+        ++count;
+    }
+
+    while (!ucs_list_is_empty(&failed)) {
+        recv         = ucs_list_extract_head(&failed, psel_tm_recv_t, list);
+        recv->status = status;
+        psel_tm_recv_complete(recv);
+    }
+    return count;
 }
 
 size_t psel_tm_num_expected(const psel_tm_t *tm)

@@ -303,6 +303,19 @@ ucs_status_t psel_tm_rndv_withdraw(psel_tm_t *tm, uint64_t sender_id,
 
 
 /**
+ * The sender @a sender_id is gone (failed, or closed its endpoint): its
+ * eager messages still being reassembled will never complete. Those not
+ * matched yet leave the unexpected queue and are freed; the receives that
+ * took one over complete with @a status (after the matcher is consistent
+ * again: their callbacks may post). Whole messages stay: they arrived.
+ *
+ * @return The number of messages dropped.
+ */
+unsigned psel_tm_purge_sender(psel_tm_t *tm, uint64_t sender_id,
+                              ucs_status_t status);
+
+
+/**
  * Complete a receive handed to tm->rndv_matched: @a status replaces the
  * receive's status unless it is UCS_OK (a truncated receive stays
  * UCS_ERR_MESSAGE_TRUNCATED); then recv->complete() is called.

@@ -150,10 +150,12 @@ static ucs_status_t psel_wireup_send(psel_ep_h ep, psel_wireup_type_t type,
     hdr.version        = PSEL_WIREUP_VERSION;
     hdr.type           = type;
     hdr.num_lanes      = num_lanes;
+    hdr.flags          = ((type == PSEL_WIREUP_CLOSE) && ep->close_forced) ?
+                         PSEL_WIREUP_FLAG_FORCED : 0;
     hdr.address_length = address_length;
     hdr.sender_uuid    = ep->worker->uuid;
     hdr.sender_ep_id   = ep->id;
-    hdr.dest_ep_id     = (type == PSEL_WIREUP_REPLY) ? ep->remote_id : 0;
+    hdr.dest_ep_id     = (type != PSEL_WIREUP_REQUEST) ? ep->remote_id : 0;
     p = ep->wireup_msg;
     psel_wireup_hdr_le(&hdr);
     memcpy(p, &hdr, sizeof(hdr));
@@ -216,6 +218,108 @@ ucs_status_t psel_wireup_announce(psel_ep_h ep)
     return psel_wireup_send(ep, PSEL_WIREUP_REQUEST, NULL, 0);
 }
 
+/* How long a farewell tries to get its CLOSE out */
+#define PSEL_WIREUP_FAREWELL_SEC 5.0
+
+/* The CLOSE waiting in ep->wireup_msg found the bootstrap lane busy (data
+ * of the endpoint fills it): it goes over a UCT endpoint of its own to the
+ * same peer iface, which outlives the endpoint until the message is out.
+ * It carries nothing else, so no completion of it refers to a request. */
+static void psel_wireup_farewell(psel_ep_h ep)
+{
+    psel_worker_h worker = ep->worker;
+    psel_wireup_farewell_t *fw;
+
+    fw = malloc(sizeof(*fw) + ep->wireup_msg_length);
+    if ((fw == NULL) ||
+        (psel_ep_connect_to_iface(ep, ep->bootstrap_local,
+                                  ep->bootstrap_remote, &fw->uct_ep) !=
+         UCS_OK)) {
+        ucs_debug("wireup: endpoint %lx could not tell its peer it closes",
+                  ep->id);
+        free(fw);
+        --worker->wireup_out;
+    } else {
+        fw->iface    = ep->bootstrap_local;
+        fw->sent     = 0;
+        fw->deadline = psel_time_sec() + PSEL_WIREUP_FAREWELL_SEC;
+        fw->length   = ep->wireup_msg_length;
+        memcpy(fw->msg, ep->wireup_msg, fw->length);
+        ucs_list_add_tail(&worker->farewells, &fw->list);
+    }
+    free(ep->wireup_msg);
+    ep->wireup_msg = NULL;
+}
+
+void psel_wireup_close(psel_ep_h ep)
+{
+    if ((ep->bootstrap == NULL) ||
+        ((ep->remote_id == 0) && !ep->rndv_announced && (ep->p2p_lanes == 0))) {
+        return; /* the peer holds nothing of ours */
+    }
+    if (ep->wireup_msg != NULL) {
+        --ep->worker->wireup_out; /* older news, superseded */
+        free(ep->wireup_msg);
+        ep->wireup_msg = NULL;
+    }
+    if (psel_wireup_send(ep, PSEL_WIREUP_CLOSE, NULL, 0) != UCS_OK) {
+        ucs_debug("wireup: endpoint %lx could not tell its peer it closes",
+                  ep->id);
+    }
+    if (ep->wireup_msg != NULL) {
+        psel_wireup_farewell(ep); /* the lane is busy */
+    }
+}
+
+static size_t psel_wireup_farewell_pack(void *dest, void *arg)
+{
+    psel_wireup_farewell_t *fw = arg;
+
+    memcpy(dest, fw->msg, fw->length);
+    return fw->length;
+}
+
+/* Send a farewell's CLOSE, then wait for the transport to have it out
+ * (flush); @return 1 when it is done with (out, failed, or too late). */
+static int psel_wireup_farewell_progress(psel_wireup_farewell_t *fw)
+{
+    ssize_t packed;
+
+    if (!fw->sent) {
+        packed = uct_ep_am_bcopy(fw->uct_ep, PSEL_AM_ID_WIREUP,
+                                 psel_wireup_farewell_pack, fw, 0);
+        if ((packed < 0) && (packed != UCS_ERR_NO_RESOURCE)) {
+            return 1; /* the peer is gone too */
+        }
+        fw->sent = (packed >= 0);
+    }
+    if (fw->sent && (uct_ep_flush(fw->uct_ep, 0, NULL) == UCS_OK)) {
+        return 1;
+    }
+    if (psel_time_sec() > fw->deadline) {
+        ucs_debug("wireup: a close found no room for %.0f s; given up",
+                  PSEL_WIREUP_FAREWELL_SEC);
+        return 1;
+    }
+    return 0;
+}
+
+void psel_wireup_farewells_cleanup(psel_worker_h worker, int wait)
+{
+    psel_wireup_farewell_t *fw, *tmp;
+
+    ucs_list_for_each_safe(fw, tmp, &worker->farewells, list) {
+        if (wait && !psel_wireup_farewell_progress(fw)) {
+            continue;
+        }
+        uct_ep_destroy(fw->uct_ep);
+        psel_worker_iface_put(worker, fw->iface);
+        ucs_list_del(&fw->list);
+        --worker->wireup_out;
+        free(fw);
+    }
+}
+
 void psel_wireup_progress(psel_worker_h worker)
 {
     psel_ep_h ep;
@@ -227,9 +331,20 @@ void psel_wireup_progress(psel_worker_h worker)
             psel_wireup_flush_msg(ep);
         }
     }
+    psel_wireup_farewells_cleanup(worker, 1);
 }
 
 /* ---- receiving ---- */
+
+static const char *psel_wireup_type_name(unsigned type)
+{
+    switch (type) {
+    case PSEL_WIREUP_REQUEST: return "request";
+    case PSEL_WIREUP_REPLY:   return "reply";
+    case PSEL_WIREUP_CLOSE:   return "close";
+    default:                  return "?";
+    }
+}
 
 static ucs_status_t psel_wireup_parse(psel_worker_h worker, const void *data,
                                       size_t length, psel_wireup_in_t *in)
@@ -240,6 +355,13 @@ static ucs_status_t psel_wireup_parse(psel_worker_h worker, const void *data,
     psel_wireup_in_lane_t *lane;
     unsigned i;
 
+    /* the version byte first: another version may have another layout */
+    if ((length > 0) && (p[0] != PSEL_WIREUP_VERSION)) {
+        ucs_error("wireup: wire version %u, this build speaks %u; "
+                  "dropped (run the same protosel on both peers)", p[0],
+                  PSEL_WIREUP_VERSION);
+        return UCS_ERR_UNSUPPORTED;
+    }
     if (length < sizeof(in->hdr)) {
         ucs_error("wireup: %zu-byte message, shorter than its %zu-byte "
                   "header; dropped", length, sizeof(in->hdr));
@@ -248,21 +370,21 @@ static ucs_status_t psel_wireup_parse(psel_worker_h worker, const void *data,
     memcpy(&in->hdr, p, sizeof(in->hdr));
     psel_wireup_hdr_le(&in->hdr);
     p += sizeof(in->hdr);
-    if (in->hdr.version != PSEL_WIREUP_VERSION) {
-        ucs_error("wireup: wire version %u, this build speaks %u; "
-                  "dropped (run the same protosel on both peers)",
-                  in->hdr.version, PSEL_WIREUP_VERSION);
-        return UCS_ERR_UNSUPPORTED;
-    }
     if ((in->hdr.type != PSEL_WIREUP_REQUEST) &&
-        (in->hdr.type != PSEL_WIREUP_REPLY)) {
+        (in->hdr.type != PSEL_WIREUP_REPLY) &&
+        (in->hdr.type != PSEL_WIREUP_CLOSE)) {
         ucs_error("wireup: unknown message type %u; dropped", in->hdr.type);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((in->hdr.type == PSEL_WIREUP_CLOSE) && (in->hdr.num_lanes != 0)) {
+        ucs_error("wireup: a close with %u lane records; dropped",
+                  in->hdr.num_lanes);
         return UCS_ERR_INVALID_PARAM;
     }
     if ((in->hdr.type == PSEL_WIREUP_REQUEST) ==
         (in->hdr.address_length == 0)) {
         ucs_error("wireup: a %s with a %u-byte address; dropped",
-                  (in->hdr.type == PSEL_WIREUP_REQUEST) ? "request" : "reply",
+                  psel_wireup_type_name(in->hdr.type),
                   in->hdr.address_length);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -509,6 +631,55 @@ static ucs_status_t psel_wireup_on_reply(psel_worker_h worker,
     return UCS_ERR_NO_ELEM;
 }
 
+/* How long an endpoint wireup made for a peer outlives the peer's forced
+ * close. tcp keeps the closed side's connection for receiving, its socket
+ * still full of what the close cut off; libuct 1.13.1 reads that endpoint
+ * after freeing it when our side's end of the connection (CONN_FIN)
+ * arrives in the same poll as its socket turning writable
+ * (uct_tcp_iface_handle_events). Once we have read the rest, no write is
+ * pending there and our CONN_FIN is harmless. */
+#define PSEL_WIREUP_LINGER_SEC 1.0
+
+/* The peer's endpoint in->hdr.sender_ep_id went away: nothing it ran with
+ * ours will be answered. An endpoint wireup made for it, or one whose lanes
+ * were connected to its endpoints, fails (and progress destroys the former);
+ * an endpoint of the user's with iface lanes only stays usable: its
+ * rendezvous with the peer fail and it forgets the peer's endpoint id (its
+ * next rendezvous announces itself again). */
+static ucs_status_t psel_wireup_on_close(psel_worker_h worker,
+                                         const psel_wireup_in_t *in)
+{
+    psel_ep_h ep;
+
+    ucs_list_for_each(ep, &worker->eps, list) {
+        if ((ep->remote_id != in->hdr.sender_ep_id) ||
+            ((ep->peer_uuid != 0) && (ep->peer_uuid != in->hdr.sender_uuid))) {
+            continue;
+        }
+        ucs_debug("wireup: endpoint %lx: the peer closed its endpoint %lx",
+                  ep->id, ep->remote_id);
+        if (ep->internal || (ep->p2p_lanes != 0)) {
+            if (ep->internal && (in->hdr.flags & PSEL_WIREUP_FLAG_FORCED)) {
+                ep->linger_until = psel_time_sec() + PSEL_WIREUP_LINGER_SEC;
+            }
+            if (ep->status == UCS_OK) {
+                ep->status = UCS_ERR_CONNECTION_RESET;
+                ++worker->num_failed_eps; /* handled by progress */
+            }
+        } else {
+            psel_tm_purge_sender(&worker->tm, ep->remote_id,
+                                 UCS_ERR_CONNECTION_RESET);
+            psel_rndv_ep_fail(ep, UCS_ERR_CONNECTION_RESET, 0);
+            psel_rndv_set_remote_id(ep, 0);
+            ep->rndv_announced = 0;
+        }
+        return UCS_OK;
+    }
+    ucs_debug("wireup: close of peer endpoint %lx, which we do not know",
+              in->hdr.sender_ep_id);
+    return UCS_ERR_NO_ELEM;
+}
+
 ucs_status_t psel_wireup_process(psel_worker_h worker, const void *data,
                                  size_t length)
 {
@@ -519,7 +690,12 @@ ucs_status_t psel_wireup_process(psel_worker_h worker, const void *data,
     if (status != UCS_OK) {
         return status;
     }
-    return (in.hdr.type == PSEL_WIREUP_REQUEST) ?
-           psel_wireup_on_request(worker, &in) :
-           psel_wireup_on_reply(worker, &in);
+    switch (in.hdr.type) {
+    case PSEL_WIREUP_REQUEST:
+        return psel_wireup_on_request(worker, &in);
+    case PSEL_WIREUP_REPLY:
+        return psel_wireup_on_reply(worker, &in);
+    default:
+        return psel_wireup_on_close(worker, &in);
+    }
 }

@@ -28,8 +28,13 @@
 /** Wireup message types. */
 typedef enum {
     PSEL_WIREUP_REQUEST = 1,  /**< Here are my endpoint addresses */
-    PSEL_WIREUP_REPLY   = 2   /**< Connected; here are mine */
+    PSEL_WIREUP_REPLY   = 2,  /**< Connected; here are mine */
+    PSEL_WIREUP_CLOSE   = 3   /**< My endpoint (sender_ep_id) is gone */
 } psel_wireup_type_t;
+
+/** CLOSE flag: the endpoint was force-closed, so its transport connections
+ *  may still hold data towards the receiver (psel_wireup_on_close()). */
+#define PSEL_WIREUP_FLAG_FORCED 0x1u
 
 /** Header of a wireup message; the address and lane records follow.
  *  Packed, multi-byte fields little-endian (lane_select/wire.h). */
@@ -37,12 +42,14 @@ typedef struct UCS_S_PACKED psel_wireup_hdr {
     uint8_t  version;        /**< PSEL_WIREUP_VERSION */
     uint8_t  type;           /**< psel_wireup_type_t */
     uint8_t  num_lanes;      /**< Lane records after the address */
-    uint8_t  reserved;       /**< 0 */
+    uint8_t  flags;          /**< CLOSE: PSEL_WIREUP_FLAG_FORCED; else 0 */
     uint32_t address_length; /**< Sender's packed worker address (REQUEST;
-                                  0 in a REPLY) */
+                                  0 in a REPLY or CLOSE) */
     uint64_t sender_uuid;    /**< Sender's worker */
     uint64_t sender_ep_id;   /**< Sender's endpoint id */
-    uint64_t dest_ep_id;     /**< REPLY: the requester's endpoint id; 0 */
+    uint64_t dest_ep_id;     /**< REPLY: the requester's endpoint id;
+                                  CLOSE: the receiver's endpoint id if the
+                                  sender knows it; else 0 */
 } psel_wireup_hdr_t;
 
 /** One lane connected endpoint to endpoint; its ep address follows. */
@@ -67,8 +74,14 @@ ucs_status_t psel_wireup_start(psel_ep_h ep);
 ucs_status_t psel_wireup_process(psel_worker_h worker, const void *data,
                                  size_t length);
 
-/** Retry the sends that found the bootstrap lane busy. */
+/** Retry the sends that found the bootstrap lane busy, and the CLOSEs
+ *  of endpoints already destroyed (their farewell UCT endpoints go once
+ *  the message is out, or after 5 s). */
 void psel_wireup_progress(psel_worker_h worker);
+
+/** Destroy the farewell UCT endpoints: those done with (@a wait), or all
+ *  (worker destroy). */
+void psel_wireup_farewells_cleanup(psel_worker_h worker, int wait);
 
 /**
  * Send a REQUEST without lane records over the bootstrap lane, for an
@@ -78,5 +91,14 @@ void psel_wireup_progress(psel_worker_h worker);
  * bootstrap lane after it arrive after it.
  */
 ucs_status_t psel_wireup_announce(psel_ep_h ep);
+
+/**
+ * Tell the peer, best effort, that @a ep goes away (psel_ep_destroy() of an
+ * endpoint the peer knows by its id): the peer fails what it runs with this
+ * endpoint and destroys an endpoint wireup made for it, or forgets our id
+ * on an endpoint of its user's. Nothing is sent if the peer does not know
+ * our id or the bootstrap lane is busy (keepalive then finds out).
+ */
+void psel_wireup_close(psel_ep_h ep);
 
 #endif

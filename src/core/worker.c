@@ -312,17 +312,7 @@ static ucs_status_t psel_worker_ep_error(void *arg, uct_ep_h uct_ep,
 
     ucs_list_for_each(ep, &worker->eps, list) {
         if (psel_ep_owns_uct_ep(ep, uct_ep)) {
-            if (ep->status == UCS_OK) {
-                /* an endpoint wireup made for a peer that went away is
-                 * the normal end of that peer: no error for the user */
-                ucs_log(ep->internal ? UCS_LOG_LEVEL_DIAG :
-                                       UCS_LOG_LEVEL_ERROR,
-                        "endpoint %lx: the peer failed (%s); its requests "
-                        "complete with this error, destroy the endpoint",
-                        ep->id, ucs_status_string(status));
-                ep->status = status;
-                ++worker->num_failed_eps;
-            }
+            psel_ep_set_failed(ep, status, "the peer failed");
             return UCS_OK;
         }
     }
@@ -439,6 +429,7 @@ ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
     ucs_list_head_init(&worker->eps);
     worker->keepalive_next = psel_time_sec();
     ucs_list_head_init(&worker->wireup_in);
+    ucs_list_head_init(&worker->farewells);
     psel_resource_table_init(&worker->local);
     ucs_strncpy_zero(worker->local.origin, "this worker",
                      sizeof(worker->local.origin));
@@ -523,18 +514,22 @@ static void psel_worker_log_used(psel_worker_h worker);
 void psel_worker_destroy(psel_worker_h worker)
 {
     psel_wireup_msg_t *msg, *tmp_msg;
-    psel_ep_h ep, tmp_ep;
+    psel_ep_h ep;
 
     if (worker->context->config.proto_info == PSEL_PROTO_INFO_USED) {
         psel_worker_log_used(worker);
     }
 
-    ucs_list_for_each_safe(ep, tmp_ep, &worker->eps, list) {
+    /* a destroy runs callbacks that may destroy other endpoints: take the
+     * first one left each time */
+    while (!ucs_list_is_empty(&worker->eps)) {
+        ep = ucs_list_head(&worker->eps, struct psel_ep, list);
         if (!ep->internal) {
             ucs_warn("worker destroyed with endpoint %lx still open", ep->id);
         }
-        psel_ep_destroy(ep); /* fails its rendezvous */
+        psel_ep_destroy(ep); /* fails its rendezvous; leaves the list */
     }
+    psel_wireup_farewells_cleanup(worker, 0);
     psel_rndv_cleanup(worker);
     ucs_list_for_each_safe(msg, tmp_msg, &worker->wireup_in, list) {
         free(msg);
@@ -584,10 +579,74 @@ static void psel_worker_keepalive(psel_worker_h worker)
     }
 }
 
+unsigned psel_worker_eps_apply(psel_worker_h worker, int (*want)(psel_ep_h ep),
+                               unsigned (*func)(psel_ep_h ep))
+{
+    unsigned count = 0;
+    psel_ep_h ep;
+    int gone;
+
+restart:
+    /* the link of an endpoint still in the list leads to one that is too,
+     * whatever else the callbacks destroyed */
+    ucs_list_for_each(ep, &worker->eps, list) {
+        if (!want(ep)) {
+            continue;
+        }
+        psel_ep_hold(ep);
+        count += func(ep);
+        gone = ep->destroying;
+        psel_ep_release(ep);
+        if (gone) {
+            goto restart;
+        }
+    }
+    return count;
+}
+
+static int psel_worker_ep_failed(psel_ep_h ep)
+{
+    return (ep->status != UCS_OK) && !ep->failure_handled;
+}
+
+/* An endpoint wireup made for a peer that went away (it failed, or closed
+ * its endpoint) serves nobody: it goes once its requests failed, or at its
+ * linger_until. */
+static unsigned psel_worker_ep_handle_failure(psel_ep_h ep)
+{
+    --ep->worker->num_failed_eps;
+    psel_ep_handle_failure(ep);
+    if (ep->internal && !ep->destroying) {
+        if (ep->linger_until > 0) {
+            ++ep->worker->num_lingering_eps;
+        } else {
+            psel_ep_destroy(ep);
+        }
+    }
+    return 1;
+}
+
+static int psel_worker_ep_linger_over(psel_ep_h ep)
+{
+    return ep->internal && (ep->linger_until > 0) &&
+           (psel_time_sec() >= ep->linger_until);
+}
+
+static unsigned psel_worker_ep_end_linger(psel_ep_h ep)
+{
+    --ep->worker->num_lingering_eps;
+    psel_ep_destroy(ep);
+    return 1;
+}
+
+static int psel_worker_ep_flushing(psel_ep_h ep)
+{
+    return !ucs_list_is_empty(&ep->flushes);
+}
+
 unsigned psel_worker_progress(psel_worker_h worker)
 {
     unsigned count = uct_worker_progress(worker->uct_worker);
-    psel_ep_h ep, tmp_ep;
 
     count += psel_worker_progress_idle(worker);
     if (ucs_unlikely(!ucs_list_is_empty(&worker->wireup_in) ||
@@ -599,23 +658,22 @@ unsigned psel_worker_progress(psel_worker_h worker)
         count += psel_rndv_progress(&worker->proto);
     }
 
+    /* these run user callbacks, which may destroy endpoints */
     if (ucs_unlikely(worker->num_failed_eps > 0)) {
-        ucs_list_for_each_safe(ep, tmp_ep, &worker->eps, list) {
-            if ((ep->status != UCS_OK) && !ep->failure_handled) {
-                psel_ep_handle_failure(ep);
-                --worker->num_failed_eps;
-                ++count;
-            }
-        }
+        count += psel_worker_eps_apply(worker, psel_worker_ep_failed,
+                                       psel_worker_ep_handle_failure);
     }
     if (ucs_unlikely((++worker->keepalive_calls % PSEL_KEEPALIVE_PERIOD) ==
                      0)) {
         psel_worker_keepalive(worker);
+        if (worker->num_lingering_eps > 0) {
+            count += psel_worker_eps_apply(worker, psel_worker_ep_linger_over,
+                                           psel_worker_ep_end_linger);
+        }
     }
     if (ucs_unlikely(worker->num_flushing > 0)) {
-        ucs_list_for_each_safe(ep, tmp_ep, &worker->eps, list) {
-            count += psel_ep_progress_flushes(ep);
-        }
+        count += psel_worker_eps_apply(worker, psel_worker_ep_flushing,
+                                       psel_ep_progress_flushes);
     }
 
     if (!ucs_list_is_empty(&worker->pending_eps)) {

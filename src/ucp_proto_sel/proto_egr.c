@@ -19,13 +19,13 @@
 void psel_eager_hdr_error(const char *what, size_t length, size_t hdr_length,
                           unsigned version)
 {
-    if (length < hdr_length) {
-        ucs_error("eager %s: %zu bytes, shorter than its %zu-byte header; "
-                  "dropped", what, length, hdr_length);
-    } else {
+    if (version != PSEL_EAGER_WIRE_VERSION) {
         ucs_error("eager %s: wire version %u, this build speaks %u; dropped "
                   "(run the same protosel on both peers)", what, version,
                   PSEL_EAGER_WIRE_VERSION);
+    } else {
+        ucs_error("eager %s: %zu bytes, shorter than its %zu-byte header; "
+                  "dropped", what, length, hdr_length);
     }
 }
 

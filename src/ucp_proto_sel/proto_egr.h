@@ -67,8 +67,9 @@ typedef struct psel_eager_middle {
 } psel_eager_middle_t;
 
 
-/** Log why an eager header was dropped (proto_egr.c): short (@a length
- *  below @a hdr_length), or @a version is not ours. */
+/** Log why an eager header was dropped (proto_egr.c): @a version (its
+ *  first byte; PSEL_EAGER_WIRE_VERSION for a message without one) is not
+ *  ours, else it is short (@a length below @a hdr_length). */
 void psel_eager_hdr_error(const char *what, size_t length, size_t hdr_length,
                           unsigned version);
 
@@ -108,17 +109,19 @@ psel_eager_first_parse(const void *data, size_t length, psel_eager_first_t *hdr)
 {
     uint64_t word;
 
+    /* the version byte first: another version may have another length */
+    if (ucs_unlikely((length > 0) &&
+                     (*(const uint8_t*)data != PSEL_EAGER_WIRE_VERSION))) {
+        psel_eager_hdr_error("first fragment", length, PSEL_EAGER_FIRST_HDR,
+                             *(const uint8_t*)data);
+        return UCS_ERR_UNSUPPORTED;
+    }
     if (ucs_unlikely(length < PSEL_EAGER_FIRST_HDR)) {
         psel_eager_hdr_error("first fragment", length, PSEL_EAGER_FIRST_HDR,
-                             0);
+                             PSEL_EAGER_WIRE_VERSION);
         return UCS_ERR_INVALID_PARAM;
     }
     word = psel_wire_get64(data);
-    if (ucs_unlikely((word & 0xff) != PSEL_EAGER_WIRE_VERSION)) {
-        psel_eager_hdr_error("first fragment", length, PSEL_EAGER_FIRST_HDR,
-                             word & 0xff);
-        return UCS_ERR_UNSUPPORTED;
-    }
     hdr->total_length = word >> 8;
     hdr->tag          = psel_wire_get64(UCS_PTR_BYTE_OFFSET(data, 8));
     hdr->sender_id    = psel_wire_get64(UCS_PTR_BYTE_OFFSET(data, 16));
@@ -135,16 +138,18 @@ psel_eager_middle_parse(const void *data, size_t length,
 {
     uint64_t word;
 
+    if (ucs_unlikely((length > 0) &&
+                     (*(const uint8_t*)data != PSEL_EAGER_WIRE_VERSION))) {
+        psel_eager_hdr_error("fragment", length, PSEL_EAGER_MIDDLE_HDR,
+                             *(const uint8_t*)data);
+        return UCS_ERR_UNSUPPORTED;
+    }
     if (ucs_unlikely(length < PSEL_EAGER_MIDDLE_HDR)) {
-        psel_eager_hdr_error("fragment", length, PSEL_EAGER_MIDDLE_HDR, 0);
+        psel_eager_hdr_error("fragment", length, PSEL_EAGER_MIDDLE_HDR,
+                             PSEL_EAGER_WIRE_VERSION);
         return UCS_ERR_INVALID_PARAM;
     }
     word = psel_wire_get64(data);
-    if (ucs_unlikely((word & 0xff) != PSEL_EAGER_WIRE_VERSION)) {
-        psel_eager_hdr_error("fragment", length, PSEL_EAGER_MIDDLE_HDR,
-                             word & 0xff);
-        return UCS_ERR_UNSUPPORTED;
-    }
     hdr->offset    = word >> 8;
     hdr->sender_id = psel_wire_get64(UCS_PTR_BYTE_OFFSET(data, 8));
     hdr->msg_id    = psel_wire_get64(UCS_PTR_BYTE_OFFSET(data, 16));
@@ -160,7 +165,8 @@ static UCS_F_ALWAYS_INLINE ucs_status_t
 psel_eager_short_parse(const void *data, size_t length, psel_eager_first_t *hdr)
 {
     if (ucs_unlikely(length < PSEL_EAGER_SHORT_HDR)) {
-        psel_eager_hdr_error("short message", length, PSEL_EAGER_SHORT_HDR, 0);
+        psel_eager_hdr_error("short message", length, PSEL_EAGER_SHORT_HDR,
+                             PSEL_EAGER_WIRE_VERSION);
         return UCS_ERR_INVALID_PARAM;
     }
     hdr->tag          = psel_wire_get64(data);

@@ -171,11 +171,19 @@ struct psel_proto_worker {
                                         uint64_t sender_id, uint64_t msg_id);
     /**
      * Our endpoint to the sender @a sender_id, to reply on.
-     * @return UCS_OK; UCS_ERR_NO_RESOURCE while wireup is under way (wait);
-     *         UCS_ERR_NO_ELEM if there is none and none is coming.
+     * @return UCS_OK; UCS_ERR_NO_RESOURCE while wireup is under way (wait,
+     *         for a while); UCS_ERR_NO_ELEM if there is none and none is
+     *         coming; the endpoint's error if it failed.
      */
     ucs_status_t      (*reply_ep)(psel_proto_worker_t *worker,
                                   uint64_t sender_id, psel_proto_ep_t **ep_p);
+    /** A control message (@a what: "RTR", "ATS", ...) could not be sent
+     *  to @a ep's peer: its lane failed (@a status, not
+     *  UCS_ERR_NO_RESOURCE). Fail the endpoint as a UCT error would: its
+     *  requests complete with @a status, its owner hears of it. */
+    void              (*ep_failed)(const psel_proto_ep_t *ep,
+                                   ucs_status_t status,
+                                   const char *what);
 
     /* ---- tag matching ---- */
     /** A validated RTS arrived: match it (now or when a receive is

@@ -26,8 +26,8 @@ typedef enum {
 typedef struct psel_rndv_handler {
     const char           *name;
     psel_rndv_names_t     names;
-    psel_rndv_parse_func_t parse;
-    psel_rndv_act_func_t  act;
+    psel_rndv_parse_func_t *parse;
+    psel_rndv_act_func_t   *act;
 } psel_rndv_handler_t;
 
 static const psel_rndv_handler_t psel_rndv_handlers[PSEL_AM_ID_LAST] = {

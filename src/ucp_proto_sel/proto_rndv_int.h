@@ -63,6 +63,7 @@
 #ifndef PSEL_UCP_PROTO_SEL_PROTO_RNDV_INT_H_
 #define PSEL_UCP_PROTO_SEL_PROTO_RNDV_INT_H_
 
+#include "byte_ranges.h"
 #include "proto.h"
 #include "proto_rndv.h"
 
@@ -355,7 +356,8 @@ typedef struct psel_rndv_recv {
     ucs_status_t           abort_status; /**< Aborted with it, waiting for
                                            its reads in flight; or UCS_OK */
     uint8_t                ack_am_id; /**< ATS, or CANCEL-ACK */
-    size_t                 landed;    /**< Data by AM: bytes arrived */
+    psel_byte_ranges_t     landed;    /**< Data by AM: the bytes arrived
+                                           (a duplicate is found) */
     uint32_t               rkey_map;  /**< Lanes with an rkey (rndv/get) */
     uct_rkey_bundle_t      rkeys[PSEL_MAX_LANES];
     uint32_t               md_map;    /**< Memory domains registered on */
@@ -450,34 +452,18 @@ ucs_status_t psel_rndv_send_cancel(psel_proto_req_t *req);
  * arrived. The send side's are in proto_rndv_send.c, the receive side's
  * in proto_rndv_recv.c.
  */
-typedef ucs_status_t (*psel_rndv_act_func_t)(psel_proto_worker_t *worker,
-                                             void *target,
-                                             const psel_rndv_msg_t *msg,
-                                             const void *data, size_t length);
-
-ucs_status_t psel_rndv_send_on_rtr(psel_proto_worker_t *worker, void *target,
-                                   const psel_rndv_msg_t *msg,
-                                   const void *data, size_t length);
-ucs_status_t psel_rndv_send_on_ats(psel_proto_worker_t *worker, void *target,
-                                   const psel_rndv_msg_t *msg,
-                                   const void *data, size_t length);
-ucs_status_t psel_rndv_send_on_cancel_ack(psel_proto_worker_t *worker,
+typedef ucs_status_t psel_rndv_act_func_t(psel_proto_worker_t *worker,
                                           void *target,
                                           const psel_rndv_msg_t *msg,
                                           const void *data, size_t length);
-ucs_status_t psel_rndv_recv_on_rts(psel_proto_worker_t *worker, void *target,
-                                   const psel_rndv_msg_t *msg,
-                                   const void *data, size_t length);
-ucs_status_t psel_rndv_recv_on_fin(psel_proto_worker_t *worker, void *target,
-                                   const psel_rndv_msg_t *msg,
-                                   const void *data, size_t length);
-ucs_status_t psel_rndv_recv_on_data(psel_proto_worker_t *worker, void *target,
-                                    const psel_rndv_msg_t *msg,
-                                    const void *data, size_t length);
-ucs_status_t psel_rndv_recv_on_cancel(psel_proto_worker_t *worker,
-                                      void *target,
-                                      const psel_rndv_msg_t *msg,
-                                      const void *data, size_t length);
+
+psel_rndv_act_func_t psel_rndv_send_on_rtr;
+psel_rndv_act_func_t psel_rndv_send_on_ats;
+psel_rndv_act_func_t psel_rndv_send_on_cancel_ack;
+psel_rndv_act_func_t psel_rndv_recv_on_rts;
+psel_rndv_act_func_t psel_rndv_recv_on_fin;
+psel_rndv_act_func_t psel_rndv_recv_on_data;
+psel_rndv_act_func_t psel_rndv_recv_on_cancel;
 
 
 /* ---- wire (proto_rndv_wire.c) ---- */
@@ -497,32 +483,18 @@ const char *psel_rndv_mode_name(unsigned mode);
  * @return UCS_OK, UCS_ERR_INVALID_PARAM, or UCS_ERR_UNSUPPORTED (another
  *         wire version).
  */
-typedef ucs_status_t (*psel_rndv_parse_func_t)(const psel_proto_worker_t *worker,
-                                               const void *data, size_t length,
-                                               psel_rndv_msg_t *msg,
-                                               uint64_t *id_p);
+typedef ucs_status_t psel_rndv_parse_func_t(const psel_proto_worker_t *worker,
+                                            const void *data, size_t length,
+                                            psel_rndv_msg_t *msg,
+                                            uint64_t *id_p);
 
-ucs_status_t psel_rndv_parse_rts(const psel_proto_worker_t *worker,
-                                 const void *data, size_t length,
-                                 psel_rndv_msg_t *msg, uint64_t *id_p);
-ucs_status_t psel_rndv_parse_rtr(const psel_proto_worker_t *worker,
-                                 const void *data, size_t length,
-                                 psel_rndv_msg_t *msg, uint64_t *id_p);
-ucs_status_t psel_rndv_parse_ats(const psel_proto_worker_t *worker,
-                                 const void *data, size_t length,
-                                 psel_rndv_msg_t *msg, uint64_t *id_p);
-ucs_status_t psel_rndv_parse_fin(const psel_proto_worker_t *worker,
-                                 const void *data, size_t length,
-                                 psel_rndv_msg_t *msg, uint64_t *id_p);
-ucs_status_t psel_rndv_parse_cancel_ack(const psel_proto_worker_t *worker,
-                                        const void *data, size_t length,
-                                        psel_rndv_msg_t *msg, uint64_t *id_p);
-ucs_status_t psel_rndv_parse_cancel(const psel_proto_worker_t *worker,
-                                    const void *data, size_t length,
-                                    psel_rndv_msg_t *msg, uint64_t *id_p);
-ucs_status_t psel_rndv_parse_data(const psel_proto_worker_t *worker,
-                                  const void *data, size_t length,
-                                  psel_rndv_msg_t *msg, uint64_t *id_p);
+psel_rndv_parse_func_t psel_rndv_parse_rts;
+psel_rndv_parse_func_t psel_rndv_parse_rtr;
+psel_rndv_parse_func_t psel_rndv_parse_ats;
+psel_rndv_parse_func_t psel_rndv_parse_fin;
+psel_rndv_parse_func_t psel_rndv_parse_cancel_ack;
+psel_rndv_parse_func_t psel_rndv_parse_cancel;
+psel_rndv_parse_func_t psel_rndv_parse_data;
 
 /** Write an RTS header (host values in @a hdr) at @a dest. */
 void psel_rndv_rts_hdr_pack(void *dest, const psel_rndv_rts_hdr_t *hdr);

@@ -30,7 +30,27 @@ static unsigned psel_rndv_put_send_access(const psel_proto_req_t *req)
     return UCT_MD_MEM_ACCESS_LOCAL_READ;
 }
 
-/* The rkey of each entry, for our lanes that write to it. */
+/* Our put lane that takes the rkey of RTR record @a in, or -1; @a taken:
+ * lanes that have theirs already. */
+static int psel_rndv_put_rtr_lane(const psel_proto_ep_t *ep,
+                                  const psel_rndv_lane_in_t *in,
+                                  uint32_t taken)
+{
+    unsigned lane;
+
+    for (lane = 0; lane < ep->num_lanes; ++lane) {
+        if ((ep->lane_info[lane].remote_entry == in->rec.entry) &&
+            (ep->lane_info[lane].caps & PSEL_LANE_CAP_PUT_ZCOPY) &&
+            !(taken & UCS_BIT(lane))) {
+            return lane;
+        }
+    }
+    return -1;
+}
+
+/* The rkey of each entry, for our lanes that write to it. Every record is
+ * checked before any rkey is unpacked: a bad one leaves no rkey behind
+ * (the send fails). */
 static ucs_status_t psel_rndv_put_send_rtr(psel_proto_req_t *req,
                                            const psel_rndv_rtr_t *rtr)
 {
@@ -38,33 +58,40 @@ static ucs_status_t psel_rndv_put_send_rtr(psel_proto_req_t *req,
     const psel_proto_lane_info_t *info = ep->lane_info;
     psel_proto_rndv_t *rndv            = req->rndv;
     const psel_rndv_lane_in_t *in;
+    uint32_t taken = rndv->rkey_map;
     ucs_status_t status;
-    unsigned i, lane;
+    unsigned i;
+    int lane;
 
     for (i = 0; i < rtr->hdr.num_lanes; ++i) {
-        in = &rtr->lanes[i];
-        for (lane = 0; lane < ep->num_lanes; ++lane) {
-            if ((info[lane].remote_entry != in->rec.entry) ||
-                !(info[lane].caps & PSEL_LANE_CAP_PUT_ZCOPY) ||
-                (rndv->rkey_map & UCS_BIT(lane))) {
-                continue;
-            }
-            if (in->rec.rkey_size != info[lane].remote_rkey_size) {
-                ucs_error("rendezvous RTR: a %u-byte rkey for entry %u, whose "
-                          "rkeys have %u bytes (request %" PRIx64 "); "
-                          "dropped", in->rec.rkey_size, in->rec.entry,
-                          info[lane].remote_rkey_size, rtr->hdr.sreq_id);
-                return UCS_ERR_INVALID_PARAM;
-            }
-            status = uct_rkey_unpack(info[lane].iface->component, in->rkey,
-                                     &rndv->rkeys[lane]);
-            if (status != UCS_OK) {
-                ucs_error("rendezvous RTR: unpacking the rkey of lane %u "
-                          "failed: %s", lane, ucs_status_string(status));
-                return status; /* the send fails for the lane */
-            }
-            rndv->rkey_map |= UCS_BIT(lane);
+        in   = &rtr->lanes[i];
+        lane = psel_rndv_put_rtr_lane(ep, in, taken);
+        if (lane < 0) {
+            continue;
         }
+        if (in->rec.rkey_size != info[lane].remote_rkey_size) {
+            ucs_error("rendezvous RTR: a %u-byte rkey for entry %u, whose "
+                      "rkeys have %u bytes (request %" PRIx64 "); the "
+                      "send fails", in->rec.rkey_size, in->rec.entry,
+                      info[lane].remote_rkey_size, rtr->hdr.sreq_id);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        taken |= UCS_BIT(lane);
+    }
+    for (i = 0; i < rtr->hdr.num_lanes; ++i) {
+        in   = &rtr->lanes[i];
+        lane = psel_rndv_put_rtr_lane(ep, in, rndv->rkey_map);
+        if (lane < 0) {
+            continue;
+        }
+        status = uct_rkey_unpack(info[lane].iface->component, in->rkey,
+                                 &rndv->rkeys[lane]);
+        if (status != UCS_OK) {
+            ucs_error("rendezvous RTR: unpacking the rkey of lane %d "
+                      "failed: %s", lane, ucs_status_string(status));
+            return status; /* the send fails (release drops the others) */
+        }
+        rndv->rkey_map |= UCS_BIT(lane);
     }
     return UCS_OK;
 }

@@ -22,6 +22,10 @@
  * its sender (normally already there: it precedes the RTS on its lane) */
 #define PSEL_RNDV_EP_WAIT_SEC      2.0
 
+/* Separate pieces a rndv/am receive may have landed: fragments come in
+ * order on each lane, so a message has at most a gap per lane */
+#define PSEL_RNDV_MAX_RANGES       64
+
 /* Receives the work queue runs per progress call */
 #define PSEL_RNDV_WORK_PER_PROGRESS 64
 
@@ -68,6 +72,7 @@ static void psel_rndv_recv_finish(psel_rndv_recv_t *op, ucs_status_t status)
     }
     psel_rndv_recv_dequeue(op);
     worker->rreq_untrack(worker, &op->super);
+    psel_byte_ranges_cleanup(&op->landed);
     free(op->rtr);
     free(op);
     if (recv != NULL) {
@@ -111,6 +116,7 @@ static psel_rndv_recv_t *psel_rndv_recv_new(psel_proto_worker_t *worker,
     op->status      = UCS_OK;
     op->ack_am_id   = PSEL_AM_ID_RNDV_ATS;
     op->comp.func   = psel_rndv_recv_completed;
+    psel_byte_ranges_init(&op->landed, PSEL_RNDV_MAX_RANGES);
     if (worker->rreq_track(worker, &op->super) != UCS_OK) {
         free(op);
         return NULL;
@@ -183,6 +189,8 @@ static ucs_status_t psel_rndv_recv_rtr_pack(psel_rndv_recv_t *op)
     psel_proto_worker_t *worker = op->worker;
     unsigned num_lanes          = op->ops->rtr_rkeys ?
                                   op->rts.hdr.num_lanes : 0;
+    size_t max_rtr              = op->super.ep->lane_info[op->super.ep->am_lane]
+                                          .iface->attr->cap.am.max_bcopy;
     const psel_proto_iface_info_t *iface;
     psel_rndv_lane_rec_t rec;
     psel_rndv_rtr_hdr_t hdr;
@@ -193,10 +201,19 @@ static ucs_status_t psel_rndv_recv_rtr_pack(psel_rndv_recv_t *op)
 
     length = sizeof(hdr);
     for (i = 0; i < num_lanes; ++i) {
-        iface   = &worker->ifaces[op->rts.lanes[i].rec.entry];
-        length += sizeof(rec) + iface->rkey_size;
-        status  = psel_rndv_recv_register(op, op->rts.lanes[i].rec.entry,
-                                          UCT_MD_MEM_ACCESS_REMOTE_PUT);
+        length += sizeof(rec) +
+                  worker->ifaces[op->rts.lanes[i].rec.entry].rkey_size;
+    }
+    if (length > max_rtr) {
+        ucs_error("rendezvous %s: a %zu-byte RTR does not fit the %zu bytes "
+                  "of a bcopy AM on lane %u (sender %" PRIx64 " msg %" PRIx64
+                  ")", op->ops->name, length, max_rtr, op->super.ep->am_lane,
+                  op->super.sender_id, op->super.msg_id);
+        return UCS_ERR_EXCEEDS_LIMIT; /* the ATS tells the sender */
+    }
+    for (i = 0; i < num_lanes; ++i) {
+        status = psel_rndv_recv_register(op, op->rts.lanes[i].rec.entry,
+                                         UCT_MD_MEM_ACCESS_REMOTE_PUT);
         if (status != UCS_OK) {
             return status;
         }
@@ -272,7 +289,8 @@ static void psel_rndv_recv_start(psel_rndv_recv_t *op)
     }
 }
 
-/* Find the endpoint back to the sender; wait for wireup a while. */
+/* Find the endpoint back to the sender; wait for wireup a while, and fail
+ * at once if the endpoint failed. */
 static ucs_status_t psel_rndv_recv_find_ep(psel_rndv_recv_t *op)
 {
     psel_proto_worker_t *worker = op->worker;
@@ -282,17 +300,26 @@ static ucs_status_t psel_rndv_recv_find_ep(psel_rndv_recv_t *op)
     if (status == UCS_OK) {
         return UCS_OK;
     }
+    if ((status != UCS_ERR_NO_RESOURCE) && (status != UCS_ERR_NO_ELEM)) {
+        ucs_debug("rendezvous: the endpoint back to sender %" PRIx64 " (msg %"
+                  PRIx64 ") failed: %s", op->super.sender_id,
+                  op->super.msg_id, ucs_status_string(status));
+        return status;
+    }
     /* the sender's wireup REQUEST precedes its first RTS on the same
-     * lane, unless that lane was busy: wait a while */
+     * lane, unless that lane was busy, and our endpoint's own wireup may
+     * still run: wait a while, never for ever */
     if (op->ep_deadline == 0) {
         op->ep_deadline = psel_time_sec() + PSEL_RNDV_EP_WAIT_SEC;
     }
-    if ((status == UCS_ERR_NO_RESOURCE) || (psel_time_sec() < op->ep_deadline)) {
+    if (psel_time_sec() < op->ep_deadline) {
         return UCS_ERR_NO_RESOURCE;
     }
     ucs_error("rendezvous: no endpoint back to sender %" PRIx64 " (msg %"
-              PRIx64 ", %" PRIu64 " bytes) to answer on",
-              op->super.sender_id, op->super.msg_id, op->rts.hdr.length);
+              PRIx64 ", %" PRIu64 " bytes) to answer on within %.0f s%s",
+              op->super.sender_id, op->super.msg_id, op->rts.hdr.length,
+              PSEL_RNDV_EP_WAIT_SEC, (status == UCS_ERR_NO_RESOURCE) ?
+              " (its wireup did not end)" : "");
     return UCS_ERR_UNREACHABLE;
 }
 
@@ -300,6 +327,7 @@ static ucs_status_t psel_rndv_recv_find_ep(psel_rndv_recv_t *op)
  * retry), UCS_OK when it left the queue (waiting for an event, or done). */
 static ucs_status_t psel_rndv_recv_progress(psel_rndv_recv_t *op)
 {
+    const char *what;
     ucs_status_t status;
     ssize_t packed;
     unsigned steps;
@@ -358,9 +386,16 @@ static ucs_status_t psel_rndv_recv_progress(psel_rndv_recv_t *op)
             if (packed == UCS_ERR_NO_RESOURCE) {
                 return UCS_ERR_NO_RESOURCE;
             } else if (packed < 0) {
-                ucs_error("rendezvous: sending the RTR failed: %s",
-                          ucs_status_string((ucs_status_t)packed));
-                psel_rndv_recv_finish(op, (ucs_status_t)packed);
+                /* the lane failed: the receive fails, and so does the
+                 * endpoint (its owner hears of it; no ATS would get
+                 * through) */
+                status = (ucs_status_t)packed;
+                ucs_error("rendezvous: sending the RTR to sender %" PRIx64
+                          " (msg %" PRIx64 ") failed: %s",
+                          op->super.sender_id, op->super.msg_id,
+                          ucs_status_string(status));
+                op->worker->ep_failed(op->super.ep, status, "RTR");
+                psel_rndv_recv_finish(op, status);
                 return UCS_OK;
             }
             op->stage = PSEL_RNDV_RECV_WAIT;
@@ -378,9 +413,14 @@ static ucs_status_t psel_rndv_recv_progress(psel_rndv_recv_t *op)
             if (status == UCS_ERR_NO_RESOURCE) {
                 return status;
             } else if (status != UCS_OK) {
-                ucs_error("rendezvous: sending the %s failed: %s",
-                          (op->recv == NULL) ? "CANCEL-ACK" : "ATS",
+                /* the sender will not hear: the endpoint fails, so the
+                 * owners of it and of its requests do */
+                what = (op->recv == NULL) ? "CANCEL-ACK" : "ATS";
+                ucs_error("rendezvous: sending the %s to sender %" PRIx64
+                          " (msg %" PRIx64 ") failed: %s", what,
+                          op->super.sender_id, op->super.msg_id,
                           ucs_status_string(status));
+                op->worker->ep_failed(op->super.ep, status, what);
             }
             psel_rndv_recv_finish(op, op->status);
             return UCS_OK;
@@ -389,19 +429,59 @@ static ucs_status_t psel_rndv_recv_progress(psel_rndv_recv_t *op)
     return UCS_ERR_NO_RESOURCE; /* not reached: every stage settles */
 }
 
-unsigned psel_rndv_progress(psel_proto_worker_t *worker)
+/* Is @a sender_id among the @a n senders in @a blocked? */
+static int psel_rndv_sender_blocked(const uint64_t *blocked, unsigned n,
+                                    uint64_t sender_id)
 {
-    psel_rndv_recv_t *op, *tmp;
-    unsigned count = 0;
+    unsigned i;
 
-    ucs_list_for_each_safe(op, tmp, &worker->rndv_work, list) {
-        if (count++ == PSEL_RNDV_WORK_PER_PROGRESS) {
-            break;
-        }
-        if (psel_rndv_recv_progress(op) == UCS_ERR_NO_RESOURCE) {
-            break; /* the transport is busy: keep the order */
+    for (i = 0; i < n; ++i) {
+        if (blocked[i] == sender_id) {
+            return 1;
         }
     }
+    return 0;
+}
+
+unsigned psel_rndv_progress(psel_proto_worker_t *worker)
+{
+    uint64_t blocked[PSEL_RNDV_WORK_PER_PROGRESS];
+    unsigned num_blocked = 0;
+    ucs_list_link_t todo, kept;
+    psel_rndv_recv_t *op;
+    unsigned count = 0;
+    uint64_t sender_id;
+
+    /* run the receives queued now, oldest first; a receive stays in a list
+     * of this function while it runs (kept), so that one a callback
+     * finishes - this one or any other - just leaves the list it is in.
+     * A receive that must wait (its reply lane is busy, its endpoint back
+     * is not there yet) holds up only the later receives of the same
+     * sender, which keep their order behind it: another peer's never wait
+     * for it. */
+    ucs_list_head_init(&todo);
+    ucs_list_head_init(&kept);
+    ucs_list_splice_tail(&todo, &worker->rndv_work);
+    ucs_list_head_init(&worker->rndv_work);
+    while (!ucs_list_is_empty(&todo) &&
+           (count < PSEL_RNDV_WORK_PER_PROGRESS)) {
+        op = ucs_list_extract_head(&todo, psel_rndv_recv_t, list);
+        ucs_list_add_tail(&kept, &op->list);
+        sender_id = op->super.sender_id;
+        if (psel_rndv_sender_blocked(blocked, num_blocked, sender_id)) {
+            continue;
+        }
+        ++count;
+        if (psel_rndv_recv_progress(op) == UCS_ERR_NO_RESOURCE) {
+            blocked[num_blocked++] = sender_id;
+        }
+    }
+    /* the queue again: what ran or waits, what did not run, then what
+     * callbacks queued meanwhile */
+    ucs_list_splice_tail(&kept, &todo);
+    ucs_list_splice_tail(&kept, &worker->rndv_work);
+    ucs_list_head_init(&worker->rndv_work);
+    ucs_list_splice_tail(&worker->rndv_work, &kept);
     return count;
 }
 
@@ -442,19 +522,29 @@ ucs_status_t psel_rndv_recv_on_data(psel_proto_worker_t *worker,
     size_t total         = op->rts.hdr.length;
     uint64_t offset      = msg->data.hdr.offset;
     size_t len           = msg->data.length;
+    ucs_status_t status;
 
     if (!(op->ops->recv_waits & UCS_BIT(PSEL_AM_ID_RNDV_DATA)) ||
-        (offset > total) || (len > total - offset) ||
-        (len > total - op->landed)) {
+        (offset > total) || (len > total - offset)) {
         ucs_error("rendezvous DATA: %zu bytes at offset %" PRIu64 " for "
-                  "rndv/%s receive %" PRIx64 " of %zu bytes (%zu landed); "
-                  "dropped", len, offset, op->ops->name, op->super.id, total,
-                  op->landed);
+                  "rndv/%s receive %" PRIx64 " of %zu bytes; dropped", len,
+                  offset, op->ops->name, op->super.id, total);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    /* every byte lands once: a fragment over bytes that are there already
+     * is a broken sender's, and would make the count lie */
+    status = psel_byte_ranges_add(&op->landed, offset, offset + len);
+    if (status != UCS_OK) {
+        ucs_error("rendezvous DATA: %zu bytes at offset %" PRIu64 " for "
+                  "receive %" PRIx64 " %s (%zu of %zu bytes landed); "
+                  "dropped", len, offset, op->super.id,
+                  (status == UCS_ERR_INVALID_PARAM) ?
+                  "overlap bytes already received" :
+                  "leave too many gaps", op->landed.landed, total);
         return UCS_ERR_INVALID_PARAM;
     }
     memcpy(UCS_PTR_BYTE_OFFSET(op->buffer, offset), msg->data.payload, len);
-    op->landed += len;
-    if (op->landed == total) {
+    if (op->landed.landed == total) {
         psel_rndv_recv_finish(op, UCS_OK);
     }
     return UCS_OK;

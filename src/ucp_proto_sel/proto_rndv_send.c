@@ -355,6 +355,7 @@ ucs_status_t psel_rndv_send_progress(psel_proto_req_t *req)
             } else if (packed < 0) {
                 rndv->status = (ucs_status_t)packed;
                 rndv->stage  = PSEL_RNDV_STAGE_DONE;
+                req->ep->worker->ep_failed(req->ep, rndv->status, "RTS");
                 break;
             }
             rndv->stage = PSEL_RNDV_STAGE_WAIT;
@@ -366,10 +367,12 @@ ucs_status_t psel_rndv_send_progress(psel_proto_req_t *req)
                 if (status == UCS_ERR_NO_RESOURCE) {
                     return status;
                 } else if (status != UCS_OK) {
-                    /* the lane failed: peer failure ends the send */
+                    /* the lane failed: the endpoint's failure ends the
+                     * send */
                     ucs_error("rendezvous: sending the CANCEL failed: %s",
                               ucs_status_string(status));
                     rndv->cancel = PSEL_RNDV_CANCEL_NONE;
+                    req->ep->worker->ep_failed(req->ep, status, "CANCEL");
                 } else {
                     rndv->cancel = PSEL_RNDV_CANCEL_SENT;
                 }
@@ -425,8 +428,12 @@ ucs_status_t psel_rndv_send_progress(psel_proto_req_t *req)
                                         rndv->remote_req_id);
             if (status == UCS_ERR_NO_RESOURCE) {
                 return status;
-            } else if ((status != UCS_OK) && (rndv->status == UCS_OK)) {
-                rndv->status = status;
+            } else if (status != UCS_OK) {
+                /* the receiver will not hear: the endpoint fails */
+                if (rndv->status == UCS_OK) {
+                    rndv->status = status;
+                }
+                req->ep->worker->ep_failed(req->ep, status, "FIN");
             }
             rndv->stage = PSEL_RNDV_STAGE_DONE;
             break;
@@ -521,16 +528,19 @@ ucs_status_t psel_rndv_send_on_rtr(psel_proto_worker_t *worker,
                   req->length, rndv->ops->name);
         return UCS_ERR_INVALID_PARAM;
     }
+    /* the mode checks every record before it keeps anything of one */
     status = rndv->ops->send_rtr(req, &msg->rtr);
-    if (status == UCS_ERR_INVALID_PARAM) {
-        return status; /* dropped, nothing changed */
-    }
-    /* another failure (an rkey did not unpack) fails the send in DATA */
     rndv->remote_req_id  = hdr->rreq_id;
     rndv->remote_address = hdr->address;
-    rndv->stage          = PSEL_RNDV_STAGE_DATA;
+    if (status == UCS_OK) {
+        rndv->stage = PSEL_RNDV_STAGE_DATA;
+    } else {
+        /* a bad record (or an rkey that does not unpack): the send fails,
+         * and the FIN tells the receiver, which waits for it */
+        psel_rndv_fail(rndv, status);
+    }
     worker->send_resume(req);
-    return UCS_OK;
+    return status;
 }
 
 ucs_status_t psel_rndv_send_on_ats(psel_proto_worker_t *worker,

@@ -180,25 +180,28 @@ static int psel_rndv_status_is_valid(int status)
 }
 
 /* Copy the @a size-byte header at the start of a @a length-byte message to
- * @a hdr, if the message is long enough (exactly @a size if @a exact) and
- * of our version. */
+ * @a hdr, if it is of our version (the first byte, checked first: another
+ * version's message may have another length) and long enough (exactly
+ * @a size if @a exact). */
 static ucs_status_t psel_rndv_read_hdr(const char *what, const void *data,
                                        size_t length, size_t size, int exact,
                                        void *hdr, void (*le)(void *hdr))
 {
     uint8_t version;
 
+    if (length > 0) {
+        version = *(const uint8_t*)data;
+        if (version != PSEL_RNDV_WIRE_VERSION) {
+            ucs_error("rendezvous %s: wire version %u, this build speaks %u; "
+                      "dropped (run the same protosel on both peers)", what,
+                      version, PSEL_RNDV_WIRE_VERSION);
+            return UCS_ERR_UNSUPPORTED;
+        }
+    }
     if (exact ? (length != size) : (length < size)) {
         ucs_error("rendezvous %s: %zu bytes, %s %zu; dropped", what, length,
                   exact ? "not" : "shorter than its header of", size);
         return UCS_ERR_INVALID_PARAM;
-    }
-    version = *(const uint8_t*)data;
-    if (version != PSEL_RNDV_WIRE_VERSION) {
-        ucs_error("rendezvous %s: wire version %u, this build speaks %u; "
-                  "dropped (run the same protosel on both peers)", what,
-                  version, PSEL_RNDV_WIRE_VERSION);
-        return UCS_ERR_UNSUPPORTED;
     }
     memcpy(hdr, data, size);
     le(hdr);

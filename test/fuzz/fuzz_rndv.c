@@ -134,7 +134,7 @@ static size_t fuzz_repack(uint8_t am_id, const psel_rndv_msg_t *msg,
     }
 }
 
-static psel_rndv_parse_func_t fuzz_parser(uint8_t am_id)
+static psel_rndv_parse_func_t *fuzz_parser(uint8_t am_id)
 {
     switch (am_id) {
     case PSEL_AM_ID_RNDV_RTS:        return psel_rndv_parse_rts;
@@ -152,7 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static int silenced;
     psel_proto_worker_t *worker = fuzz_worker();
-    psel_rndv_parse_func_t parse;
+    psel_rndv_parse_func_t *parse;
     unsigned rts_before;
     psel_rndv_msg_t msg;
     ucs_status_t status;

@@ -9,6 +9,7 @@
 
 #include <core/core_int.h>
 #include <ucp_proto_sel/proto_rndv_int.h> /* the rendezvous internals it checks */
+#include <ucp_proto_sel/proto_egr.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -215,6 +216,57 @@ static void test_split_lane_limits(void **state)
     attr.cap.get.min_zcopy       = 65;
     psel_proto_xfer_lane(&attr, PSEL_PROTO_XFER_GET, 2, 0.5, &l);
     assert_int_equal(l.min_frag, 65);
+}
+
+/* ---- landed byte ranges ---- */
+
+/* Ranges merge with both neighbours, overlaps anywhere are refused with
+ * nothing changed, and the limit of separate ranges holds. */
+static void test_byte_ranges(void **state)
+{
+    psel_byte_ranges_t r;
+    unsigned i;
+
+    psel_byte_ranges_init(&r, 4);
+    assert_int_equal(psel_byte_ranges_add(&r, 10, 20), UCS_OK);
+    assert_int_equal(psel_byte_ranges_add(&r, 30, 40), UCS_OK);
+    assert_int_equal(r.num, 2);
+    assert_int_equal(r.landed, 20);
+    /* overlaps: inside, across an edge, spanning a gap, a duplicate, empty */
+    assert_int_equal(psel_byte_ranges_add(&r, 12, 14), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(psel_byte_ranges_add(&r, 5, 11), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(psel_byte_ranges_add(&r, 39, 45), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(psel_byte_ranges_add(&r, 15, 35), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(psel_byte_ranges_add(&r, 30, 40), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(psel_byte_ranges_add(&r, 25, 25), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(psel_byte_ranges_add(&r, 20, 31), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(r.num, 2);
+    assert_int_equal(r.landed, 20);
+    /* three more separate ranges: the third passes the limit of 4 */
+    assert_int_equal(psel_byte_ranges_add(&r, 0, 5), UCS_OK);
+    assert_int_equal(psel_byte_ranges_add(&r, 50, 60), UCS_OK);
+    assert_int_equal(r.num, 4);
+    assert_int_equal(psel_byte_ranges_add(&r, 70, 80), UCS_ERR_EXCEEDS_LIMIT);
+    assert_int_equal(r.num, 4);
+    assert_int_equal(r.landed, 35);
+    /* gaps filled exactly: each merges left and right */
+    assert_int_equal(psel_byte_ranges_add(&r, 20, 30), UCS_OK);
+    assert_int_equal(psel_byte_ranges_add(&r, 5, 10), UCS_OK);
+    assert_int_equal(psel_byte_ranges_add(&r, 40, 50), UCS_OK);
+    assert_int_equal(r.num, 1);
+    assert_int_equal(r.ranges[0].start, 0);
+    assert_int_equal(r.ranges[0].end, 60);
+    assert_int_equal(r.landed, 60);
+    psel_byte_ranges_cleanup(&r);
+
+    /* backwards, one byte at a time: one range, all the way */
+    psel_byte_ranges_init(&r, 2);
+    for (i = 100; i > 0; --i) {
+        assert_int_equal(psel_byte_ranges_add(&r, i - 1, i), UCS_OK);
+        assert_int_equal(r.num, 1);
+    }
+    assert_int_equal(r.landed, 100);
+    psel_byte_ranges_cleanup(&r);
 }
 
 /* ---- malformed headers ---- */
@@ -434,6 +486,47 @@ static void test_malformed_replies(void **state)
                 "is not one of ours");
 }
 
+/* The version byte is looked at first: a message of another version is
+ * refused as such, whatever its length (it may have another layout), and
+ * parsed no further; a short one of ours is short. */
+static void test_version_first(void **state)
+{
+    rndv_unit_t *t = *state;
+    const uint8_t other[3] = {9, 0, 0};
+    const uint8_t ours[3]  = {PSEL_EAGER_WIRE_VERSION, 0, 0};
+    psel_eager_middle_t middle;
+    psel_eager_first_t first;
+
+    t->length = 0;
+    put_bytes(t, other, sizeof(other));
+    expect_drop(t, PSEL_AM_ID_RNDV_RTR, UCS_ERR_UNSUPPORTED,
+                "rendezvous RTR: wire version 9, this build speaks");
+    expect_drop(t, PSEL_AM_ID_RNDV_ATS, UCS_ERR_UNSUPPORTED,
+                "rendezvous ATS: wire version 9");
+    t->msg[0] = PSEL_RNDV_WIRE_VERSION;
+    expect_drop(t, PSEL_AM_ID_RNDV_RTR, UCS_ERR_INVALID_PARAM,
+                "rendezvous RTR: 3 bytes, shorter than its header");
+
+    psel_test_log_clear();
+    psel_test_log_capture_start();
+    assert_int_equal(psel_eager_first_parse(other, sizeof(other), &first),
+                     UCS_ERR_UNSUPPORTED);
+    psel_assert_log_contains("eager first fragment: wire version 9");
+    psel_test_log_clear();
+    assert_int_equal(psel_eager_middle_parse(other, sizeof(other), &middle),
+                     UCS_ERR_UNSUPPORTED);
+    psel_assert_log_contains("eager fragment: wire version 9");
+    psel_test_log_clear();
+    assert_int_equal(psel_eager_first_parse(ours, sizeof(ours), &first),
+                     UCS_ERR_INVALID_PARAM);
+    psel_assert_log_contains("eager first fragment: 3 bytes, shorter");
+    psel_test_log_clear();
+    assert_int_equal(psel_eager_middle_parse(ours, 0, &middle),
+                     UCS_ERR_INVALID_PARAM);
+    psel_assert_log_contains("eager fragment: 0 bytes, shorter");
+    psel_test_log_capture_stop();
+}
+
 static void test_malformed_cancel(void **state)
 {
     rndv_unit_t *t = *state;
@@ -482,6 +575,7 @@ static void test_malformed_cancel(void **state)
     ((psel_rndv_ack_hdr_t*)t->msg)->version = 0;
     expect_drop(t, PSEL_AM_ID_RNDV_CANCEL_ACK, UCS_ERR_UNSUPPORTED,
                 "rendezvous CANCEL-ACK: wire version 0");
+    ((psel_rndv_ack_hdr_t*)t->msg)->version = PSEL_RNDV_WIRE_VERSION;
     put_bytes(t, &ack, 1);
     expect_drop(t, PSEL_AM_ID_RNDV_CANCEL_ACK, UCS_ERR_INVALID_PARAM,
                 "rendezvous CANCEL-ACK: 11 bytes, not 10");
@@ -605,7 +699,9 @@ static void pair_close(cancel_pair_t *p, unsigned num_msgs)
     assert_int_equal(kh_size(&p->receiver->rndv.recvs), 0);
     assert_true(ucs_list_is_empty(&p->receiver->proto.rndv_work));
     assert_int_equal(psel_tm_num_unexpected(&p->receiver->tm), 0);
-    psel_ep_destroy(p->ep);
+    if (p->ep != NULL) {
+        psel_ep_destroy(p->ep);
+    }
     psel_worker_destroy(p->sender);
     psel_worker_destroy(p->receiver);
     psel_context_destroy(p->context);
@@ -806,6 +902,325 @@ static void test_cancel_matched_get(void **state)
     cancel_matched("rndv/get");
 }
 
+/* ---- rndv/am data: every byte lands once ---- */
+
+/* The receiver's one receive, or NULL. */
+static psel_rndv_recv_t *the_recv(cancel_pair_t *p)
+{
+    khash_t(psel_rndv_reqs) *recvs = &p->receiver->rndv.recvs;
+    khiter_t iter;
+
+    for (iter = kh_begin(recvs); iter != kh_end(recvs); ++iter) {
+        if (kh_exist(recvs, iter)) {
+            return ucs_derived_of(kh_val(recvs, iter), psel_rndv_recv_t);
+        }
+    }
+    return NULL;
+}
+
+/* A send and its receive of tag @a tag, up to the receiver waiting after
+ * its RTR, which the sender has not seen (it does not progress): the
+ * receiver's receive. */
+static psel_rndv_recv_t *start_to_rtr(cancel_pair_t *p, uint64_t tag,
+                                      psel_request_t **sreq_p,
+                                      psel_request_t **rreq_p)
+{
+    double deadline = psel_time_sec() + SPIN_SEC;
+    psel_request_t *sreq;
+    psel_rndv_recv_t *op;
+    unsigned n;
+
+    *rreq_p = psel_tag_recv_nb(p->receiver, p->rbuf, CANCEL_LENGTH, tag,
+                               UINT64_MAX, NULL, NULL);
+    sreq    = psel_tag_send_nb(p->ep, p->sbuf[0], CANCEL_LENGTH, tag, NULL,
+                               NULL);
+    assert_non_null(sreq);
+    for (n = 0; (sreq->proto.rndv == NULL) ||
+                (sreq->proto.rndv->stage != PSEL_RNDV_STAGE_WAIT); ++n) {
+        assert_true((n < SPIN_MAX) && (psel_time_sec() < deadline));
+        psel_worker_progress(p->sender);
+    }
+    for (n = 0; ((op = the_recv(p)) == NULL) ||
+                (op->stage != PSEL_RNDV_RECV_WAIT); ++n) {
+        assert_true((n < SPIN_MAX) && (psel_time_sec() < deadline));
+        psel_worker_progress(p->receiver);
+    }
+    *sreq_p = sreq;
+    return op;
+}
+
+/* Feed the receiver a DATA fragment of @a len bytes at @a offset (the
+ * sender's bytes there, or past its end zeros): @a status, and if refused
+ * a log naming @a what. */
+static void feed_data(cancel_pair_t *p, uint64_t rreq_id, size_t offset,
+                      size_t len, ucs_status_t status, const char *what)
+{
+    psel_rndv_data_hdr_t hdr = {PSEL_RNDV_WIRE_VERSION, rreq_id, offset};
+    uint8_t *msg             = calloc(1, sizeof(hdr) + len);
+    size_t copy;
+
+    assert_non_null(msg);
+    memcpy(msg, &hdr, sizeof(hdr));
+    copy = (offset >= CANCEL_LENGTH) ? 0 :
+           ((len < CANCEL_LENGTH - offset) ? len : CANCEL_LENGTH - offset);
+    memcpy(msg + sizeof(hdr), p->sbuf[0] + offset, copy);
+    psel_test_log_clear();
+    psel_test_log_capture_start();
+    assert_int_equal(psel_rndv_am_input(&p->receiver->proto,
+                                        PSEL_AM_ID_RNDV_DATA, msg,
+                                        sizeof(hdr) + len), status);
+    psel_test_log_capture_stop();
+    if (what != NULL) {
+        psel_assert_log_contains(what);
+    } else {
+        assert_int_equal(psel_test_log_count(), 0);
+    }
+    free(msg);
+}
+
+/*
+ * A rndv/am receive waiting for its data, fed fragments from the wire side:
+ * out of order is fine; a fragment over bytes already there (a duplicate,
+ * an overlap), past the end, or one more separate piece than it tracks is
+ * refused with nothing changed; the receive completes exactly when the
+ * last byte lands, with the sender's bytes. The real sender's fragments,
+ * coming after, find no receive and are dropped; the send completes.
+ */
+static void test_am_data_ranges(void **state)
+{
+    const size_t mid = 200 * KiB;
+    psel_request_t *sreq, *rreq;
+    psel_rndv_recv_t *op;
+    cancel_pair_t p;
+    uint64_t id;
+    size_t k;
+
+    pair_open(&p, "rndv/am");
+    op = start_to_rtr(&p, 5, &sreq, &rreq);
+    id = op->super.id;
+
+    /* 64 separate bytes (the most it tracks), then one more piece */
+    for (k = 0; k < 128; k += 2) {
+        feed_data(&p, id, k, 1, UCS_OK, NULL);
+    }
+    feed_data(&p, id, 128, 1, UCS_ERR_INVALID_PARAM, "leave too many gaps");
+    feed_data(&p, id, 0, 1, UCS_ERR_INVALID_PARAM,
+              "overlap bytes already received");
+    feed_data(&p, id, CANCEL_LENGTH - 10, 11, UCS_ERR_INVALID_PARAM,
+              "of 307205 bytes; dropped");
+    feed_data(&p, id, CANCEL_LENGTH, 1, UCS_ERR_INVALID_PARAM,
+              "of 307205 bytes; dropped");
+    /* the gaps: each joins two pieces */
+    for (k = 1; k < 128; k += 2) {
+        feed_data(&p, id, k, 1, UCS_OK, NULL);
+    }
+    assert_int_equal(op->landed.num, 1);
+    feed_data(&p, id, mid, CANCEL_LENGTH - mid, UCS_OK, NULL);
+    feed_data(&p, id, mid - 1, 2, UCS_ERR_INVALID_PARAM,
+              "(102533 of 307205 bytes landed)");
+    feed_data(&p, id, mid, CANCEL_LENGTH - mid, UCS_ERR_INVALID_PARAM,
+              "overlap bytes already received");
+    feed_data(&p, id, 127, mid - 127, UCS_ERR_INVALID_PARAM,
+              "overlap bytes already received");
+    assert_int_equal(psel_request_test(rreq, NULL), UCS_INPROGRESS);
+    feed_data(&p, id, 128, mid - 128, UCS_OK, NULL);
+    assert_int_equal(psel_request_test(rreq, NULL), UCS_OK);
+    assert_memory_equal(p.rbuf, p.sbuf[0], CANCEL_LENGTH);
+    assert_null(the_recv(&p));
+
+    /* the sender, late: its fragments name a receive that is gone */
+    psel_test_log_clear();
+    psel_test_log_capture_start();
+    wait_for(&p, BOTH, WAIT_DONE, 0, sreq, NULL);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("unknown receive");
+    assert_int_equal(psel_request_test(sreq, NULL), UCS_OK);
+    psel_request_free(sreq);
+    psel_request_free(rreq);
+    pair_close(&p, 1);
+}
+
+/* ---- rndv/put: an RTR with a bad record ---- */
+
+/*
+ * The receiver's RTR, with its first record's rkey one byte longer than the
+ * sender's lane takes: the sender checks every record before it unpacks
+ * any, keeps no rkey, fails the send and tells the receiver by FIN, which
+ * fails the receive: neither waits for ever. The real RTR, after, names a
+ * send that is gone.
+ */
+static void test_put_rtr_bad_record(void **state)
+{
+    psel_request_t *sreq, *rreq;
+    psel_rndv_lane_rec_t rec;
+    const uint8_t *in, *end;
+    psel_rndv_recv_t *op;
+    uint8_t *rtr, *out;
+    double deadline;
+    cancel_pair_t p;
+    unsigned n, i, num;
+
+    pair_open(&p, "rndv/put");
+    op       = start_to_rtr(&p, 6, &sreq, &rreq);
+    deadline = psel_time_sec() + SPIN_SEC;
+
+    /* the same RTR, one byte more in the first record's rkey */
+    num = ((const psel_rndv_rtr_hdr_t*)op->rtr)->num_lanes;
+    assert_true(num >= 1);
+    rtr = calloc(1, op->rtr_length + 1);
+    assert_non_null(rtr);
+    memcpy(rtr, op->rtr, sizeof(psel_rndv_rtr_hdr_t));
+    in  = (const uint8_t*)op->rtr + sizeof(psel_rndv_rtr_hdr_t);
+    end = (const uint8_t*)op->rtr + op->rtr_length;
+    out = rtr + sizeof(psel_rndv_rtr_hdr_t);
+    for (i = 0; i < num; ++i) {
+        assert_true(in + sizeof(rec) <= end);
+        memcpy(&rec, in, sizeof(rec));
+        in += sizeof(rec);
+        assert_true(in + rec.rkey_size <= end);
+        memcpy(out + sizeof(rec), in, rec.rkey_size);
+        in += rec.rkey_size;
+        if (i == 0) {
+            ++rec.rkey_size; /* the byte after it is 0 */
+        }
+        memcpy(out, &rec, sizeof(rec));
+        out += sizeof(rec) + rec.rkey_size;
+    }
+
+    psel_test_log_clear();
+    psel_test_log_capture_start();
+    assert_int_equal(psel_rndv_am_input(&p.sender->proto, PSEL_AM_ID_RNDV_RTR,
+                                        rtr, out - rtr),
+                     UCS_ERR_INVALID_PARAM);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("rkeys have");
+    psel_assert_log_contains("the send fails");
+    assert_int_equal(sreq->proto.rndv->rkey_map, 0);
+    free(rtr);
+
+    psel_test_log_clear();
+    psel_test_log_capture_start();
+    wait_for(&p, BOTH, WAIT_DONE, 0, sreq, rreq);
+    assert_int_equal(psel_request_test(sreq, NULL), UCS_ERR_INVALID_PARAM);
+    assert_int_equal(psel_request_test(rreq, NULL), UCS_ERR_INVALID_PARAM);
+    /* the real RTR comes in after the bad one: dropped */
+    for (n = 0; psel_test_log_count() == 0; ++n) {
+        assert_true((n < SPIN_MAX) && (psel_time_sec() < deadline + SPIN_SEC));
+        psel_worker_progress(p.sender);
+    }
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("rendezvous RTR: ");
+    psel_request_free(sreq);
+    psel_request_free(rreq);
+    pair_close(&p, 1);
+}
+
+/* ---- a control message that cannot be sent ---- */
+
+#define FAIL_MAX_IFACES 16
+
+static psel_worker_h     fail_worker;  /* whose ifaces refuse bcopy AMs */
+static psel_rndv_event_t fail_event;   /* from this event on */
+static unsigned          fail_num;
+static uct_iface_h       fail_ifaces[FAIL_MAX_IFACES];
+static ssize_t (*fail_saved[FAIL_MAX_IFACES])(uct_ep_h, uint8_t,
+                                              uct_pack_callback_t, void*,
+                                              unsigned);
+
+/* A lane that broke: every bcopy AM fails as tcp's does on a reset. */
+static ssize_t failing_am_bcopy(uct_ep_h ep, uint8_t id,
+                                uct_pack_callback_t pack_cb, void *arg,
+                                unsigned flags)
+{
+    return UCS_ERR_CONNECTION_RESET;
+}
+
+static void fail_hook(psel_rndv_event_t event)
+{
+    unsigned i;
+
+    if ((event != fail_event) || (fail_num > 0)) {
+        return;
+    }
+    for (i = 0; (i < fail_worker->num_ifaces) && (i < FAIL_MAX_IFACES); ++i) {
+        fail_ifaces[i] = fail_worker->ifaces[i].iface;
+        fail_saved[i]  = fail_ifaces[i]->ops.ep_am_bcopy;
+        fail_ifaces[i]->ops.ep_am_bcopy = failing_am_bcopy;
+    }
+    fail_num = i;
+}
+
+static void fail_restore(void)
+{
+    unsigned i;
+
+    psel_rndv_event_hook = NULL;
+    for (i = 0; i < fail_num; ++i) {
+        fail_ifaces[i]->ops.ep_am_bcopy = fail_saved[i];
+    }
+    fail_num = 0;
+}
+
+/*
+ * The receiver's lane breaks just before its RTR (rndv/am) or its ATS
+ * (rndv/get): the failure is not lost. The receive completes - with the
+ * error, or, after an ATS that did not go, with the data it read - the
+ * log says what did not go to whom, and the endpoint back to the sender
+ * fails (it was wireup's, for the sender: so it goes). The sender, which
+ * will hear nothing on that lane, ends when its endpoint is closed.
+ */
+static void control_send_fails(const char *protos, psel_rndv_event_t event,
+                               ucs_status_t recv_status, const char *what)
+{
+    psel_request_t *sreq, *rreq;
+    cancel_pair_t p;
+
+    pair_open(&p, protos);
+    assert_int_equal(ucs_list_length(&p.receiver->eps), 0);
+    fail_worker          = p.receiver;
+    fail_event           = event;
+    fail_num             = 0;
+    psel_rndv_event_hook = fail_hook;
+    rreq = psel_tag_recv_nb(p.receiver, p.rbuf, CANCEL_LENGTH, 4, UINT64_MAX,
+                            NULL, NULL);
+    sreq = psel_tag_send_nb(p.ep, p.sbuf[0], CANCEL_LENGTH, 4, NULL, NULL);
+    assert_non_null(sreq);
+    psel_test_log_clear();
+    psel_test_log_capture_start();
+    wait_for(&p, BOTH, WAIT_DONE, 0, rreq, NULL);
+    /* the failed endpoint back goes in the same progress call */
+    psel_worker_progress(p.receiver);
+    psel_test_log_capture_stop();
+    fail_restore();
+    assert_int_equal(psel_request_test(rreq, NULL), recv_status);
+    if (recv_status == UCS_OK) {
+        assert_memory_equal(p.rbuf, p.sbuf[0], CANCEL_LENGTH);
+    }
+    psel_assert_log_contains(what);
+    psel_assert_log_contains("Connection reset by remote peer");
+    assert_int_equal(ucs_list_length(&p.receiver->eps), 0);
+    assert_int_equal(psel_request_test(sreq, NULL), UCS_INPROGRESS);
+
+    psel_ep_close_nb(p.ep, PSEL_EP_CLOSE_FORCE, NULL, NULL);
+    p.ep = NULL;
+    assert_int_equal(psel_request_test(sreq, NULL), UCS_ERR_CANCELED);
+    psel_request_free(sreq);
+    psel_request_free(rreq);
+    pair_close(&p, 1);
+}
+
+static void test_rtr_send_fails(void **state)
+{
+    control_send_fails("rndv/am", PSEL_RNDV_EVENT_RTR,
+                       UCS_ERR_CONNECTION_RESET, "sending the RTR to sender");
+}
+
+static void test_ats_send_fails(void **state)
+{
+    control_send_fails("rndv/get", PSEL_RNDV_EVENT_ATS, UCS_OK,
+                       "sending the ATS to sender");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -819,6 +1234,7 @@ int main(void)
         cmocka_unit_test(test_malformed_replies),
         cmocka_unit_test(test_still_works),
         cmocka_unit_test(test_malformed_cancel),
+        cmocka_unit_test(test_version_first),
         cmocka_unit_test(test_cancel_recv),
         cmocka_unit_test(test_cancel_unexpected_am),
         cmocka_unit_test(test_cancel_unexpected_put),
@@ -826,6 +1242,11 @@ int main(void)
         cmocka_unit_test(test_cancel_matched_am),
         cmocka_unit_test(test_cancel_matched_put),
         cmocka_unit_test(test_cancel_matched_get),
+        cmocka_unit_test(test_byte_ranges),
+        cmocka_unit_test(test_am_data_ranges),
+        cmocka_unit_test(test_put_rtr_bad_record),
+        cmocka_unit_test(test_rtr_send_fails),
+        cmocka_unit_test(test_ats_send_fails),
     };
 
     /* the protocols that ran are checked: count them */

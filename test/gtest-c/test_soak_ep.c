@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <ucs/sys/math.h>
 
 #define SOAK_EAGER       8
 #define SOAK_RNDV        (64 * 1024)
@@ -235,6 +236,229 @@ static void run_soak(const char *tls)
     unsetenv("UCX_PSEL_NET_DEVICES");
 }
 
+/* ---- departed clients: the endpoints wireup made for them go ---- */
+
+#define DEPART_CLIENTS   20
+#define DEPART_SIZE      (1 << 20) /* rendezvous: the server gets an
+                                      endpoint back to each client */
+#define DEPART_WAIT_SEC  10.0      /* the last ones go within (keepalive) */
+
+/* A client process: connect, send DEPART_SIZE bytes with tag @a i, then
+ * close the endpoint and the worker as a well-behaved client (@a i even),
+ * or die by SIGKILL (@a i odd). */
+static int depart_client(const void *address, size_t len, unsigned i)
+{
+    static uint8_t buf[DEPART_SIZE];
+    psel_context_h context;
+    psel_worker_h worker;
+    psel_request_t *req;
+    ucs_status_t status;
+    psel_ep_h ep;
+
+    if ((psel_context_create(&context) != UCS_OK) ||
+        (psel_worker_create(context, &worker) != UCS_OK) ||
+        (psel_ep_create(worker, address, len, &ep) != UCS_OK)) {
+        fprintf(stderr, "client %u: no worker or endpoint\n", i);
+        return 1;
+    }
+    req    = psel_tag_send_nb(ep, buf, sizeof(buf), i, NULL, NULL);
+    status = soak_wait(worker, req);
+    psel_request_free(req);
+    if (status != UCS_OK) {
+        fprintf(stderr, "client %u: send: %s\n", i, ucs_status_string(status));
+        return 2;
+    }
+    if (i % 2) {
+        raise(SIGKILL);
+    }
+    if (psel_test_close_ep(worker, ep) != UCS_OK) {
+        return 3;
+    }
+    psel_worker_destroy(worker);
+    psel_context_destroy(context);
+    return 0;
+}
+
+/* What the server has left of its clients. */
+typedef struct {
+    unsigned eps;          /* endpoints */
+    unsigned eps_max;      /* the most at a time */
+    unsigned rndv_sends;   /* rendezvous maps */
+    unsigned rndv_recvs;
+    unsigned rndv_eps;
+    unsigned tm_unexpected;/* tag matching */
+    unsigned tm_inflight;
+    unsigned tm_expected;
+    unsigned failed;       /* receives that failed */
+} soak_counts_t;
+
+static void soak_counts(psel_worker_h worker, soak_counts_t *c)
+{
+    c->eps           = ucs_list_length(&worker->eps);
+    c->eps_max       = ucs_max(c->eps_max, c->eps);
+    c->rndv_sends    = kh_size(&worker->rndv.sends);
+    c->rndv_recvs    = kh_size(&worker->rndv.recvs);
+    c->rndv_eps      = kh_size(&worker->rndv.eps);
+    c->tm_unexpected = psel_tm_num_unexpected(&worker->tm);
+    c->tm_inflight   = psel_tm_num_inflight(&worker->tm);
+    c->tm_expected   = psel_tm_num_expected(&worker->tm);
+}
+
+/* Progress until the server has no endpoint left (bounded). */
+static void soak_settle(psel_worker_h worker, soak_counts_t *c)
+{
+    double deadline = psel_time_sec() + DEPART_WAIT_SEC;
+
+    while (!ucs_list_is_empty(&worker->eps) && (psel_time_sec() < deadline)) {
+        psel_worker_progress(worker);
+    }
+    soak_counts(worker, c);
+}
+
+static pid_t soak_children[2];
+
+static int teardown_children(void **state)
+{
+    unsigned i;
+
+    for (i = 0; i < 2; ++i) {
+        if (soak_children[i] > 0) {
+            kill(soak_children[i], SIGKILL);
+            waitpid(soak_children[i], NULL, 0);
+            soak_children[i] = 0;
+        }
+    }
+    unsetenv("UCX_PSEL_TLS");
+    unsetenv("UCX_PSEL_NET_DEVICES");
+    return 0;
+}
+
+/* The server (this process's child): receive one message from each
+ * client, then report what is left once they are all gone. */
+static int depart_server(int sock)
+{
+    static uint8_t buf[DEPART_SIZE];
+    soak_counts_t counts = {0};
+    psel_context_h context;
+    psel_worker_h worker;
+    psel_request_t *req;
+    void *address;
+    size_t len;
+    unsigned i;
+    uint8_t go;
+
+    if ((psel_context_create(&context) != UCS_OK) ||
+        (psel_worker_create(context, &worker) != UCS_OK) ||
+        (psel_worker_get_address(worker, &address, &len) != UCS_OK) ||
+        psel_test_write_all(sock, &len, sizeof(len)) ||
+        psel_test_write_all(sock, address, len)) {
+        fprintf(stderr, "depart server: no worker\n");
+        return 1;
+    }
+    free(address);
+    for (i = 0; i < DEPART_CLIENTS; ++i) {
+        req = psel_tag_recv_nb(worker, buf, sizeof(buf), i, UINT64_MAX, NULL,
+                               NULL);
+        if (soak_wait(worker, req) != UCS_OK) {
+            ++counts.failed;
+        }
+        psel_request_free(req);
+        soak_counts(worker, &counts);
+    }
+    /* the parent reaped every client: the last ones' endpoints go too */
+    if (psel_test_read_all(sock, &go, 1)) {
+        return 2;
+    }
+    soak_settle(worker, &counts);
+    if (psel_test_write_all(sock, &counts, sizeof(counts))) {
+        return 3;
+    }
+    psel_worker_destroy(worker);
+    psel_context_destroy(context);
+    return 0;
+}
+
+/* @a protos: UCX_PSEL_PROTOS of the clients, or NULL */
+static void run_departed_clients(const char *tls, const char *protos)
+{
+    soak_counts_t counts;
+    void *address;
+    int sv[2], wstatus;
+    unsigned i;
+    size_t len;
+    pid_t pid;
+
+    setenv("UCX_PSEL_TLS", tls, 1);
+    setenv("UCX_PSEL_NET_DEVICES", "lo", 1);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    soak_children[0] = fork();
+    assert_true(soak_children[0] >= 0);
+    if (soak_children[0] == 0) {
+        close(sv[0]);
+        _exit(depart_server(sv[1]));
+    }
+    close(sv[1]);
+    assert_int_equal(psel_test_read_all(sv[0], &len, sizeof(len)), 0);
+    address = malloc(len);
+    assert_non_null(address);
+    assert_int_equal(psel_test_read_all(sv[0], address, len), 0);
+
+    /* one client at a time, each a new process (this one has no worker) */
+    for (i = 0; i < DEPART_CLIENTS; ++i) {
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            if (protos != NULL) {
+                setenv("UCX_PSEL_PROTOS", protos, 1);
+            }
+            _exit(depart_client(address, len, i));
+        }
+        soak_children[1] = pid;
+        if (i % 2) {
+            assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+            assert_true(WIFSIGNALED(wstatus) && (WTERMSIG(wstatus) == SIGKILL));
+        } else {
+            assert_int_equal(psel_test_wait_child(pid, 30), 0);
+        }
+        soak_children[1] = 0;
+    }
+    assert_int_equal(psel_test_write_all(sv[0], "x", 1), 0);
+    assert_int_equal(psel_test_read_all(sv[0], &counts, sizeof(counts)), 0);
+    assert_int_equal(psel_test_wait_child(soak_children[0], 30), 0);
+    soak_children[0] = 0;
+    print_message("    %-6s %u clients (half closed, half killed): the server "
+                  "had at most %u endpoints, %u left; rendezvous %u/%u/%u, "
+                  "tag matching %u/%u/%u, %u receives failed\n", tls,
+                  DEPART_CLIENTS, counts.eps_max, counts.eps,
+                  counts.rndv_sends, counts.rndv_recvs, counts.rndv_eps,
+                  counts.tm_unexpected, counts.tm_inflight,
+                  counts.tm_expected, counts.failed);
+    assert_int_equal(counts.failed, 0);
+    assert_int_equal(counts.eps, 0);
+    assert_int_equal(counts.rndv_sends, 0);
+    assert_int_equal(counts.rndv_recvs, 0);
+    assert_int_equal(counts.rndv_eps, 0);
+    assert_int_equal(counts.tm_unexpected, 0);
+    assert_int_equal(counts.tm_inflight, 0);
+    assert_int_equal(counts.tm_expected, 0);
+    close(sv[0]);
+    free(address);
+    unsetenv("UCX_PSEL_TLS");
+    unsetenv("UCX_PSEL_NET_DEVICES");
+}
+
+/* posix alone sends 1 MiB eager: rndv/am makes the clients announce
+ * themselves (cma, for rndv/get, needs ptrace rights) */
+static void test_departed_clients_posix(void **state)
+{
+    run_departed_clients("posix", "rndv/am");
+}
+
+static void test_departed_clients_tcp(void **state)
+{
+    run_departed_clients("tcp", NULL);
+}
+
 static void test_soak_ep_cycles(void **state)
 {
     const char *env = getenv("PSEL_SOAK_TLS");
@@ -250,9 +474,16 @@ static void test_soak_ep_cycles(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_soak_ep_cycles)
+        cmocka_unit_test_teardown(test_soak_ep_cycles, teardown_children),
+        cmocka_unit_test_teardown(test_departed_clients_posix,
+                                  teardown_children),
+        cmocka_unit_test_teardown(test_departed_clients_tcp,
+                                  teardown_children)
     };
 
     setenv("UCX_PSEL_CALIBRATION", "none", 0);
+    if (getenv("PSEL_TEST_FILTER") != NULL) {
+        cmocka_set_test_filter(getenv("PSEL_TEST_FILTER")); /* by hand */
+    }
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -717,6 +717,67 @@ static void test_cleanup_cancels_receives_and_frees_pending_data(void **state)
     free(data);
 }
 
+/* A sender goes (K5): its half-arrived messages go with it - unmatched ones
+ * leave the unexpected queue, a receive that took one over completes with
+ * the error - while its whole messages stay, and another sender's half
+ * message completes normally. A late fragment of a purged message is an
+ * unknown message's. */
+static void test_purge_sender(void **state)
+{
+    psel_tm_t *tm = *state;
+    uint8_t *a2   = msg_data(7, 2, 1000);
+    uint8_t *a3   = msg_data(7, 3, 1000);
+    uint8_t *b1   = msg_data(8, 1, 1000);
+    test_req_t matched, whole, other;
+
+    send_whole(tm, 7, 1, 1, 300);                     /* whole: stays */
+    assert_int_equal(psel_tm_eager_first(tm, 7, 2, 2, 1000, a2, 100),
+                     UCS_OK);                         /* half, unmatched */
+    req_init(&matched, 3, FULL_MASK, 1000);
+    psel_tm_post(tm, &matched.recv);
+    assert_int_equal(psel_tm_eager_first(tm, 7, 3, 3, 1000, a3, 100),
+                     UCS_OK);                         /* half, matched */
+    assert_int_equal(psel_tm_eager_first(tm, 8, 1, 4, 1000, b1, 100),
+                     UCS_OK);                         /* another sender */
+    assert_int_equal(psel_tm_num_unexpected(tm), 3);
+    assert_int_equal(psel_tm_num_inflight(tm), 3);
+
+    assert_int_equal(psel_tm_purge_sender(tm, 7, UCS_ERR_CONNECTION_RESET),
+                     2);
+    assert_int_equal(matched.completions, 1);
+    assert_int_equal(matched.recv.status, UCS_ERR_CONNECTION_RESET);
+    assert_int_equal(psel_tm_num_unexpected(tm), 2);
+    assert_int_equal(psel_tm_num_inflight(tm), 1);
+    assert_int_equal(psel_tm_purge_sender(tm, 7, UCS_ERR_CONNECTION_RESET),
+                     0);
+
+    psel_test_log_clear();
+    psel_test_log_capture_start();
+    assert_int_equal(psel_tm_eager_middle(tm, 7, 2, 100, a2 + 100, 900),
+                     UCS_ERR_INVALID_PARAM);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("middle fragment of an unknown message");
+
+    req_init(&whole, 1, FULL_MASK, 300);
+    psel_tm_post(tm, &whole.recv);
+    check_req(&whole, 7, 1, 1, 300);
+    req_init(&other, 4, FULL_MASK, 1000);
+    psel_tm_post(tm, &other.recv);
+    assert_int_equal(other.completions, 0);
+    assert_int_equal(psel_tm_eager_middle(tm, 8, 1, 100, b1 + 100, 900),
+                     UCS_OK);
+    check_req(&other, 8, 1, 4, 1000);
+    assert_int_equal(psel_tm_num_unexpected(tm), 0);
+    assert_int_equal(psel_tm_num_inflight(tm), 0);
+
+    req_release(&matched);
+    req_release(&whole);
+    req_release(&other);
+    free(a2);
+    free(a3);
+    free(b1);
+}
+
 static psel_tm_t  *repost_tm;
 static test_req_t repost_next;
 static int        repost_done;
@@ -1452,6 +1513,7 @@ int main(void)
         T(test_zero_length_first_fragment_of_larger_message),
         T(test_cancel_expected_busy_and_no_elem),
         T(test_cleanup_cancels_receives_and_frees_pending_data),
+        T(test_purge_sender),
         T(test_reject_middle_of_unknown_message),
         T(test_reject_fragment_beyond_end),
         T(test_reject_overlap_and_duplicate),

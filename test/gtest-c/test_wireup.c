@@ -134,6 +134,9 @@ static void test_malformed(void **state)
     build_request(t, 0);
     hdr_of(t)->version = PSEL_WIREUP_VERSION + 1;
     expect_rejected(t, "run the same protosel on both peers");
+    /* another version, and shorter than our header: the version says it */
+    t->msg_length = 2;
+    expect_rejected(t, "wireup: wire version");
 
     build_request(t, 0);
     hdr_of(t)->type = 7;
@@ -187,6 +190,27 @@ static void test_malformed(void **state)
     build_request(t, 0);
     memset(t->msg + sizeof(psel_wireup_hdr_t), 0xff, 4);
     expect_rejected(t, "address");
+
+    /* a close carries neither an address nor lane records */
+    build_request(t, 0);
+    hdr_of(t)->type = PSEL_WIREUP_CLOSE;
+    expect_rejected(t, "a close with a");
+    build_request(t, 1);
+    hdr_of(t)->type           = PSEL_WIREUP_CLOSE;
+    hdr_of(t)->address_length = 0;
+    t->msg_length             = sizeof(psel_wireup_hdr_t);
+    append_record(t, tcp_iface, t->worker->ifaces[tcp_iface].attr.ep_addr_len,
+                  t->worker->ifaces[tcp_iface].attr.ep_addr_len);
+    expect_rejected(t, "a close with 1 lane records");
+
+    /* a close of an endpoint nobody here knows changes nothing */
+    build_request(t, 0);
+    hdr_of(t)->type           = PSEL_WIREUP_CLOSE;
+    hdr_of(t)->address_length = 0;
+    t->msg_length             = sizeof(psel_wireup_hdr_t);
+    assert_int_equal(psel_wireup_process(t->worker, t->msg, t->msg_length),
+                     UCS_ERR_NO_ELEM);
+    assert_int_equal(num_eps(t->worker), 0);
 
     /* a reply for an endpoint that does not exist changes nothing */
     build_request(t, 0);
