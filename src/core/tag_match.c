@@ -502,8 +502,10 @@ unsigned psel_tm_purge_sender(psel_tm_t *tm, uint64_t sender_id,
     }
 
     while (!ucs_list_is_empty(&failed)) {
-        recv         = ucs_list_extract_head(&failed, psel_tm_recv_t, list);
-        recv->status = status;
+        recv              = ucs_list_extract_head(&failed, psel_tm_recv_t,
+                                                  list);
+        recv->status      = status;
+        recv->recv_length = 0; /* nothing of it is delivered */
         psel_tm_recv_complete(recv);
     }
     return count;

@@ -646,16 +646,38 @@ static ucs_status_t psel_wireup_on_reply(psel_worker_h worker,
  * an endpoint of the user's with iface lanes only stays usable: its
  * rendezvous with the peer fail and it forgets the peer's endpoint id (its
  * next rendezvous announces itself again). */
-static ucs_status_t psel_wireup_on_close(psel_worker_h worker,
-                                         const psel_wireup_in_t *in)
+/* The endpoint a CLOSE is for: the one that knows the sender's endpoint,
+ * else the one the sender names (a requester whose REPLY never came, or
+ * was superseded by this CLOSE, does not know the sender's id yet). */
+static psel_ep_h psel_wireup_close_target(psel_worker_h worker,
+                                          const psel_wireup_in_t *in)
 {
     psel_ep_h ep;
 
     ucs_list_for_each(ep, &worker->eps, list) {
-        if ((ep->remote_id != in->hdr.sender_ep_id) ||
-            ((ep->peer_uuid != 0) && (ep->peer_uuid != in->hdr.sender_uuid))) {
-            continue;
+        if ((ep->remote_id == in->hdr.sender_ep_id) &&
+            ((ep->peer_uuid == 0) || (ep->peer_uuid == in->hdr.sender_uuid))) {
+            return ep;
         }
+    }
+    if (in->hdr.dest_ep_id == 0) {
+        return NULL;
+    }
+    ucs_list_for_each(ep, &worker->eps, list) {
+        if ((ep->id == in->hdr.dest_ep_id) && (ep->remote_id == 0) &&
+            ((ep->peer_uuid == 0) || (ep->peer_uuid == in->hdr.sender_uuid))) {
+            return ep;
+        }
+    }
+    return NULL;
+}
+
+static ucs_status_t psel_wireup_on_close(psel_worker_h worker,
+                                         const psel_wireup_in_t *in)
+{
+    psel_ep_h ep = psel_wireup_close_target(worker, in);
+
+    if (ep != NULL) {
         ucs_debug("wireup: endpoint %lx: the peer closed its endpoint %lx",
                   ep->id, ep->remote_id);
         if (ep->internal || (ep->p2p_lanes != 0)) {
@@ -667,11 +689,21 @@ static ucs_status_t psel_wireup_on_close(psel_worker_h worker,
                 ++worker->num_failed_eps; /* handled by progress */
             }
         } else {
-            psel_tm_purge_sender(&worker->tm, ep->remote_id,
-                                 UCS_ERR_CONNECTION_RESET);
-            psel_rndv_ep_fail(ep, UCS_ERR_CONNECTION_RESET, 0);
-            psel_rndv_set_remote_id(ep, 0);
-            ep->rndv_announced = 0;
+            /* the completions may destroy the endpoint: it stays readable
+             * until released */
+            psel_ep_hold(ep);
+            if (ep->remote_id != 0) {
+                psel_tm_purge_sender(&worker->tm, ep->remote_id,
+                                     UCS_ERR_CONNECTION_RESET);
+            }
+            if (!ep->destroying) {
+                psel_rndv_ep_fail(ep, UCS_ERR_CONNECTION_RESET, 0);
+            }
+            if (!ep->destroying) {
+                psel_rndv_set_remote_id(ep, 0);
+                ep->rndv_announced = 0;
+            }
+            psel_ep_release(ep);
         }
         return UCS_OK;
     }

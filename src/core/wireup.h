@@ -97,7 +97,9 @@ ucs_status_t psel_wireup_announce(psel_ep_h ep);
  * endpoint the peer knows by its id): the peer fails what it runs with this
  * endpoint and destroys an endpoint wireup made for it, or forgets our id
  * on an endpoint of its user's. Nothing is sent if the peer does not know
- * our id or the bootstrap lane is busy (keepalive then finds out).
+ * our id; over a busy bootstrap lane the CLOSE goes over a UCT endpoint of
+ * its own (a farewell, at most 5 s). After a forced close it carries
+ * PSEL_WIREUP_FLAG_FORCED.
  */
 void psel_wireup_close(psel_ep_h ep);
 

@@ -137,6 +137,18 @@ static void lt_record(psel_request_t *req, ucs_status_t status, void *arg)
     r->status = status;
 }
 
+/* Progress all until @a worker has an endpoint waiting for its linger
+ * (or the bound). */
+static int lt_progress_until_lingering(lt_pair_t *p, psel_worker_h worker)
+{
+    double deadline = psel_time_sec() + LT_WAIT_SEC;
+
+    while ((worker->num_lingering_eps == 0) && (psel_time_sec() < deadline)) {
+        lt_progress(p, 1);
+    }
+    return worker->num_lingering_eps == 1;
+}
+
 /* Progress all until @a worker has no endpoint (or the bound). */
 static int lt_progress_until_no_eps(lt_pair_t *p, psel_worker_h worker)
 {
@@ -168,6 +180,8 @@ static void lt_rndv_in_flight(const char *protos, unsigned num_peers,
 {
     uint8_t *sbuf = calloc(1, LT_BIG), *rbuf[2];
     lt_result_t sent[2] = {{0}}, received[2] = {{0}};
+    double linger_until;
+    psel_ep_h peer_ep;
     psel_request_t *sreq[2], *rreq[2];
     lt_pair_t p = {0};
     psel_ep_h ep[2];
@@ -215,10 +229,20 @@ static void lt_rndv_in_flight(const char *protos, unsigned num_peers,
 
     lt_progress(&p, 1000); /* nothing of the endpoints is left to run */
     if (!close_worker) {
-        /* the peers' endpoints made by wireup outlive the forced close by
-         * their linger (libuct 1.13.1's tcp, wireup.c), then go */
+        /* the peers' endpoints made by wireup fail at once but outlive the
+         * forced close by their linger (libuct 1.13.1's tcp, wireup.c),
+         * then go */
         for (i = 0; i < num_peers; ++i) {
+            assert_true(lt_progress_until_lingering(&p, p.peers[i]));
+            assert_int_equal(lt_num_eps(p.peers[i]), 1);
+            peer_ep = ucs_list_head(&p.peers[i]->eps, struct psel_ep, list);
+            assert_true(UCS_STATUS_IS_ERR(peer_ep->status));
+            linger_until = peer_ep->linger_until;
+            assert_true(linger_until > 0);
             assert_true(lt_progress_until_no_eps(&p, p.peers[i]));
+            assert_true(psel_time_sec() >= linger_until); /* not before */
+            assert_int_equal(p.peers[i]->num_lingering_eps, 0);
+            assert_int_equal(p.peers[i]->num_failed_eps, 0);
         }
     }
     for (i = 0; i < num_peers; ++i) {

@@ -495,6 +495,9 @@ static void run_stalled_reply_lane(const char *tls, size_t flood_size)
     print_message("    tls=%-6s the dead peer's endpoint: %s after %.3f s\n",
                   tls, ucs_status_string(stalled_ep->status),
                   psel_time_sec() - start);
+    /* keepalive must have found it, or the destroy below would meet the
+     * libuct leak instead of saying so */
+    assert_true(UCS_STATUS_IS_ERR(stalled_ep->status));
     psel_ep_destroy(stalled_ep);
     assert_true(UCS_STATUS_IS_ERR(psel_request_test(stalled_recv, NULL)));
     for (i = 0; i < num_stalled; ++i) {

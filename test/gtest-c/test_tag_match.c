@@ -746,6 +746,7 @@ static void test_purge_sender(void **state)
                      2);
     assert_int_equal(matched.completions, 1);
     assert_int_equal(matched.recv.status, UCS_ERR_CONNECTION_RESET);
+    assert_int_equal(matched.recv.recv_length, 0); /* nothing delivered */
     assert_int_equal(psel_tm_num_unexpected(tm), 2);
     assert_int_equal(psel_tm_num_inflight(tm), 1);
     assert_int_equal(psel_tm_purge_sender(tm, 7, UCS_ERR_CONNECTION_RESET),
