@@ -153,9 +153,14 @@ ucs_status_t pt_connect(pt_run_t *run, int is_client);
 ucs_status_t pt_prepare(pt_run_t *run);
 
 /** The send or receive buffer of message @a i (rotating with
- *  PT_FLAG_COLD, else always the same). */
+ *  PT_FLAG_COLD, else always the same). It runs between a completion and
+ *  the next send: one slot costs no division (a 64-bit `div` is 3 to 15 ns
+ *  on the round trip of tag_lat). */
 static inline void *pt_buf(const pt_run_t *run, void *base, uint64_t i)
 {
+    if (ucs_likely(run->num_slots == 1)) {
+        return base;
+    }
     return (char*)base + (i % run->num_slots) * run->slot_size;
 }
 
