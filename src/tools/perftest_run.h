@@ -30,6 +30,8 @@
 #define PT_MAX_ADDRESS_LEN     65536u
 #define PT_MAX_REPLY_LEN       512u
 #define PT_SPINS_PER_CHECK     16384u     /* progress calls between checks */
+#define PT_SPINS_PER_TEST      16u        /* idle progress calls between
+                                              tests of a request */
 
 #define PT_WIRE_MAGIC          "PSPT"     /* the first 4 bytes */
 #define PT_WIRE_VERSION        2u /* 2: little-endian; setup steps say
