@@ -576,6 +576,85 @@ static ucs_status_t psel_select_calib_apply(const psel_select_t *select,
     return UCS_OK;
 }
 
+/* Protocol @a i's caps over @a select's lanes: its init, then the
+ * calibration, then the checks */
+static ucs_status_t
+psel_select_proto_caps(const psel_select_t *select,
+                       const psel_proto_init_params_t *params, unsigned i,
+                       psel_proto_caps_t *caps)
+{
+    const psel_proto_t *proto   = select->protos[i];
+    psel_buffer_type_t buf_type = params->buf_type;
+    ucs_status_t status;
+
+    caps->cfg_thresh = PSEL_THRESH_AUTO;
+    if (!(proto->op_mask & UCS_BIT(buf_type.op))) {
+        snprintf(caps->desc, sizeof(caps->desc), "does not serve %s",
+                 psel_op_name(buf_type.op));
+        return UCS_ERR_UNSUPPORTED;
+    } else if (!(select->enabled & UCS_BIT(i))) {
+        return UCS_ERR_NO_ELEM;
+    }
+
+    status = proto->init(params, caps);
+    /* calibration measures contiguous buffers only */
+    if ((status == UCS_OK) && (select->calib != NULL) &&
+        (buf_type.dt_class == PSEL_DT_CONTIG) && (buf_type.sg_count == 1)) {
+        status = psel_select_calib_apply(select, proto, buf_type.mem_type,
+                                         caps);
+    }
+    if (status == UCS_OK) {
+        status = psel_select_check_caps(proto, caps);
+    }
+    return status;
+}
+
+/* The table of select->caps_from for @a buf_type, when its caps are this
+ * selection's too (select.h); else NULL */
+static const psel_select_table_t *
+psel_select_shared_table(const psel_select_t *select,
+                         psel_buffer_type_t buf_type)
+{
+    psel_select_t *source = select->caps_from;
+    const psel_select_table_t *table;
+
+    if ((source == NULL) || (source == select) ||
+        (source->lanes != select->lanes) || (source->calib != select->calib) ||
+        (source->calib_for_ucp != select->calib_for_ucp) ||
+        (psel_select_build(source, buf_type, &table) != UCS_OK)) {
+        return NULL;
+    }
+    return table;
+}
+
+/* Copy protocol @a i's caps and status from @a shared: 1, or 0 when the
+ * table does not have them (no table, not its protocol, another
+ * allow-list verdict) */
+static int psel_select_copy_caps(const psel_select_t *select,
+                                 const psel_select_table_t *shared, unsigned i,
+                                 psel_proto_caps_t *caps,
+                                 ucs_status_t *status_p)
+{
+    unsigned j;
+
+    if (shared == NULL) {
+        return 0;
+    }
+    for (j = 0; j < shared->num_protos; ++j) {
+        if (shared->protos[j] != select->protos[i]) {
+            continue;
+        }
+        if (!(select->caps_from->enabled & UCS_BIT(j)) !=
+            !(select->enabled & UCS_BIT(i))) {
+            return 0;
+        }
+        *caps     = shared->caps[j];
+        *status_p = shared->status[j];
+        return 1;
+    }
+    return 0;
+}
+
 static void psel_select_table_free(psel_select_table_t *table)
 {
     free(table->elems);
@@ -590,9 +669,9 @@ psel_select_table_create(const psel_select_t *select,
                          psel_select_table_t **table_p)
 {
     psel_proto_init_params_t params = {buf_type, select->lanes, select->config};
+    const psel_select_table_t *shared;
     psel_select_table_t *table;
     psel_segments_t *segs;
-    const psel_proto_t *proto;
     ucs_status_t status;
     unsigned i;
 
@@ -613,29 +692,12 @@ psel_select_table_create(const psel_select_t *select,
         goto err_free;
     }
 
+    shared = psel_select_shared_table(select, buf_type);
     for (i = 0; i < select->num_protos; ++i) {
-        proto                    = select->protos[i];
-        table->caps[i].cfg_thresh = PSEL_THRESH_AUTO;
-        if (!(proto->op_mask & UCS_BIT(buf_type.op))) {
-            table->status[i] = UCS_ERR_UNSUPPORTED;
-            snprintf(table->caps[i].desc, sizeof(table->caps[i].desc),
-                     "does not serve %s", psel_op_name(buf_type.op));
-        } else if (!(select->enabled & UCS_BIT(i))) {
-            table->status[i] = UCS_ERR_NO_ELEM;
-        } else {
-            table->status[i] = proto->init(&params, &table->caps[i]);
-            /* calibration measures contiguous buffers only */
-            if ((table->status[i] == UCS_OK) && (select->calib != NULL) &&
-                (buf_type.dt_class == PSEL_DT_CONTIG) &&
-                (buf_type.sg_count == 1)) {
-                table->status[i] = psel_select_calib_apply(select, proto,
-                                                           buf_type.mem_type,
-                                                           &table->caps[i]);
-            }
-            if (table->status[i] == UCS_OK) {
-                table->status[i] = psel_select_check_caps(proto,
-                                                          &table->caps[i]);
-            }
+        if (!psel_select_copy_caps(select, shared, i, &table->caps[i],
+                                   &table->status[i])) {
+            table->status[i] = psel_select_proto_caps(select, &params, i,
+                                                      &table->caps[i]);
         }
     }
 

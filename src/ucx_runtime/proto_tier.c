@@ -502,50 +502,59 @@ static ucs_status_t psel_pt_ep_init(psel_pt_ep_t *ep)
     return UCS_OK;
 }
 
+/* The three selections of flavour @a perf, all or none */
+static ucs_status_t psel_pt_select_init(psel_pt_ep_t *ep, psel_perf_type_t perf)
+{
+    psel_select_t *sels[] = {&ep->all[perf], &ep->rndv[perf], &ep->rtr[perf]};
+    const psel_proto_t *const *protos[] = {psel_builtin_protos,
+                                           psel_pt.rndv_all, psel_pt.rndv_rtr};
+    unsigned num_protos[] = {psel_num_builtin_protos, psel_pt.num_rndv_all,
+                             psel_pt.num_rndv_rtr};
+    unsigned i;
+
+    ep->config[perf]             = *psel_pt.config;
+    ep->config[perf].select_perf = perf;
+    /* the tables are printed here, once, not by every build */
+    ep->config[perf].proto_info  = PSEL_PROTO_INFO_NO;
+    for (i = 0; i < ucs_static_array_size(sels); ++i) {
+        if (psel_select_init(sels[i], protos[i], num_protos[i],
+                             &ep->lanes.sets, &ep->config[perf]) != UCS_OK) {
+            while (i-- > 0) {
+                psel_select_cleanup(sels[i]);
+            }
+            return UCS_ERR_NO_MEMORY;
+        }
+        sels[i]->calib         = psel_pt.calib;
+        /* UCP runs these: the lines measured through UCP first */
+        sels[i]->calib_for_ucp = 1;
+        /* a protocol's caps are the same in all six selections (the same
+         * lanes, settings but select_perf, calibration): the single
+         * flavour's full selection runs the inits, the others copy */
+        if (sels[i] != &ep->all[PSEL_PERF_SINGLE]) {
+            sels[i]->caps_from = &ep->all[PSEL_PERF_SINGLE];
+        }
+    }
+    ep->inited[perf] = 1;
+    return UCS_OK;
+}
+
 static psel_select_t *psel_pt_select(psel_pt_ep_t *ep, psel_pt_kind_t kind,
                                      psel_perf_type_t perf)
 {
-    if (!ep->inited[perf]) {
-        ep->config[perf]             = *psel_pt.config;
-        ep->config[perf].select_perf = perf;
-        /* the tables are printed here, once, not by every build */
-        ep->config[perf].proto_info  = PSEL_PROTO_INFO_NO;
-        /* all three or none: a failure frees what was made */
-        if (psel_select_init(&ep->all[perf], psel_builtin_protos,
-                             psel_num_builtin_protos, &ep->lanes.sets,
-                             &ep->config[perf]) != UCS_OK) {
-            return NULL;
-        }
-        if (psel_select_init(&ep->rndv[perf], psel_pt.rndv_all,
-                             psel_pt.num_rndv_all, &ep->lanes.sets,
-                             &ep->config[perf]) != UCS_OK) {
-            goto err_all;
-        }
-        if (psel_select_init(&ep->rtr[perf], psel_pt.rndv_rtr,
-                             psel_pt.num_rndv_rtr, &ep->lanes.sets,
-                             &ep->config[perf]) != UCS_OK) {
-            goto err_rndv;
-        }
-        ep->all[perf].calib          = psel_pt.calib;
-        ep->rndv[perf].calib         = psel_pt.calib;
-        ep->rtr[perf].calib          = psel_pt.calib;
-        /* UCP runs these: the lines measured through UCP first */
-        ep->all[perf].calib_for_ucp  = 1;
-        ep->rndv[perf].calib_for_ucp = 1;
-        ep->rtr[perf].calib_for_ucp  = 1;
-        ep->inited[perf]     = 1;
+    /* both flavours at once: the multi one's caps come from the single's */
+    if (!ep->inited[PSEL_PERF_SINGLE] &&
+        (psel_pt_select_init(ep, PSEL_PERF_SINGLE) != UCS_OK)) {
+        return NULL;
+    }
+    if (!ep->inited[PSEL_PERF_MULTI] &&
+        (psel_pt_select_init(ep, PSEL_PERF_MULTI) != UCS_OK)) {
+        return NULL;
     }
     switch (kind) {
     case PSEL_PT_RNDV_ALL: return &ep->rndv[perf];
     case PSEL_PT_RNDV_RTR: return &ep->rtr[perf];
     default:               return &ep->all[perf];
     }
-
-err_rndv:
-    psel_select_cleanup(&ep->rndv[perf]);
-err_all:
-    psel_select_cleanup(&ep->all[perf]);
-    return NULL;
 }
 
 /* Is @a key of @a worker the configuration of the last lookup? The same
