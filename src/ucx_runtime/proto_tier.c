@@ -1034,6 +1034,21 @@ static ucs_status_t psel_pt_init(const ucp_proto_init_params_t *params)
 }
 
 
+/* Fault in the pages of zeroed memory @a p now. A memset would not do:
+ * the compiler turns malloc + memset into calloc, which does not write
+ * memory it knows to be zero (fresh from the kernel), so the pages stayed
+ * untouched until the first endpoint */
+static void psel_pt_touch(void *p, size_t size)
+{
+    volatile char *c = p;
+    size_t offset;
+
+    for (offset = 0; offset < size; offset += 4096) {
+        c[offset] = 0;
+    }
+    c[size - 1] = 0;
+}
+
 void psel_proto_tier_install(void *libucp, const psel_config_t *config,
                              const psel_calib_t *calib)
 {
@@ -1048,11 +1063,11 @@ void psel_proto_tier_install(void *libucp, const psel_config_t *config,
      * configuration (28 KB), touched here, in ucp_init(), rather than by the
      * first endpoint's creation: their page faults were a third of what
      * the library added to it (bench/ucp_ep_cost: first_ep_config_minflt) */
-    memset(psel_pt.rscs, 0, sizeof(psel_pt.rscs));
+    psel_pt_touch(psel_pt.rscs, sizeof(psel_pt.rscs));
     if (psel_pt.cache[0] == NULL) {
-        psel_pt.cache[0] = malloc(sizeof(*psel_pt.cache[0]));
+        psel_pt.cache[0] = calloc(1, sizeof(*psel_pt.cache[0]));
         if (psel_pt.cache[0] != NULL) {
-            memset(psel_pt.cache[0], 0, sizeof(*psel_pt.cache[0]));
+            psel_pt_touch(psel_pt.cache[0], sizeof(*psel_pt.cache[0]));
         }
     }
     psel_pt.config   = config;
