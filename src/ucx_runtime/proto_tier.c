@@ -153,6 +153,17 @@ static struct {
                                                        only the entries used,
                                                        not a page of each */
     unsigned              next_evict;
+    /* psel_pt_replace()'s working lines, used under the lock. Not on the
+     * stack: 12 KB there took UCP's nested selections (rendezvous asks the
+     * remote protocols) as much deeper, whose first touch cost page faults
+     * in the first endpoint configuration */
+    struct {
+        psel_rt_line_t    orig[UCP_PROTO_MAX_PERF_RANGES];
+        psel_rt_line_t    out[UCP_PROTO_MAX_PERF_RANGES];
+        psel_rt_line_t    lines[4 * UCP_PROTO_MAX_PERF_RANGES];
+        psel_rt_owner_t   owners[PSEL_SELECT_MAX_PROTOS * 4];
+        psel_rt_line_t    owned[4 * UCP_PROTO_MAX_PERF_RANGES];
+    } scratch;
     int                   warned;
     const char * const   *op_names;  /* UCP's, by dlsym: an undefined
                                         data symbol would make loading fail
@@ -707,7 +718,7 @@ static int psel_pt_caps_replace(ucp_proto_caps_t *caps, size_t pmin,
                                 const psel_rt_line_t *pieces,
                                 unsigned num_pieces)
 {
-    psel_rt_line_t orig[UCP_PROTO_MAX_PERF_RANGES], out[UCP_PROTO_MAX_PERF_RANGES];
+    psel_rt_line_t *orig = psel_pt.scratch.orig, *out = psel_pt.scratch.out;
     const char *name;
     unsigned i, t, count;
 
@@ -724,7 +735,8 @@ static int psel_pt_caps_replace(ucp_proto_caps_t *caps, size_t pmin,
     }
     count = psel_rt_lines_replace(orig, caps->num_ranges, caps->min_length,
                                   pmin, pieces, num_pieces, PSEL_PT_PENALTY,
-                                  out, ucs_static_array_size(out));
+                                  out,
+                                  ucs_static_array_size(psel_pt.scratch.out));
     if (count == 0) {
         return 0;
     }
@@ -890,8 +902,8 @@ static ucs_status_t psel_pt_owned(const struct psel_pt_proto *map,
                                   unsigned max, unsigned *num_owned_p,
                                   size_t *pmin_p, size_t *cfg_thresh_p)
 {
-    psel_rt_line_t lines[4 * UCP_PROTO_MAX_PERF_RANGES];
-    psel_rt_owner_t owners[PSEL_SELECT_MAX_PROTOS * 4];
+    psel_rt_line_t *lines    = psel_pt.scratch.lines;
+    psel_rt_owner_t *owners  = psel_pt.scratch.owners;
     const psel_select_table_t *rivals;
     psel_select_t *select, *rival;
     unsigned num_lines, num_owned, row;
@@ -904,9 +916,9 @@ static ucs_status_t psel_pt_owned(const struct psel_pt_proto *map,
         return UCS_ERR_NO_MEMORY;
     }
     num_lines = psel_pt_lines(map, select, bt, lines,
-                              ucs_static_array_size(lines), pmin_p,
-                              cfg_thresh_p);
-    if (num_lines > ucs_static_array_size(lines)) {
+                              ucs_static_array_size(psel_pt.scratch.lines),
+                              pmin_p, cfg_thresh_p);
+    if (num_lines > ucs_static_array_size(psel_pt.scratch.lines)) {
         return UCS_ERR_EXCEEDS_LIMIT;
     }
     if (num_lines == 0) {
@@ -918,7 +930,7 @@ static ucs_status_t psel_pt_owned(const struct psel_pt_proto *map,
      * lets move a boundary by at most x2 (select.h), so the bias too
      * applies only where protosel took it */
     if ((psel_select_build(rival, bt, &rivals) != UCS_OK) ||
-        (rivals->count > ucs_static_array_size(owners))) {
+        (rivals->count > ucs_static_array_size(psel_pt.scratch.owners))) {
         return UCS_ERR_EXCEEDS_LIMIT;
     }
     for (row = 0; row < rivals->count; ++row) {
@@ -944,7 +956,7 @@ static ucs_status_t psel_pt_owned(const struct psel_pt_proto *map,
 static void psel_pt_replace(const struct psel_pt_proto *map,
                             const ucp_proto_init_params_t *params)
 {
-    psel_rt_line_t owned[4 * UCP_PROTO_MAX_PERF_RANGES];
+    psel_rt_line_t *owned                 = psel_pt.scratch.owned;
     const ucp_proto_select_param_t *param = params->select_param;
     const psel_select_table_t *full;
     size_t pmin, cfg_thresh;
@@ -966,7 +978,8 @@ static void psel_pt_replace(const struct psel_pt_proto *map,
         goto out_warn;
     }
     status = psel_pt_owned(map, ep, perf, bt, owned,
-                           ucs_static_array_size(owned), &num_owned, &pmin,
+                           ucs_static_array_size(psel_pt.scratch.owned),
+                           &num_owned, &pmin,
                            &cfg_thresh);
     if (status == UCS_ERR_NO_MEMORY) {
         goto out_warn;
@@ -1064,6 +1077,7 @@ void psel_proto_tier_install(void *libucp, const psel_config_t *config,
      * first endpoint's creation: their page faults were a third of what
      * the library added to it (bench/ucp_ep_cost: first_ep_config_minflt) */
     psel_pt_touch(psel_pt.rscs, sizeof(psel_pt.rscs));
+    psel_pt_touch(&psel_pt.scratch, sizeof(psel_pt.scratch));
     if (psel_pt.cache[0] == NULL) {
         psel_pt.cache[0] = calloc(1, sizeof(*psel_pt.cache[0]));
         if (psel_pt.cache[0] != NULL) {
