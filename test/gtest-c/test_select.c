@@ -522,6 +522,34 @@ static void assert_tables_equal(const psel_select_table_t *a,
     }
 }
 
+/* @a shared (caps_from set) builds the table @a alone builds, or fails as
+ * it does (a gap only a protocol left out covered); with @a copies_all, no
+ * protocol init runs for it. Both are cleaned up. */
+static void assert_shared_as_alone(psel_select_t *shared,
+                                   psel_select_t *alone, int copies_all)
+{
+    const psel_select_table_t *shared_table, *alone_table;
+    unsigned calls = mock_init_calls;
+
+    if (psel_select_build(shared, contig_host(), &shared_table) == UCS_OK) {
+        if (copies_all) {
+            assert_int_equal(mock_init_calls, calls);
+        }
+        calls = mock_init_calls;
+        assert_int_equal(psel_select_build(alone, contig_host(),
+                                           &alone_table), UCS_OK);
+        if (copies_all) { /* the inits it saved */
+            assert_int_equal(mock_init_calls, calls + alone->num_protos);
+        }
+        assert_tables_equal(shared_table, alone_table);
+    } else {
+        assert_int_not_equal(psel_select_build(alone, contig_host(),
+                                               &alone_table), UCS_OK);
+    }
+    psel_select_cleanup(shared);
+    psel_select_cleanup(alone);
+}
+
 /*
  * select->caps_from: a selection over a subset of the protocols (and one on
  * the other select_perf) copies the caps of the full one, running no init,
@@ -530,7 +558,7 @@ static void assert_tables_equal(const psel_select_table_t *a,
  */
 static void test_caps_shared(void **state)
 {
-    const psel_select_table_t *full, *shared, *alone;
+    const psel_select_table_t *full, *shared;
     psel_config_t config, multi, deny;
     psel_select_t all, sub, sub_alone, other;
     psel_lane_sets_t other_lanes;
@@ -559,20 +587,7 @@ static void test_caps_shared(void **state)
                                           &no_lanes, (set % 2) ? &multi :
                                           &config), UCS_OK);
         sub.caps_from = &all;
-        calls         = mock_init_calls;
-        if (psel_select_build(&sub, contig_host(), &shared) == UCS_OK) {
-            assert_int_equal(mock_init_calls, calls);
-            assert_int_equal(psel_select_build(&sub_alone, contig_host(),
-                                               &alone), UCS_OK);
-            assert_int_equal(mock_init_calls, calls + (n - 1));
-            assert_tables_equal(shared, alone);
-        } else {
-            /* a gap only the first protocol covered: an error either way */
-            assert_int_not_equal(psel_select_build(&sub_alone, contig_host(),
-                                                   &alone), UCS_OK);
-        }
-        psel_select_cleanup(&sub);
-        psel_select_cleanup(&sub_alone);
+        assert_shared_as_alone(&sub, &sub_alone, 1);
 
         /* mock/c denied here, allowed in the source: its own init runs */
         assert_int_equal(psel_select_init(&sub, mock_protos, n, &no_lanes,
@@ -580,16 +595,7 @@ static void test_caps_shared(void **state)
         assert_int_equal(psel_select_init(&sub_alone, mock_protos, n,
                                           &no_lanes, &deny), UCS_OK);
         sub.caps_from = &all;
-        if (psel_select_build(&sub, contig_host(), &shared) == UCS_OK) {
-            assert_int_equal(psel_select_build(&sub_alone, contig_host(),
-                                               &alone), UCS_OK);
-            assert_tables_equal(shared, alone);
-        } else {
-            assert_int_not_equal(psel_select_build(&sub_alone, contig_host(),
-                                                   &alone), UCS_OK);
-        }
-        psel_select_cleanup(&sub);
-        psel_select_cleanup(&sub_alone);
+        assert_shared_as_alone(&sub, &sub_alone, 0);
 
         /* other lanes: every init runs again */
         assert_int_equal(psel_select_init(&other, mock_protos, n,
