@@ -153,6 +153,7 @@ static struct {
                                                        only the entries used,
                                                        not a page of each */
     unsigned              next_evict;
+    psel_pt_ep_t          probe;     /* a lookup's key, under the lock */
     /* psel_pt_replace()'s working lines, used under the lock. Not on the
      * stack: 12 KB there took UCP's nested selections (rendezvous asks the
      * remote protocols) as much deeper, whose first touch cost page faults
@@ -623,18 +624,18 @@ static psel_pt_ep_t *psel_pt_ep_get(ucp_worker_h worker,
 static psel_pt_ep_t *psel_pt_ep_find(ucp_worker_h worker,
                                      const ucp_ep_config_key_t *key)
 {
-    static psel_pt_ep_t probe; /* under psel_pt.lock */
+    psel_pt_ep_t *probe = &psel_pt.probe;
     psel_pt_ep_t *ep;
     unsigned i;
 
-    if (psel_pt_ep_key(worker, key, &probe) != UCS_OK) {
+    if (psel_pt_ep_key(worker, key, probe) != UCS_OK) {
         return NULL;
     }
     for (i = 0; i < PSEL_PT_CACHE_SIZE; ++i) {
         ep = psel_pt.cache[i];
-        if ((ep != NULL) && ep->used && (ep->num_rscs == probe.num_rscs) &&
-            !memcmp(ep->rscs, probe.rscs, sizeof(*ep->rscs) * ep->num_rscs) &&
-            !memcmp(&ep->layout, &probe.layout, sizeof(ep->layout))) {
+        if ((ep != NULL) && ep->used && (ep->num_rscs == probe->num_rscs) &&
+            !memcmp(ep->rscs, probe->rscs, sizeof(*ep->rscs) * ep->num_rscs) &&
+            !memcmp(&ep->layout, &probe->layout, sizeof(ep->layout))) {
             return ep;
         }
     }
@@ -656,9 +657,9 @@ static psel_pt_ep_t *psel_pt_ep_find(ucp_worker_h worker,
         }
     }
     ep           = psel_pt.cache[i];
-    ep->num_rscs = probe.num_rscs;
-    memcpy(ep->rscs, probe.rscs, sizeof(*ep->rscs) * probe.num_rscs);
-    ep->layout   = probe.layout;
+    ep->num_rscs = probe->num_rscs;
+    memcpy(ep->rscs, probe->rscs, sizeof(*ep->rscs) * probe->num_rscs);
+    ep->layout   = probe->layout;
     return (psel_pt_ep_init(ep) == UCS_OK) ? ep : NULL;
 }
 
@@ -1072,12 +1073,14 @@ void psel_proto_tier_install(void *libucp, const psel_config_t *config,
     unsigned i;
 
     pthread_mutex_lock(&psel_pt.lock);
-    /* the memory of the resource cache and of the first endpoint
-     * configuration (28 KB), touched here, in ucp_init(), rather than by the
-     * first endpoint's creation: their page faults were a third of what
-     * the library added to it (bench/ucp_ep_cost: first_ep_config_minflt) */
+    /* the memory of the resource cache, of the first endpoint
+     * configuration and of the lookup's key (28 KB each), and the scratch,
+     * touched here, in ucp_init(), rather than by the first endpoint's
+     * creation: their page faults were a third of what the library added
+     * to it (bench/ucp_ep_cost: first_ep_config_minflt) */
     psel_pt_touch(psel_pt.rscs, sizeof(psel_pt.rscs));
     psel_pt_touch(&psel_pt.scratch, sizeof(psel_pt.scratch));
+    psel_pt_touch(&psel_pt.probe, sizeof(psel_pt.probe));
     if (psel_pt.cache[0] == NULL) {
         psel_pt.cache[0] = calloc(1, sizeof(*psel_pt.cache[0]));
         if (psel_pt.cache[0] != NULL) {
