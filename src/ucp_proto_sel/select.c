@@ -25,10 +25,17 @@ typedef struct {
     unsigned proto;    /* winner */
 } psel_segment_t;
 
+/* Grown as the walk needs (a handful of entries), not a buffer sized to
+ * the bound: that one's 16 KB cost page faults on its first use, in an
+ * application's first endpoint. (ucs_array's macros need libucs's
+ * internal assert header, which libucx-dev does not install.) */
 typedef struct {
-    psel_segment_t items[PSEL_ENVELOPE_MAX_SEGMENTS];
+    psel_segment_t *items;
     unsigned       count;
+    unsigned       capacity;
 } psel_segments_t;
+
+#define PSEL_SEGMENTS_INITIALIZER {NULL, 0, 0}
 
 typedef struct {
     const psel_select_t       *select;
@@ -282,6 +289,9 @@ static int psel_envelope_first_win(const psel_envelope_t *env, unsigned q,
 static ucs_status_t psel_segments_push(psel_segments_t *segs, size_t end,
                                        unsigned proto)
 {
+    psel_segment_t *items;
+    unsigned capacity;
+
     if ((segs->count > 0) && (segs->items[segs->count - 1].proto == proto)) {
         segs->items[segs->count - 1].end = end;
         return UCS_OK;
@@ -290,6 +300,15 @@ static ucs_status_t psel_segments_push(psel_segments_t *segs, size_t end,
         ucs_error("selection: more than %d segments, giving up",
                   PSEL_ENVELOPE_MAX_SEGMENTS);
         return UCS_ERR_EXCEEDS_LIMIT;
+    }
+    if (segs->count == segs->capacity) {
+        capacity = ucs_max(16, 2 * segs->capacity);
+        items    = realloc(segs->items, capacity * sizeof(*items));
+        if (items == NULL) {
+            return UCS_ERR_NO_MEMORY;
+        }
+        segs->items    = items;
+        segs->capacity = capacity;
     }
     segs->items[segs->count].end   = end;
     segs->items[segs->count].proto = proto;
@@ -409,11 +428,18 @@ static ucs_status_t psel_envelope_bounded_bias(const psel_segments_t *unbiased,
                                                const psel_segments_t *biased,
                                                psel_segments_t *result)
 {
-    size_t points[3 * PSEL_ENVELOPE_MAX_SEGMENTS * 2];
     unsigned num_points = 0, i, b, u;
     size_t start = 0, seg_start = 0;
     ucs_status_t status;
+    size_t *points;
 
+    /* sized to need, not to the bound: the bound's 48 KB of stack cost page
+     * faults on first use */
+    points = malloc(sizeof(*points) * (3 * unbiased->count +
+                                       biased->count));
+    if (points == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
     for (i = 0; i < unbiased->count; ++i) {
         points[num_points++] = unbiased->items[i].end;
         points[num_points++] = psel_size_double(unbiased->items[i].end);
@@ -428,6 +454,7 @@ static ucs_status_t psel_envelope_bounded_bias(const psel_segments_t *unbiased,
     qsort(points, num_points, sizeof(*points), psel_size_cmp);
 
     result->count = 0;
+    status = UCS_OK;
     for (i = 0; i < num_points; ++i) {
         if ((points[i] < start) || ((i > 0) && (points[i] == points[i - 1]))) {
             continue;
@@ -438,15 +465,13 @@ static ucs_status_t psel_envelope_bounded_bias(const psel_segments_t *unbiased,
                                     ((b == u) ||
                                      psel_unbiased_wins_near(unbiased, b, start)) ?
                                     b : u);
-        if (status != UCS_OK) {
-            return status;
-        }
-        if (points[i] == SIZE_MAX) {
+        if ((status != UCS_OK) || (points[i] == SIZE_MAX)) {
             break;
         }
         start = points[i] + 1;
     }
-    return UCS_OK;
+    free(points);
+    return status;
 }
 
 static int psel_select_has_bias(const psel_select_table_t *table,
@@ -470,35 +495,29 @@ static ucs_status_t psel_select_envelope(const psel_select_t *select,
                                          const psel_select_table_t *table,
                                          psel_segments_t *result)
 {
-    psel_envelope_t env = {select, table, 0};
-    psel_segments_t *unbiased, *biased;
+    psel_envelope_t env               = {select, table, 0};
+    psel_segments_t unbiased          = PSEL_SEGMENTS_INITIALIZER;
+    psel_segments_t biased            = PSEL_SEGMENTS_INITIALIZER;
     ucs_status_t status;
 
     if (!psel_select_has_bias(table, select->config)) {
         return psel_envelope_walk(&env, result);
     }
 
-    unbiased = malloc(sizeof(*unbiased));
-    biased   = malloc(sizeof(*biased));
-    if ((unbiased == NULL) || (biased == NULL)) {
-        status = UCS_ERR_NO_MEMORY;
-        goto out_free;
-    }
-
-    status = psel_envelope_walk(&env, unbiased);
+    status = psel_envelope_walk(&env, &unbiased);
     if (status != UCS_OK) {
         goto out_free;
     }
     env.biased = 1;
-    status     = psel_envelope_walk(&env, biased);
+    status     = psel_envelope_walk(&env, &biased);
     if (status != UCS_OK) {
         goto out_free;
     }
-    status = psel_envelope_bounded_bias(unbiased, biased, result);
+    status = psel_envelope_bounded_bias(&unbiased, &biased, result);
 
 out_free:
-    free(biased);
-    free(unbiased);
+    free(biased.items);
+    free(unbiased.items);
     return status;
 }
 
@@ -576,6 +595,85 @@ static ucs_status_t psel_select_calib_apply(const psel_select_t *select,
     return UCS_OK;
 }
 
+/* Protocol @a i's caps over @a select's lanes: its init, then the
+ * calibration, then the checks */
+static ucs_status_t
+psel_select_proto_caps(const psel_select_t *select,
+                       const psel_proto_init_params_t *params, unsigned i,
+                       psel_proto_caps_t *caps)
+{
+    const psel_proto_t *proto   = select->protos[i];
+    psel_buffer_type_t buf_type = params->buf_type;
+    ucs_status_t status;
+
+    caps->cfg_thresh = PSEL_THRESH_AUTO;
+    if (!(proto->op_mask & UCS_BIT(buf_type.op))) {
+        snprintf(caps->desc, sizeof(caps->desc), "does not serve %s",
+                 psel_op_name(buf_type.op));
+        return UCS_ERR_UNSUPPORTED;
+    } else if (!(select->enabled & UCS_BIT(i))) {
+        return UCS_ERR_NO_ELEM;
+    }
+
+    status = proto->init(params, caps);
+    /* calibration measures contiguous buffers only */
+    if ((status == UCS_OK) && (select->calib != NULL) &&
+        (buf_type.dt_class == PSEL_DT_CONTIG) && (buf_type.sg_count == 1)) {
+        status = psel_select_calib_apply(select, proto, buf_type.mem_type,
+                                         caps);
+    }
+    if (status == UCS_OK) {
+        status = psel_select_check_caps(proto, caps);
+    }
+    return status;
+}
+
+/* The table of select->caps_from for @a buf_type, when its caps are this
+ * selection's too (select.h); else NULL */
+static const psel_select_table_t *
+psel_select_shared_table(const psel_select_t *select,
+                         psel_buffer_type_t buf_type)
+{
+    psel_select_t *source = select->caps_from;
+    const psel_select_table_t *table;
+
+    if ((source == NULL) || (source == select) ||
+        (source->lanes != select->lanes) || (source->calib != select->calib) ||
+        (source->calib_for_ucp != select->calib_for_ucp) ||
+        (psel_select_build(source, buf_type, &table) != UCS_OK)) {
+        return NULL;
+    }
+    return table;
+}
+
+/* Copy protocol @a i's caps and status from @a shared: 1, or 0 when the
+ * table does not have them (no table, not its protocol, another
+ * allow-list verdict) */
+static int psel_select_copy_caps(const psel_select_t *select,
+                                 const psel_select_table_t *shared, unsigned i,
+                                 psel_proto_caps_t *caps,
+                                 ucs_status_t *status_p)
+{
+    unsigned j;
+
+    if (shared == NULL) {
+        return 0;
+    }
+    for (j = 0; j < shared->num_protos; ++j) {
+        if (shared->protos[j] != select->protos[i]) {
+            continue;
+        }
+        if (!(select->caps_from->enabled & UCS_BIT(j)) !=
+            !(select->enabled & UCS_BIT(i))) {
+            return 0;
+        }
+        *caps     = shared->caps[j];
+        *status_p = shared->status[j];
+        return 1;
+    }
+    return 0;
+}
+
 static void psel_select_table_free(psel_select_table_t *table)
 {
     free(table->elems);
@@ -590,15 +688,14 @@ psel_select_table_create(const psel_select_t *select,
                          psel_select_table_t **table_p)
 {
     psel_proto_init_params_t params = {buf_type, select->lanes, select->config};
+    const psel_select_table_t *shared;
     psel_select_table_t *table;
-    psel_segments_t *segs;
-    const psel_proto_t *proto;
+    psel_segments_t segs = PSEL_SEGMENTS_INITIALIZER;
     ucs_status_t status;
     unsigned i;
 
     table = calloc(1, sizeof(*table));
-    segs  = malloc(sizeof(*segs));
-    if ((table == NULL) || (segs == NULL)) {
+    if (table == NULL) {
         status = UCS_ERR_NO_MEMORY;
         goto err_free;
     }
@@ -613,56 +710,39 @@ psel_select_table_create(const psel_select_t *select,
         goto err_free;
     }
 
+    shared = psel_select_shared_table(select, buf_type);
     for (i = 0; i < select->num_protos; ++i) {
-        proto                    = select->protos[i];
-        table->caps[i].cfg_thresh = PSEL_THRESH_AUTO;
-        if (!(proto->op_mask & UCS_BIT(buf_type.op))) {
-            table->status[i] = UCS_ERR_UNSUPPORTED;
-            snprintf(table->caps[i].desc, sizeof(table->caps[i].desc),
-                     "does not serve %s", psel_op_name(buf_type.op));
-        } else if (!(select->enabled & UCS_BIT(i))) {
-            table->status[i] = UCS_ERR_NO_ELEM;
-        } else {
-            table->status[i] = proto->init(&params, &table->caps[i]);
-            /* calibration measures contiguous buffers only */
-            if ((table->status[i] == UCS_OK) && (select->calib != NULL) &&
-                (buf_type.dt_class == PSEL_DT_CONTIG) &&
-                (buf_type.sg_count == 1)) {
-                table->status[i] = psel_select_calib_apply(select, proto,
-                                                           buf_type.mem_type,
-                                                           &table->caps[i]);
-            }
-            if (table->status[i] == UCS_OK) {
-                table->status[i] = psel_select_check_caps(proto,
-                                                          &table->caps[i]);
-            }
+        if (!psel_select_copy_caps(select, shared, i, &table->caps[i],
+                                   &table->status[i])) {
+            table->status[i] = psel_select_proto_caps(select, &params, i,
+                                                      &table->caps[i]);
         }
     }
 
-    status = psel_select_envelope(select, table, segs);
+    status = psel_select_envelope(select, table, &segs);
     if (status != UCS_OK) {
         goto err_free;
     }
 
-    table->elems = calloc(segs->count, sizeof(*table->elems));
+    table->elems = calloc(segs.count, sizeof(*table->elems));
     if (table->elems == NULL) {
         status = UCS_ERR_NO_MEMORY;
         goto err_free;
     }
-    for (i = 0; i < segs->count; ++i) {
-        table->elems[i].max_length  = segs->items[i].end;
-        table->elems[i].proto       = select->protos[segs->items[i].proto];
-        table->elems[i].priv        = table->caps[segs->items[i].proto].priv;
-        table->elems[i].proto_index = segs->items[i].proto;
+    for (i = 0; i < segs.count; ++i) {
+        table->elems[i].max_length  = segs.items[i].end;
+        table->elems[i].proto       = select->protos[segs.items[i].proto];
+        table->elems[i].priv        = table->caps[segs.items[i].proto].priv;
+        table->elems[i].proto_index = segs.items[i].proto;
     }
-    table->count = segs->count;
+    table->count = segs.count;
 
-    free(segs);
+    free(segs.items);
     *table_p = table;
     return UCS_OK;
 
 err_free:
-    free(segs);
+    free(segs.items);
     if (table != NULL) {
         psel_select_table_free(table);
     }

@@ -88,6 +88,11 @@ typedef struct psel_select {
                                                 through UCP first, then
                                                 protosel's; protocols UCP
                                                 did not run are out */
+    struct psel_select        *caps_from;  /**< A selection whose protocols'
+                                                caps this one copies rather
+                                                than running their inits
+                                                again, or NULL (see
+                                                psel_select_init()) */
     psel_select_table_t       *fast[PSEL_OP_LAST]; /**< Contig host tables */
     khash_t(psel_select_tables) tables;    /**< All tables, by key */
 } psel_select_t;
@@ -104,6 +109,17 @@ typedef struct psel_select {
  * lines measured through stock UCP come first (psel_calib_apply_for_ucp(),
  * caps flag PSEL_SELECT_CAP_MEASURED_UCP), and a protocol the calibration
  * found UCP does not run over its lanes is unsupported.
+ *
+ * A protocol's caps depend only on the protocol, the buffer type, the lanes,
+ * the settings but select_perf, and the calibration. Several selections over
+ * the same of those (other subsets of the protocols, or the other
+ * select_perf) may set select->caps_from to one of them before the first
+ * build: a table then copies each protocol's caps and status from the
+ * source's table of the same buffer type (built if needed) instead of
+ * running the protocol's init and calibration again. A protocol the source
+ * does not have, or whose allow-list verdict differs, and a source over
+ * other lanes or another calibration, run their own init: the tables are
+ * the same either way.
  *
  * @param [out] select      Selection to initialize.
  * @param [in]  protos      Candidate protocols, in tie-break order.

@@ -153,6 +153,18 @@ static struct {
                                                        only the entries used,
                                                        not a page of each */
     unsigned              next_evict;
+    psel_pt_ep_t          probe;     /* a lookup's key, under the lock */
+    /* psel_pt_replace()'s working lines, used under the lock. Not on the
+     * stack: 12 KB there took UCP's nested selections (rendezvous asks the
+     * remote protocols) as much deeper, whose first touch cost page faults
+     * in the first endpoint configuration */
+    struct {
+        psel_rt_line_t    orig[UCP_PROTO_MAX_PERF_RANGES];
+        psel_rt_line_t    out[UCP_PROTO_MAX_PERF_RANGES];
+        psel_rt_line_t    lines[4 * UCP_PROTO_MAX_PERF_RANGES];
+        psel_rt_owner_t   owners[PSEL_SELECT_MAX_PROTOS * 4];
+        psel_rt_line_t    owned[4 * UCP_PROTO_MAX_PERF_RANGES];
+    } scratch;
     int                   warned;
     const char * const   *op_names;  /* UCP's, by dlsym: an undefined
                                         data symbol would make loading fail
@@ -502,50 +514,59 @@ static ucs_status_t psel_pt_ep_init(psel_pt_ep_t *ep)
     return UCS_OK;
 }
 
+/* The three selections of flavour @a perf, all or none */
+static ucs_status_t psel_pt_select_init(psel_pt_ep_t *ep, psel_perf_type_t perf)
+{
+    psel_select_t *sels[] = {&ep->all[perf], &ep->rndv[perf], &ep->rtr[perf]};
+    const psel_proto_t *const *protos[] = {psel_builtin_protos,
+                                           psel_pt.rndv_all, psel_pt.rndv_rtr};
+    unsigned num_protos[] = {psel_num_builtin_protos, psel_pt.num_rndv_all,
+                             psel_pt.num_rndv_rtr};
+    unsigned i;
+
+    ep->config[perf]             = *psel_pt.config;
+    ep->config[perf].select_perf = perf;
+    /* the tables are printed here, once, not by every build */
+    ep->config[perf].proto_info  = PSEL_PROTO_INFO_NO;
+    for (i = 0; i < ucs_static_array_size(sels); ++i) {
+        if (psel_select_init(sels[i], protos[i], num_protos[i],
+                             &ep->lanes.sets, &ep->config[perf]) != UCS_OK) {
+            while (i-- > 0) {
+                psel_select_cleanup(sels[i]);
+            }
+            return UCS_ERR_NO_MEMORY;
+        }
+        sels[i]->calib         = psel_pt.calib;
+        /* UCP runs these: the lines measured through UCP first */
+        sels[i]->calib_for_ucp = 1;
+        /* a protocol's caps are the same in all six selections (the same
+         * lanes, settings but select_perf, calibration): the single
+         * flavour's full selection runs the inits, the others copy */
+        if (sels[i] != &ep->all[PSEL_PERF_SINGLE]) {
+            sels[i]->caps_from = &ep->all[PSEL_PERF_SINGLE];
+        }
+    }
+    ep->inited[perf] = 1;
+    return UCS_OK;
+}
+
 static psel_select_t *psel_pt_select(psel_pt_ep_t *ep, psel_pt_kind_t kind,
                                      psel_perf_type_t perf)
 {
-    if (!ep->inited[perf]) {
-        ep->config[perf]             = *psel_pt.config;
-        ep->config[perf].select_perf = perf;
-        /* the tables are printed here, once, not by every build */
-        ep->config[perf].proto_info  = PSEL_PROTO_INFO_NO;
-        /* all three or none: a failure frees what was made */
-        if (psel_select_init(&ep->all[perf], psel_builtin_protos,
-                             psel_num_builtin_protos, &ep->lanes.sets,
-                             &ep->config[perf]) != UCS_OK) {
-            return NULL;
-        }
-        if (psel_select_init(&ep->rndv[perf], psel_pt.rndv_all,
-                             psel_pt.num_rndv_all, &ep->lanes.sets,
-                             &ep->config[perf]) != UCS_OK) {
-            goto err_all;
-        }
-        if (psel_select_init(&ep->rtr[perf], psel_pt.rndv_rtr,
-                             psel_pt.num_rndv_rtr, &ep->lanes.sets,
-                             &ep->config[perf]) != UCS_OK) {
-            goto err_rndv;
-        }
-        ep->all[perf].calib          = psel_pt.calib;
-        ep->rndv[perf].calib         = psel_pt.calib;
-        ep->rtr[perf].calib          = psel_pt.calib;
-        /* UCP runs these: the lines measured through UCP first */
-        ep->all[perf].calib_for_ucp  = 1;
-        ep->rndv[perf].calib_for_ucp = 1;
-        ep->rtr[perf].calib_for_ucp  = 1;
-        ep->inited[perf]     = 1;
+    /* both flavours at once: the multi one's caps come from the single's */
+    if (!ep->inited[PSEL_PERF_SINGLE] &&
+        (psel_pt_select_init(ep, PSEL_PERF_SINGLE) != UCS_OK)) {
+        return NULL;
+    }
+    if (!ep->inited[PSEL_PERF_MULTI] &&
+        (psel_pt_select_init(ep, PSEL_PERF_MULTI) != UCS_OK)) {
+        return NULL;
     }
     switch (kind) {
     case PSEL_PT_RNDV_ALL: return &ep->rndv[perf];
     case PSEL_PT_RNDV_RTR: return &ep->rtr[perf];
     default:               return &ep->all[perf];
     }
-
-err_rndv:
-    psel_select_cleanup(&ep->rndv[perf]);
-err_all:
-    psel_select_cleanup(&ep->all[perf]);
-    return NULL;
 }
 
 /* Is @a key of @a worker the configuration of the last lookup? The same
@@ -603,18 +624,18 @@ static psel_pt_ep_t *psel_pt_ep_get(ucp_worker_h worker,
 static psel_pt_ep_t *psel_pt_ep_find(ucp_worker_h worker,
                                      const ucp_ep_config_key_t *key)
 {
-    static psel_pt_ep_t probe; /* under psel_pt.lock */
+    psel_pt_ep_t *probe = &psel_pt.probe;
     psel_pt_ep_t *ep;
     unsigned i;
 
-    if (psel_pt_ep_key(worker, key, &probe) != UCS_OK) {
+    if (psel_pt_ep_key(worker, key, probe) != UCS_OK) {
         return NULL;
     }
     for (i = 0; i < PSEL_PT_CACHE_SIZE; ++i) {
         ep = psel_pt.cache[i];
-        if ((ep != NULL) && ep->used && (ep->num_rscs == probe.num_rscs) &&
-            !memcmp(ep->rscs, probe.rscs, sizeof(*ep->rscs) * ep->num_rscs) &&
-            !memcmp(&ep->layout, &probe.layout, sizeof(ep->layout))) {
+        if ((ep != NULL) && ep->used && (ep->num_rscs == probe->num_rscs) &&
+            !memcmp(ep->rscs, probe->rscs, sizeof(*ep->rscs) * ep->num_rscs) &&
+            !memcmp(&ep->layout, &probe->layout, sizeof(ep->layout))) {
             return ep;
         }
     }
@@ -636,9 +657,9 @@ static psel_pt_ep_t *psel_pt_ep_find(ucp_worker_h worker,
         }
     }
     ep           = psel_pt.cache[i];
-    ep->num_rscs = probe.num_rscs;
-    memcpy(ep->rscs, probe.rscs, sizeof(*ep->rscs) * probe.num_rscs);
-    ep->layout   = probe.layout;
+    ep->num_rscs = probe->num_rscs;
+    memcpy(ep->rscs, probe->rscs, sizeof(*ep->rscs) * probe->num_rscs);
+    ep->layout   = probe->layout;
     return (psel_pt_ep_init(ep) == UCS_OK) ? ep : NULL;
 }
 
@@ -698,7 +719,7 @@ static int psel_pt_caps_replace(ucp_proto_caps_t *caps, size_t pmin,
                                 const psel_rt_line_t *pieces,
                                 unsigned num_pieces)
 {
-    psel_rt_line_t orig[UCP_PROTO_MAX_PERF_RANGES], out[UCP_PROTO_MAX_PERF_RANGES];
+    psel_rt_line_t *orig = psel_pt.scratch.orig, *out = psel_pt.scratch.out;
     const char *name;
     unsigned i, t, count;
 
@@ -715,7 +736,8 @@ static int psel_pt_caps_replace(ucp_proto_caps_t *caps, size_t pmin,
     }
     count = psel_rt_lines_replace(orig, caps->num_ranges, caps->min_length,
                                   pmin, pieces, num_pieces, PSEL_PT_PENALTY,
-                                  out, ucs_static_array_size(out));
+                                  out,
+                                  ucs_static_array_size(psel_pt.scratch.out));
     if (count == 0) {
         return 0;
     }
@@ -881,8 +903,8 @@ static ucs_status_t psel_pt_owned(const struct psel_pt_proto *map,
                                   unsigned max, unsigned *num_owned_p,
                                   size_t *pmin_p, size_t *cfg_thresh_p)
 {
-    psel_rt_line_t lines[4 * UCP_PROTO_MAX_PERF_RANGES];
-    psel_rt_owner_t owners[PSEL_SELECT_MAX_PROTOS * 4];
+    psel_rt_line_t *lines    = psel_pt.scratch.lines;
+    psel_rt_owner_t *owners  = psel_pt.scratch.owners;
     const psel_select_table_t *rivals;
     psel_select_t *select, *rival;
     unsigned num_lines, num_owned, row;
@@ -895,9 +917,9 @@ static ucs_status_t psel_pt_owned(const struct psel_pt_proto *map,
         return UCS_ERR_NO_MEMORY;
     }
     num_lines = psel_pt_lines(map, select, bt, lines,
-                              ucs_static_array_size(lines), pmin_p,
-                              cfg_thresh_p);
-    if (num_lines > ucs_static_array_size(lines)) {
+                              ucs_static_array_size(psel_pt.scratch.lines),
+                              pmin_p, cfg_thresh_p);
+    if (num_lines > ucs_static_array_size(psel_pt.scratch.lines)) {
         return UCS_ERR_EXCEEDS_LIMIT;
     }
     if (num_lines == 0) {
@@ -909,7 +931,7 @@ static ucs_status_t psel_pt_owned(const struct psel_pt_proto *map,
      * lets move a boundary by at most x2 (select.h), so the bias too
      * applies only where protosel took it */
     if ((psel_select_build(rival, bt, &rivals) != UCS_OK) ||
-        (rivals->count > ucs_static_array_size(owners))) {
+        (rivals->count > ucs_static_array_size(psel_pt.scratch.owners))) {
         return UCS_ERR_EXCEEDS_LIMIT;
     }
     for (row = 0; row < rivals->count; ++row) {
@@ -935,7 +957,7 @@ static ucs_status_t psel_pt_owned(const struct psel_pt_proto *map,
 static void psel_pt_replace(const struct psel_pt_proto *map,
                             const ucp_proto_init_params_t *params)
 {
-    psel_rt_line_t owned[4 * UCP_PROTO_MAX_PERF_RANGES];
+    psel_rt_line_t *owned                 = psel_pt.scratch.owned;
     const ucp_proto_select_param_t *param = params->select_param;
     const psel_select_table_t *full;
     size_t pmin, cfg_thresh;
@@ -957,7 +979,8 @@ static void psel_pt_replace(const struct psel_pt_proto *map,
         goto out_warn;
     }
     status = psel_pt_owned(map, ep, perf, bt, owned,
-                           ucs_static_array_size(owned), &num_owned, &pmin,
+                           ucs_static_array_size(psel_pt.scratch.owned),
+                           &num_owned, &pmin,
                            &cfg_thresh);
     if (status == UCS_ERR_NO_MEMORY) {
         goto out_warn;
@@ -1025,6 +1048,21 @@ static ucs_status_t psel_pt_init(const ucp_proto_init_params_t *params)
 }
 
 
+/* Fault in the pages of zeroed memory @a p now. A memset would not do:
+ * the compiler turns malloc + memset into calloc, which does not write
+ * memory it knows to be zero (fresh from the kernel), so the pages stayed
+ * untouched until the first endpoint */
+static void psel_pt_touch(void *p, size_t size)
+{
+    volatile char *c = p;
+    size_t offset;
+
+    for (offset = 0; offset < size; offset += 4096) {
+        c[offset] = 0;
+    }
+    c[size - 1] = 0;
+}
+
 void psel_proto_tier_install(void *libucp, const psel_config_t *config,
                              const psel_calib_t *calib)
 {
@@ -1035,15 +1073,18 @@ void psel_proto_tier_install(void *libucp, const psel_config_t *config,
     unsigned i;
 
     pthread_mutex_lock(&psel_pt.lock);
-    /* the memory of the resource cache and of the first endpoint
-     * configuration (28 KB), touched here, in ucp_init(), rather than by the
-     * first endpoint's creation: their page faults were a third of what
-     * the library added to it (bench/ucp_ep_cost: first_ep_config_minflt) */
-    memset(psel_pt.rscs, 0, sizeof(psel_pt.rscs));
+    /* the memory of the resource cache, of the first endpoint
+     * configuration and of the lookup's key (28 KB each), and the scratch,
+     * touched here, in ucp_init(), rather than by the first endpoint's
+     * creation: their page faults were a third of what the library added
+     * to it (bench/ucp_ep_cost: first_ep_config_minflt) */
+    psel_pt_touch(psel_pt.rscs, sizeof(psel_pt.rscs));
+    psel_pt_touch(&psel_pt.scratch, sizeof(psel_pt.scratch));
+    psel_pt_touch(&psel_pt.probe, sizeof(psel_pt.probe));
     if (psel_pt.cache[0] == NULL) {
-        psel_pt.cache[0] = malloc(sizeof(*psel_pt.cache[0]));
+        psel_pt.cache[0] = calloc(1, sizeof(*psel_pt.cache[0]));
         if (psel_pt.cache[0] != NULL) {
-            memset(psel_pt.cache[0], 0, sizeof(*psel_pt.cache[0]));
+            psel_pt_touch(psel_pt.cache[0], sizeof(*psel_pt.cache[0]));
         }
     }
     psel_pt.config   = config;

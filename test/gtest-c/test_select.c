@@ -79,6 +79,7 @@ typedef struct {
 
 #define MOCK_MAX 8
 static mock_def_t mock_defs[MOCK_MAX];
+static unsigned mock_init_calls; /* protocol inits run, all mocks */
 
 static ucs_status_t mock_init(unsigned i, const psel_proto_init_params_t *params,
                               psel_proto_caps_t *caps)
@@ -87,6 +88,7 @@ static ucs_status_t mock_init(unsigned i, const psel_proto_init_params_t *params
     ucs_status_t status;
     unsigned r;
 
+    ++mock_init_calls;
     if (def->unsupported != NULL) {
         return psel_proto_unsupported(caps, "%s", def->unsupported);
     }
@@ -493,6 +495,122 @@ static void test_brute_force(void **state)
         psel_select_cleanup(&select);
     }
     assert_true(checked == 300 * 2000);
+    psel_config_release(&config);
+}
+
+/* The same rows, protocols, caps and statuses */
+static void assert_tables_equal(const psel_select_table_t *a,
+                                const psel_select_table_t *b)
+{
+    unsigned i;
+
+    assert_int_equal(a->count, b->count);
+    for (i = 0; i < a->count; ++i) {
+        assert_true(a->elems[i].max_length == b->elems[i].max_length);
+        assert_int_equal(a->elems[i].proto_index, b->elems[i].proto_index);
+    }
+    assert_int_equal(a->num_protos, b->num_protos);
+    for (i = 0; i < a->num_protos; ++i) {
+        assert_int_equal(a->status[i], b->status[i]);
+        assert_string_equal(a->caps[i].desc, b->caps[i].desc);
+        if (a->status[i] == UCS_OK) {
+            assert_int_equal(a->caps[i].num_ranges, b->caps[i].num_ranges);
+            assert_memory_equal(a->caps[i].ranges, b->caps[i].ranges,
+                                a->caps[i].num_ranges *
+                                sizeof(a->caps[i].ranges[0]));
+        }
+    }
+}
+
+/* @a shared (caps_from set) builds the table @a alone builds, or fails as
+ * it does (a gap only a protocol left out covered); with @a copies_all, no
+ * protocol init runs for it. Both are cleaned up. */
+static void assert_shared_as_alone(psel_select_t *shared,
+                                   psel_select_t *alone, int copies_all)
+{
+    const psel_select_table_t *shared_table, *alone_table;
+    unsigned calls = mock_init_calls;
+
+    if (psel_select_build(shared, contig_host(), &shared_table) == UCS_OK) {
+        if (copies_all) {
+            assert_int_equal(mock_init_calls, calls);
+        }
+        calls = mock_init_calls;
+        assert_int_equal(psel_select_build(alone, contig_host(),
+                                           &alone_table), UCS_OK);
+        if (copies_all) { /* the inits it saved */
+            assert_int_equal(mock_init_calls, calls + alone->num_protos);
+        }
+        assert_tables_equal(shared_table, alone_table);
+    } else {
+        assert_int_not_equal(psel_select_build(alone, contig_host(),
+                                               &alone_table), UCS_OK);
+    }
+    psel_select_cleanup(shared);
+    psel_select_cleanup(alone);
+}
+
+/*
+ * select->caps_from: a selection over a subset of the protocols (and one on
+ * the other select_perf) copies the caps of the full one, running no init,
+ * and builds the tables it builds alone; a source whose allow-list verdict
+ * differs, or over other lanes, is not copied from.
+ */
+static void test_caps_shared(void **state)
+{
+    const psel_select_table_t *full, *shared;
+    psel_config_t config, multi, deny;
+    psel_select_t all, sub, sub_alone, other;
+    psel_lane_sets_t other_lanes;
+    unsigned set, n, calls;
+
+    assert_int_equal(read_config(&config, "UCX_PSEL_RNDV_PERF_DIFF=0", NULL),
+                     UCS_OK);
+    assert_int_equal(read_config(&multi, "UCX_PSEL_RNDV_PERF_DIFF=0",
+                                 "UCX_PSEL_SELECT_PERF=multi", NULL), UCS_OK);
+    assert_int_equal(read_config(&deny, "UCX_PSEL_RNDV_PERF_DIFF=0",
+                                 "UCX_PSEL_PROTOS=^mock/c", NULL), UCS_OK);
+    memset(&other_lanes, 0, sizeof(other_lanes));
+    for (set = 0; set < 100; ++set) {
+        n = 2 + rnd() % (MOCK_MAX - 1);
+        random_mock_set(n);
+        assert_int_equal(psel_select_init(&all, mock_protos, n, &no_lanes,
+                                          &config), UCS_OK);
+        assert_int_equal(psel_select_build(&all, contig_host(), &full),
+                         UCS_OK);
+
+        /* the last n - 1 protocols, on both select_perf: no init at all */
+        assert_int_equal(psel_select_init(&sub, mock_protos + 1, n - 1,
+                                          &no_lanes, (set % 2) ? &multi :
+                                          &config), UCS_OK);
+        assert_int_equal(psel_select_init(&sub_alone, mock_protos + 1, n - 1,
+                                          &no_lanes, (set % 2) ? &multi :
+                                          &config), UCS_OK);
+        sub.caps_from = &all;
+        assert_shared_as_alone(&sub, &sub_alone, 1);
+
+        /* mock/c denied here, allowed in the source: its own init runs */
+        assert_int_equal(psel_select_init(&sub, mock_protos, n, &no_lanes,
+                                          &deny), UCS_OK);
+        assert_int_equal(psel_select_init(&sub_alone, mock_protos, n,
+                                          &no_lanes, &deny), UCS_OK);
+        sub.caps_from = &all;
+        assert_shared_as_alone(&sub, &sub_alone, 0);
+
+        /* other lanes: every init runs again */
+        assert_int_equal(psel_select_init(&other, mock_protos, n,
+                                          &other_lanes, &config), UCS_OK);
+        other.caps_from = &all;
+        calls           = mock_init_calls;
+        assert_int_equal(psel_select_build(&other, contig_host(), &shared),
+                         UCS_OK);
+        assert_int_equal(mock_init_calls, calls + n);
+        assert_tables_equal(shared, full);
+        psel_select_cleanup(&other);
+        psel_select_cleanup(&all);
+    }
+    psel_config_release(&deny);
+    psel_config_release(&multi);
     psel_config_release(&config);
 }
 
@@ -1076,6 +1194,7 @@ int main(void)
         cmocka_unit_test(test_golden_uncovered),
         cmocka_unit_test(test_golden_uncovered_gap),
         cmocka_unit_test(test_brute_force),
+        cmocka_unit_test(test_caps_shared),
         cmocka_unit_test(test_seed_formula_rndv_get),
         cmocka_unit_test(test_seed_formula_rndv_am),
         cmocka_unit_test(test_seed_formula_literal),
