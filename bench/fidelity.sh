@@ -100,18 +100,10 @@ if [ $quick = 1 ]; then
     runs=1
     base_sizes="8 4096 1048576"
 fi
-case $runs in ''|*[!0-9]*|0) echo "fidelity: --runs must be >= 1" >&2; exit 2 ;; esac
 sizes=$(printf '%s\n' ${only_sizes:-$base_sizes $add_sizes} | sort -nu | tr '\n' ' ')
-for s in $sizes; do
-    case $s in ''|*[!0-9]*|0) echo "fidelity: bad size '$s' (bytes, >= 1)" >&2; exit 2 ;; esac
-done
+# shellcheck disable=SC2086
+check_sweep_options $sizes
 [ -n "$sizes" ] || { echo "fidelity: no sizes" >&2; exit 2; }
-for t in $transports; do
-    case $t in shm|tcp) ;; *) echo "fidelity: unknown transport '$t' (shm, tcp)" >&2; exit 2 ;; esac
-done
-for t in $tests; do
-    case $t in tag_lat|tag_bw) ;; *) echo "fidelity: unknown test '$t' (tag_lat, tag_bw)" >&2; exit 2 ;; esac
-done
 case $lat_stat in avg|p50) ;; *) echo "fidelity: --lat-stat is avg or p50" >&2; exit 2 ;; esac
 if [ -n "$calibration" ]; then
     [ -r "$calibration" ] && [ -s "$calibration" ] ||

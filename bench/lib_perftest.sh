@@ -139,6 +139,26 @@ human() {  # SIZE
     else echo "$1 B"; fi
 }
 
+# check_sweep_options SIZE...: the options every sweep takes ($runs,
+# $max_size when the script has one, the sizes, $transports, $tests);
+# a bad one stops the script with its name ($me), exit 2.
+check_sweep_options() {
+    local v
+    case $runs in ''|*[!0-9]*|0) echo "$me: --runs must be >= 1" >&2; exit 2 ;; esac
+    if [ -n "${max_size+set}" ]; then
+        case $max_size in ''|*[!0-9]*|0) echo "$me: --max-size must be >= 1" >&2; exit 2 ;; esac
+    fi
+    for v in "$@"; do
+        case $v in ''|*[!0-9]*|0) echo "$me: bad size '$v' (bytes, >= 1)" >&2; exit 2 ;; esac
+    done
+    for v in $transports; do
+        case $v in shm|tcp) ;; *) echo "$me: unknown transport '$v' (shm, tcp)" >&2; exit 2 ;; esac
+    done
+    for v in $tests; do
+        case $v in tag_lat|tag_bw) ;; *) echo "$me: unknown test '$v' (tag_lat, tag_bw)" >&2; exit 2 ;; esac
+    done
+}
+
 # --------------------------------------------------------------------------
 # Setups
 

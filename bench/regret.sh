@@ -105,17 +105,8 @@ if [ $quick = 1 ]; then
     [ -n "$sizes_opt" ] || sizes_opt="8 4096 1048576"
 fi
 [ -n "$psel_info" ] || psel_info=$(dirname "$psel_bin")/psel_info
-case $runs in ''|*[!0-9]*|0) echo "regret: --runs must be >= 1" >&2; exit 2 ;; esac
-case $max_size in ''|*[!0-9]*|0) echo "regret: --max-size must be >= 1" >&2; exit 2 ;; esac
-for s in $sizes_opt; do
-    case $s in ''|*[!0-9]*|0) echo "regret: bad size '$s' (bytes, >= 1)" >&2; exit 2 ;; esac
-done
-for t in $transports; do
-    case $t in shm|tcp) ;; *) echo "regret: unknown transport '$t'" >&2; exit 2 ;; esac
-done
-for t in $tests; do
-    case $t in tag_lat|tag_bw) ;; *) echo "regret: unknown test '$t'" >&2; exit 2 ;; esac
-done
+# shellcheck disable=SC2086
+check_sweep_options $sizes_opt
 if [ -n "$report" ]; then
     [ -f "$report/state.sh" ] && [ -f "$report/results.tsv" ] ||
         { echo "regret: $report is not a --keep directory of a finished run" >&2; exit 1; }

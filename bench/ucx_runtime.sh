@@ -102,17 +102,8 @@ if [ $quick = 1 ]; then
     runs=1
     [ -n "$sizes_opt" ] || sizes_opt="8 4096 65536 1048576"
 fi
-case $runs in ''|*[!0-9]*|0) echo "$me: --runs must be >= 1" >&2; exit 2 ;; esac
-case $max_size in ''|*[!0-9]*|0) echo "$me: --max-size must be >= 1" >&2; exit 2 ;; esac
-for s in $sizes_opt; do
-    case $s in ''|*[!0-9]*|0) echo "$me: bad size '$s' (bytes, >= 1)" >&2; exit 2 ;; esac
-done
-for t in $transports; do
-    case $t in shm|tcp) ;; *) echo "$me: unknown transport '$t' (shm, tcp)" >&2; exit 2 ;; esac
-done
-for t in $tests; do
-    case $t in tag_lat|tag_bw) ;; *) echo "$me: unknown test '$t' (tag_lat, tag_bw)" >&2; exit 2 ;; esac
-done
+# shellcheck disable=SC2086
+check_sweep_options $sizes_opt
 for t in $parts; do
     case $t in perftest|mpi|overhead) ;; *) echo "$me: unknown part '$t' (perftest, mpi, overhead)" >&2; exit 2 ;; esac
 done

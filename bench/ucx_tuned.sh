@@ -98,17 +98,8 @@ if [ $quick = 1 ]; then
     runs=1
     [ -n "$sizes_opt" ] || sizes_opt="8 4096 1048576"
 fi
-case $runs in ''|*[!0-9]*|0) echo "ucx_tuned: --runs must be >= 1" >&2; exit 2 ;; esac
-case $max_size in ''|*[!0-9]*|0) echo "ucx_tuned: --max-size must be >= 1" >&2; exit 2 ;; esac
-for s in $sizes_opt; do
-    case $s in ''|*[!0-9]*|0) echo "ucx_tuned: bad size '$s' (bytes, >= 1)" >&2; exit 2 ;; esac
-done
-for t in $transports; do
-    case $t in shm|tcp) ;; *) echo "ucx_tuned: unknown transport '$t' (shm, tcp)" >&2; exit 2 ;; esac
-done
-for t in $tests; do
-    case $t in tag_lat|tag_bw) ;; *) echo "ucx_tuned: unknown test '$t' (tag_lat, tag_bw)" >&2; exit 2 ;; esac
-done
+# shellcheck disable=SC2086
+check_sweep_options $sizes_opt
 if [ -n "$calibration" ]; then
     [ -r "$calibration" ] && [ -s "$calibration" ] ||
         { echo "ucx_tuned: cannot read calibration file '$calibration' (psel_calibrate -o FILE writes one)" >&2; exit 1; }

@@ -108,9 +108,7 @@ static int peer(int sock, peer_role_t role, size_t size)
         }
         break;
     case PEER_RNDV_TO_US:
-        if (psel_test_read_all(sock, &len, sizeof(len)) ||
-            ((address = malloc(len)) == NULL) ||
-            psel_test_read_all(sock, address, len) ||
+        if (((address = psel_test_read_address(sock, &len)) == NULL) ||
             (psel_ep_create(worker, address, len, &ep) != UCS_OK)) {
             fprintf(stderr, "peer: no endpoint to the receiver\n");
             return 2;
@@ -201,10 +199,8 @@ static pid_t start_peer(unsigned slot, peer_role_t role, size_t size,
     }
     close(sv[1]);
     ep_children[slot] = pid;
-    assert_int_equal(psel_test_read_all(sv[0], len, sizeof(*len)), 0);
-    *address = malloc(*len);
+    *address = psel_test_read_address(sv[0], len);
     assert_non_null(*address);
-    assert_int_equal(psel_test_read_all(sv[0], *address, *len), 0);
     *sock = sv[0];
     return pid;
 }

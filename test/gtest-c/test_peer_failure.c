@@ -125,10 +125,8 @@ static pid_t start_receiver(int healthy, void **address, size_t *len,
         _exit(receiver(sv[1], healthy));
     }
     close(sv[1]);
-    assert_int_equal(read(sv[0], len, sizeof(*len)), sizeof(*len));
-    *address = malloc(*len);
+    *address = psel_test_read_address(sv[0], len);
     assert_non_null(*address);
-    assert_int_equal(read(sv[0], *address, *len), (ssize_t)*len);
     *sock = sv[0];
     return pid;
 }
@@ -300,9 +298,7 @@ static int get_sender(int sock)
     memset(buf, 0x3c, PF_GET_SIZE);
     if (psel_test_write_all(sock, &len, sizeof(len)) ||
         psel_test_write_all(sock, address, len) ||
-        psel_test_read_all(sock, &len, sizeof(len)) ||
-        ((peer = malloc(len)) == NULL) ||
-        psel_test_read_all(sock, peer, len)) {
+        ((peer = psel_test_read_address(sock, &len)) == NULL)) {
         fprintf(stderr, "get sender: no address exchange\n");
         return 1;
     }
@@ -357,10 +353,8 @@ static void run_sender_dies_mid_get(const char *tls)
 
     /* addresses: the sender's, then ours to it; an endpoint back, which
      * the sender's wireup announcement pairs with */
-    assert_int_equal(psel_test_read_all(sv[0], &len, sizeof(len)), 0);
-    address = malloc(len);
+    address = psel_test_read_address(sv[0], &len);
     assert_non_null(address);
-    assert_int_equal(psel_test_read_all(sv[0], address, len), 0);
     assert_int_equal(psel_ep_create(worker, address, len, &ep), UCS_OK);
     free(address);
     assert_int_equal(psel_worker_get_address(worker, &address, &len), UCS_OK);

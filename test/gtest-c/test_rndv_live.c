@@ -262,8 +262,7 @@ static int sender(rndv_test_t *t, int sock)
     set_env(t);
     if ((psel_context_create(&context) != UCS_OK) ||
         (psel_worker_create(context, &worker) != UCS_OK) ||
-        psel_test_read_all(sock, &len, sizeof(len)) || (len > (1 << 20)) ||
-        ((address = malloc(len)) == NULL) || psel_test_read_all(sock, address, len) ||
+        ((address = psel_test_read_address(sock, &len)) == NULL) ||
         (psel_ep_create(worker, address, len, &ep) != UCS_OK)) {
         return -1;
     }

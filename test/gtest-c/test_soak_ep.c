@@ -191,10 +191,8 @@ static void run_soak(const char *tls)
         _exit(soak_server(sv[1], cycles));
     }
     close(sv[1]);
-    assert_int_equal(psel_test_read_all(sv[0], &len, sizeof(len)), 0);
-    address = malloc(len);
+    address = psel_test_read_address(sv[0], &len);
     assert_non_null(address);
-    assert_int_equal(psel_test_read_all(sv[0], address, len), 0);
     assert_int_equal(psel_context_create(&context), UCS_OK);
     assert_int_equal(psel_worker_create(context, &worker), UCS_OK);
 
@@ -398,10 +396,8 @@ static void run_departed_clients(const char *tls, const char *protos)
         _exit(depart_server(sv[1]));
     }
     close(sv[1]);
-    assert_int_equal(psel_test_read_all(sv[0], &len, sizeof(len)), 0);
-    address = malloc(len);
+    address = psel_test_read_address(sv[0], &len);
     assert_non_null(address);
-    assert_int_equal(psel_test_read_all(sv[0], address, len), 0);
 
     /* one client at a time, each a new process (this one has no worker) */
     for (i = 0; i < DEPART_CLIENTS; ++i) {

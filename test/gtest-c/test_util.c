@@ -153,6 +153,22 @@ int psel_test_read_all(int fd, void *buf, size_t len)
     return 0;
 }
 
+void *psel_test_read_address(int fd, size_t *len_p)
+{
+    void *address;
+
+    if (psel_test_read_all(fd, len_p, sizeof(*len_p)) ||
+        (*len_p == 0) || (*len_p > (1u << 20)) ||
+        ((address = malloc(*len_p)) == NULL)) {
+        return NULL;
+    }
+    if (psel_test_read_all(fd, address, *len_p)) {
+        free(address);
+        return NULL;
+    }
+    return address;
+}
+
 int psel_test_sock_readable(int sock)
 {
     struct timeval tv = {0, 0};

@@ -45,6 +45,10 @@ double psel_test_now(void);
 int psel_test_write_all(int fd, const void *buf, size_t len);
 int psel_test_read_all(int fd, void *buf, size_t len);
 
+/** Read a worker address sent as its size_t length then its bytes (at most
+ *  1 MiB); @return it (free() it) with its length in @a len_p, or NULL. */
+void *psel_test_read_address(int fd, size_t *len_p);
+
 /** Does @a sock have data (or EOF) to read now? */
 int psel_test_sock_readable(int sock);
 
