@@ -7,8 +7,20 @@
 # the installed build: every ENABLE_* and HAVE_* that an #if of its ucs,
 # uct and ucp headers reads (struct layouts, inline code), and
 # UCS_MAX_LOG_LEVEL, must have the value `ucx_info -b` prints.
-# Sets PSEL_UCX_SRC (the directory), PSEL_UCX_SRC_VERSION, and the
-# conditional HAVE_UCX_SRC.
+# "Installed" is the UCX this build compiles against (pkg-config's ucx, so
+# PKG_CONFIG_PATH=/opt/ucx-1.22/lib/pkgconfig picks another), and its
+# ucx_info is the one of that prefix, else the first on PATH.
+# The protocol tier is written against UCX 1.13's internals (proto_tier.c):
+# another release's tree is accepted, but builds proto_tier_none.c, and
+# configure says so (src/ucx_runtime/README.md, "Newer UCX").
+# Sets PSEL_UCX_SRC (the directory), PSEL_UCX_SRC_VERSION, the conditionals
+# HAVE_UCX_SRC (a tree was accepted) and HAVE_PSEL_PROTO_TIER (and the
+# protocol tier is built), and the define PSEL_PROTO_TIER_UNPORTED (a tree
+# of a release the protocol tier was not ported to).
+#
+# PSEL_CHECK_UCS_PLUGIN: the UCX compiled against loads UCS plugins from
+# UCX_PLUGIN_PATH (UCX >= 1.22): conditional HAVE_UCS_PLUGIN, for
+# libucs_protosel.so.0.
 AC_DEFUN([PSEL_CHECK_UCX_SRC], [
     AC_ARG_WITH([ucx-src],
         [AS_HELP_STRING([--with-ucx-src=DIR],
@@ -37,7 +49,10 @@ AC_DEFUN([PSEL_CHECK_UCX_SRC], [
         dnl The defines the internal headers read: every ENABLE_* and HAVE_*
         dnl in an #if of a ucs, uct or ucp header, and the log level that
         dnl inline logging compares with.
-        AC_PATH_PROG([PSEL_UCX_INFO_B], [ucx_info], [])
+        psel_ucx_bindir=$($PKG_CONFIG --variable=bindir ucx 2>/dev/null)
+        AS_IF([test -n "$psel_ucx_bindir" && test -x "$psel_ucx_bindir/ucx_info"],
+              [PSEL_UCX_INFO_B=$psel_ucx_bindir/ucx_info],
+              [AC_PATH_PROG([PSEL_UCX_INFO_B], [ucx_info], [])])
         AS_IF([test -z "$PSEL_UCX_INFO_B"],
               [AC_MSG_ERROR([--with-ucx-src needs ucx_info (apt-get install ucx-utils) to compare the tree's config.h with the installed build])])
         AC_MSG_CHECKING([that the tree is configured like the installed UCX])
@@ -60,7 +75,22 @@ AC_DEFUN([PSEL_CHECK_UCX_SRC], [
         AC_MSG_RESULT([yes (the $(echo $psel_defs | wc -w) defines its headers read)])
         PSEL_UCX_SRC=$psel_dir
     ])
+    psel_proto_tier=no
+    AS_CASE([$PSEL_UCX_SRC_VERSION],
+        [1.13.*], [psel_proto_tier=yes],
+        [?*], [AC_MSG_WARN([the protocol tier is written against UCX 1.13's internals; it is not built for UCX $PSEL_UCX_SRC_VERSION (the config tier is): see src/ucx_runtime/README.md, "Newer UCX"])
+               AC_DEFINE_UNQUOTED([PSEL_PROTO_TIER_UNPORTED], ["$PSEL_UCX_SRC_VERSION"],
+                   [UCX release of the source tree the protocol tier was not ported to])])
     AC_SUBST([PSEL_UCX_SRC])
     AC_SUBST([PSEL_UCX_SRC_VERSION])
     AM_CONDITIONAL([HAVE_UCX_SRC], [test -n "$PSEL_UCX_SRC"])
+    AM_CONDITIONAL([HAVE_PSEL_PROTO_TIER], [test "x$psel_proto_tier" = xyes])
+])
+
+AC_DEFUN([PSEL_CHECK_UCS_PLUGIN], [
+    AC_MSG_CHECKING([whether UCX loads UCS plugins (UCX_PLUGIN_PATH, UCX >= 1.22)])
+    AS_IF([$PKG_CONFIG --atleast-version=1.22 ucx],
+          [psel_ucs_plugin=yes], [psel_ucs_plugin=no])
+    AC_MSG_RESULT([$psel_ucs_plugin])
+    AM_CONDITIONAL([HAVE_UCS_PLUGIN], [test "x$psel_ucs_plugin" = xyes])
 ])

@@ -8,6 +8,7 @@
 
 #include "core_int.h"
 
+#include <lane_select/ucs_compat.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/compiler_def.h>
 #include <limits.h>
@@ -23,9 +24,9 @@ ucs_status_t psel_request_pool_init(psel_worker_h worker)
 {
     /* requests are taken and returned at the message rate: a libucs memory
      * pool, grown by chunks, kept until the worker goes */
-    return ucs_mpool_init(&worker->request_mp, 0, sizeof(psel_request_t), 0,
-                          64, 128, UINT_MAX,
-                          &psel_request_mpool_ops, "psel_requests");
+    return psel_ucs_mpool_init(&worker->request_mp, sizeof(psel_request_t),
+                               64, 128, UINT_MAX, &psel_request_mpool_ops,
+                               "psel_requests");
 }
 
 void psel_request_pool_cleanup(psel_worker_h worker)

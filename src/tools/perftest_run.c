@@ -11,6 +11,7 @@
 #include "perftest_run.h"
 #include "tool_diag.h"
 
+#include <lane_select/ucs_compat.h>
 #include <ucs/sys/math.h>
 
 #include <stdio.h>
@@ -209,7 +210,7 @@ ucs_status_t pt_prepare(pt_run_t *run)
     /* cold: messages rotate over page-aligned slots that span twice the
      * last level cache, so each one starts out of cache, as an
      * application's data would */
-    run->slot_size = ucs_align_up(size, 4096);
+    run->slot_size = psel_align_up(size, 4096);
     run->num_slots = 1;
     if (run->params.flags & PT_FLAG_COLD) {
         span           = ucs_min(ucs_max(2 * pt_llc_size(),

@@ -12,6 +12,7 @@
 #include <lane_select/lane.h>
 #include <lane_select/text_json.h>
 #include <lane_select/text_scan.h>
+#include <lane_select/ucs_compat.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/preprocessor.h>
 #include <ucs/sys/string.h>
@@ -72,9 +73,10 @@ static int psel_config_sprintf_proto_info(char *buf, size_t max,
 }
 
 #define PSEL_CONFIG_TYPE_PROTO_INFO \
-    {psel_config_sscanf_proto_info, psel_config_sprintf_proto_info, \
-     ucs_config_clone_int, ucs_config_release_nop, ucs_config_help_generic, \
-     "<y|n|used>"}
+    PSEL_UCS_CONFIG_PARSER(psel_config_sscanf_proto_info, \
+                           psel_config_sprintf_proto_info, \
+                           ucs_config_clone_int, ucs_config_release_nop, \
+                           ucs_config_help_generic, "<y|n|used>")
 
 ucs_config_field_t psel_config_table[] = {
     {"PROTOS", "all",
@@ -329,9 +331,9 @@ ucs_status_t psel_config_read(psel_config_t *config)
 
     memset(&tmp, 0, sizeof(tmp));
     /* the parser logs "Invalid value for UCX_PSEL_X: 'v'. Expected: ..." */
-    status = ucs_config_parser_fill_opts(&tmp, psel_config_table,
-                                         PSEL_CONFIG_ENV_PREFIX,
-                                         PSEL_CONFIG_TABLE_PREFIX, 0);
+    status = psel_ucs_config_fill_opts(&tmp, psel_config_table,
+                                       PSEL_CONFIG_ENV_PREFIX,
+                                       PSEL_CONFIG_TABLE_PREFIX, 0);
     if (status != UCS_OK) {
         return status;
     }
@@ -354,12 +356,12 @@ void psel_config_release(psel_config_t *config)
 static void psel_config_print_in_c_locale(FILE *stream,
                                           const psel_config_t *config)
 {
-    ucs_config_parser_print_opts(stream, "protosel configuration", config,
-                                 psel_config_table, PSEL_CONFIG_TABLE_PREFIX,
-                                 PSEL_CONFIG_ENV_PREFIX,
-                                 UCS_CONFIG_PRINT_CONFIG |
-                                 UCS_CONFIG_PRINT_HEADER |
-                                 UCS_CONFIG_PRINT_DOC);
+    psel_ucs_config_print_opts(stream, "protosel configuration", config,
+                               psel_config_table, PSEL_CONFIG_TABLE_PREFIX,
+                               PSEL_CONFIG_ENV_PREFIX,
+                               UCS_CONFIG_PRINT_CONFIG |
+                               UCS_CONFIG_PRINT_HEADER |
+                               UCS_CONFIG_PRINT_DOC);
 }
 
 /* numbers with '.' whatever LC_NUMERIC the application set */

@@ -1,6 +1,8 @@
 /*
- * The protocol tier when protosel was configured without --with-ucx-src:
- * never available, quietly (the config tier acts).
+ * The protocol tier when protosel was configured without --with-ucx-src,
+ * or with the tree of a UCX release it was not ported to (README.md,
+ * "Newer UCX"): never available, quietly unless the user asked for it
+ * (the config tier acts).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -12,8 +14,13 @@
 
 int psel_proto_tier_available(void *libucp, char *why, size_t max, int *quiet)
 {
+#ifdef PSEL_PROTO_TIER_UNPORTED
+    snprintf(why, max, "it is not ported to UCX " PSEL_PROTO_TIER_UNPORTED
+             "'s protocols (written for UCX 1.13)");
+#else
     snprintf(why, max, "libprotosel_ucx.so was built without UCX's internal "
              "headers (configure --with-ucx-src=DIR)");
+#endif
     *quiet = 1;
     return 0;
 }

@@ -21,6 +21,7 @@
 
 #include <lane_select/resource_table.h>
 #include <lane_select/reachability.h>
+#include <lane_select/ucs_compat.h>
 #include <ucp_proto_sel/calib.h>
 #include <ucp_proto_sel/ep_config.h>
 #include <ucs/debug/log_def.h>
@@ -41,6 +42,7 @@ static struct {
     pthread_once_t          once;
     pthread_mutex_t         lock;
     void                   *libucp;
+    char                    entry[64];   /* the library that loaded us */
     psel_rt_modify_func_t   config_modify;
     psel_rt_version_func_t  version_string;
     int                     active;      /* protosel acts in this process */
@@ -78,6 +80,16 @@ static void psel_rt_info(const char *fmt, ...)
 
 static void psel_rt_attach(void *libucp)
 {
+    const char *entry = "libprotosel_ucx.so";
+    Dl_info info;
+
+    /* the caller is the entry library (loader.h): libprotosel_ucx.so,
+     * preloaded, or libucs_protosel.so.0, a UCS plugin */
+    if (dladdr(__builtin_return_address(0), &info) &&
+        (info.dli_fname != NULL)) {
+        entry = ucs_basename(info.dli_fname);
+    }
+    ucs_strncpy_zero(psel_rt.entry, entry, sizeof(psel_rt.entry));
     psel_rt.libucp        = libucp;
     psel_rt.config_modify  = (psel_rt_modify_func_t)dlsym(libucp,
                                                           "ucp_config_modify");
@@ -179,8 +191,8 @@ static ucs_status_t psel_rt_filter(const ucp_config_t *config,
         if ((getenv(var) == NULL) &&
             (psel_ucx_config_get(config, names[i], value,
                                  sizeof(value)) == UCS_OK) &&
-            (ucs_config_parser_set_value(filter, psel_config_table, names[i],
-                                         value) != UCS_OK)) {
+            (psel_ucs_config_set_value(filter, psel_config_table, names[i],
+                                       value) != UCS_OK)) {
             ucs_config_parser_release_opts(filter, psel_config_table);
             return UCS_ERR_INVALID_PARAM;
         }
@@ -383,9 +395,8 @@ static void psel_rt_config_read(const char *env_prefix, ucp_config_t *config)
     }
 
     pthread_mutex_lock(&psel_rt.lock);
-    psel_rt_info("protosel: libprotosel_ucx.so (protosel " PACKAGE_VERSION
-                 ") in UCX %s; %s", psel_rt.version_string(),
-                 psel_rt.calib_desc);
+    psel_rt_info("protosel: %s (protosel " PACKAGE_VERSION ") in UCX %s; %s",
+                 psel_rt.entry, psel_rt.version_string(), psel_rt.calib_desc);
     /* both tiers want protocols v2: UCX_PROTOS and the protocol tier act
      * there only */
     psel_rt_apply(config, env_prefix, "PROTO_ENABLE", "y",

@@ -10,6 +10,7 @@
 
 #include "ucx_settings.h"
 
+#include <lane_select/ucs_compat.h>
 #include <ucp_proto_sel/dump.h>
 #include <ucs/sys/string.h>
 #include <ucs/sys/math.h>
@@ -508,7 +509,7 @@ static int psel_ucx_config_file_value(const char *name, const char *prefix,
     fields[0].doc       = "";
     fields[0].offset    = 0;
     fields[0].parser    = (ucs_config_parser_t)UCS_CONFIG_TYPE_STRING;
-    if (ucs_config_parser_fill_opts(&opts, fields, prefix, NULL, 1) != UCS_OK) {
+    if (psel_ucs_config_fill_opts(&opts, fields, prefix, NULL, 1) != UCS_OK) {
         return 0;
     }
     if ((opts != NULL) && strcmp(opts, unset)) {

@@ -82,7 +82,9 @@ def table_rows(lines, title_re, psel):
             continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if not on:
-            if len(cells) >= 2 and re.search(title_re, line):
+            # UCX 1.13 titles a table on one line of two cells, 1.22 on
+            # two lines of one cell each
+            if re.search(title_re, line):
                 on = True
             continue
         if line.startswith("+"):

@@ -1,0 +1,95 @@
+#!/bin/bash
+# Builds and installs a UCX >= 1.22 (the first release that loads external
+# UCS plugins from UCX_PLUGIN_PATH) so that protosel's plugin can be built
+# against it (src/ucx_runtime/README.md, "Newer UCX").
+#
+#   bench/ucx_plugin_build.sh [-s SOURCE] [-p PREFIX] [-t TAG]
+#
+#   SOURCE  a UCX source directory, a release tarball (ucx-1.22.0.tar.gz), or a
+#           git repository (bare or not) of openucx/ucx from which TAG is
+#           exported. Default: the git mirror /work/.mirror/openucx+ucx/repo,
+#           else a clone of https://github.com/openucx/ucx (needs network).
+#   PREFIX  install prefix (default /opt/ucx-1.22)
+#   TAG     git tag when SOURCE is a repository (default v1.22.0)
+#
+# The unpacked, configured tree stays in /opt/src/ucx-<version> (or SRC_ROOT):
+# protosel's configure needs it (--with-ucx-src) for UCP's private headers.
+# Configured with the options of Debian's 1.13.1 package (debian/rules: shm,
+# cma, tcp, ib verbs, rdmacm, devel headers, no logging), without GPU support,
+# bindings or documentation. The build runs under nice -n 19
+# on two jobs (JOBS) because the machines it was written on are shared.
+set -eu -o pipefail
+
+me=${0##*/}
+src=""
+prefix=/opt/ucx-1.22
+tag=v1.22.0
+src_root=${SRC_ROOT:-/opt/src}
+jobs=${JOBS:-2}
+mirror=/work/.mirror/openucx+ucx/repo
+
+while getopts "s:p:t:h" opt; do
+    case $opt in
+    s) src=$OPTARG ;;
+    p) prefix=$OPTARG ;;
+    t) tag=$OPTARG ;;
+    *) sed -n '2,20p' "$0"; exit 1 ;;
+    esac
+done
+
+die() { echo "$me: $*" >&2; exit 1; }
+
+# Build dependencies (Debian 12 names); installs what is missing.
+deps="autoconf automake libtool pkg-config make gcc g++ libibverbs-dev librdmacm-dev libnuma-dev"
+missing=""
+for p in $deps; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "$me: installing$missing"
+    flock /work/apt.lock apt-get install -y $missing 2>/dev/null ||
+        apt-get install -y $missing || die "cannot install$missing; install them and rerun"
+fi
+
+# Unpack SOURCE into $src_root/ucx-<version> (a directory is used in place).
+if [ -z "$src" ]; then
+    if [ -d "$mirror" ]; then
+        src=$mirror
+    else
+        src=$src_root/ucx.git
+        [ -d "$src" ] || git clone --bare https://github.com/openucx/ucx "$src" ||
+            die "no source given and cannot clone openucx/ucx: pass -s SOURCE"
+    fi
+fi
+if [ -f "$src" ]; then
+    mkdir -p "$src_root"
+    top=$(tar -tzf "$src" | head -1 | cut -d/ -f1)
+    tar -xzf "$src" -C "$src_root"
+    tree=$src_root/$top
+elif [ -f "$src/configure.ac" ] || [ -f "$src/configure" ]; then
+    tree=$src
+elif git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+    tree=$src_root/ucx-${tag#v}
+    if [ ! -f "$tree/configure.ac" ]; then
+        mkdir -p "$tree"
+        git -C "$src" archive "$tag" | tar -x -C "$tree"
+    fi
+else
+    die "$src: neither a UCX source directory, a tarball nor a git repository"
+fi
+echo "$me: UCX source tree $tree, prefix $prefix"
+
+cd "$tree"
+[ -x configure ] || ./autogen.sh
+if [ ! -f config.status ]; then
+    ./configure --prefix="$prefix" \
+        --enable-mt --with-verbs --with-rdmacm --enable-cma \
+        --disable-backtrace-detail --disable-logging --enable-devel-headers \
+        --without-cuda --without-rocm --without-ze --without-gdrcopy \
+        --without-gaudi --without-fuse --without-valgrind \
+        --without-go --without-java --disable-doxygen-doc
+fi
+nice -n 19 make -j"$jobs"
+make install
+echo "$me: installed $("$prefix/bin/ucx_info" -v | head -1)"
+echo "$me: configure protosel with: PKG_CONFIG_PATH=$prefix/lib/pkgconfig ./configure --with-ucx-src=$tree"
