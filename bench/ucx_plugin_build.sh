@@ -3,7 +3,7 @@
 # UCS plugins from UCX_PLUGIN_PATH) so that protosel's plugin can be built
 # against it (src/ucx_runtime/README.md, "Newer UCX").
 #
-#   bench/ucx_plugin_build.sh [-s SOURCE] [-p PREFIX] [-t TAG]
+#   bench/ucx_plugin_build.sh [-s SOURCE] [-p PREFIX] [-t TAG] [-b BUILD | -n]
 #
 #   SOURCE  a UCX source directory, a release tarball (ucx-1.22.0.tar.gz), or a
 #           git repository (bare or not) of openucx/ucx from which TAG is
@@ -11,6 +11,11 @@
 #           else a clone of https://github.com/openucx/ucx (needs network).
 #   PREFIX  install prefix (default /opt/ucx-1.22)
 #   TAG     git tag when SOURCE is a repository (default v1.22.0)
+#   BUILD   protosel's build directory against that UCX (default build-ucx122
+#           of this source tree): configured with PKG_CONFIG_PATH of PREFIX
+#           and --with-ucx-src of the tree, then built with its check
+#           programs, and the plugin's test run (test/tools/test_ucx_plugin.sh);
+#           -n: UCX only
 #
 # The unpacked, configured tree stays in /opt/src/ucx-<version> (or SRC_ROOT):
 # protosel's configure needs it (--with-ucx-src) for UCP's private headers.
@@ -24,16 +29,20 @@ me=${0##*/}
 src=""
 prefix=/opt/ucx-1.22
 tag=v1.22.0
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=$top/build-ucx122
 src_root=${SRC_ROOT:-/opt/src}
 jobs=${JOBS:-2}
 mirror=/work/.mirror/openucx+ucx/repo
 
-while getopts "s:p:t:h" opt; do
+while getopts "s:p:t:b:nh" opt; do
     case $opt in
     s) src=$OPTARG ;;
     p) prefix=$OPTARG ;;
     t) tag=$OPTARG ;;
-    *) sed -n '2,20p' "$0"; exit 1 ;;
+    b) build=$OPTARG ;;
+    n) build= ;;
+    *) sed -n '2,28p' "$0"; exit 1 ;;
     esac
 done
 
@@ -81,15 +90,33 @@ echo "$me: UCX source tree $tree, prefix $prefix"
 
 cd "$tree"
 [ -x configure ] || ./autogen.sh
-if [ ! -f config.status ]; then
+if [ -x "$prefix/bin/ucx_info" ] && [ -f config.status ] &&
+   "$prefix/bin/ucx_info" -v | grep -q "version: $(sed -n 's/^#define UCT_VERNO_STRING *"\(.*\)"/\1/p' src/uct/api/version.h 2>/dev/null)\$"; then
+    echo "$me: UCX already installed in $prefix from this tree"
+else
+  if [ ! -f config.status ]; then
     ./configure --prefix="$prefix" \
         --enable-mt --with-verbs --with-rdmacm --enable-cma \
         --disable-backtrace-detail --disable-logging --enable-devel-headers \
         --without-cuda --without-rocm --without-ze --without-gdrcopy \
         --without-gaudi --without-fuse --without-valgrind \
         --without-go --without-java --disable-doxygen-doc
+  fi
+  nice -n 19 make -j"$jobs"
+  make install
+fi
+echo "$me: installed $("$prefix/bin/ucx_info" -v | head -1)"
+[ -n "$build" ] || exit 0
+
+# protosel against it, in its own build directory: never mix with a build
+# against another UCX (their structures differ)
+[ -x "$top/configure" ] || (cd "$top" && ./autogen.sh)
+mkdir -p "$build"
+cd "$build"
+if [ ! -f config.status ]; then
+    PKG_CONFIG_PATH=$prefix/lib/pkgconfig "$top/configure" --quiet --with-ucx-src="$tree"
 fi
 nice -n 19 make -j"$jobs"
-make install
-echo "$me: installed $("$prefix/bin/ucx_info" -v | head -1)"
-echo "$me: configure protosel with: PKG_CONFIG_PATH=$prefix/lib/pkgconfig ./configure --with-ucx-src=$tree"
+PSEL_UCX122_PREFIX=$prefix nice -n 19 make -j"$jobs" check TESTS=test/tools/test_ucx_plugin.sh
+echo "$me: the plugin is $build/src/ucx_runtime/.libs/libucs_protosel.so.0:"
+echo "  UCX_PLUGIN_PATH=$build/src/ucx_runtime/.libs UCX_PSEL_PROTO_INFO=y $prefix/bin/ucx_info -e -u t"
