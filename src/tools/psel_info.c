@@ -240,8 +240,9 @@ static void print_tables(const psel_info_table_t *tables, unsigned count,
 }
 
 /* The contiguous host table of streamed sends (PSEL_SEND_FLAG_STREAM, as
- * tag_bw sends), selected on the multi cost: printed when its rows are not
- * those of @a single (the table of single sends) */
+ * tag_bw sends), selected on the multi cost: with -j always (member
+ * "streamed"), as text when its rows are not those of @a single (the table
+ * of single sends) */
 static void print_stream_table(psel_ep_config_t *ep,
                                const psel_info_table_t *single,
                                const psel_info_opts_t *opts)
@@ -254,6 +255,11 @@ static void print_stream_table(psel_ep_config_t *ep,
         (psel_select_build(&ep->stream, single->table->buf_type, &table) !=
          UCS_OK)) {
         return; /* the same, or its error is printed above */
+    }
+    if (opts->json) {
+        psel_tool_json_member(stdout, "streamed");
+        psel_select_dump_json(stdout, &ep->stream, table, "streamed");
+        return;
     }
     ucs_string_buffer_init(&rows_single);
     ucs_string_buffer_init(&rows_stream);
@@ -345,6 +351,7 @@ static int show_endpoint(const psel_resource_table_t *local,
         printf("[\n");
         print_tables(tables, ucs_min(count, num_print), opts);
         printf("]");
+        print_stream_table(ep, &tables[0], opts);
         if (opts->scale.peers > 0) {
             psel_tool_json_member(stdout, "footprint");
             psel_info_footprint_json(stdout, &ctx, opts->scale.peers);
