@@ -389,6 +389,9 @@ for t in d["tables"]:
         print("C", c["protocol"], 1 if c.get("applies") else 0, lo, hi,
               c.get("status", "").replace("\n", " "))
     break
+# streamed sends (tag_bw) select on their own table: its boundaries too
+for b in d.get("streamed", {}).get("boundaries", []):
+    print("B", b["at"])
 EOF
 }
 

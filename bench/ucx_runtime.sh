@@ -21,7 +21,11 @@
 #    comes: protocols v1), auto (v2), config, proto, against the best per
 #    size of UCX's forced settings (short, bcopy, zcopy, rndv-get, rndv-put,
 #    rndv-am, as for ucx_perftest), all sizes in one run per configuration,
-#    at least 3 rounds.
+#    at least 3 rounds. Each size warms up for a quarter of its time budget
+#    (at least 10 iterations), then runs as many as fit in the budget (40 ms,
+#    --quick 10 ms; at least 20): a short fixed count would charge a
+#    protocol's one-time costs (first touch of the shared-memory FIFO and
+#    bounce buffers) to the first size that uses it.
 # 3. Overheads: 8 B tag_lat with and without the library (alternating
 #    pairs), and the cost of a new endpoint configuration (bench/ucp_ep_cost:
 #    the first endpoint and its first sends, in fresh processes).
@@ -233,7 +237,7 @@ mpi_run() {  # TRANSPORT CFG ROUND RESULTS: one mpirun, every size
     esac
     timeout -k 5 300 mpirun --oversubscribe -np 2 --mca pml ucx --mca pml_ucx_tls any \
         --mca pml_ucx_devices any --mca btl self "${x[@]}" -x UCX_WARN_UNUSED_ENV_VARS=n \
-        "$mpi_prog" -s "$(mpi_sizes)" -n "$mpi_iters" -w 2 >"$f" 2>&1 &
+        "$mpi_prog" -s "$(mpi_sizes)" -n 20 -w 10 -t "$mpi_budget_ms" >"$f" 2>&1 &
     pids+=("$!")
     if ! wait "$!" || ! grep -q '^done$' "$f"; then
         echo "    mpi $tr $cfg run $r failed: $(grep -v '^pingpong' "$f" | head -n 2 | tr '\n' ' ' | cut -c1-200)" >&2
@@ -249,7 +253,7 @@ mpi_run() {  # TRANSPORT CFG ROUND RESULTS: one mpirun, every size
 
 if has_part mpi; then
     [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    mpi_iters=$([ $quick = 1 ] && echo 10 || echo 50)
+    mpi_budget_ms=$([ $quick = 1 ] && echo 10 || echo 40)
     # one mpirun times every size: cheap enough for 3 rounds even in --quick
     mpi_runs=$(( runs < 3 ? 3 : runs ))
     mres=$out/mpi_results.tsv

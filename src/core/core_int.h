@@ -215,6 +215,15 @@ static inline int psel_ep_is_ready(psel_ep_h ep)
     return ep->p2p_connected == ep->p2p_lanes;
 }
 
+/** The selection a send of PSEL_SEND_FLAG_* @a flags looks its protocol up
+ *  in: the streaming one (multi cost) for streamed sends. */
+static inline psel_select_t *psel_ep_send_selection(psel_ep_h ep,
+                                                    unsigned flags)
+{
+    return (flags & PSEL_SEND_FLAG_STREAM) ? &ep->config.stream :
+                                             &ep->config.select;
+}
+
 /** Do lanes on this iface connect endpoint to endpoint (the transport
  *  cannot connect to an iface, or UCX_PSEL_WIREUP_P2P_TLS names it)? */
 int psel_worker_iface_is_p2p(psel_worker_h worker, unsigned iface_index);
@@ -276,6 +285,7 @@ struct psel_request {
     /* send */
     psel_ep_h                  ep;
     unsigned                   cfg_index;  /**< ep->cfg_index at lookup */
+    unsigned                   send_flags; /**< PSEL_SEND_FLAG_* */
     const psel_select_elem_t  *elem;       /**< The protocol running it */
     psel_proto_req_t           proto;      /**< The protocol's view */
     int                        queued;     /**< In ep->pending */

@@ -528,14 +528,14 @@ void psel_ep_destroy(psel_ep_h ep)
     psel_ep_release(ep); /* freed now, or by the loop that holds it */
 }
 
-const psel_select_table_t *psel_ep_tag_table(psel_ep_h ep)
+const psel_select_table_t *psel_ep_tag_table(psel_ep_h ep, unsigned flags)
 {
     psel_buffer_type_t bt = psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_CONTIG,
                                              UCS_MEMORY_TYPE_HOST, 1);
     const psel_select_table_t *table;
 
-    return (psel_select_build(&ep->config.select, bt, &table) == UCS_OK) ?
-           table : NULL;
+    return (psel_select_build(psel_ep_send_selection(ep, flags), bt,
+                              &table) == UCS_OK) ? table : NULL;
 }
 
 static void psel_ep_print_info_in_c_locale(psel_ep_h ep, FILE *stream)

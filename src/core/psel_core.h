@@ -92,12 +92,14 @@ void psel_ep_print_info(psel_ep_h ep, FILE *stream);
 struct psel_select_table;
 
 /**
- * The endpoint's tag-send selection table for contiguous host memory: its
- * rows, and each candidate protocol's status and caps (see
- * ucp_proto_sel/select.h). For tools (psel_calibrate); valid while @a ep
- * lives. NULL if the table could not be built.
+ * The endpoint's tag-send selection table for contiguous host memory that
+ * sends of PSEL_SEND_FLAG_* @a flags use (psel_tag_send_nbf()): its rows,
+ * and each candidate protocol's status and caps (see
+ * ucp_proto_sel/select.h). For tools (psel_calibrate) and tests; valid
+ * while @a ep lives. NULL if the table could not be built.
  */
-const struct psel_select_table *psel_ep_tag_table(psel_ep_h ep);
+const struct psel_select_table *psel_ep_tag_table(psel_ep_h ep,
+                                                  unsigned flags);
 
 /**
  * The peer device a lane of @a ep reaches, as a calibration's rail names it:
@@ -159,6 +161,21 @@ void psel_ep_destroy(psel_ep_h ep);
 psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
                                  size_t length, uint64_t tag,
                                  psel_request_cb_t cb, void *arg);
+
+/** Flags of psel_tag_send_nbf(). */
+enum {
+    /** One of many sends in a row, as UCP's UCP_OP_ATTR_FLAG_MULTI_SEND:
+     *  the protocol is selected on the streaming (multi) cost, where
+     *  pipelined stages overlap, rather than on one message's latency
+     *  (the endpoint's second table; UCX_PSEL_SELECT_PERF sets the
+     *  flavour of sends without the flag). */
+    PSEL_SEND_FLAG_STREAM = 1u << 0
+};
+
+/** psel_tag_send_nb() with PSEL_SEND_FLAG_* @a flags. */
+psel_request_t *psel_tag_send_nbf(psel_ep_h ep, const void *buffer,
+                                  size_t length, uint64_t tag, unsigned flags,
+                                  psel_request_cb_t cb, void *arg);
 
 /**
  * Post a tagged receive; it matches when (msg tag & mask) == (tag & mask).

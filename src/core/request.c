@@ -110,8 +110,8 @@ void psel_request_free(psel_request_t *req)
     }
 }
 
-static void psel_send_count(psel_ep_h ep, const psel_select_elem_t *elem,
-                            size_t length);
+static void psel_send_count(psel_ep_h ep, unsigned flags,
+                            const psel_select_elem_t *elem, size_t length);
 
 /* Return a send to its state before the first progress call, if nothing of
  * it reached the peer: the protocol releases what it holds. */
@@ -152,14 +152,15 @@ static ucs_status_t psel_send_select(psel_request_t *req)
                   req->proto.length);
         return UCS_ERR_CANCELED;
     }
-    req->elem = psel_select_lookup_fast(&ep->config.select, PSEL_OP_TAG_SEND,
-                                        req->proto.length);
+    req->elem = psel_select_lookup_fast(psel_ep_send_selection(ep,
+                                                            req->send_flags),
+                                        PSEL_OP_TAG_SEND, req->proto.length);
     if (req->elem == NULL) {
         return UCS_ERR_UNSUPPORTED;
     }
     req->cfg_index  = ep->cfg_index;
     req->proto.priv = req->elem->priv;
-    psel_send_count(ep, req->elem, req->proto.length);
+    psel_send_count(ep, req->send_flags, req->elem, req->proto.length);
     return UCS_OK;
 }
 
@@ -302,6 +303,7 @@ unsigned psel_worker_progress_pending(psel_worker_h worker)
  * no attempt; an error: it failed). */
 static psel_request_t *psel_send_request(psel_ep_h ep,
                                          const psel_proto_req_t *view,
+                                         unsigned flags,
                                          const psel_select_elem_t *elem,
                                          ucs_status_t status,
                                          psel_request_cb_t cb, void *arg)
@@ -319,7 +321,8 @@ static psel_request_t *psel_send_request(psel_ep_h ep,
     req->proto.req_id    = 0;
     req->proto.comp.func = NULL;
     req->elem            = elem;
-    req->cfg_index = ep->cfg_index;
+    req->send_flags      = flags;
+    req->cfg_index       = ep->cfg_index;
     ++ep->num_sends;
 
     if (ucs_unlikely(ep->status != UCS_OK)) {
@@ -340,20 +343,29 @@ static psel_request_t *psel_send_request(psel_ep_h ep,
     return req;
 }
 
-/* Count a message sent with @a elem (UCX_PSEL_PROTO_INFO=used only). */
-static void psel_send_count(psel_ep_h ep, const psel_select_elem_t *elem,
-                            size_t length)
+/* Count a message sent with @a elem of the selection of @a flags
+ * (UCX_PSEL_PROTO_INFO=used only). */
+static void psel_send_count(psel_ep_h ep, unsigned flags,
+                            const psel_select_elem_t *elem, size_t length)
 {
     if (ucs_unlikely(ep->worker->count_used)) {
         psel_worker_count_used(ep->worker,
-                               ep->config.select.fast[PSEL_OP_TAG_SEND], elem,
-                               length);
+                               psel_ep_send_selection(ep, flags)
+                                       ->fast[PSEL_OP_TAG_SEND],
+                               elem, length);
     }
 }
 
 psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
                                  size_t length, uint64_t tag,
                                  psel_request_cb_t cb, void *arg)
+{
+    return psel_tag_send_nbf(ep, buffer, length, tag, 0, cb, arg);
+}
+
+psel_request_t *psel_tag_send_nbf(psel_ep_h ep, const void *buffer,
+                                  size_t length, uint64_t tag, unsigned flags,
+                                  psel_request_cb_t cb, void *arg)
 {
     const psel_select_elem_t *elem = NULL;
     ucs_status_t status            = UCS_INPROGRESS;
@@ -372,12 +384,12 @@ psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
      * no request at all */
     if (ucs_likely(ucs_list_is_empty(&ep->pending) && psel_ep_is_ready(ep) &&
                    (ep->status == UCS_OK))) {
-        elem = psel_select_lookup_fast(&ep->config.select, PSEL_OP_TAG_SEND,
-                                       length);
+        elem = psel_select_lookup_fast(psel_ep_send_selection(ep, flags),
+                                       PSEL_OP_TAG_SEND, length);
         if (ucs_likely((elem != NULL) &&
                        (elem->proto->flags & PSEL_PROTO_FLAG_INLINE))) {
             view.priv = elem->priv;
-            psel_send_count(ep, elem, length);
+            psel_send_count(ep, flags, elem, length);
             status    = elem->proto->progress(&view);
             if (ucs_likely(status == UCS_OK)) {
                 return NULL;
@@ -387,7 +399,7 @@ psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
             elem = NULL; /* the request looks it up and counts */
         }
     }
-    return psel_send_request(ep, &view, elem, status, cb, arg);
+    return psel_send_request(ep, &view, flags, elem, status, cb, arg);
 }
 
 static void psel_recv_completed(psel_tm_recv_t *recv)

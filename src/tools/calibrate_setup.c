@@ -115,23 +115,51 @@ static int cal_runs(const cal_proto_t *p, size_t size)
     return 0;
 }
 
-/* Where the live endpoint's table runs @a p (after the configuration that
- * forces it) */
-static void cal_read_runs(cal_ctx_t *ctx, cal_proto_t *p)
+/* Where @a table runs the protocol named @a name: into @a runs, at most
+ * CAL_MAX_RUNS */
+static unsigned cal_table_runs(const psel_select_table_t *table,
+                               const char *name, cal_run_t *runs)
 {
-    const psel_select_table_t *table = psel_ep_tag_table(ctx->run.ep);
     size_t start = 0;
-    unsigned row;
+    unsigned row, count = 0;
 
-    p->num_runs = 0;
     for (row = 0; (table != NULL) && (row < table->count); ++row) {
-        if (!strcmp(table->elems[row].proto->name, p->name) &&
-            (p->num_runs < CAL_MAX_RUNS)) {
-            p->runs[p->num_runs].start = start;
-            p->runs[p->num_runs].end   = table->elems[row].max_length;
-            ++p->num_runs;
+        if (!strcmp(table->elems[row].proto->name, name) &&
+            (count < CAL_MAX_RUNS)) {
+            runs[count].start = start;
+            runs[count].end   = table->elems[row].max_length;
+            ++count;
         }
         start = table->elems[row].max_length + 1;
+    }
+    return count;
+}
+
+/* Where the live endpoint runs @a p (after the configuration that forces
+ * it): the sizes where both its tables do, single sends' (tag_lat) and
+ * streamed sends' (tag_bw) */
+static void cal_read_runs(cal_ctx_t *ctx, cal_proto_t *p)
+{
+    cal_run_t single[CAL_MAX_RUNS], stream[CAL_MAX_RUNS];
+    unsigned num_single, num_stream, i, j;
+    size_t start, end;
+
+    num_single  = cal_table_runs(psel_ep_tag_table(ctx->run.ep, 0), p->name,
+                                 single);
+    num_stream  = cal_table_runs(psel_ep_tag_table(ctx->run.ep,
+                                                   PSEL_SEND_FLAG_STREAM),
+                                 p->name, stream);
+    p->num_runs = 0;
+    for (i = 0; i < num_single; ++i) {
+        for (j = 0; j < num_stream; ++j) {
+            start = ucs_max(single[i].start, stream[j].start);
+            end   = ucs_min(single[i].end, stream[j].end);
+            if ((start <= end) && (p->num_runs < CAL_MAX_RUNS)) {
+                p->runs[p->num_runs].start = start;
+                p->runs[p->num_runs].end   = end;
+                ++p->num_runs;
+            }
+        }
     }
 }
 
@@ -172,7 +200,7 @@ ucs_status_t cal_configure(cal_ctx_t *ctx, const cal_setup_t *setup,
 /* The protocols the endpoint's table weighs, with their caps */
 static unsigned cal_read_protos(cal_ctx_t *ctx, cal_proto_t *protos)
 {
-    const psel_select_table_t *table = psel_ep_tag_table(ctx->run.ep);
+    const psel_select_table_t *table = psel_ep_tag_table(ctx->run.ep, 0);
     unsigned count = 0, i;
 
     for (i = 0; (table != NULL) && (i < table->num_protos); ++i) {

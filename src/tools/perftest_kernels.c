@@ -33,8 +33,11 @@ static inline ucs_status_t pt_psel_test(psel_request_t *req, size_t *length)
 }
 
 #define PT_K(_name)          pt_psel_##_name
+/* as ucx_perftest: tag_bw streams (UCP_OP_ATTR_FLAG_MULTI_SEND there) */
 #define PT_SEND(_run, _buf, _len, _tag) \
-    psel_tag_send_nb((_run)->ep, _buf, _len, _tag, pt_request_cb, NULL)
+    psel_tag_send_nbf((_run)->ep, _buf, _len, _tag, \
+                      ((_run)->params.test == PT_TEST_TAG_BW) ? \
+                      PSEL_SEND_FLAG_STREAM : 0, pt_request_cb, NULL)
 #define PT_RECV(_run, _buf, _len, _tag, _mask) \
     psel_tag_recv_nb((_run)->worker, _buf, _len, _tag, _mask, pt_request_cb, \
                      NULL)

@@ -239,6 +239,46 @@ static void print_tables(const psel_info_table_t *tables, unsigned count,
     }
 }
 
+/* The contiguous host table of streamed sends (PSEL_SEND_FLAG_STREAM, as
+ * tag_bw sends), selected on the multi cost: with -j always (member
+ * "streamed"), as text when its rows are not those of @a single (the table
+ * of single sends) */
+static void print_stream_table(psel_ep_config_t *ep,
+                               const psel_info_table_t *single,
+                               const psel_info_opts_t *opts)
+{
+    ucs_string_buffer_t rows_single, rows_stream;
+    const psel_select_table_t *table;
+    int same;
+
+    if ((ep->select.config->select_perf == PSEL_PERF_MULTI) ||
+        (psel_select_build(&ep->stream, single->table->buf_type, &table) !=
+         UCS_OK)) {
+        return; /* the same, or its error is printed above */
+    }
+    if (opts->json) {
+        psel_tool_json_member(stdout, "streamed");
+        psel_select_dump_json(stdout, &ep->stream, table, "streamed");
+        return;
+    }
+    ucs_string_buffer_init(&rows_single);
+    ucs_string_buffer_init(&rows_stream);
+    psel_select_rows_str(single->table, &rows_single);
+    psel_select_rows_str(table, &rows_stream);
+    same = !strcmp(ucs_string_buffer_cstr(&rows_single),
+                   ucs_string_buffer_cstr(&rows_stream));
+    ucs_string_buffer_cleanup(&rows_single);
+    ucs_string_buffer_cleanup(&rows_stream);
+    if (same) {
+        printf("# streamed sends (multi cost, as tag_bw): the same table\n\n");
+        return;
+    }
+    printf("# streamed sends (multi cost, as tag_bw):\n");
+    psel_select_dump(stdout, &ep->stream, table, "streamed",
+                     opts->explain ? PSEL_DUMP_EXPLAIN : 0);
+    fputs("\n", stdout);
+}
+
 static int show_endpoint(const psel_resource_table_t *local,
                          const psel_resource_table_t *peer,
                          const psel_config_t *config,
@@ -311,6 +351,7 @@ static int show_endpoint(const psel_resource_table_t *local,
         printf("[\n");
         print_tables(tables, ucs_min(count, num_print), opts);
         printf("]");
+        print_stream_table(ep, &tables[0], opts);
         if (opts->scale.peers > 0) {
             psel_tool_json_member(stdout, "footprint");
             psel_info_footprint_json(stdout, &ctx, opts->scale.peers);
@@ -328,6 +369,7 @@ static int show_endpoint(const psel_resource_table_t *local,
             psel_info_footprint_print(stdout, &ctx, opts->scale.peers);
         }
         print_tables(tables, ucs_min(count, num_print), opts);
+        print_stream_table(ep, &tables[0], opts);
     }
 
     ret = 0;

@@ -110,8 +110,9 @@ ucs_config_field_t psel_config_table[] = {
      ucs_offsetof(psel_config_t, proto_info), PSEL_CONFIG_TYPE_PROTO_INFO},
 
     {"SELECT_PERF", "single",
-     "Cost flavour to select on: \"single\" is the latency of one message,\n"
-     "\"multi\" the cost per message when many are streamed.",
+     "Cost flavour plain sends select on: \"single\" is the latency of one\n"
+     "message, \"multi\" the cost per message when many are streamed. Sends\n"
+     "flagged as streamed (PSEL_SEND_FLAG_STREAM) always select on \"multi\".",
      ucs_offsetof(psel_config_t, select_perf),
      UCS_CONFIG_TYPE_ENUM(psel_perf_type_names)},
 

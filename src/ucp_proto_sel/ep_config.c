@@ -92,6 +92,21 @@ ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
     }
     ep->select.calib         = params->calib;
     ep->select.calib_for_ucp = params->calib_for_ucp;
+
+    /* the streaming selection: the same protocols, lanes and calibration,
+     * on the multi cost; its tables copy the caps of the first */
+    ep->stream_config             = *config;
+    ep->stream_config.select_perf = PSEL_PERF_MULTI;
+    status = psel_select_init(&ep->stream, ep->protos, ep->num_protos,
+                              &ep->lanes.sets, &ep->stream_config);
+    if (status != UCS_OK) {
+        psel_select_cleanup(&ep->select);
+        return status;
+    }
+    ep->stream.calib         = params->calib;
+    ep->stream.calib_for_ucp = params->calib_for_ucp;
+    ep->stream.caps_from     = &ep->select;
+
     for (op = 0; op < PSEL_OP_LAST; ++op) {
         if (!(ep->op_mask & UCS_BIT(op))) {
             continue;
@@ -105,7 +120,7 @@ ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
                       "to %s (see above for each protocol's reason)",
                       psel_op_name(op), params->local->origin,
                       params->remote->origin);
-            psel_select_cleanup(&ep->select);
+            psel_ep_config_cleanup(ep);
             return status;
         }
     }
@@ -114,5 +129,6 @@ ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
 
 void psel_ep_config_cleanup(psel_ep_config_t *ep)
 {
+    psel_select_cleanup(&ep->stream);
     psel_select_cleanup(&ep->select);
 }

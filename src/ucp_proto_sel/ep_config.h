@@ -57,7 +57,15 @@ typedef struct psel_ep_config {
     uint32_t           lane_roles;  /**< Step 3: UCS_BIT(psel_lane_role_t) */
     psel_lane_select_params_t lane_params; /**< Step 4: the limits */
     psel_ep_lanes_t    lanes;       /**< Step 4 */
-    psel_select_t      select;      /**< Step 5: tables, by buffer type */
+    psel_select_t      select;      /**< Step 5: tables, by buffer type,
+                                         on config->select_perf */
+    psel_config_t      stream_config; /**< The settings, selecting on the
+                                         streaming cost (multi) */
+    psel_select_t      stream;      /**< Step 5 for sends streamed one
+                                         after another (as UCP's
+                                         UCP_OP_ATTR_FLAG_MULTI_SEND):
+                                         tables on the multi cost, built on
+                                         first use, caps from @a select */
 } psel_ep_config_t;
 
 
@@ -65,6 +73,7 @@ typedef struct psel_ep_config {
  * Initialize an endpoint configuration (steps 1-6).
  *
  * @param [out] ep      Filled on success; release with psel_ep_config_cleanup().
+ *                      It must not move: its selections point into it.
  * @param [in]  params  Resources, peer locality and settings; must outlive @a ep.
  *
  * @return UCS_OK; UCS_ERR_UNREACHABLE if no lane reaches the peer;

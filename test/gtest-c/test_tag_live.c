@@ -7,6 +7,7 @@
 #include "test_util.h"
 
 #include <core/psel_core.h>
+#include <ucp_proto_sel/select.h>
 
 #include <errno.h>
 #include <setjmp.h>
@@ -43,6 +44,8 @@ typedef struct {
     const size_t *sizes;   /* per message, cycled */
     unsigned     num_sizes;
     int          p2p;      /* tcp lanes connect ep to ep through wireup */
+    int          stream_odd; /* odd messages sent as streamed
+                                (PSEL_SEND_FLAG_STREAM) */
 } live_test_t;
 
 static uint8_t pattern(unsigned msg, size_t offset)
@@ -123,6 +126,41 @@ static int check_wireup(psel_ep_h ep, const live_test_t *t)
     }
     free(text);
     return ok ? 0 : -1;
+}
+
+/* With t->stream_odd (one size, two messages): the even one ran the
+ * protocol of the endpoint's table of single sends, the odd one that of
+ * its table of streamed sends, and the two differ at that size. */
+static int check_streamed(psel_ep_h ep, psel_worker_h worker,
+                          const live_test_t *t)
+{
+    const psel_select_table_t *single = psel_ep_tag_table(ep, 0);
+    const psel_select_table_t *stream = psel_ep_tag_table(ep,
+                                                          PSEL_SEND_FLAG_STREAM);
+    const char *p_single, *p_stream;
+
+    if ((single == NULL) || (stream == NULL) || (t->count != 2) ||
+        (t->num_sizes != 1)) {
+        fprintf(stderr, "streamed: no tables, or not 2 messages of a size\n");
+        return -1;
+    }
+    p_single = psel_select_table_find(single, t->sizes[0])->proto->name;
+    p_stream = psel_select_table_find(stream, t->sizes[0])->proto->name;
+    if (!strcmp(p_single, p_stream)) {
+        fprintf(stderr, "streamed: both tables run %s at %zu B over %s; the "
+                "test needs a size where the multi cost selects another "
+                "protocol (psel_info -e shows both tables)\n", p_single,
+                t->sizes[0], t->tls);
+        return -1;
+    }
+    if ((psel_test_used_count(worker, p_single) != 1) ||
+        (psel_test_used_count(worker, p_stream) != 1)) {
+        fprintf(stderr, "streamed: %s ran %ld times and %s %ld, expected "
+                "once each\n", p_single, psel_test_used_count(worker, p_single),
+                p_stream, psel_test_used_count(worker, p_stream));
+        return -1;
+    }
+    return 0;
 }
 
 /* The receiver: returns the number of wrong messages (or -1). */
@@ -262,7 +300,9 @@ static int sender(const live_test_t *t, int sock)
         for (k = 0; k < len; ++k) {
             bufs[i][k] = pattern(i, k);
         }
-        reqs[i] = psel_tag_send_nb(ep, bufs[i], len, 1000 + i, NULL, NULL);
+        reqs[i] = psel_tag_send_nbf(ep, bufs[i], len, 1000 + i,
+                                    (t->stream_odd && (i % 2)) ?
+                                    PSEL_SEND_FLAG_STREAM : 0, NULL, NULL);
         if ((t->kind == CASE_SIZES) &&
             wait_all(worker, &reqs[i], 1, deadline)) {
             ret = -1;
@@ -297,7 +337,7 @@ static int sender(const live_test_t *t, int sock)
     }
     if ((ret == 0) &&
         (psel_test_check_used(worker, t->protos, t->count) ||
-         check_wireup(ep, t))) {
+         check_wireup(ep, t) || (t->stream_odd && check_streamed(ep, worker, t)))) {
         ret = -1;
     }
     if (t->kind == CASE_UNEXPECTED) {
@@ -464,6 +504,17 @@ static void test_truncation(void **state)
     run_live(&t);
 }
 
+/* A send flagged as streamed (as tag_bw's) selects on the multi cost: on
+ * posix alone, rendezvous by AM pays off from a few MB when messages
+ * stream (its stages overlap), and only from tens of MB for one message */
+static void test_streamed_sends(void **state)
+{
+    static const size_t sizes[] = {8 << 20};
+    live_test_t t = {"posix", NULL, CASE_SIZES, 2, sizes, 1, 0, 1};
+
+    run_live(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_wildcard),
         cmocka_unit_test(test_truncation),
         cmocka_unit_test(test_wireup_p2p),
+        cmocka_unit_test(test_streamed_sends),
     };
 
     signal(SIGPIPE, SIG_IGN);

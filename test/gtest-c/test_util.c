@@ -249,41 +249,104 @@ ucs_status_t psel_test_close_ep(psel_worker_h worker, psel_ep_h ep)
     return status;
 }
 
-int psel_test_check_used(psel_worker_h worker, const char *protos,
-                         unsigned num_msgs)
+/* The rows of the worker's used-protocols table: each protocol name and its
+ * message count, to @a row; returns the text (to free) or NULL */
+static char *psel_test_used_rows(psel_worker_h worker,
+                                 void (*row)(const char *name,
+                                             unsigned long count, void *arg),
+                                 void *arg)
 {
-    unsigned long count, total = 0;
-    char *text = NULL, *line, *save = NULL;
-    char name[32], allowed[128];
+    char *text = NULL, *copy, *line, *save = NULL;
+    unsigned long count;
+    char name[32];
     size_t len = 0;
     FILE *stream;
-    int ret = 0;
 
     stream = open_memstream(&text, &len);
     if (stream == NULL) {
-        return -1;
+        return NULL;
     }
     psel_worker_print_used(worker, stream);
     fclose(stream);
-    snprintf(allowed, sizeof(allowed), ",%s,", (protos != NULL) ? protos : "");
-    for (line = strtok_r(text, "\n", &save); line != NULL;
+    copy = strdup(text);
+    if (copy == NULL) {
+        free(text);
+        return NULL;
+    }
+    for (line = strtok_r(copy, "\n", &save); line != NULL;
          line = strtok_r(NULL, "\n", &save)) {
-        if ((sscanf(line, "| %31s | %*s | %*s | %lu |", name, &count) != 2) ||
-            (strncmp(name, "egr/", 4) && strncmp(name, "rndv/", 5))) {
-            continue;
-        }
-        total += count;
-        if ((protos != NULL) && (strstr(allowed, name) == NULL)) {
-            fprintf(stderr, "%s ran although UCX_PSEL_PROTOS=%s\n", name,
-                    protos);
-            ret = -1;
+        if ((sscanf(line, "| %31s | %*s | %*s | %lu |", name, &count) == 2) &&
+            (!strncmp(name, "egr/", 4) || !strncmp(name, "rndv/", 5))) {
+            row(name, count, arg);
         }
     }
-    if (total != num_msgs) {
+    free(copy);
+    return text;
+}
+
+typedef struct {
+    char          allowed[128]; /* ",a,b," or "" */
+    const char   *protos;
+    unsigned long total;
+    int           ret;
+} psel_test_used_check_t;
+
+static void psel_test_used_check_row(const char *name, unsigned long count,
+                                     void *arg)
+{
+    psel_test_used_check_t *check = arg;
+
+    check->total += count;
+    if ((check->protos != NULL) && (strstr(check->allowed, name) == NULL)) {
+        fprintf(stderr, "%s ran although UCX_PSEL_PROTOS=%s\n", name,
+                check->protos);
+        check->ret = -1;
+    }
+}
+
+int psel_test_check_used(psel_worker_h worker, const char *protos,
+                         unsigned num_msgs)
+{
+    psel_test_used_check_t check = {.protos = protos};
+    char *text;
+
+    snprintf(check.allowed, sizeof(check.allowed), ",%s,",
+             (protos != NULL) ? protos : "");
+    text = psel_test_used_rows(worker, psel_test_used_check_row, &check);
+    if (text == NULL) {
+        return -1;
+    }
+    if (check.total != num_msgs) {
         fprintf(stderr, "protocol usage counts %lu messages, sent %u:\n%s",
-                total, num_msgs, text);
-        ret = -1;
+                check.total, num_msgs, text);
+        check.ret = -1;
     }
     free(text);
-    return ret;
+    return check.ret;
+}
+
+typedef struct {
+    const char   *name;
+    unsigned long count;
+} psel_test_used_count_t;
+
+static void psel_test_used_count_row(const char *name, unsigned long count,
+                                     void *arg)
+{
+    psel_test_used_count_t *c = arg;
+
+    c->count += !strcmp(name, c->name) ? count : 0;
+}
+
+long psel_test_used_count(psel_worker_h worker, const char *proto)
+{
+    psel_test_used_count_t c = {.name = proto};
+    char *text;
+
+    text = psel_test_used_rows(worker, psel_test_used_count_row, &c);
+    if (text == NULL) {
+        return -1;
+    }
+    free(text);
+    return (long)c.count;
 }

@@ -78,4 +78,7 @@ ucs_status_t psel_test_close_ep(psel_worker_h worker, psel_ep_h ep);
 int psel_test_check_used(psel_worker_h worker, const char *protos,
                          unsigned num_msgs);
 
+/** Messages protocol @a proto ran (UCX_PSEL_PROTO_INFO=used), or -1. */
+long psel_test_used_count(psel_worker_h worker, const char *proto);
+
 #endif

@@ -64,7 +64,21 @@ assert len(doc["tables"]) == 3, "one table per buffer type"
 for t in doc["tables"]:
     assert t["rows"][-1]["end"] == "inf"
     assert len(t["candidates"]) == 7, "one per built-in protocol"
+s = doc["streamed"]
+assert s["select_perf"] == "multi" and doc["tables"][0]["select_perf"] == "single"
+assert s["rows"][-1]["end"] == "inf" and len(s["candidates"]) == 7
 ' "$tmp/json"
+
+# streamed sends select on the multi cost: posix alone goes to rendezvous
+# by AM at a smaller size when messages stream (both tables printed)
+check "UCX_PSEL_TLS=posix: both tables" env UCX_PSEL_TLS=posix "$info" -e
+cp "$tmp/out" "$tmp/posix"
+expect "... the streamed one, titled" '^| streamed *| tag send, contig host memory'
+check "... whose rendezvous starts earlier" python3 -c '
+import re, sys
+starts = [int(m) for m in re.findall(r"^\| *([0-9]+)\.\.inf \| rendezvous", open(sys.argv[1]).read(), re.M)]
+assert len(starts) == 2 and starts[1] < starts[0], starts
+' "$tmp/posix"
 
 # forced protocols change the table
 check "UCX_PSEL_PROTOS=egr/bcopy gives one bcopy row" env UCX_PSEL_PROTOS=egr/bcopy "$info" -e

@@ -56,4 +56,13 @@ check "mpirun itself preloaded" env LD_PRELOAD="$lib" "${mpi[@]}" -x UCX_TLS=tcp
     -x UCX_NET_DEVICES=lo "$prog" -n 2 -w 0 -s "8 65536"
 expect "... completes" "^done$"
 
+# the benchmark's mode: rank 0 sizes the warm-up and the timed part from a
+# time budget and tells rank 1; a third rank only waits (and joins the
+# all-to-all); every byte is still checked
+check "time budget mode, 3 ranks" "$mpirun" --oversubscribe -np 3 --mca pml ucx \
+    --mca pml_ucx_tls any --mca pml_ucx_devices any --mca btl self -x UCX_TLS=posix,sysv,cma \
+    "$prog" -n 3 -w 2 -t 5 -s "8 4096 300000"
+expect "... completes" "^done$"
+check "... one line per size" test "$(grep -c '^pingpong [0-9]* ok ' "$tmp/out")" -eq 3
+
 tap_done
