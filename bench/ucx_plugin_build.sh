@@ -49,15 +49,15 @@ done
 die() { echo "$me: $*" >&2; exit 1; }
 
 # Build dependencies (Debian 12 names); installs what is missing.
-deps="autoconf automake libtool pkg-config make gcc g++ libibverbs-dev librdmacm-dev libnuma-dev"
-missing=""
-for p in $deps; do
-    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+deps=(autoconf automake libtool pkg-config make gcc g++ libibverbs-dev librdmacm-dev libnuma-dev)
+missing=()
+for p in "${deps[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
-if [ -n "$missing" ]; then
-    echo "$me: installing$missing"
-    flock /work/apt.lock apt-get install -y $missing 2>/dev/null ||
-        apt-get install -y $missing || die "cannot install$missing; install them and rerun"
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "$me: installing ${missing[*]}"
+    flock /work/apt.lock apt-get install -y "${missing[@]}" 2>/dev/null ||
+        apt-get install -y "${missing[@]}" || die "cannot install ${missing[*]}; install them and rerun"
 fi
 
 # Unpack SOURCE into $src_root/ucx-<version> (a directory is used in place).
@@ -72,9 +72,10 @@ if [ -z "$src" ]; then
 fi
 if [ -f "$src" ]; then
     mkdir -p "$src_root"
-    top=$(tar -tzf "$src" | head -1 | cut -d/ -f1)
+    first=$(tar -tzf "$src" | awk -F/ 'NR == 1 { print $1 }')
+    [ -n "$first" ] || die "$src: not a gzip'ed tar file"
     tar -xzf "$src" -C "$src_root"
-    tree=$src_root/$top
+    tree=$src_root/$first
 elif [ -f "$src/configure.ac" ] || [ -f "$src/configure" ]; then
     tree=$src
 elif git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then

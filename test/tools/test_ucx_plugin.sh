@@ -14,6 +14,7 @@
 # else build-ucx122/ of the source tree): bench/ucx_plugin_build.sh makes
 # both. Skipped (77) with the reason otherwise. TAP output; no speed is
 # asserted.
+# shellcheck disable=SC2086  # the tr_env values are VAR=VAL lists, split on purpose
 set -u
 me=test_ucx_plugin
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -161,6 +162,7 @@ for tr in shm tcp; do
         d=$tmp/$tr-$test; mkdir -p "$d"
         # shellcheck disable=SC2206
         senv=(${tr_env[$tr]} UCX_PROTO_INFO=y "${plug[@]}" UCX_PSEL_PROTO_INFO=y)
+        # shellcheck disable=SC2034  # perftest_pair reads it by name
         cenv=("${senv[@]}")
         check "$tr ucx_perftest $test, both sides with the plugin" \
             perftest_pair "$d" senv cenv -t "$test" -s 1048576 -n 50 -w 5 -f
