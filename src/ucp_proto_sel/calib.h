@@ -251,11 +251,12 @@ unsigned psel_calib_natural_rank(unsigned cfg_priority, size_t max_length);
  *     rank at a measured size by less than their summed spreads, it is a
  *     tie: its time is raised to the earlier one's;
  *  3. each line is fitted (psel_calib_line_fit_knee);
- *  4. the table the fitted single lines give at the measured sizes must
- *     keep the natural order, unless at the size where it goes back to an
- *     earlier rank the points show that protocol faster by more than their
- *     summed spreads; a later-rank line that makes such an unsupported
- *     turn is refused.
+ *  4. the tables the fitted single and multi lines give at the measured
+ *     sizes must keep the natural order, unless at the size where one goes
+ *     back to an earlier rank the points show that protocol faster by more
+ *     than their summed spreads; within the spreads the earlier line of
+ *     that flavour is lifted from that size on, beyond them the line whose
+ *     fit strays further from its point is refused.
  * Every drop and refusal is described in @a report, one line each ("what,
  * where, why").
  *

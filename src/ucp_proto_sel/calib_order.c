@@ -174,24 +174,25 @@ static void psel_calib_ties(psel_calib_order_entry_t *early,
     }
 }
 
-static double psel_calib_model(const psel_calib_line_t *line, size_t size)
+/* The fitted line of flavour @a t at @a size */
+static double psel_calib_model(const psel_calib_line_t *line, size_t size,
+                               psel_perf_type_t t)
 {
     unsigned r;
 
     for (r = 0; r < line->num_ranges; ++r) {
         if (size <= line->ranges[r].max_length) {
-            return ucs_linear_func_apply(line->ranges[r].perf[PSEL_PERF_SINGLE],
-                                         size);
+            return ucs_linear_func_apply(line->ranges[r].perf[t], size);
         }
     }
     return INFINITY;
 }
 
-/* The entry the fitted single lines select at @a size, or -1 */
+/* The entry the fitted lines of flavour @a t select at @a size, or -1 */
 static int psel_calib_winner(const psel_calib_order_entry_t *entries,
-                             unsigned num, size_t size)
+                             unsigned num, size_t size, psel_perf_type_t t)
 {
-    double best = INFINITY, t;
+    double best = INFINITY, y;
     int w       = -1;
     unsigned i;
 
@@ -201,18 +202,20 @@ static int psel_calib_winner(const psel_calib_order_entry_t *entries,
             (size < entries[i].min_length) || (size > entries[i].max_length)) {
             continue;
         }
-        t = psel_calib_model(entries[i].line, size);
-        if ((t < best) ||
-            ((t == best) && (w >= 0) && (entries[i].rank < entries[w].rank))) {
-            best = t;
+        y = psel_calib_model(entries[i].line, size, t);
+        if ((y < best) ||
+            ((y == best) && (w >= 0) && (entries[i].rank < entries[w].rank))) {
+            best = y;
             w    = i;
         }
     }
     return w;
 }
 
-/* Relative distance of a line's fit from its own point at @a size */
-static double psel_calib_fit_miss(psel_calib_line_t *line, size_t size)
+/* Relative distance of a line's fit of flavour @a t from its own point at
+ * @a size */
+static double psel_calib_fit_miss(psel_calib_line_t *line, size_t size,
+                                  psel_perf_type_t t)
 {
     psel_calib_point_t *p = psel_calib_point_at(line, size);
     double y;
@@ -220,9 +223,9 @@ static double psel_calib_fit_miss(psel_calib_line_t *line, size_t size)
     if (p == NULL) {
         return INFINITY;
     }
-    y = p->time[PSEL_PERF_SINGLE];
+    y = p->time[t];
     return psel_calib_time_usable(y) ?
-           (fabs(psel_calib_model(line, size) - y) / y) : INFINITY;
+           (fabs(psel_calib_model(line, size, t) - y) / y) : INFINITY;
 }
 
 /* The range of @a line that holds @a size */
@@ -239,16 +242,38 @@ static psel_perf_range_t *psel_calib_range_at(psel_calib_line_t *line,
     return NULL;
 }
 
+/* A range of @a line that starts at @a size, split from the one that holds
+ * it if needed (the same lines on both sides); or, when the line has no
+ * room for another range, the one that holds it */
+static psel_perf_range_t *psel_calib_range_from(psel_calib_line_t *line,
+                                                size_t size)
+{
+    psel_perf_range_t *range = psel_calib_range_at(line, size);
+    unsigned r;
+
+    if ((range == NULL) || (size == 0) ||
+        ((range > line->ranges) && ((range - 1)->max_length == size - 1)) ||
+        (line->num_ranges == PSEL_PROTO_MAX_RANGES)) {
+        return range;
+    }
+    r = range - line->ranges;
+    memmove(range + 1, range, (line->num_ranges - r) * sizeof(*range));
+    range->max_length = size - 1;
+    ++line->num_ranges;
+    return range + 1;
+}
+
 /*
- * 4a. The fitted lines of a later rank below an earlier rank's at a size
- * where the points tie: the fit, not the measurement, would reorder the
- * table. Lift the later line's single cost in that range by the gap, if
- * the gap is within the points' spreads there (noise); what is left is for
- * the turn check.
+ * 4a. The fitted lines of flavour @a t of a later rank below an earlier
+ * rank's at a size where the points tie: the fit, not the measurement,
+ * would reorder the table. Lift the later line's cost of that flavour in
+ * that range by the gap, if the gap is within the points' spreads there
+ * (noise); what is left is for the turn check.
  */
 static void psel_calib_lift_ties(psel_calib_order_entry_t *early,
                                  psel_calib_order_entry_t *late,
                                  const size_t *sizes, unsigned num_sizes,
+                                 psel_perf_type_t t,
                                  ucs_string_buffer_t *report)
 {
     double lift[PSEL_PROTO_MAX_RANGES] = {0}, te, tl, me, ml, margin;
@@ -266,16 +291,16 @@ static void psel_calib_lift_ties(psel_calib_order_entry_t *early,
             (x < late->min_length) || (x > late->max_length)) {
             continue;
         }
-        me = psel_calib_model(early->line, x);
-        ml = psel_calib_model(late->line, x);
+        me = psel_calib_model(early->line, x, t);
+        ml = psel_calib_model(late->line, x, t);
         pe = psel_calib_point_at(early->line, x);
         pl = psel_calib_point_at(late->line, x);
         if (!(ml < me) || (pe == NULL) || (pl == NULL)) {
             continue;
         }
-        te     = pe->time[PSEL_PERF_SINGLE];
-        tl     = pl->time[PSEL_PERF_SINGLE];
-        margin = psel_calib_tie_margin(pe, pl, PSEL_PERF_SINGLE);
+        te     = pe->time[t];
+        tl     = pl->time[t];
+        margin = psel_calib_tie_margin(pe, pl, t);
         if (!psel_calib_time_usable(te) || !psel_calib_time_usable(tl) ||
             (tl * (1 + margin) < te) ||       /* the points show it */
             (me - ml > margin * me)) {        /* more than noise: not ours */
@@ -287,22 +312,24 @@ static void psel_calib_lift_ties(psel_calib_order_entry_t *early,
     }
     for (r = 0; r < late->line->num_ranges; ++r) {
         if (lift[r] > 0) {
-            late->line->ranges[r].perf[PSEL_PERF_SINGLE].c += lift[r];
+            late->line->ranges[r].perf[t].c += lift[r];
             ++lifted;
         }
     }
     if (lifted > 0) {
-        ucs_string_buffer_appendf(report, "%s over %s: %u fitted range%s "
+        ucs_string_buffer_appendf(report, "%s over %s: %u fitted %s range%s "
                                   "lifted to %s's line where the points tie "
                                   "within their spread\n",
                                   late->line->proto, late->line->lanes, lifted,
+                                  psel_calib_flavour_names[t],
                                   (lifted == 1) ? "" : "s",
                                   early->line->proto);
     }
 }
 
 /*
- * 4b. The first turn back to an earlier rank that the points do not show.
+ * 4b. The first turn back to an earlier rank, in the table of flavour @a t,
+ * that the points do not show.
  * Within the points' spreads (noise) the earlier protocol's line is lifted
  * there, so the later one, which won at a smaller size, keeps winning;
  * beyond them the line whose fit strays further from its own point is
@@ -312,8 +339,8 @@ static void psel_calib_lift_ties(psel_calib_order_entry_t *early,
  */
 static int psel_calib_fix_turn(psel_calib_order_entry_t *entries,
                                unsigned num, const size_t *sizes,
-                               unsigned num_sizes, int allow_lift,
-                               ucs_string_buffer_t *why)
+                               unsigned num_sizes, psel_perf_type_t t,
+                               int allow_lift, ucs_string_buffer_t *why)
 {
     psel_calib_point_t *pw, *ph;
     psel_perf_range_t *range;
@@ -322,7 +349,7 @@ static int psel_calib_fix_turn(psel_calib_order_entry_t *entries,
     unsigned k;
 
     for (k = 0; k < num_sizes; ++k) {
-        w = psel_calib_winner(entries, num, sizes[k]);
+        w = psel_calib_winner(entries, num, sizes[k], t);
         if (w < 0) {
             continue;
         }
@@ -333,43 +360,45 @@ static int psel_calib_fix_turn(psel_calib_order_entry_t *entries,
 
         pw = psel_calib_point_at(entries[w].line, sizes[k]);
         ph = psel_calib_point_at(entries[hi].line, sizes[k]);
-        tw = (pw != NULL) ? pw->time[PSEL_PERF_SINGLE] : NAN;
-        th = (ph != NULL) ? ph->time[PSEL_PERF_SINGLE] : NAN;
+        tw = (pw != NULL) ? pw->time[t] : NAN;
+        th = (ph != NULL) ? ph->time[t] : NAN;
         if (!psel_calib_time_usable(tw) || !psel_calib_time_usable(th)) {
             continue; /* no points of both here: cannot be judged */
         }
-        margin = psel_calib_tie_margin(pw, ph, PSEL_PERF_SINGLE);
+        margin = psel_calib_tie_margin(pw, ph, t);
         if (tw * (1 + margin) < th) {
             continue; /* shown by the points, beyond their spread */
         }
 
-        gap = psel_calib_model(entries[hi].line, sizes[k]) -
-              psel_calib_model(entries[w].line, sizes[k]);
+        gap = psel_calib_model(entries[hi].line, sizes[k], t) -
+              psel_calib_model(entries[w].line, sizes[k], t);
         if (allow_lift &&
-            (gap <= margin * psel_calib_model(entries[w].line, sizes[k]))) {
-            range = psel_calib_range_at(entries[w].line, sizes[k]);
-            range->perf[PSEL_PERF_SINGLE].c += gap * (1 + 1e-9) +
-                                               1e-15; /* not a tie */
-            ucs_string_buffer_appendf(why, "%s over %s: fitted range lifted "
-                                      "to %s's line at %zu B, where the "
-                                      "points tie within their spread, so "
-                                      "the table does not go back\n",
+            (gap <= margin * psel_calib_model(entries[w].line, sizes[k], t))) {
+            /* from this size on: the smaller sizes keep the fit */
+            range = psel_calib_range_from(entries[w].line, sizes[k]);
+            range->perf[t].c += gap * (1 + 1e-9) + 1e-15; /* not a tie */
+            ucs_string_buffer_appendf(why, "%s over %s: fitted %s range "
+                                      "lifted to %s's line at %zu B, where "
+                                      "the points tie within their spread, "
+                                      "so the table does not go back\n",
                                       entries[w].line->proto,
                                       entries[w].line->lanes,
+                                      psel_calib_flavour_names[t],
                                       entries[hi].line->proto, sizes[k]);
             return 1;
         }
 
         /* the line whose fit strays further from its own point is wrong */
-        bad = (psel_calib_fit_miss(entries[w].line, sizes[k]) >
-               psel_calib_fit_miss(entries[hi].line, sizes[k])) ? w : hi;
+        bad = (psel_calib_fit_miss(entries[w].line, sizes[k], t) >
+               psel_calib_fit_miss(entries[hi].line, sizes[k], t)) ? w : hi;
         ucs_string_buffer_appendf(why, "%s over %s: refused: with it the "
-                                  "table would go back from %s to %s at %zu "
-                                  "B, which the points there do not show "
+                                  "%s table would go back from %s to %s at "
+                                  "%zu B, which the points there do not show "
                                   "beyond their spread (%s %.3f us, %s %.3f "
                                   "us); it keeps its attribute line\n",
                                   entries[bad].line->proto,
                                   entries[bad].line->lanes,
+                                  psel_calib_flavour_names[t],
                                   entries[hi].line->proto,
                                   entries[w].line->proto, sizes[k],
                                   entries[w].line->proto, tw * 1e6,
@@ -392,7 +421,7 @@ ucs_status_t psel_calib_fit_in_order(psel_calib_order_entry_t *entries,
                                      ucs_string_buffer_t *report)
 {
     psel_calib_point_t **measured;
-    unsigned i, j, num_sizes = 0, total = 0;
+    unsigned i, j, t, num_sizes = 0, total = 0;
     ucs_status_t status = UCS_OK;
     size_t *sizes;
 
@@ -465,24 +494,30 @@ ucs_status_t psel_calib_fit_in_order(psel_calib_order_entry_t *entries,
     }
     num_sizes = j;
 
-    for (i = 0; i < num; ++i) {
-        for (j = 0; j < num; ++j) {
-            if (entries[i].rank < entries[j].rank) {
-                psel_calib_lift_ties(&entries[i], &entries[j], sizes,
-                                     num_sizes, report);
+    /* both tables keep the order: one message's (single) and streamed
+     * sends' (multi) */
+    for (t = 0; t < PSEL_PERF_LAST; ++t) {
+        for (i = 0; i < num; ++i) {
+            for (j = 0; j < num; ++j) {
+                if (entries[i].rank < entries[j].rank) {
+                    psel_calib_lift_ties(&entries[i], &entries[j], sizes,
+                                         num_sizes, t, report);
+                }
             }
         }
-    }
 
-    /* each round lifts a range or refuses a line; after too many lifts,
-     * only refusals (each removes a line) */
-    for (i = 0; (i < PSEL_CALIB_ORDER_ROUNDS) &&
-                psel_calib_fix_turn(entries, num, sizes, num_sizes, 1, report);
-         ++i) {
-    }
-    for (; (i < PSEL_CALIB_ORDER_ROUNDS + num) &&
-           psel_calib_fix_turn(entries, num, sizes, num_sizes, 0, report);
-         ++i) {
+        /* each round lifts a range or refuses a line; after too many
+         * lifts, only refusals (each removes a line) */
+        for (i = 0; (i < PSEL_CALIB_ORDER_ROUNDS) &&
+                    psel_calib_fix_turn(entries, num, sizes, num_sizes, t, 1,
+                                        report);
+             ++i) {
+        }
+        for (; (i < PSEL_CALIB_ORDER_ROUNDS + num) &&
+               psel_calib_fix_turn(entries, num, sizes, num_sizes, t, 0,
+                                   report);
+             ++i) {
+        }
     }
     free(sizes);
 

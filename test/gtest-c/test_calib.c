@@ -541,6 +541,101 @@ static void test_order_shown_by_the_points_stays(void **state)
     psel_calib_cleanup(&calib);
 }
 
+/* The entries the fitted lines of flavour @a t select from 8 B to 4 MiB
+ * (4 sizes an octave), into @a winner: how many */
+static unsigned order_table_of(const psel_calib_order_entry_t *e,
+                               unsigned num, psel_perf_type_t t, int *winner)
+{
+    size_t x[MAX_SIZES];
+    unsigned n, k, i, r;
+    double best, y;
+
+    n = log_sizes(8, 4 << 20, 4, x);
+    for (k = 0; k < n; ++k) {
+        winner[k] = -1;
+        best      = INFINITY;
+        for (i = 0; i < num; ++i) {
+            for (r = 0; x[k] > e[i].line->ranges[r].max_length; ++r) {
+            }
+            y = ucs_linear_func_apply(e[i].line->ranges[r].perf[t], x[k]);
+            if (y < best) {
+                best      = y;
+                winner[k] = i;
+            }
+        }
+    }
+    return n;
+}
+
+/*
+ * The streaming table keeps the natural order too (streamed sends select
+ * on it): egr/bcopy (rank 1) and rndv/am (rank 5) over sysv/memory. One
+ * message: bcopy always faster. Streamed: rndv/am 1.5x slower up to 2 KiB,
+ * 20% faster from 4 KiB to 128 KiB (2% run spreads: shown), then 2% slower
+ * (5% spreads: a tie); rndv/am has range breaks at 2 and 128 KiB. The fitted
+ * streaming lines go from bcopy to rndv/am and back to bcopy, which the
+ * points do not show: the table is kept from going back.
+ */
+static void test_order_streaming_table(void **state)
+{
+    size_t x[MAX_SIZES], brks[] = {2048, 128 << 10}, brk = brks[1];
+    psel_calib_order_entry_t e[2];
+    ucs_string_buffer_t report;
+    int winner[MAX_SIZES];
+    psel_calib_t calib;
+    unsigned n, i, k;
+    double bs, bm, f;
+
+    psel_calib_init(&calib);
+    memset(e, 0, sizeof(e));
+    e[0].line = psel_calib_line_get(&calib, "egr/bcopy", "sysv/memory",
+                                    UCS_MEMORY_TYPE_HOST);
+    e[1].line = psel_calib_line_get(&calib, "rndv/am", "sysv/memory",
+                                    UCS_MEMORY_TYPE_HOST);
+    e[0].rank       = psel_calib_natural_rank(0, SIZE_MAX);
+    e[1].rank       = psel_calib_natural_rank(2, SIZE_MAX);
+    e[0].max_length = e[1].max_length = SIZE_MAX;
+    e[1].breaks     = brks;
+    e[1].num_breaks = 2;
+
+    n = log_sizes(8, 4 << 20, 4, x);
+    for (i = 0; i < n; ++i) {
+        bs = 1 * US + 0.2 * NS * x[i];
+        bm = 0.5 * US + 0.1 * NS * x[i];
+        f  = (x[i] <= 2048) ? 1.5 : (x[i] <= brk) ? 0.8 : 1.02;
+        assert_int_equal(psel_calib_line_add_point(e[0].line, x[i], bs, bm),
+                         UCS_OK);
+        assert_int_equal(psel_calib_line_add_point(e[1].line, x[i],
+                                                   bs + 5 * US, bm * f),
+                         UCS_OK);
+        for (k = 0; k < 2; ++k) {
+            assert_int_equal(psel_calib_line_set_spread(e[k].line, x[i],
+                                                        (x[i] > brk) ? 0.05 :
+                                                        0.02, (x[i] > brk) ?
+                                                        0.05 : 0.02), UCS_OK);
+        }
+    }
+
+    ucs_string_buffer_init(&report);
+    assert_int_equal(psel_calib_fit_in_order(e, 2, 0.5, &report), UCS_OK);
+    print_message("%s", ucs_string_buffer_cstr(&report));
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report), "streaming"));
+
+    /* one message: bcopy everywhere; streamed: bcopy, then rndv/am for
+     * good, never back */
+    n = order_table_of(e, 2, PSEL_PERF_SINGLE, winner);
+    for (k = 0; k < n; ++k) {
+        assert_int_equal(winner[k], 0);
+    }
+    n = order_table_of(e, 2, PSEL_PERF_MULTI, winner);
+    assert_int_equal(winner[0], 0);
+    for (k = 1; k < n; ++k) {
+        assert_true(winner[k] >= winner[k - 1]);
+    }
+    ucs_string_buffer_cleanup(&report);
+    psel_calib_cleanup(&calib);
+}
+
 /* Spreads that stay wide: noisy measurements are left out; a line with
  * more than a third of them noisy is refused, naming the sizes */
 static void test_order_noisy_points_refused(void **state)
@@ -1838,6 +1933,7 @@ int main(void)
         cmocka_unit_test(test_fit_multi_envelope_of_crossing_stages),
         cmocka_unit_test(test_order_noise_does_not_reorder),
         cmocka_unit_test(test_order_shown_by_the_points_stays),
+        cmocka_unit_test(test_order_streaming_table),
         cmocka_unit_test(test_order_noisy_points_refused),
         cmocka_unit_test(test_apply_replaces_ranges),
         cmocka_unit_test(test_apply_for_ucp_prefers_ucp_lines),
