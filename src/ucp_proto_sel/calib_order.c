@@ -264,6 +264,50 @@ static psel_perf_range_t *psel_calib_range_from(psel_calib_line_t *line,
 }
 
 /*
+ * Would raising @a up's line of flavour @a t by @a lift from @a lo to @a hi
+ * put it at or above @a other's line at a measured size there where the
+ * points show @a up faster than @a other beyond their spreads? A lift
+ * settles a tie (noise) and must not undo what the points show: one noisy
+ * point with a wide spread would otherwise lift a whole range.
+ */
+static int psel_calib_lift_contradicts(psel_calib_line_t *up,
+                                       psel_calib_line_t *other, size_t lo,
+                                       size_t hi, double lift,
+                                       const size_t *sizes, unsigned num_sizes,
+                                       psel_perf_type_t t)
+{
+    psel_calib_point_t *pu, *po;
+    unsigned k;
+
+    for (k = 0; k < num_sizes; ++k) {
+        if ((sizes[k] < lo) || (sizes[k] > hi)) {
+            continue;
+        }
+        pu = psel_calib_point_at(up, sizes[k]);
+        po = psel_calib_point_at(other, sizes[k]);
+        if ((pu == NULL) || (po == NULL) ||
+            !psel_calib_time_usable(pu->time[t]) ||
+            !psel_calib_time_usable(po->time[t]) ||
+            !(pu->time[t] * (1 + psel_calib_tie_margin(pu, po, t)) <
+              po->time[t])) {
+            continue; /* not shown here */
+        }
+        if (psel_calib_model(up, sizes[k], t) + lift >=
+            psel_calib_model(other, sizes[k], t)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The first size of range @a r of @a line */
+static size_t psel_calib_range_start(const psel_calib_line_t *line,
+                                     unsigned r)
+{
+    return (r == 0) ? 0 : line->ranges[r - 1].max_length + 1;
+}
+
+/*
  * 4a. The fitted lines of flavour @a t of a later rank below an earlier
  * rank's at a size where the points tie: the fit, not the measurement,
  * would reorder the table. Lift the later line's cost of that flavour in
@@ -311,7 +355,12 @@ static void psel_calib_lift_ties(psel_calib_order_entry_t *early,
         lift[r] = ucs_max(lift[r], (me - ml) * (1 + 1e-9));
     }
     for (r = 0; r < late->line->num_ranges; ++r) {
-        if (lift[r] > 0) {
+        if ((lift[r] > 0) &&
+            !psel_calib_lift_contradicts(late->line, early->line,
+                                         psel_calib_range_start(late->line,
+                                                                r),
+                                         late->line->ranges[r].max_length,
+                                         lift[r], sizes, num_sizes, t)) {
             late->line->ranges[r].perf[t].c += lift[r];
             ++lifted;
         }
@@ -372,6 +421,14 @@ static int psel_calib_fix_turn(psel_calib_order_entry_t *entries,
 
         gap = psel_calib_model(entries[hi].line, sizes[k], t) -
               psel_calib_model(entries[w].line, sizes[k], t);
+        range = psel_calib_range_at(entries[w].line, sizes[k]);
+        if (psel_calib_lift_contradicts(entries[w].line, entries[hi].line,
+                                        sizes[k], range->max_length,
+                                        gap * (1 + 1e-9) + 1e-15, sizes,
+                                        num_sizes, t)) {
+            continue; /* a tie here, and further on in this range the
+                         points show the turn: the table may turn here */
+        }
         if (allow_lift &&
             (gap <= margin * psel_calib_model(entries[w].line, sizes[k], t))) {
             /* from this size on: the smaller sizes keep the fit */
