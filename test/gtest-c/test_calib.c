@@ -541,6 +541,24 @@ static void test_order_shown_by_the_points_stays(void **state)
     psel_calib_cleanup(&calib);
 }
 
+/* Two protocols over @a lanes covering every size, of natural ranks from
+ * their classes (cfg_priority) @a prio0 < @a prio1 */
+static void order_pair(psel_calib_t *calib, psel_calib_order_entry_t *e,
+                       const char *lanes, const char *proto0, unsigned prio0,
+                       const char *proto1, unsigned prio1)
+{
+    psel_calib_init(calib);
+    memset(e, 0, 2 * sizeof(*e));
+    e[0].line       = psel_calib_line_get(calib, proto0, lanes,
+                                          UCS_MEMORY_TYPE_HOST);
+    e[1].line       = psel_calib_line_get(calib, proto1, lanes,
+                                          UCS_MEMORY_TYPE_HOST);
+    e[0].rank       = psel_calib_natural_rank(prio0, SIZE_MAX);
+    e[1].rank       = psel_calib_natural_rank(prio1, SIZE_MAX);
+    e[0].max_length = e[1].max_length = SIZE_MAX;
+    assert_true(e[0].rank < e[1].rank);
+}
+
 /* The entries the fitted lines of flavour @a t select from 8 B to 4 MiB
  * (4 sizes an octave), into @a winner: how many */
 static unsigned order_table_of(const psel_calib_order_entry_t *e,
@@ -586,15 +604,7 @@ static void test_order_streaming_table(void **state)
     unsigned n, i, k;
     double bs, bm, f;
 
-    psel_calib_init(&calib);
-    memset(e, 0, sizeof(e));
-    e[0].line = psel_calib_line_get(&calib, "egr/bcopy", "sysv/memory",
-                                    UCS_MEMORY_TYPE_HOST);
-    e[1].line = psel_calib_line_get(&calib, "rndv/am", "sysv/memory",
-                                    UCS_MEMORY_TYPE_HOST);
-    e[0].rank       = psel_calib_natural_rank(0, SIZE_MAX);
-    e[1].rank       = psel_calib_natural_rank(2, SIZE_MAX);
-    e[0].max_length = e[1].max_length = SIZE_MAX;
+    order_pair(&calib, e, "sysv/memory", "egr/bcopy", 0, "rndv/am", 2);
     e[1].breaks     = brks;
     e[1].num_breaks = 2;
 
@@ -653,15 +663,7 @@ static void test_order_noisy_tie_does_not_lift_a_shown_range(void **state)
     double z, p, spread;
     int winner[MAX_SIZES];
 
-    psel_calib_init(&calib);
-    memset(e, 0, sizeof(e));
-    e[0].line = psel_calib_line_get(&calib, "egr/zcopy", "tcp/lo",
-                                    UCS_MEMORY_TYPE_HOST);
-    e[1].line = psel_calib_line_get(&calib, "rndv/put", "tcp/lo",
-                                    UCS_MEMORY_TYPE_HOST);
-    e[0].rank       = psel_calib_natural_rank(1, SIZE_MAX);
-    e[1].rank       = psel_calib_natural_rank(2, SIZE_MAX);
-    e[0].max_length = e[1].max_length = SIZE_MAX;
+    order_pair(&calib, e, "tcp/lo", "egr/zcopy", 1, "rndv/put", 2);
     n = log_sizes(65536, 8 << 20, 2, x);
     for (i = 0; i < n; ++i) {
         z      = 4 * US + 0.2 * NS * x[i];
