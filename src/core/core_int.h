@@ -146,6 +146,19 @@ typedef struct psel_wireup_msg {
 } psel_wireup_msg_t;
 
 
+/**
+ * Sends that egr/short takes without a lookup, as UCP's
+ * ucp_tag_send_inline() below max_eager_short: filled from the first row
+ * of the endpoint's table by its first send of the flavour.
+ */
+typedef struct {
+    size_t                    limit; /**< Sizes below it; 0: no such row */
+    const psel_select_elem_t *elem;  /**< The row (counted as used) */
+    uint8_t                   lane;  /**< Where egr/short sends */
+    uint8_t                   known; /**< The table was looked at */
+} psel_ep_short_path_t;
+
+
 struct psel_ep {
     /* what every send reads, first: one or two cache lines */
     psel_worker_h         worker;
@@ -160,6 +173,8 @@ struct psel_ep {
     unsigned              cfg_index;    /**< Bumped when the config changes */
     unsigned              num_sends;    /**< Send requests not complete */
     uint64_t              id;           /**< Sender id in our messages */
+    psel_ep_short_path_t  short_path[2];/**< Per send flavour
+                                             (PSEL_SEND_FLAG_STREAM) */
     psel_proto_ep_t       proto;        /**< What protocols see of it:
                                              its UCT endpoints and lanes */
     psel_ep_config_t      config;       /**< Lanes and selection tables */

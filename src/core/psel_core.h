@@ -19,7 +19,12 @@ typedef struct psel_worker  *psel_worker_h;  /**< Progress engine */
 typedef struct psel_ep      *psel_ep_h;      /**< Connection to a peer */
 typedef struct psel_request  psel_request_t; /**< Non-blocking operation */
 
-/** Completion callback of a request. */
+/**
+ * Completion callback of a request. It may free @a request
+ * (psel_request_free()), as a UCP callback may; the request is then gone,
+ * and so is the pointer returned by the call that started it (a callback
+ * can run before that call returns).
+ */
 typedef void (*psel_request_cb_t)(psel_request_t *request, ucs_status_t status,
                                   void *arg);
 

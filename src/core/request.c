@@ -63,6 +63,8 @@ static void psel_request_release(psel_request_t *req)
 
 void psel_request_complete(psel_request_t *req, ucs_status_t status)
 {
+    int released;
+
     if (req->type == PSEL_REQUEST_SEND) {
         --req->ep->num_sends;
         if (req->queued) {
@@ -76,11 +78,14 @@ void psel_request_complete(psel_request_t *req, ucs_status_t status)
             req->proto.req_id = 0;
         }
     }
+    /* freed before it completed: release it after the callback; else the
+     * callback may free it itself (as UCP allows), and it is gone after */
+    released    = req->released;
     req->status = status;
     if (req->cb != NULL) {
         req->cb(req, status, req->arg);
     }
-    if (req->released) {
+    if (released) {
         psel_request_release(req);
     }
 }
@@ -356,6 +361,29 @@ static void psel_send_count(psel_ep_h ep, unsigned flags,
     }
 }
 
+/* The first send of a flavour: does its table start with egr/short? */
+static void psel_ep_learn_short_path(psel_ep_h ep, unsigned flags,
+                                     psel_ep_short_path_t *path)
+{
+    const psel_select_elem_t *first;
+    int lane;
+
+    first = psel_select_lookup_fast(psel_ep_send_selection(ep, flags),
+                                    PSEL_OP_TAG_SEND, 0);
+    if (first == NULL) {
+        return; /* no table: the request fails, and the next send looks */
+    }
+    path->known = 1;
+    lane        = psel_proto_egr_short_lane(first->proto, first->priv);
+    if (lane >= 0) {
+        /* egr/short is bounded by the transport's am_short; a row to
+         * SIZE_MAX would wrap to 0, no fast path */
+        path->limit = first->max_length + 1;
+        path->elem  = first;
+        path->lane  = lane;
+    }
+}
+
 psel_request_t *psel_tag_send_nb(psel_ep_h ep, const void *buffer,
                                  size_t length, uint64_t tag,
                                  psel_request_cb_t cb, void *arg)
@@ -369,6 +397,7 @@ psel_request_t *psel_tag_send_nbf(psel_ep_h ep, const void *buffer,
 {
     const psel_select_elem_t *elem = NULL;
     ucs_status_t status            = UCS_INPROGRESS;
+    psel_ep_short_path_t *path;
     psel_proto_req_t view;
 
     /* what an inline protocol reads; psel_send_request() fills the rest */
@@ -384,20 +413,34 @@ psel_request_t *psel_tag_send_nbf(psel_ep_h ep, const void *buffer,
      * no request at all */
     if (ucs_likely(ucs_list_is_empty(&ep->pending) && psel_ep_is_ready(ep) &&
                    (ep->status == UCS_OK))) {
-        elem = psel_select_lookup_fast(psel_ep_send_selection(ep, flags),
-                                       PSEL_OP_TAG_SEND, length);
-        if (ucs_likely((elem != NULL) &&
-                       (elem->proto->flags & PSEL_PROTO_FLAG_INLINE))) {
+        path = &ep->short_path[flags & PSEL_SEND_FLAG_STREAM];
+        if (ucs_unlikely(!path->known)) {
+            psel_ep_learn_short_path(ep, flags, path);
+        }
+        if (ucs_likely(length < path->limit)) {
+            /* egr/short, the table's first row: no lookup, one UCT call */
+            elem   = path->elem;
+            psel_send_count(ep, flags, elem, length);
+            status = psel_egr_short_send(ep->proto.uct_eps[path->lane], tag,
+                                         buffer, length);
+        } else {
+            elem = psel_select_lookup_fast(psel_ep_send_selection(ep, flags),
+                                           PSEL_OP_TAG_SEND, length);
+            if ((elem == NULL) ||
+                !(elem->proto->flags & PSEL_PROTO_FLAG_INLINE)) {
+                /* the request looks it up and counts */
+                return psel_send_request(ep, &view, flags, NULL, status, cb,
+                                         arg);
+            }
             view.priv = elem->priv;
             psel_send_count(ep, flags, elem, length);
             status    = elem->proto->progress(&view);
-            if (ucs_likely(status == UCS_OK)) {
-                return NULL;
-            }
-            /* busy, more fragments, or failed: a request takes over */
-        } else {
-            elem = NULL; /* the request looks it up and counts */
         }
+        if (ucs_likely(status == UCS_OK)) {
+            return NULL;
+        }
+        /* busy, more fragments, or failed: a request takes over */
+        view.priv = elem->priv;
     }
     return psel_send_request(ep, &view, flags, elem, status, cb, arg);
 }

@@ -15,34 +15,58 @@
 /* The tag_lat and tag_bw loops over protosel's data path                 */
 /* ---------------------------------------------------------------------- */
 
-static void pt_request_cb(psel_request_t *request, ucs_status_t status,
-                          void *arg)
+static void pt_psel_send_cb(psel_request_t *req, ucs_status_t status,
+                            void *arg)
 {
+    psel_request_free(req);
+    pt_send_done(arg, status);
 }
 
-static inline ucs_status_t pt_psel_test(psel_request_t *req, size_t *length)
+static void pt_psel_recv_cb(psel_request_t *req, ucs_status_t status,
+                            void *arg)
 {
-    psel_recv_info_t info;
-    ucs_status_t status;
+    psel_recv_info_t info = {0};
 
-    status = psel_request_test(req, (length != NULL) ? &info : NULL);
-    if ((status != UCS_INPROGRESS) && (length != NULL)) {
-        *length = info.length;
-    }
-    return status;
+    (void)psel_request_test(req, &info);
+    psel_request_free(req);
+    pt_recv_done(arg, status, info.length);
+}
+
+/* What a send or receive call returned, as a start's status */
+static inline ucs_status_t pt_psel_status(psel_request_t *req)
+{
+    return UCS_PTR_IS_PTR(req) ? UCS_INPROGRESS : UCS_PTR_STATUS(req);
+}
+
+static inline ucs_status_t pt_psel_send(pt_run_t *run, void *buf,
+                                        size_t len, uint64_t tag)
+{
+    /* as ucx_perftest: tag_bw streams (UCP_OP_ATTR_FLAG_MULTI_SEND there) */
+    unsigned flags = (run->params.test == PT_TEST_TAG_BW) ?
+                     PSEL_SEND_FLAG_STREAM : 0;
+
+    ++run->sends;
+    return pt_started(run, &run->sends,
+                      pt_psel_status(psel_tag_send_nbf(run->ep, buf, len, tag,
+                                                       flags, pt_psel_send_cb,
+                                                       run)));
+}
+
+static inline ucs_status_t pt_psel_recv(pt_run_t *run, void *buf,
+                                        size_t len, uint64_t tag,
+                                        uint64_t mask)
+{
+    ++run->recvs;
+    return pt_started(run, &run->recvs,
+                      pt_psel_status(psel_tag_recv_nb(run->worker, buf, len,
+                                                      tag, mask,
+                                                      pt_psel_recv_cb, run)));
 }
 
 #define PT_K(_name)          pt_psel_##_name
-/* as ucx_perftest: tag_bw streams (UCP_OP_ATTR_FLAG_MULTI_SEND there) */
-#define PT_SEND(_run, _buf, _len, _tag) \
-    psel_tag_send_nbf((_run)->ep, _buf, _len, _tag, \
-                      ((_run)->params.test == PT_TEST_TAG_BW) ? \
-                      PSEL_SEND_FLAG_STREAM : 0, pt_request_cb, NULL)
+#define PT_SEND(_run, _buf, _len, _tag) pt_psel_send(_run, _buf, _len, _tag)
 #define PT_RECV(_run, _buf, _len, _tag, _mask) \
-    psel_tag_recv_nb((_run)->worker, _buf, _len, _tag, _mask, pt_request_cb, \
-                     NULL)
-#define PT_TEST(_run, _req, _length) pt_psel_test(_req, _length)
-#define PT_FREE(_run, _req)  psel_request_free(_req)
+    pt_psel_recv(_run, _buf, _len, _tag, _mask)
 #define PT_PROGRESS(_run)    psel_worker_progress((_run)->worker)
 #include "perftest_kernels.inc"
 

@@ -32,6 +32,10 @@ int pt_params_check(const pt_params_t *params, char *err, size_t len)
                  params->test);
     } else if (params->flags & ~PT_FLAGS_ALL) {
         snprintf(err, len, "unknown test flags 0x%x", params->flags);
+    } else if ((params->flags & PT_FLAG_UCP) &&
+               (params->test == PT_TEST_CALIBRATE)) {
+        snprintf(err, len, "the UCP data path flag (--ucp) applies to "
+                 "tag_lat and tag_bw, not to a calibration session");
     } else if (params->size > PT_MAX_SIZE) {
         snprintf(err, len, "message size %llu is above the limit %llu",
                  (unsigned long long)params->size, PT_MAX_SIZE);
@@ -190,22 +194,15 @@ static size_t pt_llc_size(void)
 ucs_status_t pt_prepare(pt_run_t *run)
 {
     size_t size     = run->params.size ? run->params.size : 1;
-    unsigned window = pt_window(&run->params);
-    void **ring;
     size_t span;
 
-    run->window    = window;
+    run->window    = pt_window(&run->params);
     run->recv_mask = (run->params.flags & PT_FLAG_WILDCARD) ? 0 :
                      PT_TAG_MASK_FULL;
-    if (window > run->ring_size) {
-        ring = realloc(run->ring, window * sizeof(*ring));
-        if (ring == NULL) {
-            goto err_nomem;
-        }
-        run->ring      = ring;
-        run->ring_size = window;
-    }
-    run->ring_head = run->ring_count = 0;
+    /* a failed phase ends the session: nothing of it is counted on */
+    run->sends     = 0;
+    run->recvs     = 0;
+    run->failure   = UCS_OK;
 
     /* cold: messages rotate over page-aligned slots that span twice the
      * last level cache, so each one starts out of cache, as an
@@ -239,6 +236,38 @@ ucs_status_t pt_prepare(pt_run_t *run)
 err_nomem:
     PT_ERR("out of memory for %zu-byte buffers\n", size);
     return UCS_ERR_NO_MEMORY;
+}
+
+ucs_status_t pt_report_failure(pt_run_t *run, const char *what)
+{
+    if (run->failure == UCS_ERR_MESSAGE_TRUNCATED) {
+        PT_ERR("%s got %zu bytes, expected %zu\n", what, run->failure_got,
+               run->recv_size);
+    } else {
+        PT_ERR("%s failed: %s\n", what, ucs_status_string(run->failure));
+    }
+    return run->failure;
+}
+
+ucs_status_t pt_check_stalled(pt_run_t *run, double *deadline,
+                              const char *what)
+{
+    double now = psel_oob_time();
+
+    if (*deadline == 0) {
+        *deadline = now + PT_TIMEOUT_SEC;
+    } else if (now > *deadline) {
+        PT_ERR("%s did not complete within %.0f seconds\n", what,
+               PT_TIMEOUT_SEC);
+        return UCS_ERR_TIMED_OUT;
+    }
+
+    if (psel_oob_peer_closed(&run->oob)) {
+        PT_ERR("the peer closed the control connection while a %s was in "
+               "progress\n", what);
+        return UCS_ERR_CONNECTION_RESET;
+    }
+    return UCS_OK;
 }
 
 /*
@@ -498,7 +527,6 @@ void pt_disconnect(pt_run_t *run)
 void pt_cleanup(pt_run_t *run)
 {
     pt_destroy(run, 0);
-    free(run->ring);
     free(run->sbuf);
     free(run->rbuf);
     psel_oob_close(&run->oob);

@@ -14,6 +14,8 @@
 
 #include "perftest_oob.h"
 
+#include <lane_select/clock.h>
+
 #include <core/psel_core.h>
 
 #include <ucp/api/ucp.h>
@@ -30,8 +32,6 @@
 #define PT_MAX_ADDRESS_LEN     65536u
 #define PT_MAX_REPLY_LEN       512u
 #define PT_SPINS_PER_CHECK     16384u     /* progress calls between checks */
-#define PT_SPINS_PER_TEST      16u        /* idle progress calls between
-                                              tests of a request */
 
 #define PT_WIRE_MAGIC          "PSPT"     /* the first 4 bytes */
 #define PT_WIRE_VERSION        2u /* 2: little-endian; setup steps say
@@ -48,7 +48,9 @@
 #define PT_FLAG_COLD           (1u << 1)  /* consecutive messages use other
                                              buffers, over twice the last
                                              level cache (calibration) */
-#define PT_FLAGS_ALL           (PT_FLAG_WILDCARD | PT_FLAG_COLD)
+#define PT_FLAG_UCP            (1u << 2)  /* --ucp: both sides run stock
+                                             UCP's data path (PT_PATH_UCP) */
+#define PT_FLAGS_ALL           (PT_FLAG_WILDCARD | PT_FLAG_COLD | PT_FLAG_UCP)
 
 #define PT_COLD_MAX_SPAN       (256ul << 20) /* bytes of rotating buffers */
 
@@ -90,8 +92,25 @@ typedef enum {
                                  settings make it select them */
 } pt_path_t;
 
-/** Called by a client loop after each measured iteration. */
-typedef void (*pt_iter_cb_t)(void *arg, uint64_t bytes);
+#define PT_TIMING_QUEUE_SIZE   2048u      /* latency samples, percentile */
+
+typedef struct {
+    uint64_t iters, bytes, msgs;
+    double   time;
+} pt_counters_t;
+
+/** What a client loop records after each measured iteration, as libperf's
+ *  ucx_perf_update(): totals, the time of each of the last
+ *  PT_TIMING_QUEUE_SIZE iterations, and a report call when due. */
+typedef struct {
+    pt_counters_t cur;       /* totals, and the clock at the last update */
+    double        last;      /* the clock at the previous update */
+    double        report_at; /* the clock of the next report */
+    unsigned      head;      /* the next sample's place in queue */
+    double        queue[PT_TIMING_QUEUE_SIZE];
+    void        (*report)(void *arg);
+    void         *report_arg;
+} pt_timing_t;
 
 /** One side of a run. */
 typedef struct {
@@ -99,7 +118,8 @@ typedef struct {
     unsigned         window;
     uint64_t         recv_mask;
     pt_path_t        path;      /* what is measured; a forked peer
-                                   inherits it, a server is protosel's */
+                                   inherits it, a psel_perftest server
+                                   follows the client (PT_FLAG_UCP) */
     psel_context_h   context;   /* PT_PATH_PROTOSEL */
     psel_worker_h    worker;
     psel_ep_h        ep;
@@ -113,10 +133,13 @@ typedef struct {
     unsigned         num_slots; /* buffers that messages rotate over (1
                                    without PT_FLAG_COLD) */
     uint64_t         ack;       /* tag_bw: messages the server received */
-    void           **ring;      /* outstanding requests, oldest at head */
-    unsigned         ring_head, ring_count, ring_size;
-    pt_iter_cb_t     on_iter;   /* or NULL */
-    void            *on_iter_arg;
+    int              sends;     /* sends started and not completed */
+    int              recvs;     /* receives likewise */
+    size_t           recv_size; /* what each receive of this side expects:
+                                   params.size, 8 for the tag_bw ack */
+    ucs_status_t     failure;   /* the first failed completion, or UCS_OK */
+    size_t           failure_got; /* its bytes, a truncated receive's */
+    pt_timing_t     *timing;    /* a measured client phase's, or NULL */
 } pt_run_t;
 
 
@@ -151,7 +174,8 @@ ucs_status_t pt_handshake_server(pt_run_t *run);
  */
 ucs_status_t pt_connect(pt_run_t *run, int is_client);
 
-/** Size the buffers and the request ring for run->params (grows only). */
+/** Size the buffers for run->params (grows only); no operation is
+ *  outstanding after it. */
 ucs_status_t pt_prepare(pt_run_t *run);
 
 /** The send or receive buffer of message @a i (rotating with
@@ -178,27 +202,97 @@ void pt_disconnect(pt_run_t *run);
 void pt_cleanup(pt_run_t *run);
 
 /**
- * @a iters iterations of run->params.test. The client calls run->on_iter
+ * @a iters iterations of run->params.test. The client updates run->timing
  * after each one when @a measured.
  */
 ucs_status_t pt_run_phase(pt_run_t *run, int is_client, uint64_t iters,
                           int measured);
 
-/** Queue an outstanding request (the ring holds run->window of them). */
-static inline void pt_ring_push(pt_run_t *run, void *req)
+/*
+ * Completion counting of the loops (perftest_kernels.inc), as libperf's:
+ * a path counts an operation in run->sends or run->recvs before it starts
+ * it (its callback can run before the call returns), passes the start's
+ * status to pt_started(), and its callback calls pt_send_done() or
+ * pt_recv_done().
+ */
+
+/** One measured iteration of @a bytes done (inline: it runs between a
+ *  completion and the next send). */
+static inline void pt_timing_update(pt_timing_t *t, uint64_t bytes)
 {
-    run->ring[(run->ring_head + run->ring_count) % run->ring_size] = req;
-    ++run->ring_count;
+    double now = psel_time_sec();
+
+    t->cur.time   = now;
+    t->cur.iters += 1;
+    t->cur.bytes += bytes;
+    t->cur.msgs  += 1;
+    t->queue[t->head] = now - t->last;
+    t->head           = (t->head + 1) % PT_TIMING_QUEUE_SIZE;
+    t->last           = now;
+    if (ucs_unlikely(now >= t->report_at)) {
+        t->report(t->report_arg);
+    }
 }
 
-/** The oldest outstanding request. */
-static inline void *pt_ring_pop(pt_run_t *run)
-{
-    void *req = run->ring[run->ring_head];
+/** Print a recorded failure as the failure of @a what; @return it. */
+ucs_status_t pt_report_failure(pt_run_t *run, const char *what);
 
-    run->ring_head = (run->ring_head + 1) % run->ring_size;
-    --run->ring_count;
-    return req;
+/** Every PT_SPINS_PER_CHECK idle progress calls of a wait for @a what:
+ *  UCS_ERR_TIMED_OUT (printed) when it has waited PT_TIMEOUT_SEC from the
+ *  first check (@a deadline, 0 before it), UCS_ERR_CONNECTION_RESET when
+ *  the peer closed the control connection, else UCS_OK. */
+ucs_status_t pt_check_stalled(pt_run_t *run, double *deadline,
+                              const char *what);
+
+static inline void pt_fail(pt_run_t *run, ucs_status_t status, size_t got)
+{
+    if (run->failure == UCS_OK) {
+        run->failure     = status;
+        run->failure_got = got;
+    }
+}
+
+/** UCS_OK, or the failure recorded by a completion (printed for @a what). */
+static inline ucs_status_t pt_check_failed(pt_run_t *run, const char *what)
+{
+    if (ucs_likely(run->failure == UCS_OK)) {
+        return UCS_OK;
+    }
+    return pt_report_failure(run, what);
+}
+
+/** @a status of starting an operation counted in @a count: UCS_INPROGRESS
+ *  (its callback completes it), UCS_OK (done at once) or an error. */
+static inline ucs_status_t pt_started(pt_run_t *run, int *count,
+                                      ucs_status_t status)
+{
+    if (status != UCS_INPROGRESS) {
+        --*count; /* not outstanding */
+        if (UCS_STATUS_IS_ERR(status)) {
+            pt_fail(run, status, 0);
+        }
+    }
+    return status;
+}
+
+static inline void pt_send_done(pt_run_t *run, ucs_status_t status)
+{
+    --run->sends;
+    if (ucs_unlikely(status != UCS_OK)) {
+        pt_fail(run, status, 0);
+    }
+}
+
+/** A receive completed with a message of @a length bytes. */
+static inline void pt_recv_done(pt_run_t *run, ucs_status_t status,
+                                size_t length)
+{
+    --run->recvs;
+    if (ucs_unlikely(status != UCS_OK)) {
+        pt_fail(run, status, 0);
+    } else if (ucs_unlikely(length != run->recv_size)) {
+        pt_fail(run, UCS_ERR_MESSAGE_TRUNCATED, length);
+    }
 }
 
 

@@ -26,7 +26,6 @@
 #include <sys/socket.h>
 
 #define PT_REPORT_INTERVAL_SEC 1.0
-#define PT_TIMING_QUEUE_SIZE   2048       /* latency samples for percentile */
 
 /* Output flags, as ucx_perftest's -f, -v, -N */
 #define PT_OUT_FINAL           (1u << 0)
@@ -57,7 +56,9 @@ static const struct {
     {0, NULL}
 };
 
-#define PT_OPT_BIND  256 /* --bind: a long option, no ucx_perftest letter */
+/* long options without a ucx_perftest letter */
+#define PT_OPT_BIND  256 /* --bind */
+#define PT_OPT_UCP   257 /* --ucp */
 
 /* ucx_perftest 1.13's options; the leading ':' reports missing values */
 #define PT_OPTSTRING ":p:b:6NfvIc:P:h" \
@@ -84,22 +85,14 @@ typedef struct {
     double mr_avg, mr_total;
 } pt_result_t;
 
-typedef struct {
-    uint64_t iters, bytes, msgs;
-    double   time;
-} pt_counters_t;
-
 /** Measurements as ucx_perftest takes them. */
 typedef struct {
+    pt_timing_t   timing;      /* updated by the loops, each iteration */
     double        factor;      /* 2 for ping-pong: results per direction */
     double        rank;
-    double        report_interval;
     unsigned      out_flags;
     double        start;       /* clock at the start of the run */
-    double        last_sample; /* clock at the previous update */
-    pt_counters_t cur, prev;   /* now, and at the previous report */
-    unsigned      queue_head;
-    double        queue[PT_TIMING_QUEUE_SIZE]; /* time of each update */
+    pt_counters_t prev;        /* at the previous report */
     double        scratch[PT_TIMING_QUEUE_SIZE];
 } pt_stats_t;
 
@@ -134,6 +127,10 @@ static void pt_usage(FILE *stream)
         "     --bind <addr>  server: listen on this address only (default:\n"
         "                    every address of the host)\n"
         "     -C             use wild-card tag for tag tests\n"
+        "     --ucp          client: run the same loops over stock UCP\n"
+        "                    (ucp_tag_send_nbx / ucp_tag_recv_nbx, transports\n"
+        "                    by UCX_TLS) on both sides, to compare the data\n"
+        "                    paths in one harness\n"
         "     -m host[,host] -D contig[,contig] -T 1 -M single -E poll\n"
         "                    accepted for compatibility (the only supported values)\n"
         "     -h             show this help message\n"
@@ -143,7 +140,8 @@ static void pt_usage(FILE *stream)
         "     -f             print only final numbers\n"
         "     -v             print CSV-formatted output\n"
         "\n"
-        "  Transports are chosen by UCX_PSEL_TLS and UCX_PSEL_NET_DEVICES.\n"
+        "  Transports are chosen by UCX_PSEL_TLS and UCX_PSEL_NET_DEVICES\n"
+        "  (with --ucp: UCX_TLS and UCX_NET_DEVICES).\n"
         "  Every control-connection wait gives up after %.0f seconds.\n",
         PT_WARMUP_TIME_SEC * 1000, PT_DEFAULT_PORT, PT_TIMEOUT_SEC);
 }
@@ -309,6 +307,7 @@ static int pt_parse_args(int argc, char **argv, pt_opts_t *opts)
     static const char *const wmodes[]    = {"poll", NULL};
     static const struct option long_opts[] = {
         {"bind", required_argument, NULL, PT_OPT_BIND},
+        {"ucp", no_argument, NULL, PT_OPT_UCP},
         {NULL, 0, NULL, 0}
     };
     uint64_t value;
@@ -321,6 +320,9 @@ static int pt_parse_args(int argc, char **argv, pt_opts_t *opts)
     optind = 1;
     while ((c = getopt_long(argc, argv, PT_OPTSTRING, long_opts, NULL)) != -1) {
         switch (c) {
+        case PT_OPT_UCP:
+            opts->params.flags |= PT_FLAG_UCP;
+            break;
         case PT_OPT_BIND:
             if (optarg[0] == '\0') {
                 fprintf(stderr, "psel_perftest: empty value for --bind: "
@@ -473,6 +475,12 @@ static int pt_parse_args(int argc, char **argv, pt_opts_t *opts)
         return 1;
     }
 
+    if ((opts->server == NULL) && (opts->params.flags & PT_FLAG_UCP)) {
+        fprintf(stderr, "psel_perftest: --ucp is a client option: the "
+                "server runs the data path the client asks for\n");
+        return 1;
+    }
+
     if ((opts->server != NULL) && (opts->params.test == PT_TEST_LAST)) {
         fprintf(stderr, "psel_perftest: missing test name: give -t tag_lat "
                 "or -t tag_bw\n");
@@ -490,13 +498,15 @@ static int pt_parse_args(int argc, char **argv, pt_opts_t *opts)
 
 static void pt_print_box(const pt_params_t *params)
 {
+    const char *api = (params->flags & PT_FLAG_UCP) ?
+                      "UCP (stock, --ucp)" : "protocol layer";
+
     static const char *line = "+-------------------------------------------"
                               "-----------------------------------------------"
                               "----------------+";
 
     printf("%s\n", line);
-    printf("| API:          %-60s                               |\n",
-           "protocol layer");
+    printf("| API:          %-60s                               |\n", api);
     printf("| Test:         %-60s                               |\n",
            pt_tests[params->test].desc);
     printf("| Data layout:  %-60s                               |\n",
@@ -602,40 +612,40 @@ static void pt_stats_init(pt_stats_t *st, const pt_params_t *params,
     memset(st, 0, sizeof(*st));
     st->factor          = pt_tests[params->test].pingpong ? 2.0 : 1.0;
     st->rank            = rank;
-    st->report_interval = PT_REPORT_INTERVAL_SEC;
     st->out_flags       = out_flags;
 }
 
 static void pt_stats_start(pt_stats_t *st, double now)
 {
-    st->start       = now;
-    st->last_sample = now;
-    st->cur.time    = now;
-    st->prev        = st->cur;
+    st->start            = now;
+    st->timing.last      = now;
+    st->timing.cur.time  = now;
+    st->timing.report_at = now + PT_REPORT_INTERVAL_SEC;
+    st->prev             = st->timing.cur;
 }
 
 /* ucx_perftest's result: moment values since the previous report. */
 static void pt_stats_calc(pt_stats_t *st, pt_result_t *r)
 {
-    unsigned n = (st->cur.iters < PT_TIMING_QUEUE_SIZE) ?
-                 (unsigned)st->cur.iters : PT_TIMING_QUEUE_SIZE;
-    double total = st->cur.time - st->start;
-    double moment = st->cur.time - st->prev.time;
-    uint64_t m_iters = st->cur.iters - st->prev.iters;
+    unsigned n = (st->timing.cur.iters < PT_TIMING_QUEUE_SIZE) ?
+                 (unsigned)st->timing.cur.iters : PT_TIMING_QUEUE_SIZE;
+    double total = st->timing.cur.time - st->start;
+    double moment = st->timing.cur.time - st->prev.time;
+    uint64_t m_iters = st->timing.cur.iters - st->prev.iters;
 
     if ((m_iters == 0) || (moment <= 0)) {
         /* nothing new since the last report: show the totals */
         moment   = total;
-        m_iters  = st->cur.iters;
+        m_iters  = st->timing.cur.iters;
         st->prev = (pt_counters_t){0, 0, 0, st->start};
     }
     if (total <= 0) {
         total = moment = 1e-9;
     }
 
-    r->iters = st->cur.iters;
+    r->iters = st->timing.cur.iters;
     if (n > 0) {
-        memcpy(st->scratch, st->queue, n * sizeof(double));
+        memcpy(st->scratch, st->timing.queue, n * sizeof(double));
         r->lat_pct = pt_select(st->scratch, n,
                                (unsigned)((n - 1) * (st->rank / 100.0))) /
                      st->factor;
@@ -643,42 +653,24 @@ static void pt_stats_calc(pt_stats_t *st, pt_result_t *r)
         r->lat_pct = 0;
     }
     r->lat_avg   = (m_iters ? moment / m_iters : 0) / st->factor;
-    r->lat_total = (st->cur.iters ? total / st->cur.iters : 0) / st->factor;
-    r->bw_avg    = (st->cur.bytes - st->prev.bytes) / moment * st->factor;
-    r->bw_total  = st->cur.bytes / total * st->factor;
-    r->mr_avg    = (st->cur.msgs - st->prev.msgs) / moment * st->factor;
-    r->mr_total  = st->cur.msgs / total * st->factor;
+    r->lat_total = (st->timing.cur.iters ? total / st->timing.cur.iters : 0) / st->factor;
+    r->bw_avg    = (st->timing.cur.bytes - st->prev.bytes) / moment * st->factor;
+    r->bw_total  = st->timing.cur.bytes / total * st->factor;
+    r->mr_avg    = (st->timing.cur.msgs - st->prev.msgs) / moment * st->factor;
+    r->mr_total  = st->timing.cur.msgs / total * st->factor;
 }
 
-static void pt_stats_report(pt_stats_t *st)
+/* A report line each PT_REPORT_INTERVAL_SEC, as ucx_perftest prints */
+static void pt_stats_report(void *arg)
 {
+    pt_stats_t *st = arg;
     pt_result_t r;
 
     pt_stats_calc(st, &r);
     pt_print_result(st->out_flags, &r, 0);
-    st->prev = st->cur;
+    st->prev             = st->timing.cur;
+    st->timing.report_at = st->timing.cur.time + PT_REPORT_INTERVAL_SEC;
 }
-
-/* One iteration done: as ucx_perf_update(). */
-static void pt_stats_update(void *arg, uint64_t bytes)
-{
-    pt_stats_t *st = arg;
-    double now = psel_oob_time();
-
-    st->cur.time   = now;
-    st->cur.iters += 1;
-    st->cur.bytes += bytes;
-    st->cur.msgs  += 1;
-
-    st->queue[st->queue_head] = now - st->last_sample;
-    st->queue_head            = (st->queue_head + 1) % PT_TIMING_QUEUE_SIZE;
-    st->last_sample           = now;
-
-    if (now - st->prev.time >= st->report_interval) {
-        pt_stats_report(st);
-    }
-}
-
 
 /* ---------------------------------------------------------------------- */
 /* Data path                                                              */
@@ -721,15 +713,18 @@ static ucs_status_t pt_run_test(pt_run_t *run, int is_client,
         pt_stats_start(st, psel_oob_time());
     }
 
-    run->on_iter     = pt_stats_update;
-    run->on_iter_arg = st;
+    if (st != NULL) {
+        st->timing.report     = pt_stats_report;
+        st->timing.report_arg = st;
+    }
+    run->timing = (st != NULL) ? &st->timing : NULL;
     status = pt_run_phase(run, is_client, run->params.iters, st != NULL);
     if (status != UCS_OK) {
         goto out;
     }
 
     if (st != NULL) {
-        st->cur.time = psel_oob_time();
+        st->timing.cur.time = psel_oob_time();
     }
 
     status = psel_oob_barrier(&run->oob);
@@ -747,6 +742,9 @@ static int pt_client(const pt_opts_t *opts)
 {
     pt_run_t run = {.params = opts->params, .oob = {.fd = -1}};
     ucs_status_t status;
+
+    run.path = (run.params.flags & PT_FLAG_UCP) ? PT_PATH_UCP :
+                                                  PT_PATH_PROTOSEL;
 
     status = psel_oob_connect(opts->server, opts->family, opts->port,
                               PT_TIMEOUT_SEC, &run.oob);
@@ -794,6 +792,8 @@ static int pt_server(const pt_opts_t *opts)
     if (status != UCS_OK) {
         goto out;
     }
+    run.path = (run.params.flags & PT_FLAG_UCP) ? PT_PATH_UCP :
+                                                  PT_PATH_PROTOSEL;
 
     if (run.params.test == PT_TEST_CALIBRATE) {
         printf("Calibration session (psel_calibrate)\n");

@@ -162,6 +162,14 @@ typedef struct psel_proto {
 } psel_proto_t;
 
 
+/**
+ * The lane index egr/short sends on, if @a proto is egr/short (with its
+ * private config @a priv), else -1. The sender's fast path (core's
+ * psel_tag_send_nbf()) sends there without a lookup, as UCP's
+ * ucp_tag_send_inline() does below max_eager_short.
+ */
+int psel_proto_egr_short_lane(const psel_proto_t *proto, const void *priv);
+
 /** The built-in protocols, in tie-break order (earlier wins exact ties). */
 extern const psel_proto_t *const psel_builtin_protos[];
 

@@ -195,9 +195,8 @@ static uct_ep_h psel_egr_ep(const psel_proto_req_t *req)
 
 static ucs_status_t psel_egr_short_progress(psel_proto_req_t *req)
 {
-    /* UCT stores the header as a host integer: make its bytes LE */
-    return uct_ep_am_short(psel_egr_ep(req), PSEL_AM_ID_EAGER_SHORT,
-                           htole64(req->tag), req->buffer, req->length);
+    return psel_egr_short_send(psel_egr_ep(req), req->tag, req->buffer,
+                               req->length);
 }
 
 /* The header of the next fragment; @return its size. */
@@ -384,3 +383,11 @@ const psel_proto_t psel_proto_egr_zcopy = {
     .abort    = psel_egr_zcopy_abort,
     .reset    = psel_egr_zcopy_reset
 };
+
+int psel_proto_egr_short_lane(const psel_proto_t *proto, const void *priv)
+{
+    if (proto != &psel_proto_egr_short) {
+        return -1;
+    }
+    return ((const psel_proto_lanes_priv_t*)priv)->lanes[0];
+}

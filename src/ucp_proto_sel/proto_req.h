@@ -21,6 +21,8 @@
 #include <ucs/datastruct/list.h>
 #include <uct/api/uct.h>
 
+#include <endian.h>
+
 #define PSEL_PROTO_MAX_IFACES  32  /**< Ifaces of one worker (= entries of
                                         its address) */
 
@@ -199,5 +201,16 @@ struct psel_proto_worker {
     /** Complete a matched receive (handed over by psel_rndv_matched()). */
     void              (*recv_complete)(void *recv, ucs_status_t status);
 };
+
+/** An eager short message: egr/short's one UCT call, also made by the
+ *  sender's fast path. UCT stores the header as a host integer: its bytes
+ *  are made little-endian. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+psel_egr_short_send(uct_ep_h uct_ep, uint64_t tag, const void *buffer,
+                    size_t length)
+{
+    return uct_ep_am_short(uct_ep, PSEL_AM_ID_EAGER_SHORT, htole64(tag),
+                           buffer, (unsigned)length);
+}
 
 #endif

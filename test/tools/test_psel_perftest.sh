@@ -101,6 +101,22 @@ for tls in posix,sysv,cma tcp; do
     result "tag_bw 8 B -O 4 over $tls: Final line parses" $?
 done
 
+# --ucp: the same loops over stock UCP on both sides (the server follows
+# the client), with UCP's own transport settings
+for tls in posix tcp; do
+    envs="UCX_TLS=$tls"
+    pair "--ucp tag_lat 8 B over $tls" "$envs" --ucp -t tag_lat -s 8 \
+        -n $iters -w 100
+    final_ok $iters
+    result "--ucp tag_lat over $tls: Final line parses" $?
+    grep -q "^| API:          UCP (stock, --ucp) " "$tmp/server"
+    result "--ucp tag_lat over $tls: the server runs UCP's data path" $?
+    pair "--ucp tag_bw 64 KiB over $tls" "$envs" --ucp -t tag_bw -s 65536 \
+        -n $iters -w 10
+    final_ok $iters
+    result "--ucp tag_bw 64 KiB over $tls: Final line parses" $?
+done
+
 # 0-byte messages: bandwidth is 0, iterations complete
 pair "tag_lat 0 B" "" -t tag_lat -s 0 -n $iters -w 10
 grep -q "^Final: *$iters " "$tmp/client"
@@ -141,6 +157,9 @@ badopt "invalid value '101' for -R" -t tag_lat -R 101
 badopt "option -t needs a value" -t
 badopt "unknown option -k" -t tag_lat -k
 badopt "--bind is a server option" -t tag_lat --bind 127.0.0.1
+timeout 10 "$perftest" --ucp -p 1 >"$tmp/server" 2>&1
+[ $? -eq 1 ] && grep -q -- "--ucp is a client option" "$tmp/server"
+result "'--ucp' on a server exits 1: a client option" $?
 
 # bad settings are refused before any connection, on stderr, naming the
 # cause; nothing on stdout (where ucx_perftest's table goes)
@@ -242,5 +261,11 @@ foreign_client "50535054020000000000000000000000$(printf '08%014x' 0)$(printf '%
 [ $? -eq 1 ] && grep -q "rejected the client's test: iterations 0 out of range" \
     "$tmp/server"
 result "the server rejects 0 iterations from the client" $?
+
+# the UCP data path flag (4) in a calibration session's parameters (test 2)
+foreign_client "50535054020002000400000000000000$(printf '08%014x' 0)$(printf '01%014x' 0)$(printf '%016x' 0)"
+[ $? -eq 1 ] && grep -q "rejected the client's test: the UCP data path flag (--ucp) applies to tag_lat and tag_bw" \
+    "$tmp/server"
+result "the server rejects the UCP flag on a calibration session" $?
 
 tap_done
