@@ -30,6 +30,10 @@ Usage: bench/vs_ucx_perftest.sh [options]
   --ucx-env VAR=VAL    extra environment for ucx_perftest (repeatable),
                        e.g. UCX_RNDV_THRESH=inf to keep UCX on eager
   --psel-env VAR=VAL   extra environment for psel_perftest (repeatable)
+  --ucp-path           a third tool: psel_perftest --ucp (stock UCP in
+                       psel_perftest's loops); adds a table that splits a
+                       gap into data path (psel/--ucp) and harness
+                       (--ucp/ucx_perftest), with medians of per-run ratios
   --no-pin             do not pin the server to CPU 0 and the client to CPU 1
   --keep DIR           keep every raw output in DIR (default: a temporary
                        directory, removed at exit)
@@ -55,6 +59,7 @@ keep=""
 quick=0
 ucx_extra=()
 psel_extra=()
+tools="psel ucx"
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -69,6 +74,7 @@ while [ $# -gt 0 ]; do
     --ucx-perftest)   ucx_bin=${2:?}; shift ;;
     --ucx-env)        ucx_extra+=("${2:?}"); shift ;;
     --psel-env)       psel_extra+=("${2:?}"); shift ;;
+    --ucp-path)       tools="psel ucx pucp" ;;
     --no-pin)         pin=0 ;;
     --keep)           keep=${2:?}; shift ;;
     -h|--help)        usage; exit 0 ;;
@@ -135,6 +141,11 @@ iters() {  # TEST SIZE
 
 psel_env_extra=()
 tool_env() {  # TOOL TRANSPORT ROLE -> prints VAR=VAL, one a line
+    if [ "$1" = pucp ]; then   # psel_perftest --ucp: UCP's settings
+        tr_env ucx "$2"
+        [ ${#ucx_extra[@]} -gt 0 ] && printf '%s\n' "${ucx_extra[@]}"
+        return 0
+    fi
     tr_env "$1" "$2"   # the setups (lib_perftest.sh)
     if [ "$1" = ucx ]; then
         [ "$3" = client ] && echo UCX_PROTO_INFO=y
@@ -150,19 +161,21 @@ tool_env() {  # TOOL TRANSPORT ROLE -> prints VAR=VAL, one a line
 # shellcheck disable=SC2034  # senv, cenv: read by pt_run_pair (namerefs)
 run_once() {
     local tool=$1 tr=$2 test=$3 size=$4 file=$5 bin n w
-    local senv=() cenv=()
-    [ "$tool" = psel ] && bin=$psel_bin || bin=$ucx_bin
+    local senv=() cenv=() extra=()
+    [ "$tool" = ucx ] && bin=$ucx_bin || bin=$psel_bin
+    [ "$tool" = pucp ] && extra=(--ucp)
     n=$(iters "$test" "$size")
     w=$((n / 10)); [ $w -gt 1000 ] && w=1000
     mapfile -t senv < <(tool_env "$tool" "$tr" server)
     mapfile -t cenv < <(tool_env "$tool" "$tr" client)
-    pt_run_pair "$bin" "$file" 60 senv cenv -t "$test" -s "$size" -n "$n" -w "$w" -f
+    pt_run_pair "$bin" "$file" 60 senv cenv -t "$test" -s "$size" -n "$n" -w "$w" \
+        -f "${extra[@]}"
 }
 
 npoints=0
 for tr in $transports; do for test in $tests; do for size in $sizes; do
     npoints=$((npoints + 1)); done; done; done
-echo "vs_ucx_perftest: $npoints points x $runs runs x 2 tools; raw output in $out" >&2
+echo "vs_ucx_perftest: $npoints points x $runs runs x $(wc -w <<<"$tools") tools; raw output in $out" >&2
 echo "  psel_perftest: $psel_bin" >&2
 echo "  ucx_perftest:  $(command -v "$ucx_bin") ($(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1))" >&2
 
@@ -176,12 +189,15 @@ for tr in $transports; do
             point=$((point + 1))
             printf '  [%3d/%d] %s %s %s\n' $point $npoints "$tr" "$test" "$(human "$size")" >&2
             for r in $(seq 1 "$runs"); do
-                for tool in psel ucx; do
+                for tool in $tools; do
                     f=$out/$tr.$test.$size.$tool.$r
                     if run_once "$tool" "$tr" "$test" "$size" "$f"; then
                         read -r _ p50 _ overall _ bw _ _ <<<"$(final_line "$f")"
-                        if [ "$tool" = psel ]; then proto=$(psel_proto "$f")
-                        else proto=$(ucx_proto "$f" "$test" "$size"); fi
+                        case $tool in
+                        psel) proto=$(psel_proto "$f") ;;
+                        pucp) proto=- ;;
+                        *)    proto=$(ucx_proto "$f" "$test" "$size") ;;
+                        esac
                         printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tr" "$test" "$size" \
                             "$tool" "$r" "$p50" "$overall" "$bw" "$proto" >>"$results"
                     else
@@ -242,6 +258,41 @@ for tr in $transports; do
         done
     done
 done
+
+# median over runs of TOOL_A's FIELD / TOOL_B's in the same run: both ran
+# within seconds of each other, so a change of the machine's level between
+# runs cancels out
+run_ratio() {  # TR TEST SIZE TOOL_A TOOL_B FIELD
+    awk -F'\t' -v a="$1" -v b="$2" -v c="$3" -v x="$4" -v y="$5" -v f="$6" '
+        $1 == a && $2 == b && $3 == c && $4 == x { va[$5] = $f }
+        $1 == a && $2 == b && $3 == c && $4 == y { vb[$5] = $f }
+        END { for (r in va) if ((r in vb) && vb[r] > 0) print va[r] / vb[r] }' \
+        "$results" | median | awk '{ printf "%.3f", $1 }'
+}
+if [ "$tools" = "psel ucx pucp" ]; then
+    echo
+    echo "### Data path or harness: psel_perftest --ucp runs stock UCP in psel_perftest's loops"
+    echo
+    echo "Latency: medians of per-run ratios of p50 (overall in brackets);" \
+         "bandwidth: of UCX/psel. psel/--ucp compares the data paths in one" \
+         "harness, --ucp/ucx_perftest the two harnesses over one data path."
+    echo
+    echo "| transport | test | size | psel / ucx_perftest | psel / --ucp | --ucp / ucx_perftest |"
+    echo "|---|---|-----:|---:|---:|---:|"
+    for tr in $transports; do for test in $tests; do for size in $sizes; do
+        if [ "$test" = tag_lat ]; then
+            echo "| $tr | $test | $(human "$size") |" \
+                 "$(run_ratio "$tr" "$test" "$size" psel ucx 6) ($(run_ratio "$tr" "$test" "$size" psel ucx 7)) |" \
+                 "$(run_ratio "$tr" "$test" "$size" psel pucp 6) ($(run_ratio "$tr" "$test" "$size" psel pucp 7)) |" \
+                 "$(run_ratio "$tr" "$test" "$size" pucp ucx 6) ($(run_ratio "$tr" "$test" "$size" pucp ucx 7)) |"
+        else
+            echo "| $tr | $test | $(human "$size") |" \
+                 "$(run_ratio "$tr" "$test" "$size" ucx psel 8) |" \
+                 "$(run_ratio "$tr" "$test" "$size" pucp psel 8) |" \
+                 "$(run_ratio "$tr" "$test" "$size" ucx pucp 8) |"
+        fi
+    done; done; done
+fi
 echo
 echo "elapsed: $((SECONDS - start)) s"
 exit 0

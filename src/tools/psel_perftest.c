@@ -660,6 +660,14 @@ static void pt_stats_calc(pt_stats_t *st, pt_result_t *r)
     r->mr_total  = st->timing.cur.msgs / total * st->factor;
 }
 
+/* The server's timing: no report line */
+static void pt_stats_skip(void *arg)
+{
+    pt_stats_t *st = arg;
+
+    st->timing.report_at = st->timing.cur.time + PT_REPORT_INTERVAL_SEC;
+}
+
 /* A report line each PT_REPORT_INTERVAL_SEC, as ucx_perftest prints */
 static void pt_stats_report(void *arg)
 {
@@ -693,13 +701,17 @@ static ucs_status_t pt_run_test(pt_run_t *run, int is_client,
         return status;
     }
 
+    /* both sides time each iteration, as libperf's do; the server's
+     * figures are not printed */
+    st = malloc(sizeof(*st));
+    if (st == NULL) {
+        fprintf(stderr, "psel_perftest: out of memory\n");
+        return UCS_ERR_NO_MEMORY;
+    }
+    pt_stats_init(st, &run->params, opts->rank, opts->out_flags);
+    st->timing.report     = is_client ? pt_stats_report : pt_stats_skip;
+    st->timing.report_arg = st;
     if (is_client) {
-        st = malloc(sizeof(*st));
-        if (st == NULL) {
-            fprintf(stderr, "psel_perftest: out of memory\n");
-            return UCS_ERR_NO_MEMORY;
-        }
-        pt_stats_init(st, &run->params, opts->rank, opts->out_flags);
         pt_print_header(opts->out_flags, opts->rank,
                         pt_tests[run->params.test].lat_label);
     }
@@ -709,26 +721,17 @@ static ucs_status_t pt_run_test(pt_run_t *run, int is_client,
         goto out;
     }
 
-    if (st != NULL) {
-        pt_stats_start(st, psel_oob_time());
-    }
-
-    if (st != NULL) {
-        st->timing.report     = pt_stats_report;
-        st->timing.report_arg = st;
-    }
-    run->timing = (st != NULL) ? &st->timing : NULL;
-    status = pt_run_phase(run, is_client, run->params.iters, st != NULL);
+    pt_stats_start(st, psel_oob_time());
+    run->timing = &st->timing;
+    status      = pt_run_phase(run, is_client, run->params.iters, 1);
+    run->timing = NULL;
     if (status != UCS_OK) {
         goto out;
     }
 
-    if (st != NULL) {
-        st->timing.cur.time = psel_oob_time();
-    }
-
+    st->timing.cur.time = psel_oob_time();
     status = psel_oob_barrier(&run->oob);
-    if ((status == UCS_OK) && (st != NULL)) {
+    if ((status == UCS_OK) && is_client) {
         pt_stats_calc(st, &result);
         pt_print_result(opts->out_flags, &result, 1);
     }
