@@ -155,6 +155,22 @@ const psel_calib_line_t *psel_calib_find_via(const psel_calib_t *calib,
     return psel_calib_lookup(calib, via, proto, lanes, mem_type);
 }
 
+int psel_calib_covers(const psel_calib_t *calib, psel_calib_via_t via,
+                      const char *lanes, ucs_memory_type_t mem_type)
+{
+    const psel_calib_line_t *line;
+    unsigned i;
+
+    for (i = 0; i < calib->num_lines; ++i) {
+        line = &calib->lines[i];
+        if ((line->via == via) && (line->mem_type == mem_type) &&
+            !strcmp(line->lanes, lanes)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 const psel_calib_line_t *psel_calib_find(const psel_calib_t *calib,
                                          const char *proto, const char *lanes,
                                          ucs_memory_type_t mem_type)

@@ -484,6 +484,11 @@ const psel_calib_line_t *psel_calib_find(const psel_calib_t *calib,
                                          ucs_memory_type_t mem_type);
 
 
+/** Does @a calib hold a line (any protocol) measured @a via over @a lanes
+ *  for @a mem_type? */
+int psel_calib_covers(const psel_calib_t *calib, psel_calib_via_t via,
+                      const char *lanes, ucs_memory_type_t mem_type);
+
 /**
  * Find a line measured through @a via.
  *
@@ -552,7 +557,10 @@ typedef enum {
 /**
  * For a selection that stock UCP runs (libprotosel_ucx.so, psel_info
  * --ucx-env): the line measured through UCP (psel_calibrate --ucp) if there
- * is one, else protosel's, as psel_calib_apply().
+ * is one, else protosel's, as psel_calib_apply(), unless UCP was measured
+ * over these lanes: then a protocol without a UCP line (refused as noise
+ * or out of natural order) keeps its attributes, so that no line of
+ * protosel's data path is set against UCP's.
  *
  * @return What was applied.
  */

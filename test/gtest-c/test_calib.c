@@ -1857,12 +1857,29 @@ static void test_apply_for_ucp_prefers_ucp_lines(void **state)
                                       UCS_MEMORY_TYPE_HOST, &caps), 1);
     assert_rel_close(caps.ranges[0].perf[PSEL_PERF_SINGLE].c, 4 * US, 1e-12);
 
-    /* only protosel's measured: it, for UCP too */
+    /* only protosel's measured, over lanes UCP was not measured on: it,
+     * for UCP too */
+    line = psel_calib_line_get(&calib, "egr/bcopy", "sysv/memory",
+                               UCS_MEMORY_TYPE_HOST);
+    line->num_ranges                       = 1;
+    line->ranges[0].max_length             = SIZE_MAX;
+    line->ranges[0].perf[PSEL_PERF_SINGLE] = ucs_linear_func_make(5 * US, 0);
     make_caps(&caps, 0, SIZE_MAX);
-    assert_int_equal(psel_calib_apply_for_ucp(&calib, "egr/zcopy", "tcp/lo",
+    assert_int_equal(psel_calib_apply_for_ucp(&calib, "egr/bcopy",
+                                              "sysv/memory",
                                               UCS_MEMORY_TYPE_HOST, &caps),
                      PSEL_CALIB_APPLIED_PROTOSEL);
-    assert_rel_close(caps.ranges[0].perf[PSEL_PERF_SINGLE].c, 3 * US, 1e-12);
+    assert_rel_close(caps.ranges[0].perf[PSEL_PERF_SINGLE].c, 5 * US, 1e-12);
+
+    /* only protosel's measured, over lanes UCP was measured on (UCP's line
+     * was refused): the attributes, not a line of another data path set
+     * against UCP's */
+    make_caps(&caps, 0, SIZE_MAX);
+    before = caps;
+    assert_int_equal(psel_calib_apply_for_ucp(&calib, "egr/zcopy", "tcp/lo",
+                                              UCS_MEMORY_TYPE_HOST, &caps),
+                     PSEL_CALIB_APPLIED_NONE);
+    assert_memory_equal(&caps, &before, sizeof(caps));
 
     /* UCP ran another: unsupported, caps untouched; none: untouched */
     make_caps(&caps, 0, SIZE_MAX);
