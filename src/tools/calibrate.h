@@ -82,7 +82,9 @@ typedef struct {
  * or entering the kernel is not charged its time on some kernels (this
  * VM's: a lone busy loop reads 0 ticks for seconds), so the busy-less-own
  * difference showed a CPU of phantom load while the calibration ran alone.
- * A process that competes for our CPUs is preempted, and charged.
+ * A process that competes for our CPUs is preempted, and charged. Each
+ * process's time includes its waited-for children's, so that short-lived
+ * ones (a build's compilers) are counted in their parent.
  */
 typedef struct {
     double wall;       /* [s] */

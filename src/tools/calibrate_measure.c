@@ -23,12 +23,15 @@
 
 #define CAL_PF_KTHREAD 0x00200000 /* task flag of a kernel thread */
 
-/* Seconds of CPU time (user + system) process @a pid used, 0 if it is a
- * kernel thread (work such as the network stack's for our own traffic) or
- * gone */
+/* Seconds of CPU time (user + system) process @a pid used, with that of
+ * its children it has waited for: a build's compilers come and go between
+ * two samples, and are counted in the make that waits for them. 0 if it is
+ * a kernel thread (work such as the network stack's for our own traffic)
+ * or gone */
 static double cal_proc_cpu(int pid, double hz)
 {
     unsigned long utime = 0, stime = 0, flags = 0;
+    long cutime = 0, cstime = 0;
     char path[64], buf[1024], *p;
     size_t len;
     FILE *f;
@@ -42,15 +45,15 @@ static double cal_proc_cpu(int pid, double hz)
     fclose(f);
     buf[len] = '\0';
     /* after "pid (comm) ", state is field 3; flags 9; utime and stime 14,
-     * 15 */
+     * 15; cutime and cstime 16, 17 */
     p = strrchr(buf, ')');
     if ((p == NULL) ||
-        (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %lu %lu",
-                &flags, &utime, &stime) != 3) ||
+        (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %lu %lu "
+                "%ld %ld", &flags, &utime, &stime, &cutime, &cstime) != 5) ||
         (flags & CAL_PF_KTHREAD)) {
         return 0;
     }
-    return (utime + stime) / hz;
+    return (utime + stime + ucs_max(cutime, 0) + ucs_max(cstime, 0)) / hz;
 }
 
 static int cal_proc_time_cmp(const void *a, const void *b)

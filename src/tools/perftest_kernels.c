@@ -32,12 +32,6 @@ static void pt_psel_recv_cb(psel_request_t *req, ucs_status_t status,
     pt_recv_done(arg, status, info.length);
 }
 
-/* What a send or receive call returned, as a start's status */
-static inline ucs_status_t pt_psel_status(psel_request_t *req)
-{
-    return UCS_PTR_IS_PTR(req) ? UCS_INPROGRESS : UCS_PTR_STATUS(req);
-}
-
 static inline ucs_status_t pt_psel_send(pt_run_t *run, void *buf,
                                         size_t len, uint64_t tag)
 {
@@ -47,9 +41,8 @@ static inline ucs_status_t pt_psel_send(pt_run_t *run, void *buf,
 
     ++run->sends;
     return pt_started(run, &run->sends,
-                      pt_psel_status(psel_tag_send_nbf(run->ep, buf, len, tag,
-                                                       flags, pt_psel_send_cb,
-                                                       run)));
+                      psel_tag_send_nbf(run->ep, buf, len, tag, flags,
+                                        pt_psel_send_cb, run));
 }
 
 static inline ucs_status_t pt_psel_recv(pt_run_t *run, void *buf,
@@ -58,9 +51,8 @@ static inline ucs_status_t pt_psel_recv(pt_run_t *run, void *buf,
 {
     ++run->recvs;
     return pt_started(run, &run->recvs,
-                      pt_psel_status(psel_tag_recv_nb(run->worker, buf, len,
-                                                      tag, mask,
-                                                      pt_psel_recv_cb, run)));
+                      psel_tag_recv_nb(run->worker, buf, len, tag, mask,
+                                       pt_psel_recv_cb, run));
 }
 
 #define PT_K(_name)          pt_psel_##_name

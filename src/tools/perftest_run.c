@@ -241,10 +241,11 @@ err_nomem:
 ucs_status_t pt_report_failure(pt_run_t *run, const char *what)
 {
     if (run->failure == UCS_ERR_MESSAGE_TRUNCATED) {
-        PT_ERR("%s got %zu bytes, expected %zu\n", what, run->failure_got,
-               run->recv_size);
+        PT_ERR("a %s got %zu bytes, expected %zu (waiting for the %s)\n",
+               run->failure_op, run->failure_got, run->recv_size, what);
     } else {
-        PT_ERR("%s failed: %s\n", what, ucs_status_string(run->failure));
+        PT_ERR("a %s failed: %s (waiting for the %s)\n", run->failure_op,
+               ucs_status_string(run->failure), what);
     }
     return run->failure;
 }
@@ -254,6 +255,9 @@ ucs_status_t pt_check_stalled(pt_run_t *run, double *deadline,
 {
     double now = psel_oob_time();
 
+    if (run->failure != UCS_OK) {
+        return pt_report_failure(run, what); /* what is awaited may not end */
+    }
     if (*deadline == 0) {
         *deadline = now + PT_TIMEOUT_SEC;
     } else if (now > *deadline) {

@@ -138,6 +138,7 @@ typedef struct {
     size_t           recv_size; /* what each receive of this side expects:
                                    params.size, 8 for the tag_bw ack */
     ucs_status_t     failure;   /* the first failed completion, or UCS_OK */
+    const char      *failure_op;  /* its kind: "send" or "receive" */
     size_t           failure_got; /* its bytes, a truncated receive's */
     pt_timing_t     *timing;    /* a measured client phase's, or NULL */
 } pt_run_t;
@@ -211,8 +212,8 @@ ucs_status_t pt_run_phase(pt_run_t *run, int is_client, uint64_t iters,
 /*
  * Completion counting of the loops (perftest_kernels.inc), as libperf's:
  * a path counts an operation in run->sends or run->recvs before it starts
- * it (its callback can run before the call returns), passes the start's
- * status to pt_started(), and its callback calls pt_send_done() or
+ * it (its callback can run before the call returns), passes what the call
+ * returned to pt_started(), and its callback calls pt_send_done() or
  * pt_recv_done().
  */
 
@@ -234,20 +235,24 @@ static inline void pt_timing_update(pt_timing_t *t, uint64_t bytes)
     }
 }
 
-/** Print a recorded failure as the failure of @a what; @return it. */
+/** Print the recorded failure, seen while waiting for @a what; @return
+ *  it. */
 ucs_status_t pt_report_failure(pt_run_t *run, const char *what);
 
-/** Every PT_SPINS_PER_CHECK idle progress calls of a wait for @a what:
- *  UCS_ERR_TIMED_OUT (printed) when it has waited PT_TIMEOUT_SEC from the
- *  first check (@a deadline, 0 before it), UCS_ERR_CONNECTION_RESET when
- *  the peer closed the control connection, else UCS_OK. */
+/** Every PT_SPINS_PER_CHECK progress calls of a wait for @a what: the
+ *  failure a completion recorded (printed), UCS_ERR_TIMED_OUT (printed)
+ *  when it has waited PT_TIMEOUT_SEC from the first check (@a deadline, 0
+ *  before it), UCS_ERR_CONNECTION_RESET when the peer closed the control
+ *  connection, else UCS_OK. */
 ucs_status_t pt_check_stalled(pt_run_t *run, double *deadline,
                               const char *what);
 
-static inline void pt_fail(pt_run_t *run, ucs_status_t status, size_t got)
+static inline void pt_fail(pt_run_t *run, const char *op,
+                           ucs_status_t status, size_t got)
 {
     if (run->failure == UCS_OK) {
         run->failure     = status;
+        run->failure_op  = op;
         run->failure_got = got;
     }
 }
@@ -261,16 +266,21 @@ static inline ucs_status_t pt_check_failed(pt_run_t *run, const char *what)
     return pt_report_failure(run, what);
 }
 
-/** @a status of starting an operation counted in @a count: UCS_INPROGRESS
- *  (its callback completes it), UCS_OK (done at once) or an error. */
+/** What the call that started an operation counted in @a count returned:
+ *  a request (@return UCS_INPROGRESS: its callback completes it), NULL
+ *  (UCS_OK: done at once) or an error pointer (its status). */
 static inline ucs_status_t pt_started(pt_run_t *run, int *count,
-                                      ucs_status_t status)
+                                      const void *request)
 {
-    if (status != UCS_INPROGRESS) {
-        --*count; /* not outstanding */
-        if (UCS_STATUS_IS_ERR(status)) {
-            pt_fail(run, status, 0);
-        }
+    ucs_status_t status;
+
+    if (UCS_PTR_IS_PTR(request)) {
+        return UCS_INPROGRESS;
+    }
+    --*count; /* not outstanding */
+    status = UCS_PTR_STATUS(request);
+    if (UCS_STATUS_IS_ERR(status)) {
+        pt_fail(run, (count == &run->sends) ? "send" : "receive", status, 0);
     }
     return status;
 }
@@ -279,7 +289,7 @@ static inline void pt_send_done(pt_run_t *run, ucs_status_t status)
 {
     --run->sends;
     if (ucs_unlikely(status != UCS_OK)) {
-        pt_fail(run, status, 0);
+        pt_fail(run, "send", status, 0);
     }
 }
 
@@ -289,9 +299,9 @@ static inline void pt_recv_done(pt_run_t *run, ucs_status_t status,
 {
     --run->recvs;
     if (ucs_unlikely(status != UCS_OK)) {
-        pt_fail(run, status, 0);
+        pt_fail(run, "receive", status, 0);
     } else if (ucs_unlikely(length != run->recv_size)) {
-        pt_fail(run, UCS_ERR_MESSAGE_TRUNCATED, length);
+        pt_fail(run, "receive", UCS_ERR_MESSAGE_TRUNCATED, length);
     }
 }
 

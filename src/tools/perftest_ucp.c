@@ -168,12 +168,6 @@ static void pt_ucp_recv_cb(void *req, ucs_status_t status,
     pt_recv_done(arg, status, info->length);
 }
 
-/* What a send or receive call returned, as a start's status */
-static inline ucs_status_t pt_ucp_status(void *req)
-{
-    return UCS_PTR_IS_PTR(req) ? UCS_INPROGRESS : UCS_PTR_STATUS(req);
-}
-
 static inline ucs_status_t pt_ucp_send(pt_run_t *run, void *buf, size_t len,
                                        uint64_t tag)
 {
@@ -188,8 +182,7 @@ static inline ucs_status_t pt_ucp_send(pt_run_t *run, void *buf, size_t len,
     param.user_data = run;
     ++run->sends;
     return pt_started(run, &run->sends,
-                      pt_ucp_status(ucp_tag_send_nbx(run->ucp_ep, buf, len,
-                                                     tag, &param)));
+                      ucp_tag_send_nbx(run->ucp_ep, buf, len, tag, &param));
 }
 
 static inline ucs_status_t pt_ucp_recv(pt_run_t *run, void *buf, size_t len,
@@ -205,8 +198,8 @@ static inline ucs_status_t pt_ucp_recv(pt_run_t *run, void *buf, size_t len,
     param.user_data    = run;
     ++run->recvs;
     return pt_started(run, &run->recvs,
-                      pt_ucp_status(ucp_tag_recv_nbx(run->ucp_worker, buf, len,
-                                                     tag, mask, &param)));
+                      ucp_tag_recv_nbx(run->ucp_worker, buf, len, tag, mask,
+                                       &param));
 }
 
 #define PT_K(_name)                  pt_ucp_k_##_name

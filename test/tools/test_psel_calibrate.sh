@@ -17,7 +17,10 @@
 #  8. --ucp: stock UCP's protocols on shm and tcp/lo, into the same file
 #     (protosel's lines kept), keyed by UCP's lanes; what UCP cannot run is
 #     said; psel_info --ucp selects on them, picking no protocol the run
-#     measured as clearly slower; --ucp with a server host is a usage error.
+#     measured as clearly slower; --ucp with a server host is a usage error;
+#  9. short-lived processes (as a build's compilers, each gone before the
+#     next sample) that keep a CPU busy are seen: the noise line or the
+#     refusal names their load.
 # On a busy machine psel_calibrate refuses lines measured while other
 # processes took the CPUs it polls on (or everything): the checks that need
 # those lines are then skipped, saying why (TAP "# SKIP").
@@ -390,5 +393,21 @@ else
 fi
 [ "$took" -le 45 ]
 result "two busy loops: still within the time budget ($took s)" $?
+
+# --- 9. short-lived processes keep a CPU busy --------------------------------
+# each burner lives 50 ms, so it is seldom alive at a sample; the shell that
+# waits for it is charged its time (cutime), and that is what is counted
+timeout 120 sh -c 'while :; do timeout 0.05 sh -c "while :; do :; done"; done' &
+burners=$!
+timeout 120 "$calibrate" --quick -t tcp --max-size 4K -o "$tmp/short.txt" \
+    >"$tmp/short.out" 2>&1
+st=$?
+kill "$burners" 2>/dev/null; wait "$burners" 2>/dev/null
+sed 's/^/#   /' "$tmp/short.out" | grep -E "noise|refused" | tail -4
+seen=$(sed -n 's/.*other processes \([0-9.]*\) CPUs.*/\1/p; s/.*other processes used \([0-9.]*\) CPUs.*/\1/p' \
+    "$tmp/short.out" | sort -g | tail -1)
+awk -v s="${seen:-0}" 'BEGIN { exit !(s >= 0.3) }'
+result "short-lived processes on a CPU: their load is seen (${seen:-none} CPUs, exit $st)" \
+    $? "$tmp/short.out"
 
 tap_done
