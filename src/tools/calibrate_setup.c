@@ -14,6 +14,7 @@
 #include <ucp_proto_sel/select.h>
 #include <ucs/sys/math.h>
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -525,33 +526,76 @@ ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
 /*
  * Other processes on the CPUs this calibration polls on make every time the
  * scheduler's: a line measured while they took more than the spare CPUs is
- * refused, all of it (its points agree with each other, not with the
+ * contended, all of it (its points agree with each other, not with the
  * protocol).
  */
-static void cal_refuse_contended(cal_ctx_t *ctx, const cal_proto_t *p,
-                          psel_calib_line_t *line)
+static int cal_contended(const cal_ctx_t *ctx, const cal_proto_t *p,
+                         const psel_calib_line_t *line)
+{
+    return (line->num_points > 0) && (p->load > cal_cpu_spare(ctx));
+}
+
+/* Drop @a line's points (counted as refused) and ranges: it keeps its
+ * attribute line */
+static void cal_refuse_line(cal_ctx_t *ctx, psel_calib_line_t *line)
 {
     unsigned i, t;
 
-    if ((line->num_points == 0) || (p->load <= cal_cpu_spare(ctx))) {
-        return;
-    }
     for (i = 0; i < line->num_points; ++i) {
         for (t = 0; t < PSEL_PERF_LAST; ++t) {
             ctx->refused += (line->points[i].time[t] > 0);
         }
     }
-    ucs_string_buffer_appendf(&ctx->report, "%s over %s: refused: other "
-                              "processes used %.2f CPUs while it was "
-                              "measured, more than the %.2f this "
-                              "calibration leaves them (CPU steal %.1f%%): "
-                              "the times are the scheduler's; it keeps its "
-                              "attribute line\n", line->proto, line->lanes,
-                              p->load, cal_cpu_spare(ctx), 100 * p->steal);
     free(line->points);
     line->points     = NULL;
     line->num_points = 0;
     line->num_ranges = 0;
+}
+
+/*
+ * If a line of the setup is contended, refuse every line of it: a protocol
+ * left on its attribute line would meet the others' measured lines on
+ * another scale (tcp: 111 us against 4 us), and the table would follow the
+ * scales, not the costs (egr/short refused alone lost every size to
+ * rndv/put). Lines are kept per lanes together or not at all.
+ */
+static void cal_refuse_contended(cal_ctx_t *ctx, const cal_proto_t *protos,
+                                 psel_calib_line_t **lines, unsigned count)
+{
+    unsigned i, contended = UINT_MAX;
+
+    for (i = 0; (i < count) && (contended == UINT_MAX); ++i) {
+        if (cal_contended(ctx, &protos[i], lines[i])) {
+            contended = i;
+        }
+    }
+    if (contended == UINT_MAX) {
+        return;
+    }
+    for (i = 0; i < count; ++i) {
+        if (cal_contended(ctx, &protos[i], lines[i])) {
+            ucs_string_buffer_appendf(&ctx->report, "%s over %s: refused: "
+                                      "other processes used %.2f CPUs while "
+                                      "it was measured, more than the %.2f "
+                                      "this calibration leaves them (CPU "
+                                      "steal %.1f%%): the times are the "
+                                      "scheduler's; it keeps its attribute "
+                                      "line\n", lines[i]->proto,
+                                      lines[i]->lanes, protos[i].load,
+                                      cal_cpu_spare(ctx),
+                                      100 * protos[i].steal);
+        } else if (lines[i]->num_points > 0) {
+            ucs_string_buffer_appendf(&ctx->report, "%s over %s: refused "
+                                      "with %s's line: the lines of these "
+                                      "lanes are kept together or not at "
+                                      "all, so that no measured line meets "
+                                      "an attribute line; it keeps its "
+                                      "attribute line\n", lines[i]->proto,
+                                      lines[i]->lanes,
+                                      lines[contended]->proto);
+        }
+        cal_refuse_line(ctx, lines[i]);
+    }
 }
 
 static void cal_print_line(const cal_setup_t *setup, const cal_proto_t *p,
@@ -631,7 +675,9 @@ ucs_status_t cal_fit_setup(cal_ctx_t *ctx, const cal_setup_t *setup,
         entries[i].max_length = cal_caps_max(&protos[i].caps);
         entries[i].breaks     = protos[i].breaks;
         entries[i].num_breaks = protos[i].num_breaks;
-        cal_refuse_contended(ctx, &protos[i], lines[i]);
+    }
+    cal_refuse_contended(ctx, protos, lines, count);
+    for (i = 0; i < count; ++i) {
         status = cal_tally_spreads(ctx, lines[i]);
         if (status != UCS_OK) {
             return status;

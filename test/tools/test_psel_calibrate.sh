@@ -54,6 +54,20 @@ refused_ok() {
         grep -q "Run it again when these CPUs are free" "$1" && [ ! -e "$2" ]
 }
 
+# kept_together OUT FILE: no lanes keep some lines while a line over them was
+# refused for other processes' load (lines of one lanes go together)
+kept_together() {
+    local lanes
+    [ -e "$2" ] || return 0
+    for lanes in $(sed -n 's/^[a-z/]* over \([^ ]*\): refused: other processes.*/\1/p' "$1" | sort -u); do
+        if grep -q "^range [^ ]* $lanes " "$2"; then
+            echo "# $lanes: a line was refused for load, yet the file keeps:"
+            grep "^range [^ ]* $lanes " "$2" | sed 's/^/#   /'
+            return 1
+        fi
+    done
+}
+
 # --- 0. bad settings: refused before the peer is forked ----------------------
 start=$(date +%s)
 UCX_PSEL_NUM_EPS=0 timeout 60 "$calibrate" --quick -o "$tmp/bad.cal" -t tcp \
@@ -393,6 +407,8 @@ else
 fi
 [ "$took" -le 45 ]
 result "two busy loops: still within the time budget ($took s)" $?
+kept_together "$tmp/busy.out" "$tmp/busy.txt"
+result "two busy loops: no lanes keep part of their lines" $? "$tmp/busy.out"
 
 # --- 9. short-lived processes keep a CPU busy --------------------------------
 # each burner lives 50 ms, so it is seldom alive at a sample; the shell that
@@ -409,5 +425,8 @@ seen=$(sed -n 's/.*other processes \([0-9.]*\) CPUs.*/\1/p; s/.*other processes 
 awk -v s="${seen:-0}" 'BEGIN { exit !(s >= 0.3) }'
 result "short-lived processes on a CPU: their load is seen (${seen:-none} CPUs, exit $st)" \
     $? "$tmp/short.out"
+kept_together "$tmp/short.out" "$tmp/short.txt"
+result "short-lived processes: no lanes keep part of their lines" $? \
+    "$tmp/short.out"
 
 tap_done
