@@ -209,14 +209,6 @@ void pt_cleanup(pt_run_t *run);
 ucs_status_t pt_run_phase(pt_run_t *run, int is_client, uint64_t iters,
                           int measured);
 
-/*
- * Completion counting of the loops (perftest_kernels.inc), as libperf's:
- * a path counts an operation in run->sends or run->recvs before it starts
- * it (its callback can run before the call returns), passes what the call
- * returned to pt_started(), and its callback calls pt_send_done() or
- * pt_recv_done().
- */
-
 /** One measured iteration of @a bytes done (inline: it runs between a
  *  completion and the next send). */
 static inline void pt_timing_update(pt_timing_t *t, uint64_t bytes)
@@ -234,6 +226,14 @@ static inline void pt_timing_update(pt_timing_t *t, uint64_t bytes)
         t->report(t->report_arg);
     }
 }
+
+/*
+ * Completion counting of the loops (perftest_kernels.inc), as libperf's:
+ * a path counts an operation in run->sends or run->recvs before it starts
+ * it (its callback can run before the call returns), passes what the call
+ * returned to pt_started(), and its callback calls pt_send_done() or
+ * pt_recv_done().
+ */
 
 /** Print the recorded failure, seen while waiting for @a what; @return
  *  it. */
