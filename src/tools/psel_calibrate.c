@@ -286,16 +286,16 @@ static void cal_noise(cal_ctx_t *ctx)
 }
 
 /* Anything measured worth writing? */
-static int cal_has_lines(const psel_calib_t *calib)
+/* The lines the file gets: fitted ones, and UCP's 'unsupported' marks
+ * (refused lines are kept empty and not written) */
+static unsigned cal_num_lines(const psel_calib_t *calib)
 {
-    unsigned i;
+    unsigned i, n = 0;
 
     for (i = 0; i < calib->num_lines; ++i) {
-        if ((calib->lines[i].num_ranges > 0) || calib->lines[i].unsupported) {
-            return 1;
-        }
+        n += (calib->lines[i].num_ranges > 0) || calib->lines[i].unsupported;
     }
-    return calib->num_rails > 0;
+    return n;
 }
 
 /*
@@ -434,7 +434,7 @@ int main(int argc, char **argv)
         cal_print_report(&ctx);
         fflush(stdout);
         ctx.calib.duration = psel_oob_time() - start;
-        if (!cal_has_lines(&ctx.calib)) {
+        if ((cal_num_lines(&ctx.calib) == 0) && (ctx.calib.num_rails == 0)) {
             fprintf(stderr, "psel_calibrate: refused: every measurement "
                     "stayed too noisy to fit a line (other processes used "
                     "%.2f CPUs, CPU steal %.1f%%); nothing was written. Run "
@@ -449,7 +449,7 @@ int main(int argc, char **argv)
         if (status == UCS_OK) {
             printf("# wrote %u cost lines and %u rails to %s in %.1f s; use "
                    "them with UCX_PSEL_CALIBRATION=%s (or =auto for the "
-                   "default file)\n", ctx.calib.num_lines,
+                   "default file)\n", cal_num_lines(&ctx.calib),
                    ctx.calib.num_rails, path, ctx.calib.duration, path);
         }
     }
