@@ -300,6 +300,42 @@ static int psel_calib_lift_contradicts(psel_calib_line_t *up,
     return 0;
 }
 
+/*
+ * The most @a up's line of flavour @a t lies below @a other's over [@a lo,
+ * @a hi] (0 if never): the lines are linear between range ends, so the
+ * largest gap is at an end of the span or at a range end of either.
+ */
+static double psel_calib_gap_at(const psel_calib_line_t *up,
+                                const psel_calib_line_t *other, size_t x,
+                                psel_perf_type_t t)
+{
+    double gap = psel_calib_model(other, x, t) - psel_calib_model(up, x, t);
+
+    return isfinite(gap) ? ucs_max(gap, 0) : 0; /* a line ended: no gap */
+}
+
+static double psel_calib_max_gap(const psel_calib_line_t *up,
+                                 const psel_calib_line_t *other, size_t lo,
+                                 size_t hi, psel_perf_type_t t)
+{
+    const psel_calib_line_t *lines[] = {up, other};
+    double gap;
+    unsigned i, r;
+    size_t x;
+
+    gap = ucs_max(psel_calib_gap_at(up, other, lo, t),
+                  psel_calib_gap_at(up, other, hi, t));
+    for (i = 0; i < 2; ++i) {
+        for (r = 0; r < lines[i]->num_ranges; ++r) {
+            x = lines[i]->ranges[r].max_length;
+            if ((x >= lo) && (x <= hi)) {
+                gap = ucs_max(gap, psel_calib_gap_at(up, other, x, t));
+            }
+        }
+    }
+    return gap;
+}
+
 /* The first size of range @a r of @a line */
 static size_t psel_calib_range_start(const psel_calib_line_t *line,
                                      unsigned r)
@@ -393,9 +429,10 @@ static int psel_calib_fix_turn(psel_calib_order_entry_t *entries,
 {
     psel_calib_point_t *pw, *ph;
     psel_perf_range_t *range;
-    double tw, th, margin, gap;
+    double tw, th, margin, gap, lift;
     int w, hi = -1, bad;
     unsigned k;
+    size_t end;
 
     for (k = 0; k < num_sizes; ++k) {
         w = psel_calib_winner(entries, num, sizes[k], t);
@@ -419,13 +456,24 @@ static int psel_calib_fix_turn(psel_calib_order_entry_t *entries,
             continue; /* shown by the points, beyond their spread */
         }
 
-        gap = psel_calib_model(entries[hi].line, sizes[k], t) -
-              psel_calib_model(entries[w].line, sizes[k], t);
+        gap   = psel_calib_model(entries[hi].line, sizes[k], t) -
+                psel_calib_model(entries[w].line, sizes[k], t);
         range = psel_calib_range_at(entries[w].line, sizes[k]);
+        /* a lift from this size raises the rest of the range by the
+         * largest gap there, not the point's: the later protocol must not
+         * win at the point alone and lose one byte on, where the earlier
+         * one's line is flatter. Up to the largest measured size that both
+         * protocols send: beyond it the lines are extrapolated */
+        end   = ucs_min(ucs_min(range->max_length, sizes[num_sizes - 1]),
+                        ucs_min(entries[w].max_length,
+                                entries[hi].max_length));
+        lift  = ucs_max(gap, psel_calib_max_gap(entries[w].line,
+                                                entries[hi].line, sizes[k],
+                                                ucs_max(end, sizes[k]), t)) *
+                (1 + 1e-9) + 1e-15;
         if (psel_calib_lift_contradicts(entries[w].line, entries[hi].line,
-                                        sizes[k], range->max_length,
-                                        gap * (1 + 1e-9) + 1e-15, sizes,
-                                        num_sizes, t)) {
+                                        sizes[k], range->max_length, lift,
+                                        sizes, num_sizes, t)) {
             continue; /* a tie here, and further on in this range the
                          points show the turn: the table may turn here */
         }
@@ -433,7 +481,7 @@ static int psel_calib_fix_turn(psel_calib_order_entry_t *entries,
             (gap <= margin * psel_calib_model(entries[w].line, sizes[k], t))) {
             /* from this size on: the smaller sizes keep the fit */
             range = psel_calib_range_from(entries[w].line, sizes[k]);
-            range->perf[t].c += gap * (1 + 1e-9) + 1e-15; /* not a tie */
+            range->perf[t].c += lift; /* above: not a tie */
             ucs_string_buffer_appendf(why, "%s over %s: fitted %s range "
                                       "lifted to %s's line at %zu B, where "
                                       "the points tie within their spread, "

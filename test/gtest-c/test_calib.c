@@ -559,6 +559,17 @@ static void order_pair(psel_calib_t *calib, psel_calib_order_entry_t *e,
     assert_true(e[0].rank < e[1].rank);
 }
 
+/* @a line's fitted cost of flavour @a t at @a x */
+static double line_cost(const psel_calib_line_t *line, size_t x,
+                        psel_perf_type_t t)
+{
+    unsigned r;
+
+    for (r = 0; x > line->ranges[r].max_length; ++r) {
+    }
+    return ucs_linear_func_apply(line->ranges[r].perf[t], x);
+}
+
 /* The entries the fitted lines of flavour @a t select from 8 B to 4 MiB
  * (4 sizes an octave), into @a winner: how many */
 static unsigned order_table_of(const psel_calib_order_entry_t *e,
@@ -697,6 +708,66 @@ static void test_order_noisy_tie_does_not_lift_a_shown_range(void **state)
                 assert_int_equal(winner[i], 1);
             }
         }
+    }
+    ucs_string_buffer_cleanup(&report);
+    psel_calib_cleanup(&calib);
+}
+
+/*
+ * A lift that keeps the table from going back holds beyond its point:
+ * egr/short (rank 0) and egr/bcopy (rank 1) over tcp/lo, streamed. bcopy
+ * is shown faster up to 512 B (2% spreads); from 724 B on they tie within
+ * 5% spreads, and short's fitted line has the smaller slope. Lifting
+ * short only by the gap at the turn's point left it cheaper one byte
+ * later, and the table went bcopy (at the point alone), short, bcopy...
+ * Every measured size and the next one keep the order.
+ */
+static void test_order_lift_holds_past_its_point(void **state)
+{
+    psel_calib_order_entry_t e[2];
+    ucs_string_buffer_t report;
+    size_t x[MAX_SIZES], y;
+    psel_calib_t calib;
+    unsigned n, i, k, d;
+    double ts, tb, spread;
+    int w, prev = -1;
+
+    order_entries(&calib, e); /* egr/short rank 0, egr/bcopy rank 1 */
+    e[0].max_length = 8192;
+    n = log_sizes(8, 8192, 4, x);
+    for (i = 0; i < n; ++i) {
+        tb     = 4 * US + 0.06 * NS * x[i];
+        ts     = (x[i] <= 512) ? 1.05 * tb : 4.02 * US + 0.03 * NS * x[i];
+        spread = (x[i] <= 512) ? 0.02 : 0.05;
+        assert_int_equal(psel_calib_line_add_point(e[0].line, x[i], ts, ts),
+                         UCS_OK);
+        assert_int_equal(psel_calib_line_add_point(e[1].line, x[i], tb, tb),
+                         UCS_OK);
+        for (k = 0; k < 2; ++k) {
+            assert_int_equal(psel_calib_line_set_spread(e[k].line, x[i],
+                                                        spread, spread),
+                             UCS_OK);
+        }
+    }
+
+    ucs_string_buffer_init(&report);
+    assert_int_equal(psel_calib_fit_in_order(e, 2, 0.5, &report), UCS_OK);
+    print_message("%s", ucs_string_buffer_cstr(&report));
+    for (k = 0; k < PSEL_PERF_LAST; ++k) {
+        prev = -1;
+        for (i = 0; i < n; ++i) {
+            for (d = 0; d < 2; ++d) {
+                y = x[i] + d;
+                w = ((y <= e[0].max_length) &&
+                     (line_cost(e[0].line, y, k) <
+                      line_cost(e[1].line, y, k))) ? 0 : 1;
+                if (w < prev) {
+                    fail_msg("flavour %u: back to egr/short at %zu B", k, y);
+                }
+                prev = w;
+            }
+        }
+        assert_int_equal(prev, 1); /* bcopy for good */
     }
     ucs_string_buffer_cleanup(&report);
     psel_calib_cleanup(&calib);
@@ -2018,6 +2089,7 @@ int main(void)
         cmocka_unit_test(test_order_shown_by_the_points_stays),
         cmocka_unit_test(test_order_streaming_table),
         cmocka_unit_test(test_order_noisy_tie_does_not_lift_a_shown_range),
+        cmocka_unit_test(test_order_lift_holds_past_its_point),
         cmocka_unit_test(test_order_noisy_points_refused),
         cmocka_unit_test(test_apply_replaces_ranges),
         cmocka_unit_test(test_apply_for_ucp_prefers_ucp_lines),
