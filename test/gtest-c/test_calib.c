@@ -570,13 +570,29 @@ static double line_cost(const psel_calib_line_t *line, size_t x,
     return ucs_linear_func_apply(line->ranges[r].perf[t], x);
 }
 
+/* A point of both entries at @a x, the same time in both flavours (@a t0,
+ * @a t1), each with run spread @a spread */
+static void add_pair_point(psel_calib_order_entry_t *e, size_t x, double t0,
+                           double t1, double spread)
+{
+    const double t[] = {t0, t1};
+    unsigned k;
+
+    for (k = 0; k < 2; ++k) {
+        assert_int_equal(psel_calib_line_add_point(e[k].line, x, t[k], t[k]),
+                         UCS_OK);
+        assert_int_equal(psel_calib_line_set_spread(e[k].line, x, spread,
+                                                    spread), UCS_OK);
+    }
+}
+
 /* The entries the fitted lines of flavour @a t select from 8 B to 4 MiB
  * (4 sizes an octave), into @a winner: how many */
 static unsigned order_table_of(const psel_calib_order_entry_t *e,
                                unsigned num, psel_perf_type_t t, int *winner)
 {
     size_t x[MAX_SIZES];
-    unsigned n, k, i, r;
+    unsigned n, k, i;
     double best, y;
 
     n = log_sizes(8, 4 << 20, 4, x);
@@ -584,9 +600,7 @@ static unsigned order_table_of(const psel_calib_order_entry_t *e,
         winner[k] = -1;
         best      = INFINITY;
         for (i = 0; i < num; ++i) {
-            for (r = 0; x[k] > e[i].line->ranges[r].max_length; ++r) {
-            }
-            y = ucs_linear_func_apply(e[i].line->ranges[r].perf[t], x[k]);
+            y = line_cost(e[i].line, x[k], t);
             if (y < best) {
                 best      = y;
                 winner[k] = i;
@@ -680,15 +694,7 @@ static void test_order_noisy_tie_does_not_lift_a_shown_range(void **state)
         z      = 4 * US + 0.2 * NS * x[i];
         p      = (x[i] == (2 << 20)) ? 0.9 * z : 20 * US + 0.13 * NS * x[i];
         spread = (x[i] == (2 << 20)) ? 0.4 : 0.02;
-        assert_int_equal(psel_calib_line_add_point(e[0].line, x[i], z, z),
-                         UCS_OK);
-        assert_int_equal(psel_calib_line_add_point(e[1].line, x[i], p, p),
-                         UCS_OK);
-        for (k = 0; k < 2; ++k) {
-            assert_int_equal(psel_calib_line_set_spread(e[k].line, x[i],
-                                                        spread, spread),
-                             UCS_OK);
-        }
+        add_pair_point(e, x[i], z, p, spread);
     }
 
     ucs_string_buffer_init(&report);
@@ -739,15 +745,7 @@ static void test_order_lift_holds_past_its_point(void **state)
         tb     = 4 * US + 0.06 * NS * x[i];
         ts     = (x[i] <= 512) ? 1.05 * tb : 4.02 * US + 0.03 * NS * x[i];
         spread = (x[i] <= 512) ? 0.02 : 0.05;
-        assert_int_equal(psel_calib_line_add_point(e[0].line, x[i], ts, ts),
-                         UCS_OK);
-        assert_int_equal(psel_calib_line_add_point(e[1].line, x[i], tb, tb),
-                         UCS_OK);
-        for (k = 0; k < 2; ++k) {
-            assert_int_equal(psel_calib_line_set_spread(e[k].line, x[i],
-                                                        spread, spread),
-                             UCS_OK);
-        }
+        add_pair_point(e, x[i], ts, tb, spread);
     }
 
     ucs_string_buffer_init(&report);
