@@ -459,12 +459,13 @@ static int psel_calib_fix_turn(psel_calib_order_entry_t *entries,
         gap   = psel_calib_model(entries[hi].line, sizes[k], t) -
                 psel_calib_model(entries[w].line, sizes[k], t);
         range = psel_calib_range_at(entries[w].line, sizes[k]);
-        /* a lift from this size raises the rest of the range by the
-         * largest gap there, not the point's: the later protocol must not
-         * win at the point alone and lose one byte on, where the earlier
-         * one's line is flatter. Up to the largest measured size that both
-         * protocols send: beyond it the lines are extrapolated */
-        end   = ucs_min(ucs_min(range->max_length, sizes[num_sizes - 1]),
+        /* a lift from this size raises the range by the largest gap up to
+         * the next measured size, not the point's: the later protocol must
+         * not win at the point alone and lose one byte on, where the
+         * earlier one's line is flatter. The next point is checked in its
+         * own round, as before */
+        end   = (k + 1 < num_sizes) ? (sizes[k + 1] - 1) : sizes[k];
+        end   = ucs_min(ucs_min(range->max_length, end),
                         ucs_min(entries[w].max_length,
                                 entries[hi].max_length));
         lift  = ucs_max(gap, psel_calib_max_gap(entries[w].line,
