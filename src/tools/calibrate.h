@@ -31,6 +31,14 @@
 #define CAL_SETTLE_ITERS   50           /* round trips after each connect */
 #define CAL_MAX_RUNS       16           /* size ranges a protocol runs in */
 #define CAL_MAX_PROCS      2048         /* processes a CPU sample follows */
+#define CAL_LEVEL_TOLERANCE 0.15        /* a protocol's first size measured
+                                           again after its sweep: a change
+                                           beyond this plus both spreads is
+                                           one of the machine's speed (tcp's
+                                           own noise reaches 10%, the change
+                                           seen here was 24%) */
+#define CAL_LEVEL_RETRIES  1            /* sweeps again after such a change */
+#define CAL_LEVEL_CHECK_TIME 1.0        /* [s] at most, the second time */
 
 
 /** How thoroughly to measure, and in how much time. */
@@ -134,6 +142,18 @@ typedef struct {
     size_t            late;        /* first size the budget left out, or 0 */
     double            steal;       /* CPU steal while it was measured */
     double            load;        /* other processes' CPUs meanwhile */
+    char              settings[CAL_SETTINGS_MAX]; /* what forces it, on
+                                      both sides */
+    size_t            level_size;  /* its first size measured, measured
+                                      again after the sweep and at the end
+                                      of the setup (cal_check_level) */
+    double            level_before; /* its latency in the sweep [s]; 0: none */
+    double            level_spread; /* that latency's run spread */
+    double            level_after; /* its latency measured again [s]; 0: not
+                                      measured again */
+    int               level_changed; /* the two differ beyond their spreads
+                                      and CAL_LEVEL_TOLERANCE, after the last
+                                      sweep */
     size_t            breaks[PSEL_PROTO_MAX_RANGES];
     unsigned          num_breaks;
 } cal_proto_t;
@@ -226,19 +246,23 @@ unsigned cal_plan_sizes(const cal_proto_t *p, const cal_mode_t *mode,
 /**
  * Measure @a p at its planned sizes where the configuration runs it
  * (p->runs), ascending, until @a end; @a start is when its share began.
- * Points go to @a line.
+ * Points go to @a line. The first size is measured again after the sweep;
+ * when the machine's speed changed meanwhile, the sweep is made again
+ * (CAL_LEVEL_RETRIES), and p->level_changed says whether it still did.
  */
 ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
                           cal_proto_t *p, psel_calib_line_t *line, double end,
                           double start);
 
 /**
- * The end of a setup: lines refused when other processes took the polled
- * CPUs, the spreads tallied, the lines fitted in natural order
- * (psel_calib_fit_in_order), a summary line each.
+ * The end of a setup: each protocol's first size measured once more (on
+ * its p->settings), a protocol whose time moved since its sweep swept
+ * again; lines refused when other processes took the polled CPUs or the
+ * machine's speed would not stay, the spreads tallied, the lines fitted in
+ * natural order (psel_calib_fit_in_order), a summary line each.
  */
 ucs_status_t cal_fit_setup(cal_ctx_t *ctx, const cal_setup_t *setup,
-                           const cal_proto_t *protos, psel_calib_line_t **lines,
+                           cal_proto_t *protos, psel_calib_line_t **lines,
                            unsigned count);
 
 #endif

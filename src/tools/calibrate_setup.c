@@ -453,20 +453,42 @@ static void cal_progress(const cal_setup_t *setup, const cal_proto_t *p,
     }
 }
 
-ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
-                          cal_proto_t *p, psel_calib_line_t *line, double end,
-                          double start)
+/* Drop @a line's points (counted as refused) and ranges: it keeps its
+ * attribute line */
+static void cal_refuse_line(cal_ctx_t *ctx, psel_calib_line_t *line)
+{
+    unsigned i, t;
+
+    for (i = 0; i < line->num_points; ++i) {
+        for (t = 0; t < PSEL_PERF_LAST; ++t) {
+            ctx->refused += (line->points[i].time[t] > 0);
+        }
+    }
+    free(line->points);
+    line->points     = NULL;
+    line->num_points = 0;
+    line->num_ranges = 0;
+}
+
+/*
+ * One sweep of @a p: its planned sizes where the configuration runs it,
+ * ascending, until @a end. The first size measured and its latency go to
+ * p->level_size, level_before and level_spread.
+ */
+static ucs_status_t cal_sweep(cal_ctx_t *ctx, const cal_setup_t *setup,
+                              cal_proto_t *p, psel_calib_line_t *line,
+                              double end)
 {
     size_t sizes[CAL_MAX_SIZES], prev_size = 0;
     double prev_lat = 0, prev_bw = 0;
     cal_point_status_t res_lat, res_bw;
-    cal_cpu_sample_t cpu_before, cpu_after;
     cal_point_t lat, bw;
     unsigned num_sizes, i;
     ucs_status_t status;
 
-    cal_cpu_sample(ctx, &cpu_before);
-    num_sizes = cal_plan_sizes(p, ctx->opts.mode, ctx->opts.max_size, sizes);
+    p->level_before = 0;
+    num_sizes       = cal_plan_sizes(p, ctx->opts.mode, ctx->opts.max_size,
+                                     sizes);
     for (i = 0; i < num_sizes; ++i) {
         if (!cal_runs(p, sizes[i])) {
             continue; /* the fallback protocol runs there */
@@ -501,6 +523,11 @@ ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
         if (status != UCS_OK) {
             return status;
         }
+        if (p->level_before == 0) {
+            p->level_size   = sizes[i];
+            p->level_before = lat.time;
+            p->level_spread = lat.spread;
+        }
         ++p->measured;
         prev_size = sizes[i];
         prev_lat  = lat.time;
@@ -517,73 +544,202 @@ ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
     if (isatty(STDERR_FILENO)) {
         fprintf(stderr, "\r\033[K");
     }
-    cal_cpu_sample(ctx, &cpu_after);
-    cal_cpu_delta(&cpu_before, &cpu_after, &p->steal, &p->load);
-    p->seconds = psel_oob_time() - start;
     return UCS_OK;
 }
 
 /*
- * Other processes on the CPUs this calibration polls on make every time the
- * scheduler's: a line measured while they took more than the spare CPUs is
- * contended, all of it (its points agree with each other, not with the
- * protocol).
+ * The VM this runs on moves between speed levels without notice (8-byte
+ * latency over shared memory 0.1 or 0.5 us), and a sweep across a change
+ * mixes two machines in one line: egr/bcopy's points fell from 140 to 113
+ * ns halfway through its sweep, and it read 12% faster than egr/short at
+ * 8-92 B. So a protocol's first size is measured again after its sweep,
+ * and at the end of the setup: times that differ by more than
+ * CAL_LEVEL_TOLERANCE plus both spreads (the slower over the faster) are a
+ * change of level. The configuration must be @a p's. Sets p->level_after
+ * (0 when it did not fit in CAL_LEVEL_CHECK_TIME) and p->level_changed.
  */
-static int cal_contended(const cal_ctx_t *ctx, const cal_proto_t *p,
-                         const psel_calib_line_t *line)
+static ucs_status_t cal_check_level(cal_ctx_t *ctx, cal_proto_t *p,
+                                    const char *when)
 {
-    return (line->num_points > 0) && (p->load > cal_cpu_spare(ctx));
+    cal_point_status_t result;
+    cal_point_t again;
+    ucs_status_t status;
+
+    p->level_after   = 0;
+    p->level_changed = 0;
+    status = cal_measure(ctx, PT_TEST_TAG_LAT, p->level_size, p->level_before,
+                         psel_oob_time() + CAL_LEVEL_CHECK_TIME, &again,
+                         &result);
+    if ((status != UCS_OK) || (result == CAL_POINT_LATE)) {
+        return status;
+    }
+    p->level_after   = again.time;
+    p->level_changed = (ucs_max(again.time, p->level_before) /
+                        ucs_min(again.time, p->level_before) - 1) >
+                       CAL_LEVEL_TOLERANCE + p->level_spread + again.spread;
+    if (ctx->opts.verbose) {
+        printf("#   %-10s %zu B again %s: latency %.3f us (%+.1f%%)%s\n",
+               p->name, p->level_size, when, again.time * 1e6,
+               100 * (again.time / p->level_before - 1),
+               p->level_changed ? "  the machine's speed changed" : "");
+    }
+    return UCS_OK;
 }
 
-/* Drop @a line's points (counted as refused) and ranges: it keeps its
- * attribute line */
-static void cal_refuse_line(cal_ctx_t *ctx, psel_calib_line_t *line)
+ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
+                          cal_proto_t *p, psel_calib_line_t *line, double end,
+                          double start)
 {
-    unsigned i, t;
+    cal_cpu_sample_t cpu_before, cpu_after;
+    ucs_status_t status;
+    unsigned attempt;
 
-    for (i = 0; i < line->num_points; ++i) {
-        for (t = 0; t < PSEL_PERF_LAST; ++t) {
-            ctx->refused += (line->points[i].time[t] > 0);
+    cal_cpu_sample(ctx, &cpu_before);
+    for (attempt = 0; ; ++attempt) {
+        status = cal_sweep(ctx, setup, p, line, end);
+        if ((status != UCS_OK) || (p->measured < 2)) {
+            break;
         }
+        status = cal_check_level(ctx, p, "after the sweep");
+        if ((status != UCS_OK) || !p->level_changed ||
+            (attempt == CAL_LEVEL_RETRIES)) {
+            break;
+        }
+        /* the points mix two speed levels: all of them again, in a share
+         * as long as the first (taken from the protocols after it) */
+        ucs_string_buffer_appendf(&ctx->report, "%s over %s: the machine's "
+                                  "speed changed while it was measured "
+                                  "(%zu B: %.3f us before the sweep, %.3f "
+                                  "after); measured again\n", line->proto,
+                                  line->lanes, p->level_size,
+                                  p->level_before * 1e6,
+                                  p->level_after * 1e6);
+        cal_refuse_line(ctx, line);
+        p->measured = 0;
+        p->late     = 0;
+        end         = ucs_min(psel_oob_time() + (end - start),
+                              ucs_max(ctx->deadline, end));
     }
-    free(line->points);
-    line->points     = NULL;
-    line->num_points = 0;
-    line->num_ranges = 0;
+    cal_cpu_sample(ctx, &cpu_after);
+    cal_cpu_delta(&cpu_before, &cpu_after, &p->steal, &p->load);
+    p->seconds = psel_oob_time() - start;
+    return status;
 }
 
 /*
- * If a line of the setup is contended, refuse every line of it: a protocol
+ * A change of speed between two protocols' sweeps leaves each line sound
+ * in itself and the lines on two machines. So at the end of the setup each
+ * protocol's first size is measured once more, on its own configuration
+ * (the last one's was just now): a protocol whose time moved since its
+ * sweep is swept again, in a share as long as the setup's average.
+ */
+static ucs_status_t cal_check_setup_level(cal_ctx_t *ctx,
+                                          const cal_setup_t *setup,
+                                          cal_proto_t *protos,
+                                          psel_calib_line_t **lines,
+                                          unsigned count)
+{
+    double share = 0, start;
+    ucs_status_t status;
+    cal_proto_t *p;
+    unsigned i;
+
+    for (i = 0; i < count; ++i) {
+        share += protos[i].seconds / count;
+    }
+    for (i = 0; i + 1 < count; ++i) {
+        p = &protos[i];
+        if ((p->level_after == 0) || p->level_changed) {
+            continue; /* not comparable, or refused anyway */
+        }
+        status = cal_configure(ctx, setup, p->settings, NULL);
+        if (status == UCS_OK) {
+            status = cal_check_level(ctx, p, "at the end of the setup");
+        }
+        if ((status != UCS_OK) || !p->level_changed) {
+            if (status != UCS_OK) {
+                return status;
+            }
+            continue;
+        }
+        ucs_string_buffer_appendf(&ctx->report, "%s over %s: the machine's "
+                                  "speed changed after it was measured "
+                                  "(%zu B: %.3f us in its sweep, %.3f at "
+                                  "the end of the %s setup); measured "
+                                  "again\n", lines[i]->proto,
+                                  lines[i]->lanes, p->level_size,
+                                  p->level_before * 1e6,
+                                  p->level_after * 1e6, setup->name);
+        cal_refuse_line(ctx, lines[i]);
+        p->measured = 0;
+        p->late     = 0;
+        start       = psel_oob_time();
+        status      = cal_protocol(ctx, setup, p, lines[i],
+                                   ucs_min(start + share,
+                                           ucs_max(ctx->deadline, start)),
+                                   start);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+    return UCS_OK;
+}
+
+/*
+ * Whether a measured line is unsound as a whole: other processes took more
+ * than the spare CPUs while it was measured (its times are the scheduler's:
+ * its points agree with each other, not with the protocol), or the
+ * machine's speed level changed during its sweep again after it was
+ * measured again (cal_check_level). If so, @a why says which.
+ */
+static int cal_unsound(const cal_ctx_t *ctx, const cal_proto_t *p,
+                       const psel_calib_line_t *line, char *why, size_t max)
+{
+    if (line->num_points == 0) {
+        return 0;
+    } else if (p->load > cal_cpu_spare(ctx)) {
+        snprintf(why, max, "other processes used %.2f CPUs while it was "
+                 "measured, more than the %.2f this calibration leaves them "
+                 "(CPU steal %.1f%%): the times are the scheduler's",
+                 p->load, cal_cpu_spare(ctx), 100 * p->steal);
+        return 1;
+    } else if (p->level_changed) {
+        snprintf(why, max, "the machine's speed changed while it was "
+                 "measured, in each of %u sweeps (%zu B: %.3f us before the "
+                 "last, %.3f after): its points mix two machines",
+                 CAL_LEVEL_RETRIES + 1, p->level_size,
+                 p->level_before * 1e6, p->level_after * 1e6);
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * If a line of the setup is unsound, refuse every line of it: a protocol
  * left on its attribute line would meet the others' measured lines on
  * another scale (tcp: 111 us against 4 us), and the table would follow the
  * scales, not the costs (egr/short refused alone lost every size to
  * rndv/put). Lines are kept per lanes together or not at all.
  */
-static void cal_refuse_contended(cal_ctx_t *ctx, const cal_proto_t *protos,
-                                 psel_calib_line_t **lines, unsigned count)
+static void cal_refuse_unsound(cal_ctx_t *ctx, const cal_proto_t *protos,
+                               psel_calib_line_t **lines, unsigned count)
 {
-    unsigned i, contended = UINT_MAX;
+    unsigned i, unsound = UINT_MAX;
+    char why[256];
 
-    for (i = 0; (i < count) && (contended == UINT_MAX); ++i) {
-        if (cal_contended(ctx, &protos[i], lines[i])) {
-            contended = i;
+    for (i = 0; (i < count) && (unsound == UINT_MAX); ++i) {
+        if (cal_unsound(ctx, &protos[i], lines[i], why, sizeof(why))) {
+            unsound = i;
         }
     }
-    if (contended == UINT_MAX) {
+    if (unsound == UINT_MAX) {
         return;
     }
     for (i = 0; i < count; ++i) {
-        if (cal_contended(ctx, &protos[i], lines[i])) {
+        if (cal_unsound(ctx, &protos[i], lines[i], why, sizeof(why))) {
             ucs_string_buffer_appendf(&ctx->report, "%s over %s: refused: "
-                                      "other processes used %.2f CPUs while "
-                                      "it was measured, more than the %.2f "
-                                      "this calibration leaves them (CPU "
-                                      "steal %.1f%%): the times are the "
-                                      "scheduler's; it keeps its attribute "
-                                      "line\n", lines[i]->proto,
-                                      lines[i]->lanes, protos[i].load,
-                                      cal_cpu_spare(ctx),
-                                      100 * protos[i].steal);
+                                      "%s; it keeps its attribute line\n",
+                                      lines[i]->proto, lines[i]->lanes, why);
         } else if (lines[i]->num_points > 0) {
             ucs_string_buffer_appendf(&ctx->report, "%s over %s: refused "
                                       "with %s's line: the lines of these "
@@ -592,7 +748,7 @@ static void cal_refuse_contended(cal_ctx_t *ctx, const cal_proto_t *protos,
                                       "an attribute line; it keeps its "
                                       "attribute line\n", lines[i]->proto,
                                       lines[i]->lanes,
-                                      lines[contended]->proto);
+                                      lines[unsound]->proto);
         }
         cal_refuse_line(ctx, lines[i]);
     }
@@ -659,12 +815,17 @@ static ucs_status_t cal_tally_spreads(cal_ctx_t *ctx, const psel_calib_line_t *l
 }
 
 ucs_status_t cal_fit_setup(cal_ctx_t *ctx, const cal_setup_t *setup,
-                           const cal_proto_t *protos, psel_calib_line_t **lines,
+                           cal_proto_t *protos, psel_calib_line_t **lines,
                            unsigned count)
 {
     psel_calib_order_entry_t entries[PSEL_SELECT_MAX_PROTOS];
     ucs_status_t status;
     unsigned i;
+
+    status = cal_check_setup_level(ctx, setup, protos, lines, count);
+    if (status != UCS_OK) {
+        return status;
+    }
 
     for (i = 0; i < count; ++i) {
         entries[i].line       = lines[i];
@@ -676,7 +837,7 @@ ucs_status_t cal_fit_setup(cal_ctx_t *ctx, const cal_setup_t *setup,
         entries[i].breaks     = protos[i].breaks;
         entries[i].num_breaks = protos[i].num_breaks;
     }
-    cal_refuse_contended(ctx, protos, lines, count);
+    cal_refuse_unsound(ctx, protos, lines, count);
     for (i = 0; i < count; ++i) {
         status = cal_tally_spreads(ctx, lines[i]);
         if (status != UCS_OK) {
@@ -701,7 +862,6 @@ ucs_status_t cal_setup(cal_ctx_t *ctx, const cal_setup_t *setup, double end)
 {
     cal_proto_t protos[PSEL_SELECT_MAX_PROTOS];
     psel_calib_line_t *lines[PSEL_SELECT_MAX_PROTOS];
-    char settings[CAL_SETTINGS_MAX];
     unsigned count, i;
     ucs_status_t status;
     double start;
@@ -743,9 +903,9 @@ ucs_status_t cal_setup(cal_ctx_t *ctx, const cal_setup_t *setup, double end)
         }
         /* each protocol gets an even share of the time left */
         start = psel_oob_time();
-        cal_force_protos(&protos[i], protos, count, settings,
-                         sizeof(settings));
-        status = cal_configure(ctx, setup, settings, NULL);
+        cal_force_protos(&protos[i], protos, count, protos[i].settings,
+                         sizeof(protos[i].settings));
+        status = cal_configure(ctx, setup, protos[i].settings, NULL);
         if (status != UCS_OK) {
             return status;
         }

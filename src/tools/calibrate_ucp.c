@@ -397,6 +397,8 @@ ucs_status_t cal_ucp_setup(cal_ctx_t *ctx, const cal_setup_t *setup,
         p     = &protos[count];
         memset(p, 0, sizeof(*p));
         ucs_strncpy_zero(p->name, cal_ucp_targets[i].name, sizeof(p->name));
+        ucs_strncpy_zero(p->settings, cal_ucp_targets[i].settings,
+                         sizeof(p->settings));
         p->caps.cfg_priority = cal_ucp_targets[i].priority;
         status = cal_ucp_configure(ctx, setup, cal_ucp_targets[i].settings,
                                    &seen[1 + i]);
@@ -412,7 +414,7 @@ ucs_status_t cal_ucp_setup(cal_ctx_t *ctx, const cal_setup_t *setup,
         }
 
         /* measured without UCX_PROTO_INFO (the tables are read) */
-        status = cal_configure(ctx, setup, cal_ucp_targets[i].settings, NULL);
+        status = cal_configure(ctx, setup, p->settings, NULL);
         if (status != UCS_OK) {
             goto out;
         }

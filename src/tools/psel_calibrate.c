@@ -435,10 +435,10 @@ int main(int argc, char **argv)
         fflush(stdout);
         ctx.calib.duration = psel_oob_time() - start;
         if ((cal_num_lines(&ctx.calib) == 0) && (ctx.calib.num_rails == 0)) {
-            fprintf(stderr, "psel_calibrate: refused: every measurement "
-                    "stayed too noisy to fit a line (other processes used "
-                    "%.2f CPUs, CPU steal %.1f%%); nothing was written. Run "
-                    "it again when these CPUs are free.\n",
+            fprintf(stderr, "psel_calibrate: refused: no measured line "
+                    "was left to write, each refusal says why above (other "
+                    "processes used %.2f CPUs, CPU steal %.1f%%); nothing "
+                    "was written. Run it again when these CPUs are free.\n",
                     ctx.calib.noise.load, 100 * ctx.calib.noise.steal);
             status = UCS_ERR_CANCELED;
         }

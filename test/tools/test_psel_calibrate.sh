@@ -20,7 +20,10 @@
 #     measured as clearly slower; --ucp with a server host is a usage error;
 #  9. short-lived processes (as a build's compilers, each gone before the
 #     next sample) that keep a CPU busy are seen: the noise line or the
-#     refusal names their load.
+#     refusal names their load;
+# 10. the machine's speed changing during a protocol's sweep is seen (its
+#     first size measured again after the sweep), said, and the protocol
+#     measured again.
 # On a busy machine psel_calibrate refuses lines measured while other
 # processes took the CPUs it polls on (or everything): the checks that need
 # those lines are then skipped, saying why (TAP "# SKIP").
@@ -50,16 +53,17 @@ skipped() { result "$1 # SKIP $2" 0; }
 # refused_ok OUT FILE: psel_calibrate refused everything: exit 1, a message
 # naming the other processes' load and what to do, and no file
 refused_ok() {
-    grep -q "psel_calibrate: refused: every measurement stayed too noisy.*other processes used [0-9.]* CPUs" "$1" &&
+    grep -q "psel_calibrate: refused: no measured line was left to write.*other processes used [0-9.]* CPUs" "$1" &&
         grep -q "Run it again when these CPUs are free" "$1" && [ ! -e "$2" ]
 }
 
 # kept_together OUT FILE: no lanes keep some lines while a line over them was
-# refused for other processes' load (lines of one lanes go together)
+# refused for other processes' load or a change of the machine's speed
+# (lines of one lanes go together)
 kept_together() {
     local lanes
     [ -e "$2" ] || return 0
-    for lanes in $(sed -n 's/^[a-z/]* over \([^ ]*\): refused: other processes.*/\1/p' "$1" | sort -u); do
+    for lanes in $(sed -n "s/^[a-z/]* over \([^ ]*\): refused: \(other processes\|the machine's speed\).*/\1/p" "$1" | sort -u); do
         if grep -q "^range [^ ]* $lanes " "$2"; then
             echo "# $lanes: a line was refused for load, yet the file keeps:"
             grep "^range [^ ]* $lanes " "$2" | sed 's/^/#   /'
@@ -433,5 +437,59 @@ result "short-lived processes on a CPU: their load is seen (${seen:-none} CPUs, 
 kept_together "$tmp/short.out" "$tmp/short.txt"
 result "short-lived processes: no lanes keep part of their lines" $? \
     "$tmp/short.out"
+
+# --- 10. the machine's speed changes during a sweep --------------------------
+# The run starts with both processes on one CPU, where each round trip waits
+# for a scheduler slice (1-4 ms); after egr/bcopy's first point both are let
+# go to every CPU. So egr/bcopy's sweep starts on one machine and ends on a
+# much faster one, and egr/short was measured on the slow one alone. The
+# first size measured again after each sweep shows the first; measured
+# again at the end of the setup, the second. The run says both, sweeps both
+# protocols again, and keeps no point of the slow machine.
+ncpu=$(nproc)
+children() { cat /proc/"$1"/task/*/children 2>/dev/null; }
+taskset -c 0 stdbuf -oL timeout 120 "$calibrate" --quick -v -t tcp \
+    --max-size 16K -o "$tmp/level.txt" >"$tmp/level.out" 2>&1 &
+level_pid=$!
+let_go=
+for _ in $(seq 1200); do # 60 s at most
+    if grep -Eq '^#   tcp +egr/bcopy +[0-9]+ B  latency' "$tmp/level.out"; then
+        cal_pid=$(children "$level_pid")
+        for pid in $cal_pid $(children "$cal_pid"); do
+            taskset -a -p -c "0-$((ncpu - 1))" "$pid" >/dev/null && let_go=1
+        done
+        break
+    fi
+    kill -0 "$level_pid" 2>/dev/null || break
+    sleep 0.05
+done
+wait "$level_pid"
+st=$?
+grep -E "speed|refused|noise" "$tmp/level.out" | sed 's/^/#   /' | tail -8
+level_seen() { # PROTO WHEN
+    grep -Eq "^$1 over tcp/lo: the machine's speed changed $2 \(1 B: [0-9.]+ us [a-z ]+, [0-9.]+ [a-z ]+\); measured again$" \
+        "$tmp/level.out"
+}
+if [ "$ncpu" -lt 2 ]; then
+    skipped "a speed change is seen" "one CPU: nothing to let go to"
+elif grep -q "over tcp/lo: refused: other processes" "$tmp/level.out"; then
+    skipped "a speed change is seen" "other processes took the CPUs: $(grep -m1 "refused: other" "$tmp/level.out" | cut -c1-100)"
+else
+    [ -n "$let_go" ] && level_seen egr/bcopy "while it was measured"
+    result "a speed change during egr/bcopy's sweep is seen and said, and it is measured again (exit $st)" \
+        $? "$tmp/level.out"
+    level_seen egr/short "after it was measured"
+    result "egr/short, measured before the change, is measured again at the end of the setup" \
+        $? "$tmp/level.out"
+    # nothing of the slow machine is kept: no tcp/lo point of 1 ms or
+    # more (it measured 3 ms), and a written file has an egr/bcopy line
+    awk '$1 == "point" && $3 == "tcp/lo" && $6 + 0 >= 1e6 { bad = 1 }
+         END { exit bad }' "$tmp/level.txt" 2>/dev/null &&
+        { [ $st -ne 0 ] || grep -q "^range egr/bcopy tcp/lo host " "$tmp/level.txt"; }
+    result "after the change: no point of the slow machine is kept (exit $st)" $? \
+        "$tmp/level.txt"
+fi
+kept_together "$tmp/level.out" "$tmp/level.txt"
+result "a speed change: no lanes keep part of their lines" $? "$tmp/level.out"
 
 tap_done
