@@ -39,6 +39,9 @@
                                            seen here was 24%) */
 #define CAL_LEVEL_RETRIES  1            /* sweeps again after such a change */
 #define CAL_LEVEL_CHECK_TIME 1.0        /* [s] at most, the second time */
+#define CAL_LEVEL_OVERRUN  0.2          /* of the budget, for sweeps again
+                                           after such a change (full 100 s:
+                                           120 s at most) */
 
 
 /** How thoroughly to measure, and in how much time. */
@@ -154,6 +157,8 @@ typedef struct {
     int               level_changed; /* the two differ beyond their spreads
                                       and CAL_LEVEL_TOLERANCE, after the last
                                       sweep */
+    int               level_late;  /* changed, and swept again too late to
+                                      measure two sizes */
     size_t            breaks[PSEL_PROTO_MAX_RANGES];
     unsigned          num_breaks;
 } cal_proto_t;

@@ -586,6 +586,13 @@ static ucs_status_t cal_check_level(cal_ctx_t *ctx, cal_proto_t *p,
     return UCS_OK;
 }
 
+/* Until when a protocol may be swept again after a change of speed: the
+ * budget and CAL_LEVEL_OVERRUN of it */
+static double cal_level_deadline(const cal_ctx_t *ctx)
+{
+    return ctx->deadline + CAL_LEVEL_OVERRUN * ctx->opts.mode->budget;
+}
+
 ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
                           cal_proto_t *p, psel_calib_line_t *line, double end,
                           double start)
@@ -598,6 +605,9 @@ ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
     for (attempt = 0; ; ++attempt) {
         status = cal_sweep(ctx, setup, p, line, end);
         if ((status != UCS_OK) || (p->measured < 2)) {
+            /* nothing to compare; swept again after a change (here or
+             * at the end of the setup), nothing to keep */
+            p->level_late = p->level_changed;
             break;
         }
         status = cal_check_level(ctx, p, "after the sweep");
@@ -618,7 +628,7 @@ ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
         p->measured = 0;
         p->late     = 0;
         end         = ucs_min(psel_oob_time() + (end - start),
-                              ucs_max(ctx->deadline, end));
+                              cal_level_deadline(ctx));
     }
     cal_cpu_sample(ctx, &cpu_after);
     cal_cpu_delta(&cpu_before, &cpu_after, &p->steal, &p->load);
@@ -630,8 +640,10 @@ ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
  * A change of speed between two protocols' sweeps leaves each line sound
  * in itself and the lines on two machines. So at the end of the setup each
  * protocol's first size is measured once more, on its own configuration
- * (the last one's was just now): a protocol whose time moved since its
- * sweep is swept again, in a share as long as the setup's average.
+ * (the last one's was just now, unless others were swept again since): a
+ * protocol whose time moved since its sweep is swept again, in a share as
+ * long as the setup's average. One pass: a machine whose speed keeps
+ * changing gets lines from whichever level each last sweep saw.
  */
 static ucs_status_t cal_check_setup_level(cal_ctx_t *ctx,
                                           const cal_setup_t *setup,
@@ -639,16 +651,19 @@ static ucs_status_t cal_check_setup_level(cal_ctx_t *ctx,
                                           psel_calib_line_t **lines,
                                           unsigned count)
 {
+    unsigned i, swept = 0;
     double share = 0, start;
     ucs_status_t status;
     cal_proto_t *p;
-    unsigned i;
 
     for (i = 0; i < count; ++i) {
         share += protos[i].seconds / count;
     }
-    for (i = 0; i + 1 < count; ++i) {
+    for (i = 0; i < count; ++i) {
         p = &protos[i];
+        if ((i + 1 == count) && (swept == 0)) {
+            break; /* measured again right after its sweep, just now */
+        }
         if ((p->level_after == 0) || p->level_changed) {
             continue; /* not comparable, or refused anyway */
         }
@@ -656,10 +671,9 @@ static ucs_status_t cal_check_setup_level(cal_ctx_t *ctx,
         if (status == UCS_OK) {
             status = cal_check_level(ctx, p, "at the end of the setup");
         }
-        if ((status != UCS_OK) || !p->level_changed) {
-            if (status != UCS_OK) {
-                return status;
-            }
+        if (status != UCS_OK) {
+            return status;
+        } else if (!p->level_changed) {
             continue;
         }
         ucs_string_buffer_appendf(&ctx->report, "%s over %s: the machine's "
@@ -673,10 +687,11 @@ static ucs_status_t cal_check_setup_level(cal_ctx_t *ctx,
         cal_refuse_line(ctx, lines[i]);
         p->measured = 0;
         p->late     = 0;
+        ++swept;
         start       = psel_oob_time();
         status      = cal_protocol(ctx, setup, p, lines[i],
                                    ucs_min(start + share,
-                                           ucs_max(ctx->deadline, start)),
+                                           cal_level_deadline(ctx)),
                                    start);
         if (status != UCS_OK) {
             return status;
@@ -702,6 +717,12 @@ static int cal_unsound(const cal_ctx_t *ctx, const cal_proto_t *p,
                  "measured, more than the %.2f this calibration leaves them "
                  "(CPU steal %.1f%%): the times are the scheduler's",
                  p->load, cal_cpu_spare(ctx), 100 * p->steal);
+        return 1;
+    } else if (p->level_late) {
+        snprintf(why, max, "the machine's speed changed (%zu B: %.3f us, "
+                 "then %.3f), and the time budget left too little to "
+                 "measure it again", p->level_size, p->level_before * 1e6,
+                 p->level_after * 1e6);
         return 1;
     } else if (p->level_changed) {
         snprintf(why, max, "the machine's speed changed while it was "
