@@ -472,8 +472,9 @@ static void cal_refuse_line(cal_ctx_t *ctx, psel_calib_line_t *line)
 
 /*
  * One sweep of @a p: its planned sizes where the configuration runs it,
- * ascending, until @a end. The first size measured and its latency go to
- * p->level_size, level_before and level_spread.
+ * ascending, until @a end; p->measured counts them (from 0). The first size
+ * measured and its latency go to p->level_size, level_before and
+ * level_spread (a sweep that measures nothing leaves them).
  */
 static ucs_status_t cal_sweep(cal_ctx_t *ctx, const cal_setup_t *setup,
                               cal_proto_t *p, psel_calib_line_t *line,
@@ -486,9 +487,7 @@ static ucs_status_t cal_sweep(cal_ctx_t *ctx, const cal_setup_t *setup,
     unsigned num_sizes, i;
     ucs_status_t status;
 
-    p->level_before = 0;
-    num_sizes       = cal_plan_sizes(p, ctx->opts.mode, ctx->opts.max_size,
-                                     sizes);
+    num_sizes = cal_plan_sizes(p, ctx->opts.mode, ctx->opts.max_size, sizes);
     for (i = 0; i < num_sizes; ++i) {
         if (!cal_runs(p, sizes[i])) {
             continue; /* the fallback protocol runs there */
@@ -523,7 +522,7 @@ static ucs_status_t cal_sweep(cal_ctx_t *ctx, const cal_setup_t *setup,
         if (status != UCS_OK) {
             return status;
         }
-        if (p->level_before == 0) {
+        if (p->measured == 0) {
             p->level_size   = sizes[i];
             p->level_before = lat.time;
             p->level_spread = lat.spread;
@@ -701,28 +700,31 @@ static ucs_status_t cal_check_setup_level(cal_ctx_t *ctx,
 }
 
 /*
- * Whether a measured line is unsound as a whole: other processes took more
- * than the spare CPUs while it was measured (its times are the scheduler's:
- * its points agree with each other, not with the protocol), or the
- * machine's speed level changed during its sweep again after it was
- * measured again (cal_check_level). If so, @a why says which.
+ * Whether a protocol's line is unsound as a whole: the machine's speed
+ * changed and no time was left to sweep it again (it has too few points,
+ * or none, and must not stay on its attribute line beside the others'
+ * measured ones); other processes took more than the spare CPUs while it
+ * was measured (its times are the scheduler's: its points agree with each
+ * other, not with the protocol); or the machine's speed changed during its
+ * sweep again after it was swept again (cal_check_level). If so, @a why
+ * says which.
  */
 static int cal_unsound(const cal_ctx_t *ctx, const cal_proto_t *p,
                        const psel_calib_line_t *line, char *why, size_t max)
 {
-    if (line->num_points == 0) {
+    if (p->level_late) {
+        snprintf(why, max, "the machine's speed changed (%zu B: %.3f us, "
+                 "then %.3f), and the time budget left too little to "
+                 "measure it again", p->level_size, p->level_before * 1e6,
+                 p->level_after * 1e6);
+        return 1;
+    } else if (line->num_points == 0) {
         return 0;
     } else if (p->load > cal_cpu_spare(ctx)) {
         snprintf(why, max, "other processes used %.2f CPUs while it was "
                  "measured, more than the %.2f this calibration leaves them "
                  "(CPU steal %.1f%%): the times are the scheduler's",
                  p->load, cal_cpu_spare(ctx), 100 * p->steal);
-        return 1;
-    } else if (p->level_late) {
-        snprintf(why, max, "the machine's speed changed (%zu B: %.3f us, "
-                 "then %.3f), and the time budget left too little to "
-                 "measure it again", p->level_size, p->level_before * 1e6,
-                 p->level_after * 1e6);
         return 1;
     } else if (p->level_changed) {
         snprintf(why, max, "the machine's speed changed while it was "

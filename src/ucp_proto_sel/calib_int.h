@@ -58,6 +58,23 @@ psel_calib_rail_t *psel_calib_rail_get(const psel_calib_t *calib,
                                        const char *lane, const char *peer);
 
 
+/** [s] added to the constant of a line where it is taken out of a table
+ *  (psel_calib_take_out): it cannot win there below petabytes */
+#define PSEL_CALIB_OUT_OF_TABLE 3600.0
+
+
+/**
+ * Take @a line out of the table of flavour @a t from @a size on (calib_order.c:
+ * where the fit in natural order finds it would win again, the points not
+ * showing it): its ranges there cost PSEL_CALIB_OUT_OF_TABLE more, split
+ * at @a size if needed; the other flavour and the smaller sizes keep the
+ * fit. @return 1, or 0 with the line unchanged when it has no room to
+ * split a range at @a size.
+ */
+int psel_calib_take_out(psel_calib_line_t *line, size_t size,
+                        psel_perf_type_t t);
+
+
 /** Index of the first point of @a line with size >= @a size. */
 unsigned psel_calib_point_index(const psel_calib_line_t *line, size_t size);
 

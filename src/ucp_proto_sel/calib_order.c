@@ -263,6 +263,23 @@ static psel_perf_range_t *psel_calib_range_from(psel_calib_line_t *line,
     return range + 1;
 }
 
+int psel_calib_take_out(psel_calib_line_t *line, size_t size,
+                        psel_perf_type_t t)
+{
+    psel_perf_range_t *range = psel_calib_range_from(line, size);
+
+    if ((range == NULL) ||
+        (((range == line->ranges) ? 0 : (range - 1)->max_length + 1) !=
+         size)) {
+        return 0; /* no room to split: the range holding @a size starts
+                     before it */
+    }
+    for (; range < line->ranges + line->num_ranges; ++range) {
+        range->perf[t].c += PSEL_CALIB_OUT_OF_TABLE;
+    }
+    return 1;
+}
+
 /*
  * Would raising @a up's line of flavour @a t by @a lift from @a lo to @a hi
  * put it at or above @a other's line at a measured size there where the
@@ -418,7 +435,8 @@ static void psel_calib_lift_ties(psel_calib_order_entry_t *early,
  * Within the points' spreads (noise) the earlier protocol's line is lifted
  * there, so the later one, which won at a smaller size, keeps winning;
  * beyond them the line whose fit strays further from its own point is
- * refused. Sizes where either protocol has no point cannot be judged and
+ * wrong: the earlier one is taken out of this table from that size on,
+ * the later one is refused. Sizes where either protocol has no point cannot be judged and
  * are skipped. Returns 1 if it changed a line (check again), 0 if the
  * table is in order.
  */
@@ -497,6 +515,23 @@ static int psel_calib_fix_turn(psel_calib_order_entry_t *entries,
         /* the line whose fit strays further from its own point is wrong */
         bad = (psel_calib_fit_miss(entries[w].line, sizes[k], t) >
                psel_calib_fit_miss(entries[hi].line, sizes[k], t)) ? w : hi;
+        if ((bad == w) && psel_calib_take_out(entries[w].line, sizes[k], t)) {
+            /* the earlier protocol, which would win again here: out of
+             * this table from here on, its line kept below (refused, it
+             * would fall back to its attribute line, on another scale) */
+            ucs_string_buffer_appendf(why, "%s over %s: taken out of the "
+                                      "%s table from %zu B: with it the "
+                                      "table would go back from %s to it "
+                                      "there, which the points do not show "
+                                      "beyond their spread (%s %.3f us, %s "
+                                      "%.3f us)\n", entries[w].line->proto,
+                                      entries[w].line->lanes,
+                                      psel_calib_flavour_names[t], sizes[k],
+                                      entries[hi].line->proto,
+                                      entries[w].line->proto, tw * 1e6,
+                                      entries[hi].line->proto, th * 1e6);
+            return 1;
+        }
         ucs_string_buffer_appendf(why, "%s over %s: refused: with it the "
                                   "%s table would go back from %s to %s at "
                                   "%zu B, which the points there do not show "

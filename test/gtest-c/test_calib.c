@@ -771,6 +771,77 @@ static void test_order_lift_holds_past_its_point(void **state)
     psel_calib_cleanup(&calib);
 }
 
+/*
+ * Taking a line out of one table from a size on (instead of refusing it,
+ * which would leave its attribute line on another scale beside measured
+ * ones): the range holding that size is split there, the ranges from it
+ * cost PSEL_CALIB_OUT_OF_TABLE more in that flavour only, the smaller
+ * sizes and the other flavour keep the fit; a line with no room to split
+ * is left as it was.
+ */
+static void test_take_out_of_one_table(void **state)
+{
+    psel_calib_line_t *line;
+    psel_calib_line_t before;
+    psel_calib_t calib;
+    unsigned r;
+
+    psel_calib_init(&calib);
+    line = psel_calib_line_get(&calib, "egr/short", "tcp/lo",
+                               UCS_MEMORY_TYPE_HOST);
+    assert_non_null(line);
+    line->num_ranges = 2;
+    line->ranges[0].max_length = 1023;
+    line->ranges[1].max_length = SIZE_MAX;
+    for (r = 0; r < 2; ++r) {
+        line->ranges[r].perf[PSEL_PERF_SINGLE] =
+                ucs_linear_func_make(4 * US, (r + 1) * 0.1 * NS);
+        line->ranges[r].perf[PSEL_PERF_MULTI]  =
+                ucs_linear_func_make(3 * US, (r + 1) * 0.2 * NS);
+    }
+    before = *line;
+
+    assert_int_equal(psel_calib_take_out(line, 4096, PSEL_PERF_MULTI), 1);
+    assert_int_equal(line->num_ranges, 3);
+    assert_int_equal(line->ranges[0].max_length, 1023);
+    assert_int_equal(line->ranges[1].max_length, 4095);
+    assert_int_equal(line->ranges[2].max_length, SIZE_MAX);
+    /* below 4096 and the one-message table: the fit as it was */
+    assert_memory_equal(&line->ranges[0], &before.ranges[0],
+                        sizeof(line->ranges[0]));
+    assert_memory_equal(&line->ranges[1].perf, &before.ranges[1].perf,
+                        sizeof(line->ranges[1].perf));
+    assert_memory_equal(&line->ranges[2].perf[PSEL_PERF_SINGLE],
+                        &before.ranges[1].perf[PSEL_PERF_SINGLE],
+                        sizeof(ucs_linear_func_t));
+    /* from 4096 on, streamed: out of reach, the slope kept */
+    assert_true(line_cost(line, 4096, PSEL_PERF_MULTI) >=
+                PSEL_CALIB_OUT_OF_TABLE);
+    assert_true(line_cost(line, 4095, PSEL_PERF_MULTI) < 1e-3);
+    assert_true(line->ranges[2].perf[PSEL_PERF_MULTI].m ==
+                before.ranges[1].perf[PSEL_PERF_MULTI].m);
+
+    /* at a range's start: nothing to split */
+    assert_int_equal(psel_calib_take_out(line, 1024, PSEL_PERF_SINGLE), 1);
+    assert_int_equal(line->num_ranges, 3);
+    assert_true(line_cost(line, 1023, PSEL_PERF_SINGLE) < 1e-3);
+    assert_true(line_cost(line, 1024, PSEL_PERF_SINGLE) >=
+                PSEL_CALIB_OUT_OF_TABLE);
+
+    /* no room for another range: unchanged, and said so */
+    line->num_ranges = PSEL_PROTO_MAX_RANGES;
+    for (r = 0; r < PSEL_PROTO_MAX_RANGES; ++r) {
+        line->ranges[r] = before.ranges[0];
+        line->ranges[r].max_length = (r + 1 == PSEL_PROTO_MAX_RANGES) ?
+                                     SIZE_MAX : 100 * (r + 1) - 1;
+    }
+    before = *line;
+    assert_int_equal(psel_calib_take_out(line, 150, PSEL_PERF_MULTI), 0);
+    assert_memory_equal(line->ranges, before.ranges, sizeof(line->ranges));
+    assert_int_equal(line->num_ranges, before.num_ranges);
+    psel_calib_cleanup(&calib);
+}
+
 /* Spreads that stay wide: noisy measurements are left out; a line with
  * more than a third of them noisy is refused, naming the sizes */
 static void test_order_noisy_points_refused(void **state)
@@ -2088,6 +2159,7 @@ int main(void)
         cmocka_unit_test(test_order_streaming_table),
         cmocka_unit_test(test_order_noisy_tie_does_not_lift_a_shown_range),
         cmocka_unit_test(test_order_lift_holds_past_its_point),
+        cmocka_unit_test(test_take_out_of_one_table),
         cmocka_unit_test(test_order_noisy_points_refused),
         cmocka_unit_test(test_apply_replaces_ranges),
         cmocka_unit_test(test_apply_for_ucp_prefers_ucp_lines),
