@@ -436,8 +436,8 @@ static void psel_calib_lift_ties(psel_calib_order_entry_t *early,
  * there, so the later one, which won at a smaller size, keeps winning;
  * beyond them the line whose fit strays further from its own point is
  * wrong: the earlier one is taken out of this table from that size on,
- * the later one is refused. Sizes where either protocol has no point cannot be judged and
- * are skipped. Returns 1 if it changed a line (check again), 0 if the
+ * the later one is refused. Sizes where either protocol has no point
+ * cannot be judged and are skipped. Returns 1 if it changed a line (check again), 0 if the
  * table is in order.
  */
 static int psel_calib_fix_turn(psel_calib_order_entry_t *entries,

@@ -1201,6 +1201,40 @@ static void test_fit_knee_finds_the_bend(void **state)
     psel_calib_cleanup(&calib);
 }
 
+/* A line taken out of a table from a size on is written and read back
+ * as it is: its hour-long constant is a number the file takes */
+static void test_take_out_survives_a_file(void **state)
+{
+    psel_calib_line_t *line;
+    psel_calib_t calib, parsed;
+    char *text;
+
+    psel_calib_init(&calib);
+    line = psel_calib_line_get(&calib, "egr/short", "tcp/lo",
+                               UCS_MEMORY_TYPE_HOST);
+    assert_non_null(line);
+    assert_int_equal(psel_calib_line_add_point(line, 8, 4 * US, 4 * US),
+                     UCS_OK);
+    line->num_ranges           = 1;
+    line->ranges[0].max_length = SIZE_MAX;
+    line->ranges[0].perf[PSEL_PERF_SINGLE] = ucs_linear_func_make(4 * US, 0);
+    line->ranges[0].perf[PSEL_PERF_MULTI]  = ucs_linear_func_make(4 * US, 0);
+    assert_int_equal(psel_calib_take_out(line, 4096, PSEL_PERF_MULTI), 1);
+
+    text = write_to_string(&calib);
+    assert_int_equal(psel_calib_parse(text, strlen(text), "test", &parsed),
+                     UCS_OK);
+    assert_calib_equal(&calib, &parsed);
+    line = psel_calib_line_get(&parsed, "egr/short", "tcp/lo",
+                               UCS_MEMORY_TYPE_HOST);
+    assert_true(line_cost(line, 4096, PSEL_PERF_MULTI) >=
+                PSEL_CALIB_OUT_OF_TABLE);
+    assert_true(line_cost(line, 4095, PSEL_PERF_MULTI) < 1e-3);
+    free(text);
+    psel_calib_cleanup(&parsed);
+    psel_calib_cleanup(&calib);
+}
+
 static void test_round_trip_write_parse(void **state)
 {
     psel_calib_t calib, parsed;
@@ -2160,6 +2194,7 @@ int main(void)
         cmocka_unit_test(test_order_noisy_tie_does_not_lift_a_shown_range),
         cmocka_unit_test(test_order_lift_holds_past_its_point),
         cmocka_unit_test(test_take_out_of_one_table),
+        cmocka_unit_test(test_take_out_survives_a_file),
         cmocka_unit_test(test_order_noisy_points_refused),
         cmocka_unit_test(test_apply_replaces_ranges),
         cmocka_unit_test(test_apply_for_ucp_prefers_ucp_lines),
