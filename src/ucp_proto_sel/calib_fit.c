@@ -19,6 +19,9 @@
 /* A knee (an extra break) is kept if it cuts the mean relative error by
  * this factor at least */
 #define PSEL_CALIB_KNEE_GAIN    0.8
+/* A second knee is tried only above this mean relative error (the noise
+ * of a quiet machine's points) */
+#define PSEL_CALIB_KNEE_MORE_ERROR 0.02
 /* Points on each side of a two-line multi envelope, at least */
 #define PSEL_CALIB_ENVELOPE_MIN_POINTS 3
 
@@ -463,42 +466,61 @@ ucs_status_t psel_calib_line_fit_knee(psel_calib_line_t *line,
                                       unsigned num_breaks)
 {
     psel_perf_range_t best_ranges[PSEL_PROTO_MAX_RANGES];
-    size_t trial[PSEL_CALIB_MAX_FIT_RANGES], knee;
-    unsigned base_fit, num_fit, best_num, i, k, n;
+    size_t cur[PSEL_CALIB_MAX_FIT_RANGES], trial[PSEL_CALIB_MAX_FIT_RANGES];
+    size_t best_trial[PSEL_CALIB_MAX_FIT_RANGES], knee;
+    unsigned base_fit, num_fit, best_num, num_cur, i, k, n;
     double best_err, err;
     ucs_status_t status;
+    int found;
 
     status = psel_calib_line_fit_ranges(line, breaks, num_breaks, &base_fit);
     if ((status != UCS_OK) || (num_breaks + 2 > PSEL_CALIB_MAX_FIT_RANGES)) {
         return status;
     }
 
+    memcpy(cur, breaks, num_breaks * sizeof(*cur));
+    num_cur  = num_breaks;
     best_num = line->num_ranges;
     best_err = psel_calib_line_mean_error(line);
     memcpy(best_ranges, line->ranges, sizeof(best_ranges));
-    for (i = 0; i < line->num_points; ++i) {
-        /* the breaks, with this size inserted in order */
-        knee = line->points[i].size;
-        for (k = 0, n = 0; (k < num_breaks) && (breaks[k] < knee); ++k) {
-            trial[n++] = breaks[k];
+    /* one knee at a time, while there is room and each cuts the error;
+     * another one only while the fit is still off by more than noise */
+    for (found = 1; found && (num_cur + 2 <= PSEL_CALIB_MAX_FIT_RANGES) &&
+                    ((num_cur == num_breaks) ||
+                     (best_err > PSEL_CALIB_KNEE_MORE_ERROR));) {
+        found = 0;
+        for (i = 0; i < line->num_points; ++i) {
+            /* the breaks so far, with this size inserted in order */
+            knee = line->points[i].size;
+            for (k = 0, n = 0; (k < num_cur) && (cur[k] < knee); ++k) {
+                trial[n++] = cur[k];
+            }
+            if ((k < num_cur) && (cur[k] == knee)) {
+                continue;
+            }
+            trial[n++] = knee;
+            for (; k < num_cur; ++k) {
+                trial[n++] = cur[k];
+            }
+            /* a knee with too few points on a side is merged away: skip
+             * it */
+            if ((psel_calib_line_fit_ranges(line, trial, n, &num_fit) !=
+                 UCS_OK) || (num_fit != base_fit + 1)) {
+                continue;
+            }
+            err = psel_calib_line_mean_error(line);
+            if (err < PSEL_CALIB_KNEE_GAIN * best_err) {
+                best_err = err;
+                best_num = line->num_ranges;
+                memcpy(best_ranges, line->ranges, sizeof(best_ranges));
+                memcpy(best_trial, trial, n * sizeof(*trial));
+                found = 1;
+            }
         }
-        if ((k < num_breaks) && (breaks[k] == knee)) {
-            continue;
-        }
-        trial[n++] = knee;
-        for (; k < num_breaks; ++k) {
-            trial[n++] = breaks[k];
-        }
-        /* a knee with too few points on a side is merged away: skip it */
-        if ((psel_calib_line_fit_ranges(line, trial, n, &num_fit) != UCS_OK) ||
-            (num_fit != base_fit + 1)) {
-            continue;
-        }
-        err = psel_calib_line_mean_error(line);
-        if (err < PSEL_CALIB_KNEE_GAIN * best_err) {
-            best_err = err;
-            best_num = line->num_ranges;
-            memcpy(best_ranges, line->ranges, sizeof(best_ranges));
+        if (found) {
+            ++num_cur;
+            ++base_fit;
+            memcpy(cur, best_trial, num_cur * sizeof(*cur));
         }
     }
 
