@@ -478,8 +478,9 @@ ucs_status_t psel_calib_line_fit_knee(psel_calib_line_t *line,
         return status;
     }
 
-    memcpy(cur, breaks, num_breaks * sizeof(*cur));
-    num_cur  = num_breaks;
+    for (num_cur = 0; num_cur < num_breaks; ++num_cur) {
+        cur[num_cur] = breaks[num_cur]; /* breaks may be NULL when none */
+    }
     best_num = line->num_ranges;
     best_err = psel_calib_line_mean_error(line);
     memcpy(best_ranges, line->ranges, sizeof(best_ranges));
