@@ -1088,6 +1088,20 @@ static void assert_calib_equal(const psel_calib_t *a, const psel_calib_t *b)
 }
 
 /* A calibration with fitted and unfitted lines, awkward values included */
+/* @a line: one point at @a size and one range over every size, flat at
+ * @a single and @a multi seconds */
+static void one_flat_range(psel_calib_line_t *line, size_t size,
+                           double single, double multi)
+{
+    assert_non_null(line);
+    assert_int_equal(psel_calib_line_add_point(line, size, single, multi),
+                     UCS_OK);
+    line->num_ranges                       = 1;
+    line->ranges[0].max_length             = SIZE_MAX;
+    line->ranges[0].perf[PSEL_PERF_SINGLE] = ucs_linear_func_make(single, 0);
+    line->ranges[0].perf[PSEL_PERF_MULTI]  = ucs_linear_func_make(multi, 0);
+}
+
 static void make_sample(psel_calib_t *calib)
 {
     static const size_t breaks[] = {8192};
@@ -1135,14 +1149,10 @@ static void make_sample(psel_calib_t *calib)
 
     /* measured through UCP: the same key as protosel's egr/bcopy, a line of
      * its own; and a protocol UCP ran another in place of */
-    line = psel_calib_line_get_via(calib, PSEL_CALIB_VIA_UCP, "egr/bcopy",
-                                   "tcp/lo", UCS_MEMORY_TYPE_HOST);
-    assert_int_equal(psel_calib_line_add_point(line, 1024, 5.5 * US, 5 * US),
-                     UCS_OK);
-    line->num_ranges = 1;
-    line->ranges[0].max_length             = SIZE_MAX;
-    line->ranges[0].perf[PSEL_PERF_SINGLE] = ucs_linear_func_make(5.5 * US, 0);
-    line->ranges[0].perf[PSEL_PERF_MULTI]  = ucs_linear_func_make(5 * US, 0);
+    one_flat_range(psel_calib_line_get_via(calib, PSEL_CALIB_VIA_UCP,
+                                           "egr/bcopy", "tcp/lo",
+                                           UCS_MEMORY_TYPE_HOST),
+                   1024, 5.5 * US, 5 * US);
     line = psel_calib_line_get_via(calib, PSEL_CALIB_VIA_UCP, "rndv/get",
                                    "cma/memory", UCS_MEMORY_TYPE_HOST);
     line->unsupported = 1;
@@ -1254,13 +1264,7 @@ static void test_take_out_survives_a_file(void **state)
     psel_calib_init(&calib);
     line = psel_calib_line_get(&calib, "egr/short", "tcp/lo",
                                UCS_MEMORY_TYPE_HOST);
-    assert_non_null(line);
-    assert_int_equal(psel_calib_line_add_point(line, 8, 4 * US, 4 * US),
-                     UCS_OK);
-    line->num_ranges           = 1;
-    line->ranges[0].max_length = SIZE_MAX;
-    line->ranges[0].perf[PSEL_PERF_SINGLE] = ucs_linear_func_make(4 * US, 0);
-    line->ranges[0].perf[PSEL_PERF_MULTI]  = ucs_linear_func_make(4 * US, 0);
+    one_flat_range(line, 8, 4 * US, 4 * US);
     assert_int_equal(psel_calib_take_out(line, 4096, PSEL_PERF_MULTI), 1);
 
     text = write_to_string(&calib);
