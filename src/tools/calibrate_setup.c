@@ -585,6 +585,16 @@ static ucs_status_t cal_check_level(cal_ctx_t *ctx, cal_proto_t *p,
     return UCS_OK;
 }
 
+/* A sweep the machine's speed changed under: its points are left out
+ * (counted as refused), to be swept again */
+static void cal_forget_sweep(cal_ctx_t *ctx, cal_proto_t *p,
+                             psel_calib_line_t *line)
+{
+    cal_refuse_line(ctx, line);
+    p->measured = 0;
+    p->late     = 0;
+}
+
 /* Until when a protocol may be swept again after a change of speed: the
  * budget and CAL_LEVEL_OVERRUN of it */
 static double cal_level_deadline(const cal_ctx_t *ctx)
@@ -623,11 +633,9 @@ ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
                                   line->lanes, p->level_size,
                                   p->level_before * 1e6,
                                   p->level_after * 1e6);
-        cal_refuse_line(ctx, line);
-        p->measured = 0;
-        p->late     = 0;
-        end         = ucs_min(psel_oob_time() + (end - start),
-                              cal_level_deadline(ctx));
+        cal_forget_sweep(ctx, p, line);
+        end = ucs_min(psel_oob_time() + (end - start),
+                      cal_level_deadline(ctx));
     }
     cal_cpu_sample(ctx, &cpu_after);
     cal_cpu_delta(&cpu_before, &cpu_after, &p->steal, &p->load);
@@ -683,15 +691,13 @@ static ucs_status_t cal_check_setup_level(cal_ctx_t *ctx,
                                   lines[i]->lanes, p->level_size,
                                   p->level_before * 1e6,
                                   p->level_after * 1e6, setup->name);
-        cal_refuse_line(ctx, lines[i]);
-        p->measured = 0;
-        p->late     = 0;
+        cal_forget_sweep(ctx, p, lines[i]);
         ++swept;
-        start       = psel_oob_time();
-        status      = cal_protocol(ctx, setup, p, lines[i],
-                                   ucs_min(start + share,
-                                           cal_level_deadline(ctx)),
-                                   start);
+        start  = psel_oob_time();
+        status = cal_protocol(ctx, setup, p, lines[i],
+                              ucs_min(start + share,
+                                      cal_level_deadline(ctx)),
+                              start);
         if (status != UCS_OK) {
             return status;
         }

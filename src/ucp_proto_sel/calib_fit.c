@@ -461,14 +461,34 @@ static double psel_calib_line_mean_error(const psel_calib_line_t *line)
     return (n > 0) ? (sum / n) : INFINITY;
 }
 
+/* @a breaks (@a num, ascending) with @a knee inserted in order, into
+ * @a out: how many, or 0 if @a knee is one of them */
+static unsigned psel_calib_insert_break(const size_t *breaks, unsigned num,
+                                        size_t knee, size_t *out)
+{
+    unsigned k, n = 0;
+
+    for (k = 0; (k < num) && (breaks[k] < knee); ++k) {
+        out[n++] = breaks[k];
+    }
+    if ((k < num) && (breaks[k] == knee)) {
+        return 0;
+    }
+    out[n++] = knee;
+    for (; k < num; ++k) {
+        out[n++] = breaks[k];
+    }
+    return n;
+}
+
 ucs_status_t psel_calib_line_fit_knee(psel_calib_line_t *line,
                                       const size_t *breaks,
                                       unsigned num_breaks)
 {
     psel_perf_range_t best_ranges[PSEL_PROTO_MAX_RANGES];
     size_t cur[PSEL_CALIB_MAX_FIT_RANGES], trial[PSEL_CALIB_MAX_FIT_RANGES];
-    size_t best_trial[PSEL_CALIB_MAX_FIT_RANGES], knee;
-    unsigned base_fit, num_fit, best_num, num_cur, i, k, n;
+    size_t best_trial[PSEL_CALIB_MAX_FIT_RANGES];
+    unsigned base_fit, num_fit, best_num, num_cur, i, n;
     double best_err, err;
     ucs_status_t status;
     int found;
@@ -491,21 +511,12 @@ ucs_status_t psel_calib_line_fit_knee(psel_calib_line_t *line,
                      (best_err > PSEL_CALIB_KNEE_MORE_ERROR));) {
         found = 0;
         for (i = 0; i < line->num_points; ++i) {
-            /* the breaks so far, with this size inserted in order */
-            knee = line->points[i].size;
-            for (k = 0, n = 0; (k < num_cur) && (cur[k] < knee); ++k) {
-                trial[n++] = cur[k];
-            }
-            if ((k < num_cur) && (cur[k] == knee)) {
-                continue;
-            }
-            trial[n++] = knee;
-            for (; k < num_cur; ++k) {
-                trial[n++] = cur[k];
-            }
-            /* a knee with too few points on a side is merged away: skip
-             * it */
-            if ((psel_calib_line_fit_ranges(line, trial, n, &num_fit) !=
+            /* a knee that is a break already, or with too few points on a
+             * side (merged away), is skipped */
+            n = psel_calib_insert_break(cur, num_cur, line->points[i].size,
+                                        trial);
+            if ((n == 0) ||
+                (psel_calib_line_fit_ranges(line, trial, n, &num_fit) !=
                  UCS_OK) || (num_fit != base_fit + 1)) {
                 continue;
             }
