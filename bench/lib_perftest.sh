@@ -76,12 +76,26 @@ final_line() {
          END { if (l == "") exit 1; print l }' "$1"
 }
 
-# Protocol protosel used: rows of the UCX_PSEL_PROTO_INFO=used table.
-psel_proto() {  # FILE
-    awk -F'|' '/protocols used/ { on = 1; next }
-        on && NF >= 6 && $2 ~ /[a-z]+\/[a-z]+/ && $5 ~ /[0-9]/ {
-            p = $2; gsub(/ /, "", p); r = r (r == "" ? "" : "+") p }
-        END { print (r == "" ? "?" : r) }' "$1"
+# Protocol protosel selects for SIZE: the row of the UCX_PSEL_PROTO_INFO=y
+# table that covers SIZE, "protosel streamed" for tag_bw (psel_perftest
+# streams tag_bw sends, as ucx_perftest does with UCP_OP_ATTR_FLAG_MULTI_SEND)
+# and "protosel" for tag_lat. Timed runs read the tables, printed once at
+# endpoint creation, and not UCX_PSEL_PROTO_INFO=used, which counts every
+# message on the send path: UCX's side prints tables too.
+psel_proto() {  # FILE TEST SIZE
+    awk -F'|' -v test="$2" -v size="$3" '
+        /\| *protosel( streamed)? *\| *tag send, contig host memory/ {
+            cur = ($0 ~ /protosel streamed/) ? "multi" : "single"; next }
+        cur != "" && /\+-/ { next }
+        cur != "" && NF >= 4 && $2 ~ /^ *[0-9]+\.\.[0-9a-z]+ *$/ {
+            rg = $2; gsub(/ /, "", rg); split(rg, b, /\.\./)
+            if (size + 0 >= b[1] + 0 && (b[2] == "inf" || size + 0 <= b[2] + 0)) {
+                p = $3; sub(/.*\[/, "", p); sub(/\].*/, "", p); got[cur] = p }
+            next }
+        { cur = "" }
+        END {
+            r = (test == "tag_bw" && ("multi" in got)) ? got["multi"] : got["single"]
+            print (r == "" ? "?" : r) }' "$1"
 }
 
 # Protocol UCX selected for SIZE: the row of the last "ucp_tag_send*()" table
@@ -238,13 +252,13 @@ iters() {  # TRANSPORT TEST SIZE
 
 # run_cfg TOOL TRANSPORT CFG TEST SIZE FILE [ITERS WARMUP]: one timed or
 # discovery run. CFG: "auto", a protosel UCX_PSEL_PROTOS value, or a UCX
-# setting name. Discovery runs pass ITERS and print the tables
-# (UCX_PSEL_PROTO_INFO=y / UCX_PROTO_INFO=y on both sides); timed runs print
-# what protosel used (UCX_PSEL_PROTO_INFO=used, client) or UCX's tables.
+# setting name. Discovery runs pass ITERS. Both kinds print the selection
+# tables, once at endpoint creation (UCX_PSEL_PROTO_INFO=y on protosel's
+# client, UCX_PROTO_INFO=y on both of UCX's sides): see psel_proto().
 run_cfg() {
-    local tool=$1 tr=$2 cfg=$3 test=$4 size=$5 file=$6 n=${7:-} w=${8:-} disc=0 bin
+    local tool=$1 tr=$2 cfg=$3 test=$4 size=$5 file=$6 n=${7:-} w=${8:-} bin
     local senv=() cenv=() tmo=60
-    [ -n "$n" ] && { disc=1; tmo=30; }
+    [ -n "$n" ] && tmo=30
     if [ -z "$n" ]; then
         n=$(iters "$tr" "$test" "$size")
         w=$((n / 10)); [ $w -gt 1000 ] && w=1000; [ $w -lt 1 ] && w=1
@@ -254,8 +268,7 @@ run_cfg() {
         bin=$psel_bin
         [ "$cfg" != auto ] && senv+=("UCX_PSEL_PROTOS=$cfg")
         cenv=("${senv[@]}")
-        if [ $disc = 1 ]; then cenv+=(UCX_PSEL_PROTO_INFO=y)
-        else cenv+=(UCX_PSEL_PROTO_INFO=used); fi
+        cenv+=(UCX_PSEL_PROTO_INFO=y)
     else
         bin=$ucx_bin
         mapfile -t -O ${#senv[@]} senv < <(ucx_cfg_env "$cfg" "$tr")
@@ -606,7 +619,7 @@ run_plan() {
                 f=$out/$tr.$test.$size.$tool.${label//\//_}.$r
                 if run_cfg "$tool" "$tr" "$cfg" "$test" "$size" "$f"; then
                     read -r _ p50 _ overall _ bw _ rate <<<"$(final_line "$f")"
-                    if [ "$tool" = psel ]; then proto=$(psel_proto "$f")
+                    if [ "$tool" = psel ]; then proto=$(psel_proto "$f" "$test" "$size")
                     else proto=$(ucx_proto_chain "$test" "$size" "$f" "$f.server"); fi
                     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tr" "$test" "$size" \
                         "$tool" "$label" "$r" "$p50" "$overall" "$bw" "$proto" "$rate" >>"$results"

@@ -151,7 +151,7 @@ tool_env() {  # TOOL TRANSPORT ROLE -> prints VAR=VAL, one a line
         [ "$3" = client ] && echo UCX_PROTO_INFO=y
         [ ${#ucx_extra[@]} -gt 0 ] && printf '%s\n' "${ucx_extra[@]}"
     else
-        [ "$3" = client ] && echo UCX_PSEL_PROTO_INFO=used
+        [ "$3" = client ] && echo UCX_PSEL_PROTO_INFO=y
         [ ${#psel_extra[@]} -gt 0 ] && printf '%s\n' "${psel_extra[@]}"
     fi
 }
@@ -194,7 +194,7 @@ for tr in $transports; do
                     if run_once "$tool" "$tr" "$test" "$size" "$f"; then
                         read -r _ p50 _ overall _ bw _ _ <<<"$(final_line "$f")"
                         case $tool in
-                        psel) proto=$(psel_proto "$f") ;;
+                        psel) proto=$(psel_proto "$f" "$test" "$size") ;;
                         pucp) proto=- ;;
                         *)    proto=$(ucx_proto "$f" "$test" "$size") ;;
                         esac

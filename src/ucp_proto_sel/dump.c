@@ -413,11 +413,14 @@ void psel_select_dump_protos(FILE *stream, const psel_select_t *select,
 static void psel_select_dump_log_in_c_locale(const psel_select_t *select,
                                              const psel_select_table_t *table)
 {
+    /* the streamed table (multi cost) is titled as psel_info titles it */
+    const char *title = (select->config->select_perf == PSEL_PERF_MULTI) ?
+                                "protosel streamed" : "protosel";
     ucs_string_buffer_t strb;
     char *line, *saveptr = NULL;
 
     ucs_string_buffer_init(&strb);
-    psel_select_dump_strb(select, table, "protosel", 0, &strb);
+    psel_select_dump_strb(select, table, title, 0, &strb);
     for (line = strtok_r((char*)ucs_string_buffer_cstr(&strb), "\n", &saveptr);
          line != NULL; line = strtok_r(NULL, "\n", &saveptr)) {
         ucs_log_print_compact(line);
