@@ -220,45 +220,6 @@ proto_of() {  # TR TEST SIZE TOOL -> most frequent protocol
          END { for (p in n) if (n[p] > m) { m = n[p]; r = p }; print (r == "" ? "?" : r) }' "$results"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
-
-echo
-echo "psel_perftest vs ucx_perftest $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1), UCX_PROTO_ENABLE=y;" \
-     "medians of $runs run(s) each, alternating A/B; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "shm: UCX_PSEL_TLS=posix,sysv,cma vs UCX_TLS=posix,sysv,cma;" \
-     "tcp: UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo vs UCX_TLS=tcp UCX_NET_DEVICES=lo"
-[ ${#ucx_extra[@]} -gt 0 ] && echo "ucx_perftest also: ${ucx_extra[*]}"
-[ ${#psel_extra[@]} -gt 0 ] && echo "psel_perftest also: ${psel_extra[*]}"
-echo "ratio > 1 means protosel is slower (latency: psel/UCX; bandwidth: UCX/psel)."
-for tr in $transports; do
-    for test in $tests; do
-        echo
-        if [ "$test" = tag_lat ]; then
-            echo "### $tr $test: latency, usec (50th percentile and overall average of the Final line)"
-            echo
-            echo "| size | psel p50 | UCX p50 | ratio | psel overall | UCX overall | ratio | psel protocol | UCX protocol | same |"
-            echo "|-----:|---------:|--------:|------:|-------------:|------------:|------:|---------------|--------------|------|"
-        else
-            echo "### $tr $test: bandwidth, MB/s (overall of the Final line)"
-            echo
-            echo "| size | psel MB/s | UCX MB/s | ratio | psel protocol | UCX protocol | same |"
-            echo "|-----:|----------:|---------:|------:|---------------|--------------|------|"
-        fi
-        for size in $sizes; do
-            pp=$(proto_of "$tr" "$test" "$size" psel)
-            up=$(proto_of "$tr" "$test" "$size" ucx)
-            [ "$pp" = "${up%% *}" ] && same=yes || same=no
-            if [ "$test" = tag_lat ]; then
-                a=$(col "$tr" "$test" "$size" psel 6); b=$(col "$tr" "$test" "$size" ucx 6)
-                c=$(col "$tr" "$test" "$size" psel 7); d=$(col "$tr" "$test" "$size" ucx 7)
-                echo "| $(human "$size") | $a | $b | $(ratio "$a" "$b") | $c | $d | $(ratio "$c" "$d") | $pp | $up | $same |"
-            else
-                a=$(col "$tr" "$test" "$size" psel 8); b=$(col "$tr" "$test" "$size" ucx 8)
-                echo "| $(human "$size") | $a | $b | $(ratio "$b" "$a") | $pp | $up | $same |"
-            fi
-        done
-    done
-done
-
 # median over runs of TOOL_A's FIELD / TOOL_B's in the same run: both ran
 # within seconds of each other, so a change of the machine's level between
 # runs cancels out
@@ -269,6 +230,49 @@ run_ratio() {  # TR TEST SIZE TOOL_A TOOL_B FIELD
         END { for (r in va) if ((r in vb) && vb[r] > 0) print va[r] / vb[r] }' \
         "$results" | median | awk '{ printf "%.3f", $1 }'
 }
+
+echo
+echo "psel_perftest vs ucx_perftest $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1), UCX_PROTO_ENABLE=y;" \
+     "medians of $runs run(s) each, alternating A/B; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "shm: UCX_PSEL_TLS=posix,sysv,cma vs UCX_TLS=posix,sysv,cma;" \
+     "tcp: UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo vs UCX_TLS=tcp UCX_NET_DEVICES=lo"
+[ ${#ucx_extra[@]} -gt 0 ] && echo "ucx_perftest also: ${ucx_extra[*]}"
+[ ${#psel_extra[@]} -gt 0 ] && echo "psel_perftest also: ${psel_extra[*]}"
+echo "ratio > 1 means protosel is slower (latency: psel/UCX; bandwidth: UCX/psel): of the"
+echo "medians, and the median of the runs' own ratios (per run), which a change of the"
+echo "machine's speed between runs does not move."
+for tr in $transports; do
+    for test in $tests; do
+        echo
+        if [ "$test" = tag_lat ]; then
+            echo "### $tr $test: latency, usec (50th percentile and overall average of the Final line)"
+            echo
+            echo "| size | psel p50 | UCX p50 | ratio | per run | psel overall | UCX overall | ratio | per run | psel protocol | UCX protocol | same |"
+            echo "|-----:|---------:|--------:|------:|--------:|-------------:|------------:|------:|--------:|---------------|--------------|------|"
+        else
+            echo "### $tr $test: bandwidth, MB/s (overall of the Final line)"
+            echo
+            echo "| size | psel MB/s | UCX MB/s | ratio | per run | psel protocol | UCX protocol | same |"
+            echo "|-----:|----------:|---------:|------:|--------:|---------------|--------------|------|"
+        fi
+        for size in $sizes; do
+            pp=$(proto_of "$tr" "$test" "$size" psel)
+            up=$(proto_of "$tr" "$test" "$size" ucx)
+            [ "$pp" = "${up%% *}" ] && same=yes || same=no
+            if [ "$test" = tag_lat ]; then
+                a=$(col "$tr" "$test" "$size" psel 6); b=$(col "$tr" "$test" "$size" ucx 6)
+                c=$(col "$tr" "$test" "$size" psel 7); d=$(col "$tr" "$test" "$size" ucx 7)
+                echo "| $(human "$size") | $a | $b | $(ratio "$a" "$b") | $(run_ratio "$tr" "$test" "$size" psel ucx 6) |" \
+                     "$c | $d | $(ratio "$c" "$d") | $(run_ratio "$tr" "$test" "$size" psel ucx 7) | $pp | $up | $same |"
+            else
+                a=$(col "$tr" "$test" "$size" psel 8); b=$(col "$tr" "$test" "$size" ucx 8)
+                echo "| $(human "$size") | $a | $b | $(ratio "$b" "$a") |" \
+                     "$(run_ratio "$tr" "$test" "$size" ucx psel 8) | $pp | $up | $same |"
+            fi
+        done
+    done
+done
+
 if [ "$tools" = "psel ucx pucp" ]; then
     echo
     echo "### Data path or harness: psel_perftest --ucp runs stock UCP in psel_perftest's loops"
