@@ -293,7 +293,10 @@ struct psel_request {
     psel_request_type_t        type;
     ucs_status_t               status;     /**< UCS_INPROGRESS until done */
     int                        released;   /**< psel_request_free() called */
-    psel_request_cb_t          cb;
+    union {
+        psel_request_cb_t      cb;         /**< Sends and flushes */
+        psel_tag_recv_cb_t     recv_cb;    /**< Receives */
+    };
     void                      *arg;
     ucs_list_link_t            list;       /**< In ep->pending, or in the
                                                 pool once released */
@@ -315,7 +318,8 @@ struct psel_request {
 void psel_request_complete(psel_request_t *req, ucs_status_t status);
 
 /** Get a request from the worker's pool (status UCS_INPROGRESS); the
- *  caller fills its type's part (proto, recv or flush). */
+ *  caller fills its type's part (proto, recv or flush), and a receive its
+ *  recv_cb (@a cb NULL). */
 psel_request_t *psel_request_alloc(psel_worker_h worker,
                                    psel_request_type_t type,
                                    psel_request_cb_t cb, void *arg);

@@ -34,6 +34,16 @@ typedef struct psel_recv_info {
     size_t   length;  /**< Size of the message as sent */
 } psel_recv_info_t;
 
+/**
+ * Completion callback of a receive, as ucp_tag_recv_nbx's: @a info holds
+ * the matched message's tag and length (0 when canceled). It points into
+ * @a request: valid during the call, until the callback frees @a request,
+ * which it may do, as a psel_request_cb_t may.
+ */
+typedef void (*psel_tag_recv_cb_t)(psel_request_t *request,
+                                   ucs_status_t status,
+                                   const psel_recv_info_t *info, void *arg);
+
 
 /**
  * Create a context: read UCX_PSEL_* and discover this machine's resources,
@@ -189,7 +199,7 @@ psel_request_t *psel_tag_send_nbf(psel_ep_h ep, const void *buffer,
  */
 psel_request_t *psel_tag_recv_nb(psel_worker_h worker, void *buffer,
                                  size_t length, uint64_t tag, uint64_t mask,
-                                 psel_request_cb_t cb, void *arg);
+                                 psel_tag_recv_cb_t cb, void *arg);
 
 /**
  * @return UCS_INPROGRESS while the request runs, else its final status;

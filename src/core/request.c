@@ -82,7 +82,13 @@ void psel_request_complete(psel_request_t *req, ucs_status_t status)
      * callback may free it itself (as UCP allows), and it is gone after */
     released    = req->released;
     req->status = status;
-    if (req->cb != NULL) {
+    if (req->type == PSEL_REQUEST_RECV) {
+        /* the matched message's tag and length, as UCP gives them: the
+         * callback needs no psel_request_test() */
+        if (req->recv_cb != NULL) {
+            req->recv_cb(req, status, &req->recv.info, req->arg);
+        }
+    } else if (req->cb != NULL) {
         req->cb(req, status, req->arg);
     }
     if (released) {
@@ -97,8 +103,7 @@ ucs_status_t psel_request_test(psel_request_t *req, psel_recv_info_t *info)
     }
     if ((req->status != UCS_INPROGRESS) && (info != NULL) &&
         (req->type == PSEL_REQUEST_RECV)) {
-        info->tag    = req->recv.sender_tag;
-        info->length = req->recv.recv_length;
+        *info = req->recv.info;
     }
     return req->status;
 }
@@ -454,14 +459,15 @@ static void psel_recv_completed(psel_tm_recv_t *recv)
 
 psel_request_t *psel_tag_recv_nb(psel_worker_h worker, void *buffer,
                                  size_t length, uint64_t tag, uint64_t mask,
-                                 psel_request_cb_t cb, void *arg)
+                                 psel_tag_recv_cb_t cb, void *arg)
 {
     psel_request_t *req;
 
-    req = psel_request_alloc(worker, PSEL_REQUEST_RECV, cb, arg);
+    req = psel_request_alloc(worker, PSEL_REQUEST_RECV, NULL, arg);
     if (ucs_unlikely(req == NULL)) {
         return UCS_STATUS_PTR(UCS_ERR_NO_MEMORY);
     }
+    req->recv_cb = cb;
     memset(&req->recv, 0, sizeof(req->recv));
     req->recv.tag      = tag;
     req->recv.tag_mask = mask;

@@ -235,7 +235,7 @@ static void psel_rndv_tm_matched(void *arg, psel_tm_recv_t *recv,
 {
     psel_worker_h worker = arg;
 
-    psel_rndv_matched(&worker->proto, recv, recv->buffer, recv->recv_length,
+    psel_rndv_matched(&worker->proto, recv, recv->buffer, recv->info.length,
                       recv->status != UCS_OK, desc, desc_len);
 }
 

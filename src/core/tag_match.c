@@ -67,8 +67,8 @@ static void psel_tm_recv_complete(psel_tm_recv_t *recv)
 static void psel_tm_recv_matched(psel_tm_recv_t *recv, uint64_t tag,
                                  size_t total)
 {
-    recv->sender_tag  = tag;
-    recv->recv_length = total;
+    recv->info.tag  = tag;
+    recv->info.length = total;
     recv->status      = (total > recv->length) ? UCS_ERR_MESSAGE_TRUNCATED :
                                                  UCS_OK;
     recv->state       = PSEL_TM_RECV_MATCHED;
@@ -137,7 +137,7 @@ void psel_tm_cleanup(psel_tm_t *tm)
     while (!ucs_list_is_empty(&canceled)) {
         recv = ucs_list_extract_head(&canceled, psel_tm_recv_t, list);
         recv->status      = UCS_ERR_CANCELED;
-        recv->recv_length = 0;
+        recv->info.length = 0;
         psel_tm_recv_complete(recv);
     }
 
@@ -199,7 +199,7 @@ ucs_status_t psel_tm_cancel(psel_tm_t *tm, psel_tm_recv_t *recv)
         ucs_list_del(&recv->list);
         --tm->num_expected;
         recv->status      = UCS_ERR_CANCELED;
-        recv->recv_length = 0;
+        recv->info.length = 0;
         psel_tm_recv_complete(recv);
         return UCS_OK;
     case PSEL_TM_RECV_MATCHED:
@@ -505,7 +505,7 @@ unsigned psel_tm_purge_sender(psel_tm_t *tm, uint64_t sender_id,
         recv              = ucs_list_extract_head(&failed, psel_tm_recv_t,
                                                   list);
         recv->status      = status;
-        recv->recv_length = 0; /* nothing of it is delivered */
+        recv->info.length = 0; /* nothing of it is delivered */
         psel_tm_recv_complete(recv);
     }
     return count;

@@ -73,6 +73,8 @@
 #ifndef PSEL_CORE_TAG_MATCH_H_
 #define PSEL_CORE_TAG_MATCH_H_
 
+#include "psel_core.h"
+
 #include <ucs/datastruct/khash.h>
 #include <ucs/datastruct/list.h>
 #include <ucs/type/status.h>
@@ -109,11 +111,10 @@ typedef struct psel_tm_recv {
     void                 (*complete)(struct psel_tm_recv *recv);
 
     /* output, valid when complete() is called */
-    uint64_t             sender_tag;   /**< Tag of the matched message */
-    /** Length of the matched message (as UCX reports it, also when
-     *  truncated: then only min(length, recv_length) bytes were written);
-     *  0 when canceled */
-    size_t               recv_length;
+    /** Tag and length of the matched message (the length as UCX reports
+     *  it, also when truncated: then only min(length, info.length) bytes
+     *  were written; 0 when canceled). What a receive's callback gets. */
+    psel_recv_info_t     info;
     /** UCS_OK; UCS_ERR_MESSAGE_TRUNCATED if the message was longer than
      *  @a length (all of its fragments are still consumed);
      *  UCS_ERR_CANCELED by psel_tm_cancel() or psel_tm_cleanup() */
@@ -135,7 +136,7 @@ typedef struct psel_tm_msg psel_tm_msg_t;
 
 /**
  * A rendezvous message matched @a recv (its state is
- * PSEL_TM_RECV_MATCHED, with sender_tag, recv_length and status set).
+ * PSEL_TM_RECV_MATCHED, with info and status set).
  *
  * @param [in] arg       psel_tm_t::rndv_arg.
  * @param [in] recv      The receive; the callee completes it later with
@@ -205,7 +206,7 @@ void psel_tm_post(psel_tm_t *tm, psel_tm_recv_t *recv);
 
 /**
  * Cancel a receive that is still in the expected queue; it completes with
- * UCS_ERR_CANCELED (recv_length 0) before this returns.
+ * UCS_ERR_CANCELED (info.length 0) before this returns.
  *
  * @param [in] tm    Matcher.
  * @param [in] recv  A receive passed to psel_tm_post(), not yet released.

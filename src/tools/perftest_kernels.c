@@ -23,13 +23,12 @@ static void pt_psel_send_cb(psel_request_t *req, ucs_status_t status,
 }
 
 static void pt_psel_recv_cb(psel_request_t *req, ucs_status_t status,
-                            void *arg)
+                            const psel_recv_info_t *info, void *arg)
 {
-    psel_recv_info_t info = {0};
+    size_t length = info->length; /* in the request */
 
-    (void)psel_request_test(req, &info);
     psel_request_free(req);
-    pt_recv_done(arg, status, info.length);
+    pt_recv_done(arg, status, length);
 }
 
 static inline ucs_status_t pt_psel_send(pt_run_t *run, void *buf,

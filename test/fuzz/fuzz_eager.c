@@ -137,12 +137,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (i = 0; i < FUZZ_RECVS; ++i) {
         if ((recvs[i].completions != 1) ||
             ((recvs[i].recv.status == UCS_OK) &&
-             (recvs[i].recv.recv_length > lengths[i]))) {
+             (recvs[i].recv.info.length > lengths[i]))) {
             fprintf(stderr, "fuzz_eager: receive %u completed %u times, "
                     "status %s, %zu bytes into %zu\n", i,
                     recvs[i].completions,
                     ucs_status_string(recvs[i].recv.status),
-                    recvs[i].recv.recv_length, lengths[i]);
+                    recvs[i].recv.info.length, lengths[i]);
             abort();
         }
     }

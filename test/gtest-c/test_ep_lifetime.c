@@ -137,6 +137,12 @@ static void lt_record(psel_request_t *req, ucs_status_t status, void *arg)
     r->status = status;
 }
 
+static void lt_record_recv(psel_request_t *req, ucs_status_t status,
+                           const psel_recv_info_t *info, void *arg)
+{
+    lt_record(req, status, arg);
+}
+
 /* Progress all until @a worker has an endpoint waiting for its linger
  * (or the bound). */
 static int lt_progress_until_lingering(lt_pair_t *p, psel_worker_h worker)
@@ -194,7 +200,7 @@ static void lt_rndv_in_flight(const char *protos, unsigned num_peers,
         assert_non_null(rbuf[i]);
         ep[i]   = lt_ep(&p, i);
         rreq[i] = psel_tag_recv_nb(p.peers[i], rbuf[i], LT_BIG, 1, UINT64_MAX,
-                                   lt_record, &received[i]);
+                                   lt_record_recv, &received[i]);
         sreq[i] = psel_tag_send_nb(ep[i], sbuf, LT_BIG, 1, lt_record,
                                    &sent[i]);
         assert_true(UCS_PTR_IS_PTR(sreq[i]));

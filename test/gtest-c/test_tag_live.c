@@ -163,10 +163,30 @@ static int check_streamed(psel_ep_h ep, psel_worker_h worker,
     return 0;
 }
 
-/* The receiver: returns the number of wrong messages (or -1). */
+/* What a receive's callback was given */
+typedef struct {
+    unsigned         calls;
+    ucs_status_t     status;
+    psel_recv_info_t info;
+} live_recv_seen_t;
+
+static void live_recv_cb(psel_request_t *req, ucs_status_t status,
+                         const psel_recv_info_t *info, void *arg)
+{
+    live_recv_seen_t *seen = arg;
+
+    ++seen->calls;
+    seen->status = status;
+    seen->info   = *info;
+}
+
+/* The receiver: returns the number of wrong messages (or -1). Each
+ * message's status, tag and length are checked as psel_request_test()
+ * gives them and as the receive's callback was given them. */
 static int receiver(const live_test_t *t, int sock)
 {
     static psel_request_t *reqs[LIVE_MAX_MSGS];
+    static live_recv_seen_t seen[LIVE_MAX_MSGS];
     static uint8_t *bufs[LIVE_MAX_MSGS];
     double deadline = psel_test_now() + LIVE_TIMEOUT_SEC;
     psel_context_h context;
@@ -179,6 +199,7 @@ static int receiver(const live_test_t *t, int sock)
     uint64_t mask;
     char go;
 
+    memset(seen, 0, sizeof(seen));
     set_env(t);
     if ((psel_context_create(&context) != UCS_OK) ||
         (psel_worker_create(context, &worker) != UCS_OK) ||
@@ -211,7 +232,7 @@ static int receiver(const live_test_t *t, int sock)
         memset(bufs[i], 0xee, buf_len + 1);
         mask    = (t->kind == CASE_WILDCARD) ? 0 : UINT64_MAX;
         reqs[i] = psel_tag_recv_nb(worker, bufs[i], buf_len, 1000 + i, mask,
-                                   NULL, NULL);
+                                   live_recv_cb, &seen[i]);
         if (t->kind == CASE_SIZES) {
             if (wait_all(worker, &reqs[i], 1, deadline)) {
                 return -1;
@@ -235,6 +256,15 @@ static int receiver(const live_test_t *t, int sock)
                     ucs_status_string(status), (unsigned long)info.tag,
                     info.length, ucs_status_string(expected), 1000 + i,
                     expected_len);
+            ++errors;
+        }
+        if ((seen[i].calls != 1) || (seen[i].status != status) ||
+            (seen[i].info.tag != info.tag) ||
+            (seen[i].info.length != info.length)) {
+            fprintf(stderr, "live: message %u: the callback was called %u "
+                    "times, last with status %s tag %lu length %zu\n", i,
+                    seen[i].calls, ucs_status_string(seen[i].status),
+                    (unsigned long)seen[i].info.tag, seen[i].info.length);
             ++errors;
         }
         buf_len = (expected == UCS_OK) ? expected_len : expected_len - 1;

@@ -112,8 +112,8 @@ static void check_req(const test_req_t *req, uint64_t sender, uint64_t msg,
     assert_int_equal(req->completions, 1);
     assert_int_equal(req->recv.status, (total > req->recv.length) ?
                      UCS_ERR_MESSAGE_TRUNCATED : UCS_OK);
-    assert_int_equal(req->recv.recv_length, total);
-    assert_int_equal(req->recv.sender_tag, tag);
+    assert_int_equal(req->recv.info.length, total);
+    assert_int_equal(req->recv.info.tag, tag);
     assert_int_equal(req->recv.state, PSEL_TM_RECV_IDLE);
     for (i = 0; i < n; ++i) {
         if (buf[i] != msg_byte(sender, msg, i)) {
@@ -562,7 +562,7 @@ static void test_truncation_expected_then_next_message(void **state)
     send_whole(tm, 4, 2, 1, 100);
     check_req(&small, 4, 1, 1, 100);
     assert_int_equal(small.recv.status, UCS_ERR_MESSAGE_TRUNCATED);
-    assert_int_equal(small.recv.recv_length, 100);
+    assert_int_equal(small.recv.info.length, 100);
     check_req(&big, 4, 2, 1, 100);
     assert_int_equal(big.recv.status, UCS_OK);
     assert_int_equal(psel_tm_num_unexpected(tm), 0);
@@ -636,7 +636,7 @@ static void test_cancel_expected_busy_and_no_elem(void **state)
     assert_int_equal(psel_tm_cancel(tm, &a.recv), UCS_OK);
     assert_int_equal(a.completions, 1);
     assert_int_equal(a.recv.status, UCS_ERR_CANCELED);
-    assert_int_equal(a.recv.recv_length, 0);
+    assert_int_equal(a.recv.info.length, 0);
     assert_int_equal(psel_tm_num_expected(tm), 1);
     assert_int_equal(psel_tm_cancel(tm, &a.recv), UCS_ERR_NO_ELEM);
     assert_int_equal(a.completions, 1);
@@ -746,7 +746,7 @@ static void test_purge_sender(void **state)
                      2);
     assert_int_equal(matched.completions, 1);
     assert_int_equal(matched.recv.status, UCS_ERR_CONNECTION_RESET);
-    assert_int_equal(matched.recv.recv_length, 0); /* nothing delivered */
+    assert_int_equal(matched.recv.info.length, 0); /* nothing delivered */
     assert_int_equal(psel_tm_num_unexpected(tm), 2);
     assert_int_equal(psel_tm_num_inflight(tm), 1);
     assert_int_equal(psel_tm_purge_sender(tm, 7, UCS_ERR_CONNECTION_RESET),
@@ -1348,8 +1348,8 @@ static void test_rndv_expected_then_rts(void **state)
     assert_int_equal(psel_tm_num_inflight(tm), 0);
     assert_int_equal(req.completions, 0);
     assert_int_equal(psel_tm_cancel(tm, &req.recv), UCS_ERR_BUSY);
-    assert_int_equal(req.recv.recv_length, 1000);
-    assert_int_equal(req.recv.sender_tag, 5);
+    assert_int_equal(req.recv.info.length, 1000);
+    assert_int_equal(req.recv.info.tag, 5);
 
     psel_tm_rndv_complete(&req.recv, UCS_OK);
     assert_int_equal(req.completions, 1);
@@ -1385,7 +1385,7 @@ static void test_rndv_unexpected_then_post(void **state)
     psel_tm_rndv_complete(&req.recv, UCS_OK);
     assert_int_equal(req.completions, 1);
     assert_int_equal(req.recv.status, UCS_ERR_MESSAGE_TRUNCATED);
-    assert_int_equal(req.recv.recv_length, 1 << 30);
+    assert_int_equal(req.recv.info.length, 1 << 30);
     req_release(&req);
 }
 
@@ -1409,7 +1409,7 @@ static void test_rndv_order_with_eager(void **state)
         psel_tm_post(tm, &reqs[i].recv);
     }
     assert_int_equal(reqs[0].completions, 1);
-    assert_int_equal(reqs[0].recv.recv_length, 10);
+    assert_int_equal(reqs[0].recv.info.length, 10);
     assert_int_equal(seen.count, 1);
     assert_ptr_equal(seen.recvs[0], &reqs[1].recv);
     assert_int_equal(reqs[1].completions, 0);
@@ -1455,7 +1455,7 @@ static void test_rndv_withdraw(void **state)
     assert_int_equal(seen.count, 1);
     assert_string_equal(seen.descs[0], "second");
     assert_int_equal(reqs[1].completions, 1);
-    assert_int_equal(reqs[1].recv.recv_length, 10);
+    assert_int_equal(reqs[1].recv.info.length, 10);
     /* matched: no longer withdrawable */
     assert_int_equal(psel_tm_rndv_withdraw(tm, 1, 2), UCS_ERR_NO_ELEM);
     psel_tm_rndv_complete(&reqs[0].recv, UCS_OK);
