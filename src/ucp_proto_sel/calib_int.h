@@ -67,12 +67,15 @@ psel_calib_rail_t *psel_calib_rail_get(const psel_calib_t *calib,
  * Take @a line out of the table of flavour @a t from @a size on (calib_order.c:
  * where the fit in natural order finds it would win again, the points not
  * showing it): its ranges there cost PSEL_CALIB_OUT_OF_TABLE more, split
- * at @a size if needed; the other flavour and the smaller sizes keep the
- * fit. @return 1, or 0 with the line unchanged when it has no room to
- * split a range at @a size.
+ * at @a size if needed, or, when the line has no room for another range,
+ * from the start of the range holding @a size; the other flavour and the
+ * smaller sizes keep the fit. Never a refusal, which would leave the
+ * protocol its attribute line, on another scale than the measured ones.
+ * @return 1 with the size it is out from in @a from_p (@a size or less),
+ *         or 0 with the line unchanged if no range holds @a size.
  */
 int psel_calib_take_out(psel_calib_line_t *line, size_t size,
-                        psel_perf_type_t t);
+                        psel_perf_type_t t, size_t *from_p);
 
 
 /** Index of the first point of @a line with size >= @a size. */

@@ -228,6 +228,13 @@ static double psel_calib_fit_miss(psel_calib_line_t *line, size_t size,
            (fabs(psel_calib_model(line, size, t) - y) / y) : INFINITY;
 }
 
+/* The first size of range @a r of @a line */
+static size_t psel_calib_range_start(const psel_calib_line_t *line,
+                                     unsigned r)
+{
+    return (r == 0) ? 0 : line->ranges[r - 1].max_length + 1;
+}
+
 /* The range of @a line that holds @a size */
 static psel_perf_range_t *psel_calib_range_at(psel_calib_line_t *line,
                                               size_t size)
@@ -264,16 +271,16 @@ static psel_perf_range_t *psel_calib_range_from(psel_calib_line_t *line,
 }
 
 int psel_calib_take_out(psel_calib_line_t *line, size_t size,
-                        psel_perf_type_t t)
+                        psel_perf_type_t t, size_t *from_p)
 {
+    /* split at @a size; with no room for another range, the range holding
+     * it starts before it */
     psel_perf_range_t *range = psel_calib_range_from(line, size);
 
-    if ((range == NULL) ||
-        (((range == line->ranges) ? 0 : (range - 1)->max_length + 1) !=
-         size)) {
-        return 0; /* no room to split: the range holding @a size starts
-                     before it */
+    if (range == NULL) {
+        return 0;
     }
+    *from_p = psel_calib_range_start(line, range - line->ranges);
     for (; range < line->ranges + line->num_ranges; ++range) {
         range->perf[t].c += PSEL_CALIB_OUT_OF_TABLE;
     }
@@ -351,13 +358,6 @@ static double psel_calib_max_gap(const psel_calib_line_t *up,
         }
     }
     return gap;
-}
-
-/* The first size of range @a r of @a line */
-static size_t psel_calib_range_start(const psel_calib_line_t *line,
-                                     unsigned r)
-{
-    return (r == 0) ? 0 : line->ranges[r - 1].max_length + 1;
 }
 
 /*
@@ -449,8 +449,8 @@ static int psel_calib_fix_turn(psel_calib_order_entry_t *entries,
     psel_perf_range_t *range;
     double tw, th, margin, gap, lift;
     int w, hi = -1, bad;
+    size_t end, from;
     unsigned k;
-    size_t end;
 
     for (k = 0; k < num_sizes; ++k) {
         w = psel_calib_winner(entries, num, sizes[k], t);
@@ -515,19 +515,24 @@ static int psel_calib_fix_turn(psel_calib_order_entry_t *entries,
         /* the line whose fit strays further from its own point is wrong */
         bad = (psel_calib_fit_miss(entries[w].line, sizes[k], t) >
                psel_calib_fit_miss(entries[hi].line, sizes[k], t)) ? w : hi;
-        if ((bad == w) && psel_calib_take_out(entries[w].line, sizes[k], t)) {
+        if ((bad == w) &&
+            psel_calib_take_out(entries[w].line, sizes[k], t, &from)) {
             /* the earlier protocol, which would win again here: out of
              * this table from here on, its line kept below (refused, it
              * would fall back to its attribute line, on another scale) */
             ucs_string_buffer_appendf(why, "%s over %s: taken out of the "
-                                      "%s table from %zu B: with it the "
+                                      "%s table from %zu B%s: with it the "
                                       "table would go back from %s to it "
-                                      "there, which the points do not show "
-                                      "beyond their spread (%s %.3f us, %s "
-                                      "%.3f us)\n", entries[w].line->proto,
+                                      "at %zu B, which the points do not "
+                                      "show beyond their spread (%s %.3f "
+                                      "us, %s %.3f us)\n",
+                                      entries[w].line->proto,
                                       entries[w].line->lanes,
-                                      psel_calib_flavour_names[t], sizes[k],
-                                      entries[hi].line->proto,
+                                      psel_calib_flavour_names[t], from,
+                                      (from < sizes[k]) ?
+                                      " (its fitted range there has no room "
+                                      "to split)" : "",
+                                      entries[hi].line->proto, sizes[k],
                                       entries[w].line->proto, tw * 1e6,
                                       entries[hi].line->proto, th * 1e6);
             return 1;

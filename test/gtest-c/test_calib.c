@@ -777,13 +777,14 @@ static void test_order_lift_holds_past_its_point(void **state)
  * ones): the range holding that size is split there, the ranges from it
  * cost PSEL_CALIB_OUT_OF_TABLE more in that flavour only, the smaller
  * sizes and the other flavour keep the fit; a line with no room to split
- * is left as it was.
+ * is taken out from the start of the range holding the size.
  */
 static void test_take_out_of_one_table(void **state)
 {
     psel_calib_line_t *line;
     psel_calib_line_t before;
     psel_calib_t calib;
+    size_t from;
     unsigned r;
 
     psel_calib_init(&calib);
@@ -801,7 +802,9 @@ static void test_take_out_of_one_table(void **state)
     }
     before = *line;
 
-    assert_int_equal(psel_calib_take_out(line, 4096, PSEL_PERF_MULTI), 1);
+    assert_int_equal(psel_calib_take_out(line, 4096, PSEL_PERF_MULTI, &from),
+                     1);
+    assert_int_equal(from, 4096);
     assert_int_equal(line->num_ranges, 3);
     assert_int_equal(line->ranges[0].max_length, 1023);
     assert_int_equal(line->ranges[1].max_length, 4095);
@@ -822,13 +825,17 @@ static void test_take_out_of_one_table(void **state)
                 before.ranges[1].perf[PSEL_PERF_MULTI].m);
 
     /* at a range's start: nothing to split */
-    assert_int_equal(psel_calib_take_out(line, 1024, PSEL_PERF_SINGLE), 1);
+    assert_int_equal(psel_calib_take_out(line, 1024, PSEL_PERF_SINGLE, &from),
+                     1);
+    assert_int_equal(from, 1024);
     assert_int_equal(line->num_ranges, 3);
     assert_true(line_cost(line, 1023, PSEL_PERF_SINGLE) < 1e-3);
     assert_true(line_cost(line, 1024, PSEL_PERF_SINGLE) >=
                 PSEL_CALIB_OUT_OF_TABLE);
 
-    /* no room for another range: unchanged, and said so */
+    /* no room for another range: out from the start of the range holding
+     * the size (100..199), the ranges before it and the other flavour as
+     * they were */
     line->num_ranges = PSEL_PROTO_MAX_RANGES;
     for (r = 0; r < PSEL_PROTO_MAX_RANGES; ++r) {
         line->ranges[r] = before.ranges[0];
@@ -836,9 +843,24 @@ static void test_take_out_of_one_table(void **state)
                                      SIZE_MAX : 100 * (r + 1) - 1;
     }
     before = *line;
-    assert_int_equal(psel_calib_take_out(line, 150, PSEL_PERF_MULTI), 0);
-    assert_memory_equal(line->ranges, before.ranges, sizeof(line->ranges));
+    assert_int_equal(psel_calib_take_out(line, 150, PSEL_PERF_MULTI, &from),
+                     1);
+    assert_int_equal(from, 100);
     assert_int_equal(line->num_ranges, before.num_ranges);
+    assert_memory_equal(&line->ranges[0], &before.ranges[0],
+                        sizeof(line->ranges[0]));
+    for (r = 1; r < PSEL_PROTO_MAX_RANGES; ++r) {
+        assert_int_equal(line->ranges[r].max_length,
+                         before.ranges[r].max_length);
+        assert_memory_equal(&line->ranges[r].perf[PSEL_PERF_SINGLE],
+                            &before.ranges[r].perf[PSEL_PERF_SINGLE],
+                            sizeof(ucs_linear_func_t));
+    }
+    assert_true(line_cost(line, 99, PSEL_PERF_MULTI) < 1e-3);
+    assert_true(line_cost(line, 100, PSEL_PERF_MULTI) >=
+                PSEL_CALIB_OUT_OF_TABLE);
+    assert_true(line_cost(line, 1 << 20, PSEL_PERF_MULTI) >=
+                PSEL_CALIB_OUT_OF_TABLE);
     psel_calib_cleanup(&calib);
 }
 
@@ -1259,13 +1281,15 @@ static void test_take_out_survives_a_file(void **state)
 {
     psel_calib_line_t *line;
     psel_calib_t calib, parsed;
+    size_t from;
     char *text;
 
     psel_calib_init(&calib);
     line = psel_calib_line_get(&calib, "egr/short", "tcp/lo",
                                UCS_MEMORY_TYPE_HOST);
     one_flat_range(line, 8, 4 * US, 4 * US);
-    assert_int_equal(psel_calib_take_out(line, 4096, PSEL_PERF_MULTI), 1);
+    assert_int_equal(psel_calib_take_out(line, 4096, PSEL_PERF_MULTI, &from),
+                     1);
 
     text = write_to_string(&calib);
     assert_int_equal(psel_calib_parse(text, strlen(text), "test", &parsed),
