@@ -256,7 +256,9 @@ unsigned psel_calib_natural_rank(unsigned cfg_priority, size_t max_length);
  *     back to an earlier rank the points show that protocol faster by more
  *     than their summed spreads; within the spreads the earlier line of
  *     that flavour is lifted from that size on, beyond them the line whose
- *     fit strays further from its point is refused.
+ *     fit strays further from its point is wrong: the earlier one is taken
+ *     out of that flavour's table from there (psel_calib_take_out), the
+ *     later one is refused.
  * Every drop and refusal is described in @a report, one line each ("what,
  * where, why").
  *
