@@ -20,6 +20,12 @@
 /* Bounds the walk; a real envelope has a handful of segments. */
 #define PSEL_ENVELOPE_MAX_SEGMENTS 1024
 
+/* Two cost lines whose constants and slopes are this close, relative, are
+ * the same line: a peer's attributes travel as f32 in its address
+ * (lane_select/address.h), so lines that tie on this machine's doubles
+ * differ by rounding on the wire, and would cross at an arbitrary size */
+#define PSEL_SELECT_TIE_REL        1e-6
+
 typedef struct {
     size_t   end;      /* last size of the segment */
     unsigned proto;    /* winner */
@@ -145,7 +151,14 @@ static uint64_t psel_envelope_candidates(const psel_envelope_t *env, size_t x)
     return result;
 }
 
-/* Nonzero if protocol a beats protocol b at size x (both must apply). */
+static int psel_select_close(double a, double b)
+{
+    return fabs(a - b) <= PSEL_SELECT_TIE_REL * fmax(fabs(a), fabs(b));
+}
+
+/* Nonzero if protocol a beats protocol b at size x (both must apply): the
+ * cheaper, then the flatter; the first of the list when the two lines are
+ * the same. */
 static int psel_envelope_better(const psel_envelope_t *env, unsigned a,
                                 unsigned b, size_t x)
 {
@@ -158,6 +171,9 @@ static int psel_envelope_better(const psel_envelope_t *env, unsigned a,
                               psel_proto_caps_range(caps_a, x), env->biased);
     fb     = psel_select_func(env->select, caps_b,
                               psel_proto_caps_range(caps_b, x), env->biased);
+    if (psel_select_close(fa.c, fb.c) && psel_select_close(fa.m, fb.m)) {
+        return a < b;
+    }
     cost_a = ucs_linear_func_apply(fa, (double)x);
     cost_b = ucs_linear_func_apply(fb, (double)x);
     if (cost_a != cost_b) {

@@ -498,6 +498,57 @@ static void test_brute_force(void **state)
     psel_config_release(&config);
 }
 
+/*
+ * Two protocols whose cost lines are the same but for rounding (a peer's
+ * attributes come as f32 in its address): the first of the list takes
+ * every size, as it does when the lines are equal, where the exact
+ * comparison let the second win below their crossing near 48 KiB.
+ */
+static void test_same_line_rounded_ties(void **state)
+{
+    const double c_us = 2.48, m_ns = 0.0856;
+    const psel_select_table_t *table;
+    psel_config_t config;
+    psel_select_t select;
+    unsigned i;
+
+    assert_int_equal(read_config(&config, "UCX_PSEL_RNDV_PERF_DIFF=0", NULL),
+                     UCS_OK);
+    memset(mock_defs, 0, sizeof(mock_defs));
+    for (i = 0; i < 2; ++i) {
+        mock_defs[i].num_ranges    = 1;
+        mock_defs[i].ranges[0].max = SIZE_MAX;
+        mock_defs[i].kind          = MOCK_AUTO;
+    }
+    mock_defs[0].ranges[0].c_us = c_us;
+    mock_defs[0].ranges[0].m_ns = m_ns;
+    /* the second: 3e-8 cheaper to start with, 3e-8 steeper */
+    mock_defs[1].ranges[0].c_us = c_us * (1 - 3e-8);
+    mock_defs[1].ranges[0].m_ns = m_ns * (1 + 3e-8);
+
+    assert_int_equal(psel_select_init(&select, mock_protos, 2, &no_lanes,
+                                      &config), UCS_OK);
+    assert_int_equal(psel_select_build(&select, contig_host(), &table),
+                     UCS_OK);
+    assert_int_equal(table->count, 1);
+    assert_int_equal(table->elems[0].proto_index, 0);
+    assert_true(table->elems[0].max_length == SIZE_MAX);
+    psel_select_cleanup(&select);
+
+    /* 1e-4 apart, they are two lines: the second wins up to the crossing */
+    mock_defs[1].ranges[0].c_us = c_us * (1 - 1e-4);
+    mock_defs[1].ranges[0].m_ns = m_ns * (1 + 1e-4);
+    assert_int_equal(psel_select_init(&select, mock_protos, 2, &no_lanes,
+                                      &config), UCS_OK);
+    assert_int_equal(psel_select_build(&select, contig_host(), &table),
+                     UCS_OK);
+    assert_int_equal(table->count, 2);
+    assert_int_equal(table->elems[0].proto_index, 1);
+    assert_int_equal(table->elems[1].proto_index, 0);
+    psel_select_cleanup(&select);
+    psel_config_release(&config);
+}
+
 /* The same rows, protocols, caps and statuses */
 static void assert_tables_equal(const psel_select_table_t *a,
                                 const psel_select_table_t *b)
@@ -1194,6 +1245,7 @@ int main(void)
         cmocka_unit_test(test_golden_uncovered),
         cmocka_unit_test(test_golden_uncovered_gap),
         cmocka_unit_test(test_brute_force),
+        cmocka_unit_test(test_same_line_rounded_ties),
         cmocka_unit_test(test_caps_shared),
         cmocka_unit_test(test_seed_formula_rndv_get),
         cmocka_unit_test(test_seed_formula_rndv_am),
