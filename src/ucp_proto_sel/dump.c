@@ -480,6 +480,12 @@ psel_select_dump_cost_source_in_c_locale(FILE *stream,
     unsigned i, measured = 0, applicable = 0, pass, count;
 
     if (select->calib == NULL) {
+        /* what the lines rest on, and how to measure them instead */
+        fprintf(stream, "# cost lines: the transports' advertised attributes, "
+                "memory copies at %.0f MB/s (UCX_PSEL_BCOPY_BW); to measure "
+                "this machine's: psel_calibrate -o FILE, then "
+                "UCX_PSEL_CALIBRATION=FILE\n",
+                select->config->bcopy_bw / UCS_MBYTE);
         return;
     }
     ucs_string_buffer_appendf(&strb, "# cost lines: ");

@@ -70,8 +70,9 @@ void psel_select_dump_log(const psel_select_t *select,
 /**
  * Print which cost lines a table was selected on, when the selection has a
  * calibration (UCX_PSEL_CALIBRATION): "# cost lines: measured on <host>
- * <created> (<mode>) for egr/short ...; advertised attributes for the rest".
- * Prints nothing without a calibration.
+ * <created> (<mode>) for egr/short ...; advertised attributes for the rest";
+ * without one, that the lines are the advertised attributes, with the copy
+ * bandwidth they assume, and how to measure them.
  *
  * @param [in] stream  Output.
  * @param [in] select  Selection that owns @a table.

@@ -56,7 +56,9 @@ none=(env UCX_PSEL_CALIBRATION=none)
 
 # -e and -x: the cost lines in use, side by side with the attributes
 check "psel_info -e -x without calibration" "${none[@]}" "${tcp[@]}" "$info" -e -x
-absent "... says nothing about cost lines" "cost lines:"
+expect "... says its cost lines are the attributes, and how to measure them" \
+    "^# cost lines: the transports' advertised attributes, memory copies at 5800 MB/s (UCX_PSEL_BCOPY_BW); to measure this machine's: psel_calibrate -o FILE, then UCX_PSEL_CALIBRATION=FILE$"
+absent "... and names no measurement" "measured on"
 absent "... and has no side-by-side section" "^thresholds:"
 check "psel_info -e -x with a calibration" "${cal[@]}" "${tcp[@]}" "$info" -e -x
 expect "... says which lines are measured" \
@@ -87,7 +89,8 @@ sed "s/^host .*/host another-host -/" "$tmp/cal.txt" >"$tmp/other.txt"
 check "a calibration of another host is ignored" \
     env UCX_PSEL_CALIBRATION="$tmp/other.txt" "${tcp[@]}" "$info" -e
 expect "... with a warning" "ignoring .*other.txt" "$tmp/all"
-absent "... and attribute lines" "^# cost lines:"
+expect "... and attribute lines" "^# cost lines: the transports' advertised attributes"
+absent "... not its measurements" "measured on"
 
 # rails: applied only to lanes to the peer device they name, shown in
 # UCX's MB/s (2^20 B/s; the file has B/s: 1540.25 x 2^20 = 1615069184)
