@@ -483,8 +483,8 @@ psel_select_dump_cost_source_in_c_locale(FILE *stream,
         /* what the lines rest on, and how to measure them instead */
         fprintf(stream, "# cost lines: the transports' advertised attributes, "
                 "memory copies at %.0f MB/s (UCX_PSEL_BCOPY_BW); to measure "
-                "this machine's: psel_calibrate -o FILE, then "
-                "UCX_PSEL_CALIBRATION=FILE\n",
+                "this machine's, run psel_calibrate: selection uses its "
+                "file from then on (UCX_PSEL_CALIBRATION=auto)\n",
                 select->config->bcopy_bw / UCS_MBYTE);
         return;
     }

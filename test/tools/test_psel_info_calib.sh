@@ -57,7 +57,7 @@ none=(env UCX_PSEL_CALIBRATION=none)
 # -e and -x: the cost lines in use, side by side with the attributes
 check "psel_info -e -x without calibration" "${none[@]}" "${tcp[@]}" "$info" -e -x
 expect "... says its cost lines are the attributes, and how to measure them" \
-    "^# cost lines: the transports' advertised attributes, memory copies at 5800 MB/s (UCX_PSEL_BCOPY_BW); to measure this machine's: psel_calibrate -o FILE, then UCX_PSEL_CALIBRATION=FILE$"
+    "^# cost lines: the transports' advertised attributes, memory copies at 5800 MB/s (UCX_PSEL_BCOPY_BW); to measure this machine's, run psel_calibrate: selection uses its file from then on (UCX_PSEL_CALIBRATION=auto)$"
 absent "... and names no measurement" "measured on"
 absent "... and has no side-by-side section" "^thresholds:"
 check "psel_info -e -x with a calibration" "${cal[@]}" "${tcp[@]}" "$info" -e -x
