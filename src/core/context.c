@@ -34,6 +34,8 @@ ucs_status_t psel_context_create(psel_context_h *context_p)
     if (status != UCS_OK) {
         goto err_release_calib;
     }
+    psel_config_measure_copies(&context->config);
+    psel_config_apply_copies(&context->config, &context->resources);
 
     status = psel_resource_filter_report(&context->resources,
                                          &context->config.tls, "UCX_PSEL_TLS",

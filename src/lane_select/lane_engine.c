@@ -65,9 +65,16 @@ static double psel_pair_latency(const psel_resource_t *local,
                    psel_resource_latency(remote, num_eps));
 }
 
+/* The slower side's bandwidth; but a shared-memory transport timed on this
+ * host (copy_probe.h) keeps this host's figure: its peer shares the memory,
+ * and the peer's own timing of it differs only by noise, which would make
+ * two processes' tables differ */
 static double psel_pair_bandwidth(const psel_resource_t *local,
                                   const psel_resource_t *remote)
 {
+    if (local->bw_advertised > 0) {
+        return psel_rsc_bandwidth(local);
+    }
     return ucs_min(psel_rsc_bandwidth(local), psel_rsc_bandwidth(remote));
 }
 

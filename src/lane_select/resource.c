@@ -866,9 +866,17 @@ static void psel_print_resource(FILE *stream, const psel_resource_t *resource)
             resource->sys_dev[0] ? resource->sys_dev : "<unknown>");
     fprintf(stream, "#\n");
     fprintf(stream, "#      capabilities:\n");
-    PSEL_PRINT_LINE(stream, "bandwidth", "%.2f/ppn + %.2f MB/sec",
-                    resource->bw_shared / UCS_MBYTE,
-                    resource->bw_dedicated / UCS_MBYTE);
+    if (resource->bw_advertised > 0) {
+        PSEL_PRINT_LINE(stream, "bandwidth", "%.2f/ppn + %.2f MB/sec "
+                        "(timed by protosel; UCT: %.2f MB/sec)",
+                        resource->bw_shared / UCS_MBYTE,
+                        resource->bw_dedicated / UCS_MBYTE,
+                        resource->bw_advertised / UCS_MBYTE);
+    } else {
+        PSEL_PRINT_LINE(stream, "bandwidth", "%.2f/ppn + %.2f MB/sec",
+                        resource->bw_shared / UCS_MBYTE,
+                        resource->bw_dedicated / UCS_MBYTE);
+    }
     if (resource->latency.m > 0) {
         PSEL_PRINT_LINE(stream, "latency", "%.0f + %.3f * N nsec",
                         resource->latency.c * 1e9, resource->latency.m * 1e9);

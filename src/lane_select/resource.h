@@ -94,6 +94,10 @@ typedef struct psel_resource {
     ucs_linear_func_t   latency;      /**< c [s] + m [s] per connected ep */
     double              bw_dedicated; /**< Dedicated bandwidth [B/s] */
     double              bw_shared;    /**< Shared bandwidth [B/s], split by ppn */
+    double              bw_advertised;/**< UCT's bandwidth (dedicated +
+                                           shared) when the two above hold
+                                           this host's measured copies
+                                           (copy_probe.h), else 0 */
     double              overhead;     /**< Send overhead [s] */
     unsigned            priority;     /**< Device priority */
     unsigned            dev_num_paths;/**< Paths to the same peer over the device */
@@ -152,6 +156,9 @@ typedef struct psel_resource_table {
     char             origin[256];             /**< "live", snapshot or import path */
     char             ucx_version[PSEL_NAME_MAX]; /**< UCX version of the source */
     char             host[PSEL_NAME_MAX];     /**< Host name of the source, if known */
+    double           copy_bw;                 /**< The host's memcpy bandwidth
+                                                   as timed (copy_probe.h)
+                                                   [B/s], 0 if not timed */
 } psel_resource_table_t;
 
 #endif

@@ -85,6 +85,9 @@ static const char *psel_snapshot_op_source_name(int source)
 #define PSEL_KEY_FLAGS(_name, _field, _set) \
     {_name, PSEL_SNAPSHOT_TYPE_FLAGS, offsetof(psel_resource_t, _field), \
      PSEL_FLAG_SET_##_set, NULL, 0, 0}
+#define PSEL_KEY_OPTIONAL(_name, _type, _field) \
+    {_name, PSEL_SNAPSHOT_TYPE_##_type, offsetof(psel_resource_t, _field), \
+     PSEL_FLAG_SET_LAST, NULL, 0, 1}
 #define PSEL_KEY_FLAGS_OPTIONAL(_name, _field, _set) \
     {_name, PSEL_SNAPSHOT_TYPE_FLAGS, offsetof(psel_resource_t, _field), \
      PSEL_FLAG_SET_##_set, NULL, 0, 1}
@@ -125,6 +128,7 @@ static const psel_snapshot_key_t psel_snapshot_keys[] = {
     PSEL_KEY("latency.m",        DOUBLE,   latency.m),
     PSEL_KEY("bw_dedicated",     DOUBLE,   bw_dedicated),
     PSEL_KEY("bw_shared",        DOUBLE,   bw_shared),
+    PSEL_KEY_OPTIONAL("bw_advertised", DOUBLE, bw_advertised),
     PSEL_KEY("overhead",         DOUBLE,   overhead),
     PSEL_KEY("priority",         UINT,     priority),
     PSEL_KEY("dev_num_paths",    UINT,     dev_num_paths),
@@ -250,6 +254,10 @@ static ucs_status_t psel_snapshot_save_resource(const psel_resource_t *resource,
         if ((key->group == PSEL_SNAPSHOT_GROUP_IB) && !resource->ib.valid) {
             continue;
         }
+        if (key->optional && (key->type == PSEL_SNAPSHOT_TYPE_DOUBLE) &&
+            (*(const double*)field == 0)) {
+            continue; /* bw_advertised of a figure not timed: as before it */
+        }
 
         fprintf(stream, "%s = ", key->name);
         switch (key->type) {
@@ -338,6 +346,9 @@ ucs_status_t psel_snapshot_save(const psel_resource_table_t *table,
             "src/lane_select/SNAPSHOT.md\n");
     fprintf(stream, "ucx_version = %s\n", table->ucx_version);
     fprintf(stream, "host = %s\n", table->host);
+    if (table->copy_bw > 0) {
+        psel_text_fprintf(stream, "copy_bw = %.17g\n", table->copy_bw);
+    }
     fprintf(stream, "resources = %u\n", table->count);
 
     for (i = 0; i < table->count; ++i) {
@@ -432,6 +443,8 @@ void psel_snapshot_print_json(const psel_resource_table_t *table, FILE *stream)
     psel_json_string(stream, table->ucx_version);
     fputs(", \"host\": ", stream);
     psel_json_string(stream, table->host);
+    fputs(", \"copy_bw\": ", stream);
+    psel_json_number(stream, table->copy_bw);
     fputs(", \"resources\": [", stream);
     for (i = 0; i < table->count; ++i) {
         fputs((i > 0) ? ",\n  " : "\n  ", stream);
@@ -472,7 +485,8 @@ typedef struct psel_snapshot_parser {
     unsigned              *section_lines; /* line of each [resource] */
 
     int                   header_done;  /* first section seen */
-    unsigned              header_line[3]; /* ucx_version, host, resources */
+    unsigned              header_line[4]; /* ucx_version, host, resources,
+                                             copy_bw (optional) */
     unsigned              expected;     /* "resources = N" */
 
     int                   in_section;
@@ -808,6 +822,7 @@ static ucs_status_t psel_snapshot_end_header(psel_snapshot_parser_t *parser)
     if (parser->header_done) {
         return UCS_OK;
     }
+    /* copy_bw may be absent: a host whose copies were not timed */
 
     for (i = 0; i < ucs_static_array_size(keys); ++i) {
         if (parser->header_line[i] == 0) {
@@ -836,9 +851,11 @@ static ucs_status_t psel_snapshot_header_key(psel_snapshot_parser_t *parser,
         index = 1;
     } else if (!strcmp(key, "resources")) {
         index = 2;
+    } else if (!strcmp(key, "copy_bw")) {
+        index = 3;
     } else {
         psel_snapshot_error(parser, "unknown header key '%s', expected "
-                            "ucx_version, host, resources or "
+                            "ucx_version, host, copy_bw, resources or "
                             PSEL_SNAPSHOT_SECTION, key);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -859,11 +876,15 @@ static ucs_status_t psel_snapshot_header_key(psel_snapshot_parser_t *parser,
         status = psel_snapshot_parse_string(parser, key, value, 0, table->host,
                                             sizeof(table->host));
         break;
-    default:
+    case 2:
         status = psel_snapshot_parse_ulong(parser, key, value,
                                            PSEL_SNAPSHOT_MAX_RESOURCES, 0,
                                            &count);
         parser->expected = count;
+        break;
+    default:
+        status = psel_snapshot_parse_double(parser, key, value,
+                                            &table->copy_bw);
         break;
     }
 

@@ -565,6 +565,12 @@ int main(int argc, char **argv)
     if (get_resources(opts.local_path, &config, &local) != UCS_OK) {
         goto out_config;
     }
+    if (opts.local_path == NULL) {
+        psel_config_measure_copies(&config);
+        psel_config_apply_copies(&config, &local);
+    } else {
+        psel_config_copies_of_file(&config, &local);
+    }
     if (opts.save_path != NULL) {
         if (psel_snapshot_save_path(&local, opts.save_path) != UCS_OK) {
             goto out_local;

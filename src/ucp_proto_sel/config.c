@@ -116,8 +116,13 @@ ucs_config_field_t psel_config_table[] = {
      ucs_offsetof(psel_config_t, select_perf),
      UCS_CONFIG_TYPE_ENUM(psel_perf_type_names)},
 
-    {"BCOPY_BW", "5800MBs",
-     "Memory copy bandwidth, used for the cost of protocols that copy data.",
+    {"BCOPY_BW", "auto",
+     "Memory copy bandwidth, used for the cost of protocols that copy data.\n"
+     "\"auto\": measured on this host when protosel reads its own resources\n"
+     "(about a millisecond of memcpy and process_vm_readv), and then also\n"
+     "the bandwidth of the shared-memory transports, whose UCT figures are\n"
+     "configured constants; for resources read from a file, UCX's estimate\n"
+     "(5800MBs). A value: that figure, and every transport keeps UCT's.",
      ucs_offsetof(psel_config_t, bcopy_bw), UCS_CONFIG_TYPE_BW},
 
     {"RCACHE_OVERHEAD", "50ns",
@@ -243,12 +248,42 @@ static ucs_status_t psel_config_check(const psel_config_t *config)
                   PSEL_NUM_EPS_MAX);
         return UCS_ERR_INVALID_PARAM;
     }
-    if (!(config->bcopy_bw > 0)) {
-        ucs_error("invalid value for UCX_PSEL_BCOPY_BW: it must be a positive "
-                  "bandwidth such as 5800MBs");
+    if (!UCS_CONFIG_BW_IS_AUTO(config->bcopy_bw) && !(config->bcopy_bw > 0)) {
+        ucs_error("invalid value for UCX_PSEL_BCOPY_BW: it must be auto or a "
+                  "positive bandwidth such as 5800MBs");
         return UCS_ERR_INVALID_PARAM;
     }
     return UCS_OK;
+}
+
+void psel_config_measure_copies(psel_config_t *config)
+{
+    if ((config->bcopy_bw_source != PSEL_BCOPY_BW_SOURCE_ESTIMATE) ||
+        (psel_copy_probe_run(&config->copies) != UCS_OK)) {
+        return;
+    }
+    config->bcopy_bw        = psel_copy_probe_bw(config->copies.memcpy_cost);
+    config->bcopy_bw_source = PSEL_BCOPY_BW_SOURCE_MEASURED;
+}
+
+unsigned psel_config_apply_copies(const psel_config_t *config,
+                                  struct psel_resource_table *table)
+{
+    if (config->bcopy_bw_source != PSEL_BCOPY_BW_SOURCE_MEASURED) {
+        return 0;
+    }
+    table->copy_bw = config->bcopy_bw;
+    return psel_copy_probe_apply(&config->copies, table);
+}
+
+void psel_config_copies_of_file(psel_config_t *config,
+                                const struct psel_resource_table *table)
+{
+    if ((config->bcopy_bw_source == PSEL_BCOPY_BW_SOURCE_ESTIMATE) &&
+        (table->copy_bw > 0)) {
+        config->bcopy_bw        = table->copy_bw;
+        config->bcopy_bw_source = PSEL_BCOPY_BW_SOURCE_FILE;
+    }
 }
 
 extern char **environ;
@@ -345,6 +380,12 @@ ucs_status_t psel_config_read(psel_config_t *config)
         return status;
     }
 
+    if (UCS_CONFIG_BW_IS_AUTO(tmp.bcopy_bw)) {
+        tmp.bcopy_bw        = PSEL_BCOPY_BW_ESTIMATE; /* until measured */
+        tmp.bcopy_bw_source = PSEL_BCOPY_BW_SOURCE_ESTIMATE;
+    } else {
+        tmp.bcopy_bw_source = PSEL_BCOPY_BW_SOURCE_SET;
+    }
     *config = tmp;
     return UCS_OK;
 }

@@ -479,13 +479,27 @@ psel_select_dump_cost_source_in_c_locale(FILE *stream,
     UCS_STRING_BUFFER_ONSTACK(strb, 512);
     unsigned i, measured = 0, applicable = 0, pass, count;
 
+    static const char *copy_sources[] = {
+        [PSEL_BCOPY_BW_SOURCE_ESTIMATE] = "UCX's estimate, as the resources "
+                                          "were read from a file that has no "
+                                          "timed copies; UCX_PSEL_BCOPY_BW=auto",
+        [PSEL_BCOPY_BW_SOURCE_MEASURED] = "timed on this host at start, as "
+                                          "were the shared-memory transports' "
+                                          "bandwidths; UCX_PSEL_BCOPY_BW=auto",
+        [PSEL_BCOPY_BW_SOURCE_FILE]     = "timed on the snapshot's host, as "
+                                          "were its shared-memory transports' "
+                                          "bandwidths; UCX_PSEL_BCOPY_BW=auto",
+        [PSEL_BCOPY_BW_SOURCE_SET]      = "UCX_PSEL_BCOPY_BW"
+    };
+
     if (select->calib == NULL) {
         /* what the lines rest on, and how to measure them instead */
         fprintf(stream, "# cost lines: the transports' advertised attributes, "
-                "memory copies at %.0f MB/s (UCX_PSEL_BCOPY_BW); to measure "
-                "this machine's, run psel_calibrate: selection uses its "
-                "file from then on (UCX_PSEL_CALIBRATION=auto)\n",
-                select->config->bcopy_bw / UCS_MBYTE);
+                "memory copies at %.0f MB/s (%s); to measure this machine's "
+                "protocols, run psel_calibrate: selection uses its file from "
+                "then on (UCX_PSEL_CALIBRATION=auto)\n",
+                select->config->bcopy_bw / UCS_MBYTE,
+                copy_sources[select->config->bcopy_bw_source]);
         return;
     }
     ucs_string_buffer_appendf(&strb, "# cost lines: ");

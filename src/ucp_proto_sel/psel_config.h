@@ -8,6 +8,8 @@
 
 #include "perf.h"
 
+#include <lane_select/copy_probe.h>
+
 #include <ucs/config/types.h>
 #include <ucs/config/parser.h>
 #include <ucs/type/status.h>
@@ -40,6 +42,21 @@ typedef enum {
 } psel_tier_t;
 
 
+/** Where psel_config_t::bcopy_bw came from. */
+typedef enum {
+    PSEL_BCOPY_BW_SOURCE_ESTIMATE, /**< "auto", not measured: UCX's figure */
+    PSEL_BCOPY_BW_SOURCE_MEASURED, /**< "auto", measured on this host
+                                        (psel_config_measure_copies) */
+    PSEL_BCOPY_BW_SOURCE_FILE,     /**< "auto", as timed on the host of a
+                                        snapshot (psel_config_copies_of_file) */
+    PSEL_BCOPY_BW_SOURCE_SET       /**< UCX_PSEL_BCOPY_BW=<value> */
+} psel_bcopy_bw_source_t;
+
+/** UCX's copy bandwidth estimate for Intel and unknown CPUs
+ *  (ucs_cpu_est_bcopy_bw), used for resources read from a file. */
+#define PSEL_BCOPY_BW_ESTIMATE  (5800.0 * 1024 * 1024)
+
+
 /** All protosel settings. */
 typedef struct psel_config {
     ucs_config_allow_list_t protos;          /**< UCX_PSEL_PROTOS */
@@ -49,6 +66,10 @@ typedef struct psel_config {
     int                     proto_info;      /**< psel_proto_info_t */
     int                     select_perf;     /**< psel_perf_type_t to select on */
     double                  bcopy_bw;        /**< memcpy bandwidth [B/s] */
+    int                     bcopy_bw_source; /**< psel_bcopy_bw_source_t */
+    psel_copy_probe_t       copies;          /**< This host's copies, when
+                                                  bcopy_bw_source is
+                                                  PSEL_BCOPY_BW_SOURCE_MEASURED */
     double                  rcache_overhead; /**< Cost of a registration
                                                   found in the cache [s];
                                                   "inf": no cache, pay the
@@ -108,6 +129,35 @@ ucs_status_t psel_config_calibration_load(const psel_config_t *config,
 
 /** Release what psel_config_calibration_load() returned (NULL is fine). */
 void psel_config_calibration_release(struct psel_calib *calib);
+
+/**
+ * With UCX_PSEL_BCOPY_BW=auto, time this host's copies (copy_probe.h): the
+ * measured memcpy bandwidth becomes the copy bandwidth of every cost line,
+ * and the figures are kept for psel_config_apply_copies(). Call once, where
+ * protosel reads its own host's resources. A set UCX_PSEL_BCOPY_BW, or a
+ * failed measurement (a warning), changes nothing.
+ */
+void psel_config_measure_copies(psel_config_t *config);
+
+/**
+ * Give the live resources of @a table (just read from UCT: never a table
+ * read from a file, which is another host's) the bandwidths measured by
+ * psel_config_measure_copies(), where they stand for a shared-memory
+ * transport's data path.
+ *
+ * @return How many resources took a measured bandwidth.
+ */
+unsigned psel_config_apply_copies(const psel_config_t *config,
+                                  struct psel_resource_table *table);
+
+/**
+ * With UCX_PSEL_BCOPY_BW=auto and resources read from a snapshot that
+ * carries its host's timed copy bandwidth (copy_bw), use that figure: the
+ * snapshot's shared-memory transports already hold their host's measured
+ * bandwidths, so its tables are that host's.
+ */
+void psel_config_copies_of_file(psel_config_t *config,
+                                const struct psel_resource_table *table);
 
 /** Release what psel_config_read() allocated. */
 void psel_config_release(psel_config_t *config);

@@ -371,6 +371,7 @@ static void psel_pt_resource(ucp_context_h context, ucp_rsc_index_t rsc_index,
 {
     const ucp_tl_resource_desc_t *tl = &context->tl_rscs[rsc_index];
     const ucp_tl_md_t *md            = &context->tl_mds[tl->md_index];
+    psel_resource_table_t one;
     psel_pt_rsc_t *entry;
     unsigned i;
 
@@ -386,6 +387,9 @@ static void psel_pt_resource(ucp_context_h context, ucp_rsc_index_t rsc_index,
     psel_resource_from_uct(resource, context->tl_cmpts[md->cmpt_index].attr.name,
                            md->rsc.md_name, &tl->tl_rsc, &md->attr,
                            &wiface->attr, NULL);
+    one.count     = 1;
+    one.resources = resource;
+    psel_config_apply_copies(psel_pt.config, &one);
     entry            = &psel_pt.rscs[psel_pt.next_rsc++ % PSEL_PT_RSC_CACHE_SIZE];
     entry->context   = context;
     entry->rsc_index = rsc_index;

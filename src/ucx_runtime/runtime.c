@@ -122,6 +122,7 @@ static void psel_rt_setup(void)
     if (!psel_rt.config.enable) {
         return;
     }
+    psel_config_measure_copies(&psel_rt.config);
     if (psel_config_calibration_load(&psel_rt.config, &psel_rt.calib) !=
         UCS_OK) {
         ucs_warn("protosel: the calibration UCX_PSEL_CALIBRATION=%s cannot "
@@ -185,6 +186,9 @@ static ucs_status_t psel_rt_filter(const ucp_config_t *config,
         return status;
     }
     filter->proto_info = PSEL_PROTO_INFO_NO; /* psel_rt_info() says it all */
+    /* not fields of the config table, so not cloned */
+    filter->bcopy_bw_source = psel_rt.config.bcopy_bw_source;
+    filter->copies          = psel_rt.config.copies;
     key[0]             = '\0';
     for (i = 0; i < ucs_static_array_size(names); ++i) {
         snprintf(var, sizeof(var), "UCX_PSEL_%s", names[i]);
@@ -305,6 +309,7 @@ static ucs_status_t psel_rt_derive(const ucp_config_t *config)
         if (status != UCS_OK) {
             goto out_filter;
         }
+        psel_config_apply_copies(&psel_rt.config, &psel_rt.resources);
         psel_rt.discovered = 1;
     }
 

@@ -24,20 +24,22 @@
 #include <unistd.h>
 
 /* protosel's tag-send protocols, and UCX 1.13's protocols v2 that do the
- * same; the last entry names the v2 protocols protosel has no model of */
+ * same; the last entry names the v2 protocols protosel has no model of.
+ * UCX_PROTOS takes glob patterns: a '*' may also match egr/offload/...,
+ * which is left out anyway. The patterns keep the longest list UCP prints
+ * whole (ucx_info -c cuts values at 128 characters) */
 static const struct {
     const char *psel;
     const char *ucx;
     const char *scheme;   /* UCX_RNDV_SCHEME that selects it */
 } psel_ucx_protos[] = {
     {"egr/short", "egr/short",                        NULL},
-    {"egr/bcopy", "egr/single/bcopy,egr/multi/bcopy", NULL},
-    {"egr/zcopy", "egr/single/zcopy,egr/multi/zcopy", NULL},
+    {"egr/bcopy", "egr/*/bcopy",                      NULL},
+    {"egr/zcopy", "egr/*/zcopy",                      NULL},
     {"rndv/am",   "rndv/am/bcopy",                    "am"},
     {"rndv/get",  "rndv/get/zcopy",                   "get_zcopy"},
     {"rndv/put",  "rndv/put/zcopy",                   "put_zcopy"},
-    {NULL,        "rndv/rkey_ptr,egr/offload/short,egr/offload/bcopy,"
-                  "egr/offload/zcopy",                NULL}
+    {NULL,        "rndv/rkey_ptr,egr/offload/*",      NULL}
 };
 
 

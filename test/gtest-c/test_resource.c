@@ -8,9 +8,12 @@
 #endif
 #include "test_util.h"
 
+#include <lane_select/copy_probe.h>
 #include <lane_select/resource_table.h>
+#include <ucp_proto_sel/psel_config.h>
 
 #include <ucs/arch/bitops.h>
+#include <ucs/sys/math.h>
 #include <ucs/sys/preprocessor.h>
 #include <ucs/memory/memory_type.h>
 #include <infiniband/verbs.h>
@@ -21,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 
@@ -604,6 +609,147 @@ static void test_flag_names_round_trip(void **state)
     assert_int_equal(psel_flag_bit(PSEL_FLAG_SET_IFACE, "no_such_flag"), -1);
 }
 
+static int probe_bw_in_range(double bw)
+{
+    return (bw >= PSEL_COPY_PROBE_BW_MIN) && (bw <= PSEL_COPY_PROBE_BW_MAX);
+}
+
+/* The probe times this host: memcpy always, process_vm_readv exactly when
+ * this process may call it (a container's seccomp may forbid it) */
+static void test_copy_probe_times_this_host(void **state)
+{
+    char src[64] = "copy", dst[64];
+    struct iovec local = {dst, sizeof(dst)}, remote = {src, sizeof(src)};
+    int vm_read_allowed = process_vm_readv(getpid(), &local, 1, &remote, 1,
+                                           0) == sizeof(src);
+    psel_copy_probe_t probe;
+
+    assert_int_equal(psel_copy_probe_run(&probe), UCS_OK);
+    print_message("memcpy %.0f MB/s (c %.2f us), process_vm_readv %.0f MB/s "
+                  "(c %.2f us)\n",
+                  psel_copy_probe_bw(probe.memcpy_cost) / UCS_MBYTE,
+                  probe.memcpy_cost.c * 1e6,
+                  psel_copy_probe_bw(probe.vm_read_cost) / UCS_MBYTE,
+                  probe.vm_read_cost.c * 1e6);
+    assert_true(probe_bw_in_range(psel_copy_probe_bw(probe.memcpy_cost)));
+    assert_true(probe.memcpy_cost.c >= 0);
+    if (vm_read_allowed) {
+        assert_true(probe_bw_in_range(psel_copy_probe_bw(probe.vm_read_cost)));
+    } else {
+        assert_true(probe.vm_read_cost.m == 0);
+    }
+}
+
+/* Which of this host's transports take which timed figure (the figures are
+ * made up: this is the rule, not the timing) */
+static void test_copy_probe_apply_to_live_table(void **state)
+{
+    psel_copy_probe_t probe = {ucs_linear_func_make(1e-7, 1.0 / 40e9),
+                               ucs_linear_func_make(1e-6, 1.0 / 10e9)};
+    psel_resource_table_t table = live_table;
+    const psel_resource_t *uct, *res;
+    unsigned i, expected = 0;
+
+    table.resources = malloc(sizeof(*table.resources) * table.count);
+    assert_non_null(table.resources);
+    memcpy(table.resources, live_table.resources,
+           sizeof(*table.resources) * table.count);
+    for (i = 0; i < table.count; ++i) {
+        res       = &table.resources[i];
+        expected += (res->dev_type == UCT_DEVICE_TYPE_SHM) &&
+                    (!strcmp(res->tl_name, "cma") ||
+                     (res->cap_flags & UCT_IFACE_FLAG_AM_BCOPY));
+    }
+    assert_true(expected >= 2); /* posix and sysv */
+    assert_int_equal(psel_copy_probe_apply(&probe, &table), expected);
+
+    for (i = 0; i < table.count; ++i) {
+        res = &table.resources[i];
+        uct = &live_table.resources[i];
+        if (!strcmp(res->tl_name, "posix") || !strcmp(res->tl_name, "sysv")) {
+            assert_true(res->bw_dedicated == 40e9);
+        } else if (!strcmp(res->tl_name, "cma")) {
+            assert_true(res->bw_dedicated == 10e9);
+        } else {
+            assert_true(res->bw_dedicated == uct->bw_dedicated);
+            assert_true(res->bw_shared == uct->bw_shared);
+            assert_true(res->bw_advertised == 0);
+            continue;
+        }
+        assert_true(res->bw_shared == 0);
+        assert_true(res->bw_advertised == uct->bw_dedicated + uct->bw_shared);
+    }
+
+    /* timed again, without process_vm_readv: UCT's figure stays beside */
+    probe.memcpy_cost  = ucs_linear_func_make(0, 1.0 / 20e9);
+    probe.vm_read_cost = ucs_linear_func_make(0, 0);
+    psel_copy_probe_apply(&probe, &table);
+    for (i = 0; i < table.count; ++i) {
+        res = &table.resources[i];
+        uct = &live_table.resources[i];
+        if (!strcmp(res->tl_name, "posix")) {
+            assert_true(res->bw_dedicated == 20e9);
+            assert_true(res->bw_advertised ==
+                        uct->bw_dedicated + uct->bw_shared);
+        } else if (!strcmp(res->tl_name, "cma")) {
+            assert_true(res->bw_dedicated == 10e9);
+        }
+    }
+    free(table.resources);
+}
+
+/* UCX_PSEL_BCOPY_BW: "auto" is UCX's estimate until timed, then the timed
+ * figure, which the live table takes too; a set value is kept, nothing is
+ * timed and no transport changes */
+static void test_copy_config(void **state)
+{
+    psel_resource_table_t table = live_table, file;
+    psel_config_t config;
+
+    table.resources = malloc(sizeof(*table.resources) * table.count);
+    assert_non_null(table.resources);
+    memcpy(table.resources, live_table.resources,
+           sizeof(*table.resources) * table.count);
+
+    unsetenv("UCX_PSEL_BCOPY_BW");
+    assert_int_equal(psel_config_read(&config), UCS_OK);
+    assert_int_equal(config.bcopy_bw_source, PSEL_BCOPY_BW_SOURCE_ESTIMATE);
+    assert_true(config.bcopy_bw == PSEL_BCOPY_BW_ESTIMATE);
+    psel_config_measure_copies(&config);
+    assert_int_equal(config.bcopy_bw_source, PSEL_BCOPY_BW_SOURCE_MEASURED);
+    assert_true(config.bcopy_bw == psel_copy_probe_bw(config.copies.memcpy_cost));
+    assert_true(psel_config_apply_copies(&config, &table) >= 2);
+    assert_true(table.copy_bw == config.bcopy_bw);
+    psel_config_release(&config);
+
+    /* a snapshot's timed figure, for "auto" only */
+    psel_resource_table_init(&file);
+    file.copy_bw = 3e10;
+    assert_int_equal(psel_config_read(&config), UCS_OK);
+    psel_config_copies_of_file(&config, &file);
+    assert_int_equal(config.bcopy_bw_source, PSEL_BCOPY_BW_SOURCE_FILE);
+    assert_true(config.bcopy_bw == 3e10);
+    psel_config_release(&config);
+
+    setenv("UCX_PSEL_BCOPY_BW", "7000MBs", 1);
+    assert_int_equal(psel_config_read(&config), UCS_OK);
+    assert_int_equal(config.bcopy_bw_source, PSEL_BCOPY_BW_SOURCE_SET);
+    psel_config_measure_copies(&config);
+    psel_config_copies_of_file(&config, &file);
+    assert_int_equal(config.bcopy_bw_source, PSEL_BCOPY_BW_SOURCE_SET);
+    assert_true(config.bcopy_bw == 7000.0 * UCS_MBYTE);
+    memcpy(table.resources, live_table.resources,
+           sizeof(*table.resources) * table.count);
+    assert_int_equal(psel_config_apply_copies(&config, &table), 0);
+    assert_true(table.resources[0].bw_advertised == 0);
+    psel_config_release(&config);
+
+    setenv("UCX_PSEL_BCOPY_BW", "-3MBs", 1);
+    assert_int_equal(psel_config_read(&config), UCS_ERR_INVALID_PARAM);
+    unsetenv("UCX_PSEL_BCOPY_BW");
+    free(table.resources);
+}
+
 int main(void)
 {
     const struct CMUnitTest live_tests[] = {
@@ -612,6 +758,9 @@ int main(void)
         cmocka_unit_test(test_discover_filter_live),
         cmocka_unit_test(test_discover_op_costs),
         cmocka_unit_test(test_print_live_like_ucx_info),
+        cmocka_unit_test(test_copy_probe_times_this_host),
+        cmocka_unit_test(test_copy_probe_apply_to_live_table),
+        cmocka_unit_test(test_copy_config),
     };
     const struct CMUnitTest unit_tests[] = {
         cmocka_unit_test(test_table_find_and_duplicates),

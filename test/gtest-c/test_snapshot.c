@@ -51,6 +51,7 @@ static void assert_resource_equal(const psel_resource_t *a,
     assert_double_bits_equal(a->latency.m, b->latency.m);
     assert_double_bits_equal(a->bw_dedicated, b->bw_dedicated);
     assert_double_bits_equal(a->bw_shared, b->bw_shared);
+    assert_double_bits_equal(a->bw_advertised, b->bw_advertised);
     assert_double_bits_equal(a->overhead, b->overhead);
     assert_int_equal(a->priority, b->priority);
     assert_int_equal(a->dev_num_paths, b->dev_num_paths);
@@ -94,6 +95,7 @@ static void assert_table_equal(const psel_resource_table_t *a,
 
     assert_string_equal(a->ucx_version, b->ucx_version);
     assert_string_equal(a->host, b->host);
+    assert_double_bits_equal(a->copy_bw, b->copy_bw);
     assert_int_equal(a->count, b->count);
     for (i = 0; i < a->count; ++i) {
         assert_resource_equal(&a->resources[i], &b->resources[i]);
@@ -268,6 +270,34 @@ static void test_round_trip_synthetic_ib_table(void **state)
     psel_resource_table_cleanup(&table);
 }
 
+/* A live table whose copies were timed (copy_probe.h) keeps the timed
+ * figure in the header and UCT's beside each timed bandwidth; a table
+ * without them writes neither key, as files did before them */
+static void test_round_trip_timed_copies(void **state)
+{
+    psel_resource_table_t table;
+    char *text;
+
+    make_synthetic(&table);
+    text = save_to_string(&table);
+    assert_null(strstr(text, "copy_bw"));
+    assert_null(strstr(text, "bw_advertised"));
+    free(text);
+
+    table.copy_bw                    = 61042.13 * 1048576.0;
+    table.resources[1].bw_advertised = 12179.0 * 1048576.0;
+    table.resources[1].bw_dedicated  = table.copy_bw;
+    round_trip(&table);
+    text = save_to_string(&table);
+    assert_non_null(strstr(text, "\nhost = hbv3-node 7\ncopy_bw = "
+                                 "64007312506.879997\n"));
+    assert_non_null(strstr(text, "\nbw_advertised = 12770607104\n"));
+    /* only the resource whose figure was timed has it */
+    assert_null(strstr(strstr(text, "bw_advertised") + 1, "bw_advertised"));
+    free(text);
+    psel_resource_table_cleanup(&table);
+}
+
 /* A file written before the op.* keys: the costs are derived with UCX's
  * rules of the snapshot's version (1.17: the IB WQE fetch and doorbell) */
 static void test_load_without_op_costs_derives_them(void **state)
@@ -386,6 +416,12 @@ static const bad_case_t bad_cases[] = {
      "duplicate key 'resources', first at line 5"},
     {"host", NULL, AT_END_SECTION, "missing header key 'host'"},
     {"host", "colour = blue", AT_EDIT, "unknown header key 'colour'"},
+    {"resources", "copy_bw = fast\nresources = 3", AT_EDIT,
+     "expected a finite non-negative number for copy_bw, found 'fast'"},
+    {"resources", "copy_bw = -5e9\nresources = 3", AT_EDIT,
+     "expected a finite non-negative number for copy_bw, found '-5e9'"},
+    {"resources", "copy_bw = 1e9\ncopy_bw = 2e9\nresources = 3", AT_NEXT,
+     "duplicate key 'copy_bw', first at line 5"},
     {"latency.c", "latency.c = abc", AT_EDIT,
      ":13: expected a finite non-negative number for latency.c, found "
      "'abc'"},
@@ -627,6 +663,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_live_table),
         cmocka_unit_test(test_round_trip_synthetic_ib_table),
+        cmocka_unit_test(test_round_trip_timed_copies),
         cmocka_unit_test(test_round_trip_empty_table),
         cmocka_unit_test(test_load_without_op_costs_derives_them),
         cmocka_unit_test(test_load_path_and_missing_file),

@@ -258,9 +258,13 @@ check "--compare-ucx refuses a ucx_info -d dump" bash -c \
 expect "... saying what it got" "no UCX tag-send table.*ucx_info -d" "$tmp/err2"
 
 # snapshot round trip through the tool
-check "psel_info --save writes a snapshot" "$info" --save "$tmp/snap.txt"
+# (the table of the resources saved: another run would time its copies anew)
+check "psel_info --save writes a snapshot" "$info" -e --save "$tmp/snap.txt"
+grep -E '^(\||# +[0-9])' "$tmp/out" >"$tmp/saved-table"
 check "the snapshot loads and gives the same table" bash -c \
-    "diff <('$info' -e | grep -E '^(\\||# +[0-9])') <('$info' -e --local '$tmp/snap.txt' --same-host | grep -E '^(\\||# +[0-9])')"
+    "diff '$tmp/saved-table' <('$info' -e --local '$tmp/snap.txt' --same-host | grep -E '^(\\||# +[0-9])')"
+expect "... with this host's timed copies" "^copy_bw = [0-9]" "$tmp/snap.txt"
+expect "... and UCT's figure beside a timed one" "^bw_advertised = [1-9]" "$tmp/snap.txt"
 
 # config listing
 check "psel_info -c lists the variables" "$info" -c

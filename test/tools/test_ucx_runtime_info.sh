@@ -12,6 +12,12 @@ tmp=$(mktemp -d)
 . "$(dirname "$0")/ucx_runtime_lib.sh"
 trap 'cleanup_pids; rm -rf "$tmp"' EXIT
 tables="python3 $(dirname "$0")/ucx_tables.py"
+regex_quote() { printf '%s' "$1" | sed 's/[]^$.*[\\]/\\&/g'; }
+# Each process times its own memory copies (UCX_PSEL_BCOPY_BW=auto), and
+# two processes' figures differ by the timing noise: the tables compared
+# across processes here are computed on one set figure (test_copy_probe.sh
+# checks what the timed figures do in UCP)
+export UCX_PSEL_BCOPY_BW=5800MBs
 
 need_lib
 need_proto_tier
@@ -59,6 +65,20 @@ for tr in shm tcp; do
 done
 
 # config tier: UCX's knobs are global, so the library applies what
+# The library times this host's copies when UCX_PSEL_BCOPY_BW is auto (the
+# default): UCP's shared-memory table then copies at 64 KiB, where UCT's
+# figures (and the figure set above) send it to rendezvous over cma
+row_at() { awk -v x="$2" '$1 <= x && ($2 == "inf" || $2 + 0 >= x) { print $3 }' "$1"; }
+check "shm, timed copies: ucx_info -e -u t under the library" \
+    env UCX_PSEL_BCOPY_BW=auto LD_PRELOAD="$lib" UCX_PSEL_CALIBRATION=none UCX_TLS=posix,sysv,cma \
+        UCX_PROTO_ENABLE=y UCX_PROTO_INFO=y UCX_PSEL_PROTO_INFO=y ucx_info -e -u t
+$tables ucx-rows "$tmp/all" >"$tmp/shm-timed.rows" 2>&1
+expect "... says its copies were timed" "memory copies at [0-9]* MB/s .timed on this host" "$tmp/all"
+check "... runs eager copies at 64 KiB ($(row_at "$tmp/shm-timed.rows" 65536))" \
+    bash -c "[[ '$(row_at "$tmp/shm-timed.rows" 65536)' == egr/* ]]"
+check "... where the set figure runs rendezvous ($(row_at "$tmp/shm-lib.rows" 65536))" \
+    bash -c "[[ '$(row_at "$tmp/shm-lib.rows" 65536)' == rndv* ]]"
+
 # psel_info --ucx-env prints for a peer on this host where it is also what
 # it prints for a peer on another host (--remote-host), or where the
 # transports reach no other host (shm); a value that differs stays UCP's,
@@ -100,7 +120,7 @@ for tr in shm tcp; do
         fi
         if [ -n "$want" ] && [ "$want" != all ]; then
             expect "... applies UCX_$name=$want" \
-                "protosel:   UCX_$name=${want//^/\\^}( |$)" "$tmp/$tr-config.ucx"
+                "protosel:   UCX_$name=$(regex_quote "$want")( |$)" "$tmp/$tr-config.ucx"
             [ "$name" = RNDV_THRESH ] && thresh=$want
         else
             absent "... leaves UCX_$name to UCP ($host on this host, ${net:-} over the network)" \
@@ -142,7 +162,7 @@ check "... equal to --ucx-env's" bash -c \
 check "... which UCX reads from UCX_CONFIG_DIR" env -i PATH="$PATH" UCX_CONFIG_DIR="$tmp/conf" ucx_info -c
 while read -r line; do
     case $line in UCX_TLS=*|UCX_NET_DEVICES=*) continue ;; esac
-    expect "... and shows $line" "^${line//^/\\^}$"
+    expect "... and shows $line" "^$(regex_quote "$line")$"
 done < <(grep '^UCX_' "$tmp/conf/ucx.conf")
 check "the library keeps a ucx.conf value as the user's" \
     env -i PATH="$PATH" UCX_CONFIG_DIR="$tmp/conf" LD_PRELOAD="$lib" UCX_PSEL_TIER=config \
