@@ -179,14 +179,14 @@ static void psel_cmp_explain(const psel_ep_config_t *ep,
         if (ucx->bcopy_bw > 0) {
             psel_cmp_reason(range, "copy bandwidth %.0f vs %.0f MB/s "
                             "(UCX_PSEL_BCOPY_BW vs UCX's estimate)",
-                            ep->select.config->bcopy_bw / UCS_MBYTE,
+                            ep->select.config->copy_bw / UCS_MBYTE,
                             ucx->bcopy_bw / UCS_MBYTE);
         } else {
             psel_cmp_reason(range, "copy bandwidth %.0f MB/s "
                             "(UCX_PSEL_BCOPY_BW); UCX estimates its own "
                             "(UCX_BCOPY_BW=auto, logged as 'estimated bcopy "
                             "bandwidth' at UCX_LOG_LEVEL=debug)",
-                            ep->select.config->bcopy_bw / UCS_MBYTE);
+                            ep->select.config->copy_bw / UCS_MBYTE);
         }
     }
     if (!strncmp(theirs, "rndv/", 5) || !strncmp(mine, "rndv/", 5)) {

@@ -258,31 +258,31 @@ static ucs_status_t psel_config_check(const psel_config_t *config)
 
 void psel_config_measure_copies(psel_config_t *config)
 {
-    if ((config->bcopy_bw_source != PSEL_BCOPY_BW_SOURCE_ESTIMATE) ||
+    if ((config->copy_bw_source != PSEL_BCOPY_BW_SOURCE_ESTIMATE) ||
         (psel_copy_probe_run(&config->copies) != UCS_OK)) {
         return;
     }
-    config->bcopy_bw        = psel_copy_probe_bw(config->copies.memcpy_cost);
-    config->bcopy_bw_source = PSEL_BCOPY_BW_SOURCE_MEASURED;
+    config->copy_bw         = psel_copy_probe_bw(config->copies.memcpy_cost);
+    config->copy_bw_source = PSEL_BCOPY_BW_SOURCE_MEASURED;
 }
 
 unsigned psel_config_apply_copies(const psel_config_t *config,
                                   struct psel_resource_table *table)
 {
-    if (config->bcopy_bw_source != PSEL_BCOPY_BW_SOURCE_MEASURED) {
+    if (config->copy_bw_source != PSEL_BCOPY_BW_SOURCE_MEASURED) {
         return 0;
     }
-    table->copy_bw = config->bcopy_bw;
+    table->copy_bw = config->copy_bw;
     return psel_copy_probe_apply(&config->copies, table);
 }
 
 void psel_config_copies_of_file(psel_config_t *config,
                                 const struct psel_resource_table *table)
 {
-    if ((config->bcopy_bw_source == PSEL_BCOPY_BW_SOURCE_ESTIMATE) &&
+    if ((config->copy_bw_source == PSEL_BCOPY_BW_SOURCE_ESTIMATE) &&
         (table->copy_bw > 0)) {
-        config->bcopy_bw        = table->copy_bw;
-        config->bcopy_bw_source = PSEL_BCOPY_BW_SOURCE_FILE;
+        config->copy_bw         = table->copy_bw;
+        config->copy_bw_source = PSEL_BCOPY_BW_SOURCE_FILE;
     }
 }
 
@@ -381,10 +381,11 @@ ucs_status_t psel_config_read(psel_config_t *config)
     }
 
     if (UCS_CONFIG_BW_IS_AUTO(tmp.bcopy_bw)) {
-        tmp.bcopy_bw        = PSEL_BCOPY_BW_ESTIMATE; /* until measured */
-        tmp.bcopy_bw_source = PSEL_BCOPY_BW_SOURCE_ESTIMATE;
+        tmp.copy_bw         = PSEL_BCOPY_BW_ESTIMATE; /* until timed */
+        tmp.copy_bw_source = PSEL_BCOPY_BW_SOURCE_ESTIMATE;
     } else {
-        tmp.bcopy_bw_source = PSEL_BCOPY_BW_SOURCE_SET;
+        tmp.copy_bw         = tmp.bcopy_bw;
+        tmp.copy_bw_source = PSEL_BCOPY_BW_SOURCE_SET;
     }
     *config = tmp;
     return UCS_OK;

@@ -498,8 +498,8 @@ psel_select_dump_cost_source_in_c_locale(FILE *stream,
                 "memory copies at %.0f MB/s (%s); to measure this machine's "
                 "protocols, run psel_calibrate: selection uses its file from "
                 "then on (UCX_PSEL_CALIBRATION=auto)\n",
-                select->config->bcopy_bw / UCS_MBYTE,
-                copy_sources[select->config->bcopy_bw_source]);
+                select->config->copy_bw / UCS_MBYTE,
+                copy_sources[select->config->copy_bw_source]);
         return;
     }
     ucs_string_buffer_appendf(&strb, "# cost lines: ");

@@ -195,7 +195,7 @@ ucs_status_t psel_proto_copy_time(const psel_proto_init_params_t *params,
     if (psel_proto_buffer_is_host(params)) {
         /* the CPU's memcpy, as UCX's bcopy_bw (ucp_proto_common_buffer_
          * copy_time for host to host) */
-        *copy = ucs_linear_func_make(0, 1.0 / params->config->bcopy_bw);
+        *copy = ucs_linear_func_make(0, 1.0 / params->config->copy_bw);
         if (engine != NULL) {
             *engine = "memcpy";
         }

@@ -57,7 +57,7 @@ static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
                                         psel_proto_caps_t *caps)
 {
     ucs_linear_func_t copy = ucs_linear_func_make(
-            0, 1.0 / params->config->bcopy_bw);
+            0, 1.0 / params->config->copy_bw);
     psel_lane_set_perf_t perf;
     psel_proto_stages_t stages;
     psel_lane_set_t set;

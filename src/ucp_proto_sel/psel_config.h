@@ -42,7 +42,7 @@ typedef enum {
 } psel_tier_t;
 
 
-/** Where psel_config_t::bcopy_bw came from. */
+/** Where psel_config_t::copy_bw came from. */
 typedef enum {
     PSEL_BCOPY_BW_SOURCE_ESTIMATE, /**< "auto", not measured: UCX's figure */
     PSEL_BCOPY_BW_SOURCE_MEASURED, /**< "auto", measured on this host
@@ -50,7 +50,7 @@ typedef enum {
     PSEL_BCOPY_BW_SOURCE_FILE,     /**< "auto", as timed on the host of a
                                         snapshot (psel_config_copies_of_file) */
     PSEL_BCOPY_BW_SOURCE_SET       /**< UCX_PSEL_BCOPY_BW=<value> */
-} psel_bcopy_bw_source_t;
+} psel_copy_bw_source_t;
 
 /** UCX's copy bandwidth estimate for Intel and unknown CPUs
  *  (ucs_cpu_est_bcopy_bw), used for resources read from a file. */
@@ -65,10 +65,14 @@ typedef struct psel_config {
     double                  rndv_perf_diff;  /**< Rendezvous bias, percent */
     int                     proto_info;      /**< psel_proto_info_t */
     int                     select_perf;     /**< psel_perf_type_t to select on */
-    double                  bcopy_bw;        /**< memcpy bandwidth [B/s] */
-    int                     bcopy_bw_source; /**< psel_bcopy_bw_source_t */
+    double                  bcopy_bw;        /**< UCX_PSEL_BCOPY_BW as set:
+                                                  [B/s] or UCS_CONFIG_BW_AUTO */
+    double                  copy_bw;         /**< The memcpy bandwidth cost
+                                                  lines use [B/s] */
+    int                     copy_bw_source; /**< Where copy_bw came from:
+                                                  psel_copy_bw_source_t */
     psel_copy_probe_t       copies;          /**< This host's copies, when
-                                                  bcopy_bw_source is
+                                                  copy_bw_source is
                                                   PSEL_BCOPY_BW_SOURCE_MEASURED */
     double                  rcache_overhead; /**< Cost of a registration
                                                   found in the cache [s];

@@ -73,7 +73,7 @@ void psel_ucx_thresh_compute(const psel_select_t *select,
 
     out->valid       = 1;
     out->d           = psel_config_rndv_bias(select->config);
-    out->bcopy_bw    = select->config->bcopy_bw;
+    out->bcopy_bw    = select->config->copy_bw;
     out->rts_latency = eager->lanes[0]->latency;
     out->max_bcopy   = eager->lanes[0]->am.max_bcopy;
     out->e_reg_c     = e.reg_c;

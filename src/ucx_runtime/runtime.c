@@ -147,7 +147,10 @@ static void psel_rt_setup(void)
                  num_via[PSEL_CALIB_VIA_PROTOSEL]);
     } else {
         snprintf(psel_rt.calib_desc, sizeof(psel_rt.calib_desc),
-                 "cost lines from the transports' attributes");
+                 "cost lines from the transports' attributes, memory copies "
+                 "at %.0f MB/s%s", psel_rt.config.copy_bw / UCS_MBYTE,
+                 (psel_rt.config.copy_bw_source ==
+                  PSEL_BCOPY_BW_SOURCE_MEASURED) ? " as timed here" : "");
     }
 
     if (psel_rt.config.tier != PSEL_TIER_CONFIG) {
@@ -187,7 +190,8 @@ static ucs_status_t psel_rt_filter(const ucp_config_t *config,
     }
     filter->proto_info = PSEL_PROTO_INFO_NO; /* psel_rt_info() says it all */
     /* not fields of the config table, so not cloned */
-    filter->bcopy_bw_source = psel_rt.config.bcopy_bw_source;
+    filter->copy_bw         = psel_rt.config.copy_bw;
+    filter->copy_bw_source = psel_rt.config.copy_bw_source;
     filter->copies          = psel_rt.config.copies;
     key[0]             = '\0';
     for (i = 0; i < ucs_static_array_size(names); ++i) {

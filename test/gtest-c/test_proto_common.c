@@ -359,7 +359,7 @@ static void test_select_by_single_and_multi(void **state)
     psel_mock_ep_t ep;
 
     stage_lane(&ep);
-    config.bcopy_bw       = 4294967296.0;
+    config.copy_bw        = 4294967296.0;
     config.rndv_perf_diff = 0;
     assert_int_equal(psel_select_init(&select, protos, 2, &ep.sets, &config),
                      UCS_OK);

@@ -713,13 +713,13 @@ static void test_copy_config(void **state)
 
     unsetenv("UCX_PSEL_BCOPY_BW");
     assert_int_equal(psel_config_read(&config), UCS_OK);
-    assert_int_equal(config.bcopy_bw_source, PSEL_BCOPY_BW_SOURCE_ESTIMATE);
-    assert_true(config.bcopy_bw == PSEL_BCOPY_BW_ESTIMATE);
+    assert_int_equal(config.copy_bw_source, PSEL_BCOPY_BW_SOURCE_ESTIMATE);
+    assert_true(config.copy_bw == PSEL_BCOPY_BW_ESTIMATE);
     psel_config_measure_copies(&config);
-    assert_int_equal(config.bcopy_bw_source, PSEL_BCOPY_BW_SOURCE_MEASURED);
-    assert_true(config.bcopy_bw == psel_copy_probe_bw(config.copies.memcpy_cost));
+    assert_int_equal(config.copy_bw_source, PSEL_BCOPY_BW_SOURCE_MEASURED);
+    assert_true(config.copy_bw == psel_copy_probe_bw(config.copies.memcpy_cost));
     assert_true(psel_config_apply_copies(&config, &table) >= 2);
-    assert_true(table.copy_bw == config.bcopy_bw);
+    assert_true(table.copy_bw == config.copy_bw);
     psel_config_release(&config);
 
     /* a snapshot's timed figure, for "auto" only */
@@ -727,17 +727,17 @@ static void test_copy_config(void **state)
     file.copy_bw = 3e10;
     assert_int_equal(psel_config_read(&config), UCS_OK);
     psel_config_copies_of_file(&config, &file);
-    assert_int_equal(config.bcopy_bw_source, PSEL_BCOPY_BW_SOURCE_FILE);
-    assert_true(config.bcopy_bw == 3e10);
+    assert_int_equal(config.copy_bw_source, PSEL_BCOPY_BW_SOURCE_FILE);
+    assert_true(config.copy_bw == 3e10);
     psel_config_release(&config);
 
     setenv("UCX_PSEL_BCOPY_BW", "7000MBs", 1);
     assert_int_equal(psel_config_read(&config), UCS_OK);
-    assert_int_equal(config.bcopy_bw_source, PSEL_BCOPY_BW_SOURCE_SET);
+    assert_int_equal(config.copy_bw_source, PSEL_BCOPY_BW_SOURCE_SET);
     psel_config_measure_copies(&config);
     psel_config_copies_of_file(&config, &file);
-    assert_int_equal(config.bcopy_bw_source, PSEL_BCOPY_BW_SOURCE_SET);
-    assert_true(config.bcopy_bw == 7000.0 * UCS_MBYTE);
+    assert_int_equal(config.copy_bw_source, PSEL_BCOPY_BW_SOURCE_SET);
+    assert_true(config.copy_bw == 7000.0 * UCS_MBYTE);
     memcpy(table.resources, live_table.resources,
            sizeof(*table.resources) * table.count);
     assert_int_equal(psel_config_apply_copies(&config, &table), 0);

@@ -747,10 +747,10 @@ static void seed_random_ep(psel_mock_ep_t *ep, psel_config_t *config,
      * lane; rover: of the control lane, plus the first data operation's
      * send overhead on the slowest rendezvous lane */
     lines->c_e = ecost + elat + eovh;
-    lines->m_e = egro + 1.0 / config->bcopy_bw + 1.0 / ebw;
+    lines->m_e = egro + 1.0 / config->copy_bw + 1.0 / ebw;
     lines->c_r = (1 + rrc) * rcost + 3 * lat + rlat + 3 * 2 * ovh + rovh_send;
     /* rndv/am data lands in transport buffers: the receiver copies it out */
-    lines->m_r = (1 + rrc) * rgro + (rrc ? 0 : 1.0 / config->bcopy_bw) +
+    lines->m_r = (1 + rrc) * rgro + (rrc ? 0 : 1.0 / config->copy_bw) +
                  1.0 / rbw;
 }
 
