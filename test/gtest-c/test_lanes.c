@@ -260,6 +260,41 @@ static void test_needs_connection(void **state)
     psel_resource_table_cleanup(&table);
 }
 
+/* A shared-memory lane whose local bandwidth this process timed
+ * (copy_probe.h) keeps it, whatever the peer's timing says: the peer times
+ * the same memory, and taking the lower of two noisy figures would make
+ * two processes' tables differ. UCT's figures: the lower side's. */
+static void test_timed_local_bandwidth_kept(void **state)
+{
+    psel_lane_select_params_t params = params_of(1, 1, 1, 1,
+                                                 PSEL_PEER_SAME_HOST);
+    psel_resource_table_t local, remote;
+    psel_resource_t lrsc, rrsc;
+    psel_ep_lanes_t ep;
+
+    lrsc               = make_rsc("posix", "memory", 0, 80, 10);
+    lrsc.dev_type      = UCT_DEVICE_TYPE_SHM;
+    lrsc.bw_dedicated  = 40000 * MBS;
+    lrsc.bw_advertised = 12179 * MBS;
+    rrsc               = lrsc;
+    rrsc.bw_dedicated  = 30000 * MBS; /* the peer's timing, in its address */
+    rrsc.bw_advertised = 0;           /* (not carried by the address) */
+
+    psel_resource_table_init(&local);
+    psel_resource_table_init(&remote);
+    table_add(&local, &lrsc);
+    table_add(&remote, &rrsc);
+    assert_int_equal(psel_lanes_select(&local, &remote, &params, &ep), UCS_OK);
+    assert_int_equal(ep.num_lanes, 1);
+    assert_rel(ep.lanes[0].bandwidth, 40000 * MBS);
+
+    local.resources[0].bw_advertised = 0; /* UCT's own figures: the lower */
+    assert_int_equal(psel_lanes_select(&local, &remote, &params, &ep), UCS_OK);
+    assert_rel(ep.lanes[0].bandwidth, 30000 * MBS);
+    psel_resource_table_cleanup(&local);
+    psel_resource_table_cleanup(&remote);
+}
+
 /* ------------------------------------------------------------------------
  * Scores, by hand: local and remote differ in every input, so max/min and
  * local/remote mix-ups show.
@@ -1201,6 +1236,7 @@ int main(void)
         cmocka_unit_test(test_amo_needs_atomics),
         cmocka_unit_test(test_needs_connection),
         cmocka_unit_test(test_score_formulas),
+        cmocka_unit_test(test_timed_local_bandwidth_kept),
         cmocka_unit_test(test_score_ranks_roles),
         cmocka_unit_test(test_reach_transports),
         cmocka_unit_test(test_reach_shm_and_self),
