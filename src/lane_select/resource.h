@@ -94,10 +94,6 @@ typedef struct psel_resource {
     ucs_linear_func_t   latency;      /**< c [s] + m [s] per connected ep */
     double              bw_dedicated; /**< Dedicated bandwidth [B/s] */
     double              bw_shared;    /**< Shared bandwidth [B/s], split by ppn */
-    double              bw_advertised;/**< UCT's bandwidth (dedicated +
-                                           shared) when the two above hold
-                                           this host's measured copies
-                                           (copy_probe.h), else 0 */
     double              overhead;     /**< Send overhead [s] */
     unsigned            priority;     /**< Device priority */
     unsigned            dev_num_paths;/**< Paths to the same peer over the device */
@@ -146,6 +142,11 @@ typedef struct psel_resource {
     /* per-operation costs (UCT API v2) */
     psel_op_cost_t      op_cost[PSEL_OP_CLASS_LAST]; /**< By operation class */
     psel_op_cost_source_t op_cost_source; /**< Live estimate or derived */
+
+    double              bw_advertised; /**< UCT's bandwidth (dedicated +
+                                            shared) when bw_dedicated holds
+                                            this host's timed copies
+                                            (copy_probe.h), else 0 */
 } psel_resource_t;
 
 

@@ -263,7 +263,7 @@ void psel_config_measure_copies(psel_config_t *config)
         return;
     }
     config->copy_bw         = psel_copy_probe_bw(config->copies.memcpy_cost);
-    config->copy_bw_source = PSEL_BCOPY_BW_SOURCE_MEASURED;
+    config->copy_bw_source  = PSEL_BCOPY_BW_SOURCE_MEASURED;
 }
 
 unsigned psel_config_apply_copies(const psel_config_t *config,
@@ -282,7 +282,7 @@ void psel_config_copies_of_file(psel_config_t *config,
     if ((config->copy_bw_source == PSEL_BCOPY_BW_SOURCE_ESTIMATE) &&
         (table->copy_bw > 0)) {
         config->copy_bw         = table->copy_bw;
-        config->copy_bw_source = PSEL_BCOPY_BW_SOURCE_FILE;
+        config->copy_bw_source  = PSEL_BCOPY_BW_SOURCE_FILE;
     }
 }
 
@@ -382,10 +382,10 @@ ucs_status_t psel_config_read(psel_config_t *config)
 
     if (UCS_CONFIG_BW_IS_AUTO(tmp.bcopy_bw)) {
         tmp.copy_bw         = PSEL_BCOPY_BW_ESTIMATE; /* until timed */
-        tmp.copy_bw_source = PSEL_BCOPY_BW_SOURCE_ESTIMATE;
+        tmp.copy_bw_source  = PSEL_BCOPY_BW_SOURCE_ESTIMATE;
     } else {
         tmp.copy_bw         = tmp.bcopy_bw;
-        tmp.copy_bw_source = PSEL_BCOPY_BW_SOURCE_SET;
+        tmp.copy_bw_source  = PSEL_BCOPY_BW_SOURCE_SET;
     }
     *config = tmp;
     return UCS_OK;

@@ -480,9 +480,9 @@ psel_select_dump_cost_source_in_c_locale(FILE *stream,
     unsigned i, measured = 0, applicable = 0, pass, count;
 
     static const char *copy_sources[] = {
-        [PSEL_BCOPY_BW_SOURCE_ESTIMATE] = "UCX's estimate, as the resources "
-                                          "were read from a file that has no "
-                                          "timed copies; UCX_PSEL_BCOPY_BW=auto",
+        [PSEL_BCOPY_BW_SOURCE_ESTIMATE] = "UCX's estimate: no copies were "
+                                          "timed for these resources; "
+                                          "UCX_PSEL_BCOPY_BW=auto",
         [PSEL_BCOPY_BW_SOURCE_MEASURED] = "timed on this host at start, as "
                                           "were the shared-memory transports' "
                                           "bandwidths; UCX_PSEL_BCOPY_BW=auto",

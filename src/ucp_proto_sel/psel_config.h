@@ -69,7 +69,7 @@ typedef struct psel_config {
                                                   [B/s] or UCS_CONFIG_BW_AUTO */
     double                  copy_bw;         /**< The memcpy bandwidth cost
                                                   lines use [B/s] */
-    int                     copy_bw_source; /**< Where copy_bw came from:
+    int                     copy_bw_source;  /**< Where copy_bw came from:
                                                   psel_copy_bw_source_t */
     psel_copy_probe_t       copies;          /**< This host's copies, when
                                                   copy_bw_source is

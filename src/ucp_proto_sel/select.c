@@ -80,11 +80,12 @@ const psel_perf_range_t *psel_proto_caps_range(const psel_proto_caps_t *caps,
     return NULL;
 }
 
+/* The cost line of flavour @a perf, with the rendezvous bias if @a biased */
 static ucs_linear_func_t
-psel_select_func(const psel_select_t *select, const psel_proto_caps_t *caps,
-                 const psel_perf_range_t *range, int biased)
+psel_select_func_of(const psel_select_t *select, const psel_proto_caps_t *caps,
+                    const psel_perf_range_t *range, int biased, int perf)
 {
-    ucs_linear_func_t func = range->perf[select->config->select_perf];
+    ucs_linear_func_t func = range->perf[perf];
     double d;
 
     if (biased && (caps->flags & PSEL_PROTO_CAP_RNDV_BIAS)) {
@@ -93,6 +94,16 @@ psel_select_func(const psel_select_t *select, const psel_proto_caps_t *caps,
         func.m *= d;
     }
     return func;
+}
+
+/* The cost line selection compares: of the flavour UCX_PSEL_SELECT_PERF
+ * names (select_perf) */
+static ucs_linear_func_t
+psel_select_func(const psel_select_t *select, const psel_proto_caps_t *caps,
+                 const psel_perf_range_t *range, int biased)
+{
+    return psel_select_func_of(select, caps, range, biased,
+                               select->config->select_perf);
 }
 
 double psel_select_cost(const psel_select_t *select,
@@ -156,31 +167,53 @@ static int psel_select_close(double a, double b)
     return fabs(a - b) <= PSEL_SELECT_TIE_REL * fmax(fabs(a), fabs(b));
 }
 
+/* Protocol i's cost line at size x: of the flavour selection compares
+ * (@a tie_break 0), or of the other one (1), which decides between two
+ * protocols whose lines of the first are the same line: streamed sends over
+ * a link slower than every copy cost the same per message whatever the
+ * protocol, and the one that costs less alone is the better there */
+static ucs_linear_func_t psel_envelope_func(const psel_envelope_t *env,
+                                            unsigned i, size_t x,
+                                            int tie_break)
+{
+    const psel_proto_caps_t *caps = &env->table->caps[i];
+    int perf                      = env->select->config->select_perf;
+
+    if (tie_break) {
+        perf = (perf == PSEL_PERF_SINGLE) ? PSEL_PERF_MULTI : PSEL_PERF_SINGLE;
+    }
+    return psel_select_func_of(env->select, caps,
+                               psel_proto_caps_range(caps, x), env->biased,
+                               perf);
+}
+
+static int psel_select_same_line(ucs_linear_func_t fa, ucs_linear_func_t fb)
+{
+    return psel_select_close(fa.c, fb.c) && psel_select_close(fa.m, fb.m);
+}
+
 /* Nonzero if protocol a beats protocol b at size x (both must apply): the
- * cheaper, then the flatter; the first of the list when the two lines are
- * the same. */
+ * cheaper, then the flatter; where the two lines are the same, the same by
+ * the other flavour's lines; then the first of the list. */
 static int psel_envelope_better(const psel_envelope_t *env, unsigned a,
                                 unsigned b, size_t x)
 {
-    const psel_proto_caps_t *caps_a = &env->table->caps[a];
-    const psel_proto_caps_t *caps_b = &env->table->caps[b];
     ucs_linear_func_t fa, fb;
     double cost_a, cost_b;
+    int tie_break;
 
-    fa     = psel_select_func(env->select, caps_a,
-                              psel_proto_caps_range(caps_a, x), env->biased);
-    fb     = psel_select_func(env->select, caps_b,
-                              psel_proto_caps_range(caps_b, x), env->biased);
-    if (psel_select_close(fa.c, fb.c) && psel_select_close(fa.m, fb.m)) {
-        return a < b;
-    }
-    cost_a = ucs_linear_func_apply(fa, (double)x);
-    cost_b = ucs_linear_func_apply(fb, (double)x);
-    if (cost_a != cost_b) {
-        return cost_a < cost_b;
-    }
-    if (fa.m != fb.m) {
-        return fa.m < fb.m;
+    for (tie_break = 0; tie_break <= 1; ++tie_break) {
+        fa = psel_envelope_func(env, a, x, tie_break);
+        fb = psel_envelope_func(env, b, x, tie_break);
+        if (psel_select_same_line(fa, fb)) {
+            continue;
+        }
+        cost_a = ucs_linear_func_apply(fa, (double)x);
+        cost_b = ucs_linear_func_apply(fb, (double)x);
+        if (cost_a != cost_b) {
+            return cost_a < cost_b;
+        }
+        return fa.m < fb.m; /* equal at x and not the same line */
     }
     return a < b;
 }
@@ -238,17 +271,17 @@ static int psel_envelope_first_win(const psel_envelope_t *env, unsigned q,
                                    unsigned w, size_t lo, size_t end,
                                    size_t *x_p)
 {
-    const psel_select_t *select = env->select;
     ucs_linear_func_t fq, fw;
     size_t guess, hi, cand, step;
     double cross;
 
-    fq = psel_select_func(select, &env->table->caps[q],
-                          psel_proto_caps_range(&env->table->caps[q], lo),
-                          env->biased);
-    fw = psel_select_func(select, &env->table->caps[w],
-                          psel_proto_caps_range(&env->table->caps[w], lo),
-                          env->biased);
+    fq = psel_envelope_func(env, q, lo, 0);
+    fw = psel_envelope_func(env, w, lo, 0);
+    if (psel_select_same_line(fq, fw)) {
+        /* the same line on all of [lo, end]: the other flavour decides */
+        fq = psel_envelope_func(env, q, lo, 1);
+        fw = psel_envelope_func(env, w, lo, 1);
+    }
     if ((fq.m >= fw.m) || (lo == end)) {
         return 0; /* q is no cheaper per byte: it cannot overtake */
     }

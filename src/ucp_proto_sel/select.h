@@ -15,8 +15,9 @@
  *     priority 1, rendezvous 2, the rest 0), so UCX_PSEL_ZCOPY_THRESH ends
  *     bcopy and UCX_PSEL_RNDV_THRESH ends eager, as in UCX.
  *  3. The cheapest cost (perf flavour from UCX_PSEL_SELECT_PERF) wins. Exact
- *     ties go to the lower slope (it stays cheaper for larger sizes), then to
- *     the earlier protocol in the list.
+ *     ties go to the lower slope (it stays cheaper for larger sizes). Where
+ *     two lines are the same line, the other flavour's lines decide the
+ *     same way, then the earlier protocol in the list.
  *  4. Rendezvous bias: protocols flagged PSEL_PROTO_CAP_RNDV_BIAS compete with
  *     cost·d, d = 1 - UCX_PSEL_RNDV_PERF_DIFF/100, as in the seed formula. To
  *     keep thresholds stable when cost lines are nearly parallel, the bias can

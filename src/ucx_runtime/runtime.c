@@ -191,7 +191,7 @@ static ucs_status_t psel_rt_filter(const ucp_config_t *config,
     filter->proto_info = PSEL_PROTO_INFO_NO; /* psel_rt_info() says it all */
     /* not fields of the config table, so not cloned */
     filter->copy_bw         = psel_rt.config.copy_bw;
-    filter->copy_bw_source = psel_rt.config.copy_bw_source;
+    filter->copy_bw_source  = psel_rt.config.copy_bw_source;
     filter->copies          = psel_rt.config.copies;
     key[0]             = '\0';
     for (i = 0; i < ucs_static_array_size(names); ++i) {

@@ -346,9 +346,11 @@ static void test_rndv_stages_by_host(void **state)
  *            61732.5 B, so by single the table is egr/zcopy to 61732,
  *            rndv/put from 61733;
  *   multi: eager max(4.75 us + 0.1x, x) is below rndv/put's max(5.65 us +
- *          0.1x, x) up to 6277 B and equal (the wire) from 6278 on, where
- *          the earlier protocol in the list keeps the tie: egr/zcopy for
- *          every size when selecting by multi (UCX_PSEL_SELECT_PERF=multi).
+ *          0.1x, x) up to 6277 B and the same line (the wire) from 6278
+ *          on, where the single lines break the tie: selecting by multi
+ *          (UCX_PSEL_SELECT_PERF=multi) gives the single table again,
+ *          egr/zcopy to 61732 and rndv/put from 61733. (Before the tie
+ *          break, the earlier protocol of the list kept every size.)
  */
 static void test_select_by_single_and_multi(void **state)
 {
@@ -374,8 +376,10 @@ static void test_select_by_single_and_multi(void **state)
     assert_int_equal(psel_select_init(&select, protos, 2, &ep.sets, &config),
                      UCS_OK);
     assert_int_equal(psel_select_build(&select, contig(), &table), UCS_OK);
-    assert_int_equal(table->count, 1);
+    assert_int_equal(table->count, 2);
     assert_string_equal(table->elems[0].proto->name, "egr/zcopy");
+    assert_int_equal(table->elems[0].max_length, 61732);
+    assert_string_equal(table->elems[1].proto->name, "rndv/put");
     psel_select_cleanup(&select);
 }
 
