@@ -43,7 +43,9 @@ Usage: bench/ucx_runtime.sh [options]
                        calibration
   --calibration FILE   calibration for the library (default: run
                        psel_calibrate -o FILE, then psel_calibrate --ucp -o
-                       FILE, --quick with --quick, into the output directory)
+                       FILE, --quick with --quick, into the output directory);
+                       "none": the library on its attribute lines, as a user
+                       gets it without calibrating
   --with-protosel-lines  also time the protocol tier on the calibration's
                        protosel lines alone (candidate proto-psel)
   --runs N             runs of each configuration per point (3)
@@ -112,7 +114,9 @@ for t in $parts; do
     case $t in perftest|mpi|overhead) ;; *) echo "$me: unknown part '$t' (perftest, mpi, overhead)" >&2; exit 2 ;; esac
 done
 has_part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
-if [ -n "$calibration" ]; then
+if [ "$calibration" = none ]; then
+    [ $with_psel = 0 ] || { echo "$me: --with-protosel-lines needs a calibration, not none" >&2; exit 2; }
+elif [ -n "$calibration" ]; then
     [ -r "$calibration" ] && [ -s "$calibration" ] ||
         { echo "$me: cannot read calibration file '$calibration' (psel_calibrate -o FILE writes one)" >&2; exit 1; }
     calibration=$(cd "$(dirname "$calibration")" && pwd)/$(basename "$calibration")
@@ -152,7 +156,7 @@ psel_env_extra=("UCX_PSEL_CALIBRATION=$calibration")
 psel_info_args=(--ucp)
 # the calibration without its UCP lines (--with-protosel-lines)
 calibration_psel=$out/calibration-protosel-lines.txt
-grep -v '^ucp-' "$calibration" >"$calibration_psel"
+[ "$calibration" = none ] || grep -v '^ucp-' "$calibration" >"$calibration_psel"
 
 # the library's two tiers, as extra UCX configurations of lib_perftest.sh
 lib_env() {  # TIER [CALIBRATION] -> VAR=VAL lines
@@ -170,7 +174,11 @@ for tr in $transports; do
 done
 
 echo "# protosel inside stock UCX: UCX $ucx_ver, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) at start"
-echo "# calibration: $calibration ($(grep -c '^ucp-range' "$calibration") ranges measured through UCP, $(grep -c '^range' "$calibration") through protosel); library: $lib"
+if [ "$calibration" = none ]; then
+    echo "# calibration: none (the library's attribute lines, copies timed at start); library: $lib"
+else
+    echo "# calibration: $calibration ($(grep -c '^ucp-range' "$calibration") ranges measured through UCP, $(grep -c '^range' "$calibration") through protosel); library: $lib"
+fi
 
 # --------------------------------------------------------------------------
 # 1. ucx_perftest
