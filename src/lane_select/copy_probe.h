@@ -1,6 +1,6 @@
 /**
  * @file copy_probe.h
- * What moving bytes costs on this host, measured in about a millisecond:
+ * What moving bytes costs on this host, timed in 1-2 ms:
  * memcpy (what a copy protocol's pack and unpack cost, and what a
  * shared-memory FIFO transport such as posix or sysv moves data with), and
  * process_vm_readv() (what cma's get and put run).

@@ -118,11 +118,12 @@ ucs_config_field_t psel_config_table[] = {
 
     {"BCOPY_BW", "auto",
      "Memory copy bandwidth, used for the cost of protocols that copy data.\n"
-     "\"auto\": measured on this host when protosel reads its own resources\n"
-     "(about a millisecond of memcpy and process_vm_readv), and then also\n"
-     "the bandwidth of the shared-memory transports, whose UCT figures are\n"
-     "configured constants; for resources read from a file, UCX's estimate\n"
-     "(5800MBs). A value: that figure, and every transport keeps UCT's.",
+     "\"auto\": timed on this host when protosel reads its own resources\n"
+     "(1-2 ms of memcpy and process_vm_readv), and then also the bandwidth\n"
+     "of the shared-memory transports, whose UCT figures are configured\n"
+     "constants; for resources read from a file, the file's timed figure,\n"
+     "else UCX's estimate (5800MBs). A value: that figure, and every\n"
+     "transport keeps UCT's.",
      ucs_offsetof(psel_config_t, bcopy_bw), UCS_CONFIG_TYPE_BW},
 
     {"RCACHE_OVERHEAD", "50ns",
