@@ -1,8 +1,12 @@
 /*
  * test_resource: live discovery over the UCT transports of this machine
- * (self, tcp on lo, posix, sysv, cma), table operations, UCX-style allow-list
- * filters on a synthetic table, printing, and the ibverbs port conversion.
+ * (self, tcp on lo, posix, sysv, cma), the copy probe and its rule, table
+ * operations, UCX-style allow-list filters on a synthetic table, printing,
+ * and the ibverbs port conversion.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* process_vm_readv */
+#endif
 #ifdef HAVE_CONFIG_H
 #include "config.h"  /* PSEL_UCT_V2_HEADER */
 #endif
