@@ -22,6 +22,7 @@
 #include "calibrate.h"
 #include "tool_diag.h"
 
+#include <ucs/config/global_opts.h>
 #include <ucs/sys/math.h>
 
 #include <getopt.h>
@@ -375,8 +376,10 @@ int main(int argc, char **argv)
     ctx.deadline = start + ctx.opts.mode->budget;
     ctx.run.path = ctx.opts.path;
     if (ctx.opts.path == PT_PATH_UCP) {
-        /* UCP would list the UCX_PSEL_* variables as unused at exit */
-        setenv("UCX_WARN_UNUSED_ENV_VARS", "n", 0);
+        /* UCP would list the UCX_PSEL_* variables as unused at exit. libucs
+         * read UCX_WARN_UNUSED_ENV_VARS when it was loaded: setting it now
+         * would only add itself to the list. The forked peer inherits this */
+        ucs_global_opts.warn_unused_env_vars = 0;
     }
     status = (ctx.opts.server != NULL) ? cal_connect_server(&ctx.run, &ctx.opts) :
                                          cal_fork_peer(&ctx.run, &ctx.peer);

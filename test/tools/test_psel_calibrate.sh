@@ -347,6 +347,8 @@ else
 fi
 [ "$took" -le 45 ]
 result "psel_calibrate --ucp --quick keeps to its time budget ($took s)" $?
+! grep -q "unused env variable" "$tmp/ucp.out"
+result "... without UCP's warning about the UCX_PSEL_* variables it sets" $? "$tmp/ucp.out"
 # each protocol of each setup: measured, or what UCP ran in its place
 for tr in shm tcp; do
     for p in egr/short egr/bcopy egr/zcopy rndv/am rndv/put rndv/get; do
