@@ -177,16 +177,18 @@ static void psel_cmp_explain(const psel_ep_config_t *ep,
     if (!strcmp(theirs, "egr/bcopy") || !strcmp(mine, "egr/bcopy") ||
         !strcmp(theirs, "egr/short") || !strcmp(mine, "egr/short")) {
         if (ucx->bcopy_bw > 0) {
-            psel_cmp_reason(range, "copy bandwidth %.0f vs %.0f MB/s "
-                            "(UCX_PSEL_BCOPY_BW vs UCX's estimate)",
+            psel_cmp_reason(range, "copy bandwidth %.0f MB/s (%s) against "
+                            "UCX's estimate, %.0f MB/s",
                             ep->select.config->copy_bw / UCS_MBYTE,
+                            psel_config_copy_source_str(ep->select.config),
                             ucx->bcopy_bw / UCS_MBYTE);
         } else {
-            psel_cmp_reason(range, "copy bandwidth %.0f MB/s "
-                            "(UCX_PSEL_BCOPY_BW); UCX estimates its own "
-                            "(UCX_BCOPY_BW=auto, logged as 'estimated bcopy "
-                            "bandwidth' at UCX_LOG_LEVEL=debug)",
-                            ep->select.config->copy_bw / UCS_MBYTE);
+            psel_cmp_reason(range, "copy bandwidth %.0f MB/s (%s); UCX "
+                            "estimates its own (UCX_BCOPY_BW=auto, logged as "
+                            "'estimated bcopy bandwidth' at "
+                            "UCX_LOG_LEVEL=debug)",
+                            ep->select.config->copy_bw / UCS_MBYTE,
+                            psel_config_copy_source_str(ep->select.config));
         }
     }
     if (!strncmp(theirs, "rndv/", 5) || !strncmp(mine, "rndv/", 5)) {

@@ -277,6 +277,23 @@ unsigned psel_config_apply_copies(const psel_config_t *config,
     return psel_copy_probe_apply(&config->copies, table);
 }
 
+const char *psel_config_copy_source_str(const psel_config_t *config)
+{
+    switch (config->copy_bw_source) {
+    case PSEL_BCOPY_BW_SOURCE_MEASURED:
+        return "timed on this host at start, as were the shared-memory "
+               "transports' bandwidths; UCX_PSEL_BCOPY_BW=auto";
+    case PSEL_BCOPY_BW_SOURCE_FILE:
+        return "timed on the snapshot's host, as were its shared-memory "
+               "transports' bandwidths; UCX_PSEL_BCOPY_BW=auto";
+    case PSEL_BCOPY_BW_SOURCE_SET:
+        return "UCX_PSEL_BCOPY_BW";
+    default:
+        return "UCX's estimate: no copies were timed for these resources; "
+               "UCX_PSEL_BCOPY_BW=auto";
+    }
+}
+
 void psel_config_copies_of_file(psel_config_t *config,
                                 const struct psel_resource_table *table)
 {

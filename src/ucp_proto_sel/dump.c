@@ -479,19 +479,6 @@ psel_select_dump_cost_source_in_c_locale(FILE *stream,
     UCS_STRING_BUFFER_ONSTACK(strb, 512);
     unsigned i, measured = 0, applicable = 0, pass, count;
 
-    static const char *copy_sources[] = {
-        [PSEL_BCOPY_BW_SOURCE_ESTIMATE] = "UCX's estimate: no copies were "
-                                          "timed for these resources; "
-                                          "UCX_PSEL_BCOPY_BW=auto",
-        [PSEL_BCOPY_BW_SOURCE_MEASURED] = "timed on this host at start, as "
-                                          "were the shared-memory transports' "
-                                          "bandwidths; UCX_PSEL_BCOPY_BW=auto",
-        [PSEL_BCOPY_BW_SOURCE_FILE]     = "timed on the snapshot's host, as "
-                                          "were its shared-memory transports' "
-                                          "bandwidths; UCX_PSEL_BCOPY_BW=auto",
-        [PSEL_BCOPY_BW_SOURCE_SET]      = "UCX_PSEL_BCOPY_BW"
-    };
-
     if (select->calib == NULL) {
         /* what the lines rest on, and how to measure them instead */
         fprintf(stream, "# cost lines: the transports' advertised attributes, "
@@ -499,7 +486,7 @@ psel_select_dump_cost_source_in_c_locale(FILE *stream,
                 "protocols, run psel_calibrate: selection uses its file from "
                 "then on (UCX_PSEL_CALIBRATION=auto)\n",
                 select->config->copy_bw / UCS_MBYTE,
-                copy_sources[select->config->copy_bw_source]);
+                psel_config_copy_source_str(select->config));
         return;
     }
     ucs_string_buffer_appendf(&strb, "# cost lines: ");

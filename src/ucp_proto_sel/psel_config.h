@@ -163,6 +163,10 @@ unsigned psel_config_apply_copies(const psel_config_t *config,
 void psel_config_copies_of_file(psel_config_t *config,
                                 const struct psel_resource_table *table);
 
+/** Where the copy bandwidth of @a config came from, for the dumps: "timed
+ *  on this host at start, ...", "UCX_PSEL_BCOPY_BW", ... */
+const char *psel_config_copy_source_str(const psel_config_t *config);
+
 /** Release what psel_config_read() allocated. */
 void psel_config_release(psel_config_t *config);
 
