@@ -325,6 +325,40 @@ static int psel_calib_lift_contradicts(psel_calib_line_t *up,
 }
 
 /*
+ * Do the points after sizes[@a k] show @a early faster than @a late beyond
+ * their spreads, before any shows @a late faster? Then the table going back
+ * from @a late to @a early is shown by the points, and a tie at sizes[k]
+ * says only where, within the tie, it turns.
+ */
+static int psel_calib_turn_shown_after(psel_calib_line_t *early,
+                                       psel_calib_line_t *late,
+                                       const size_t *sizes, unsigned num_sizes,
+                                       unsigned k, psel_perf_type_t t)
+{
+    psel_calib_point_t *pe, *pl;
+    double margin;
+    unsigned j;
+
+    for (j = k + 1; j < num_sizes; ++j) {
+        pe = psel_calib_point_at(early, sizes[j]);
+        pl = psel_calib_point_at(late, sizes[j]);
+        if ((pe == NULL) || (pl == NULL) ||
+            !psel_calib_time_usable(pe->time[t]) ||
+            !psel_calib_time_usable(pl->time[t])) {
+            continue;
+        }
+        margin = psel_calib_tie_margin(pe, pl, t);
+        if (pe->time[t] * (1 + margin) < pl->time[t]) {
+            return 1;
+        }
+        if (pl->time[t] * (1 + margin) < pe->time[t]) {
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/*
  * The most @a up's line of flavour @a t lies below @a other's over [@a lo,
  * @a hi] (0 if never): the lines are linear between range ends, so the
  * largest gap is at an end of the span or at a range end of either.
@@ -470,8 +504,10 @@ static int psel_calib_fix_turn(psel_calib_order_entry_t *entries,
             continue; /* no points of both here: cannot be judged */
         }
         margin = psel_calib_tie_margin(pw, ph, t);
-        if (tw * (1 + margin) < th) {
-            continue; /* shown by the points, beyond their spread */
+        if ((tw * (1 + margin) < th) ||
+            psel_calib_turn_shown_after(entries[w].line, entries[hi].line,
+                                        sizes, num_sizes, k, t)) {
+            continue; /* shown by the points, here or past a tie */
         }
 
         gap   = psel_calib_model(entries[hi].line, sizes[k], t) -

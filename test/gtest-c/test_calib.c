@@ -904,6 +904,81 @@ static void test_order_noisy_points_refused(void **state)
     psel_calib_cleanup(&calib);
 }
 
+/*
+ * egr/bcopy (rank 0) and rndv/am (rank 2) over sysv/memory: rndv/am twice as
+ * fast up to 2 KiB, tied at 2435-2896 B, 30% slower from 4 KiB on. Its fit
+ * puts the tie points on its slow line, so the table turns back from rndv/am
+ * to egr/bcopy at 2435 B, where the points tie.
+ *  - The points from 4 KiB on show that turn beyond their 2% spreads: both
+ *    lines are kept, rndv/am first, egr/bcopy from the turn on.
+ *  - With egr/bcopy measured only up to 2896 B, nothing shows it, and
+ *    rndv/am's fit strays further from its point than egr/bcopy's: rndv/am
+ *    is refused and keeps its attribute line (said in the report).
+ */
+static void fit_back_turn(size_t early_upto, psel_calib_order_entry_t *e,
+                          psel_calib_t *calib, ucs_string_buffer_t *report)
+{
+    size_t x[MAX_SIZES];
+    double tw, th;
+    unsigned n, i, k;
+
+    order_pair(calib, e, "sysv/memory", "egr/bcopy", 0, "rndv/am", 2);
+    n = log_sizes(8, 4 << 20, 4, x);
+    for (i = 0; i < n; ++i) {
+        tw     = 1 * US + 0.2 * NS * x[i];
+        th     = (x[i] <= 2048) ? (0.5 * US + 0.1 * NS * x[i]) :
+                 (x[i] <= 2896) ? tw : 1.3 * tw;
+        for (k = 0; k < 2; ++k) {
+            if ((k == 0) && (x[i] > early_upto)) {
+                continue;
+            }
+            assert_int_equal(psel_calib_line_add_point(e[k].line, x[i],
+                                                       k ? th : tw,
+                                                       k ? th : tw), UCS_OK);
+            assert_int_equal(psel_calib_line_set_spread(e[k].line, x[i], 0.02,
+                                                        0.02), UCS_OK);
+        }
+    }
+    ucs_string_buffer_init(report);
+    assert_int_equal(psel_calib_fit_in_order(e, 2, 0.5, report), UCS_OK);
+    print_message("%s", ucs_string_buffer_cstr(report));
+}
+
+static void test_order_back_turn_shown_later(void **state)
+{
+    psel_calib_order_entry_t e[2];
+    ucs_string_buffer_t report;
+    psel_calib_t calib;
+    int winner[MAX_SIZES];
+    size_t x[MAX_SIZES];
+    unsigned n, k;
+
+    fit_back_turn(SIZE_MAX, e, &calib, &report);
+    assert_null(strstr(ucs_string_buffer_cstr(&report), "refused"));
+    assert_true(e[1].line->num_ranges > 0);
+    n = order_table_of(e, 2, PSEL_PERF_SINGLE, winner);
+    log_sizes(8, 4 << 20, 4, x);
+    for (k = 0; k < n; ++k) {
+        assert_int_equal(winner[k], (x[k] <= 2048) ? 1 :
+                                    (x[k] >= 2896) ? 0 : winner[k]);
+        assert_true((k == 0) || (winner[k] <= winner[k - 1])); /* one turn */
+    }
+    ucs_string_buffer_cleanup(&report);
+    psel_calib_cleanup(&calib);
+
+    fit_back_turn(2896, e, &calib, &report);
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report),
+                           "rndv/am over sysv/memory: refused: with it the "
+                           "latency table would go back from rndv/am to "
+                           "egr/bcopy at 2435 B"));
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report),
+                           "it keeps its attribute line"));
+    assert_int_equal(e[1].line->num_ranges, 0);
+    assert_true(e[0].line->num_ranges > 0);
+    ucs_string_buffer_cleanup(&report);
+    psel_calib_cleanup(&calib);
+}
+
 /* Points of a bcopy-like protocol: one line up to @a frag, a steeper one
  * (per-fragment overhead) above; multi is 60% of single */
 static void add_two_segment_points(psel_calib_line_t *line, size_t frag,
@@ -2264,6 +2339,7 @@ int main(void)
         cmocka_unit_test(test_order_streaming_table),
         cmocka_unit_test(test_order_noisy_tie_does_not_lift_a_shown_range),
         cmocka_unit_test(test_order_lift_holds_past_its_point),
+        cmocka_unit_test(test_order_back_turn_shown_later),
         cmocka_unit_test(test_take_out_of_one_table),
         cmocka_unit_test(test_take_out_survives_a_file),
         cmocka_unit_test(test_order_noisy_points_refused),
