@@ -15,8 +15,8 @@ tables="python3 $(dirname "$0")/ucx_tables.py"
 regex_quote() { printf '%s' "$1" | sed 's/[]^$.*[\\]/\\&/g'; }
 # Each process times its own memory copies (UCX_PSEL_BCOPY_BW=auto), and
 # two processes' figures differ by the timing noise: the tables compared
-# across processes here are computed on one set figure (test_copy_probe.sh
-# checks what the timed figures do in UCP)
+# across processes here are computed on one set figure (what the timed
+# figures do in UCP is checked below)
 export UCX_PSEL_BCOPY_BW=5800MBs
 
 need_lib
@@ -64,7 +64,6 @@ for tr in shm tcp; do
         bash -c "! cmp -s '$tmp/$tr-stock.rows' '$tmp/$tr-libcal.rows'"
 done
 
-# config tier: UCX's knobs are global, so the library applies what
 # The library times this host's copies when UCX_PSEL_BCOPY_BW is auto (the
 # default): UCP's shared-memory table then copies at 64 KiB, where UCT's
 # figures (and the figure set above) send it to rendezvous over cma
@@ -79,6 +78,7 @@ check "... runs eager copies at 64 KiB ($(row_at "$tmp/shm-timed.rows" 65536))" 
 check "... where the set figure runs rendezvous ($(row_at "$tmp/shm-lib.rows" 65536))" \
     bash -c "[[ '$(row_at "$tmp/shm-lib.rows" 65536)' == rndv* ]]"
 
+# config tier: UCX's knobs are global, so the library applies what
 # psel_info --ucx-env prints for a peer on this host where it is also what
 # it prints for a peer on another host (--remote-host), or where the
 # transports reach no other host (shm); a value that differs stays UCP's,

@@ -17,8 +17,8 @@ trap 'cleanup_pids; rm -rf "$tmp"' EXIT
 tables="python3 $(dirname "$0")/ucx_tables.py"
 # Each process times its own memory copies (UCX_PSEL_BCOPY_BW=auto), and
 # two processes' figures differ by the timing noise: the tables compared
-# across processes here are computed on one set figure (test_copy_probe.sh
-# checks what the timed figures do in UCP)
+# across processes here are computed on one set figure (test_ucx_runtime_
+# info.sh checks what the timed figures do in UCP)
 export UCX_PSEL_BCOPY_BW=5800MBs
 
 need_lib
