@@ -41,6 +41,7 @@ unsigned psel_rt_lines_own(const psel_rt_line_t *in, unsigned num_in,
     unsigned i = 0, o = 0, count = 0, t;
     ucs_linear_func_t f;
     size_t x, end;
+    double raise;
 
     if (num_in == 0) {
         return 0;
@@ -56,10 +57,12 @@ unsigned psel_rt_lines_own(const psel_rt_line_t *in, unsigned num_in,
             return max + 1;
         }
         end = ucs_min(in[i].max_length, owners[o].max_length);
-        f   = owners[o].owned ? ucs_linear_func_make(0, owned_scale) :
-                                ucs_linear_func_make(delta, 1);
         out[count].max_length = end;
         for (t = 0; t < PSEL_PERF_LAST; ++t) {
+            raise = delta + (0.5 * ucs_max(owners[o].slope[t],
+                                           in[i].perf[t].m));
+            f     = owners[o].owned ? ucs_linear_func_make(0, owned_scale) :
+                                      ucs_linear_func_make(raise, 1);
             out[count].perf[t] = ucs_linear_func_compose(f, in[i].perf[t]);
         }
         ++count;

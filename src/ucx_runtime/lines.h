@@ -24,6 +24,9 @@ typedef struct psel_rt_line {
 typedef struct psel_rt_owner {
     size_t max_length;  /**< Last size */
     int    owned;       /**< Nonzero if protosel selects the protocol there */
+    double slope[PSEL_PERF_LAST]; /**< The steepest slope [s/B], per flavour,
+                                       of the protocol protosel selects
+                                       there */
 } psel_rt_owner_t;
 
 
@@ -51,10 +54,13 @@ unsigned psel_rt_lines_add(psel_rt_line_t *lines, unsigned count, unsigned max,
  * Split lines at the boundaries of protosel's table for the protocol: where
  * protosel selects it they are multiplied by @a owned_scale (the rendezvous
  * bias, protosel's rule for comparing rendezvous with eager), elsewhere
- * @a delta is added. UCP's engine, which rounds a crossing to the nearest
- * byte and breaks exact ties by protocol id, then draws each boundary at
- * protosel's byte: at every size the protocol protosel selects is the
- * cheapest by at least @a delta.
+ * @a delta and half a byte of the steeper of the line and the selected
+ * protocol's (psel_rt_owner_t::slope) are added. UCP's engine rounds a
+ * crossing to the nearest byte and breaks exact ties by protocol id: the
+ * half byte keeps a line that crosses the selected one inside a row (at
+ * 625.24 B, say) from taking the byte nearest to it, and @a delta draws
+ * each boundary at protosel's byte. At every size the protocol protosel
+ * selects is the cheapest, over the whole byte, by at least @a delta.
  *
  * @param [in]  in          Lines, contiguous from @a start.
  * @param [in]  num_in      Their number.

@@ -54,9 +54,10 @@
 #define PSEL_PT_CACHE_SIZE     32    /* endpoint configurations remembered */
 #define PSEL_PT_RSC_CACHE_SIZE 16    /* resources remembered */
 
-/* Added to a protocol's lines where protosel's table selects another: UCP
- * rounds crossings to the nearest byte and breaks exact ties by protocol
- * id; 1 ps more makes it draw each boundary at protosel's byte */
+/* Added to a protocol's lines where protosel's table selects another (with
+ * half a byte of the steeper line, psel_rt_lines_own): UCP rounds crossings
+ * to the nearest byte and breaks exact ties by protocol id; 1 ps more makes
+ * it draw each boundary at protosel's byte */
 #define PSEL_PT_OWN_DELTA      1e-12 /* [s] */
 
 /* Added to the multi-fragment variant of an eager protocol (egr/multi/bcopy
@@ -894,6 +895,30 @@ static unsigned psel_pt_lines(const struct psel_pt_proto *map,
     return count;
 }
 
+/* The steepest slope of @a caps's lines over sizes @a lo..@a hi, per
+ * flavour */
+static void psel_pt_slopes(const psel_proto_caps_t *caps, size_t lo,
+                           size_t hi, double *slope)
+{
+    size_t start = 0;
+    unsigned r, t;
+
+    for (t = 0; t < PSEL_PERF_LAST; ++t) {
+        slope[t] = 0;
+    }
+    for (r = 0; (r < caps->num_ranges) && (start <= hi); ++r) {
+        if (caps->ranges[r].max_length >= lo) {
+            for (t = 0; t < PSEL_PERF_LAST; ++t) {
+                slope[t] = ucs_max(slope[t], caps->ranges[r].perf[t].m);
+            }
+        }
+        if (caps->ranges[r].max_length == SIZE_MAX) {
+            break;
+        }
+        start = caps->ranges[r].max_length + 1;
+    }
+}
+
 /*
  * protosel's lines for UCP's protocol @a map over @a ep's lanes, for @a perf
  * and @a bt, marked where protosel's table gives the protocol the sizes
@@ -912,6 +937,7 @@ static ucs_status_t psel_pt_owned(const struct psel_pt_proto *map,
     const psel_select_table_t *rivals;
     psel_select_t *select, *rival;
     unsigned num_lines, num_owned, row;
+    size_t start;
     double scale;
 
     *num_owned_p = 0;
@@ -938,9 +964,12 @@ static ucs_status_t psel_pt_owned(const struct psel_pt_proto *map,
         (rivals->count > ucs_static_array_size(psel_pt.scratch.owners))) {
         return UCS_ERR_EXCEEDS_LIMIT;
     }
-    for (row = 0; row < rivals->count; ++row) {
+    for (row = 0, start = 0; row < rivals->count; ++row) {
         owners[row].max_length = rivals->elems[row].max_length;
         owners[row].owned      = psel_pt_owns(map, rivals->elems[row].proto);
+        psel_pt_slopes(&rivals->caps[rivals->elems[row].proto_index], start,
+                       owners[row].max_length, owners[row].slope);
+        start = owners[row].max_length + 1;
     }
     scale     = (map->kind == PSEL_PT_RNDV_ALL) ?
                 psel_config_rndv_bias(psel_pt.config) : 1.0;

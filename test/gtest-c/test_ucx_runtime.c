@@ -79,21 +79,24 @@ static void test_lines_add_cuts_to_sizes(void **state)
 }
 
 /* owned sizes scaled (0.99 * (100 ns + 2 ns/B) = 99 + 1.98/B single,
- * 49.5 + 0.99/B multi), the others + 1 ns; split at both lists' ends */
+ * 49.5 + 0.99/B multi), the others + 1 ns and half a byte of the steeper of
+ * the line and the selected protocol's (10 ns/B single at 10..499); split at
+ * both lists' ends */
 static void test_lines_own(void **state)
 {
     psel_rt_line_t in[]         = {line(1000, 100, 2), line(SIZE_MAX, 200, 4)};
-    psel_rt_owner_t owners[]    = {{499, 0}, {5000, 1}, {SIZE_MAX, 0}};
+    psel_rt_owner_t owners[]    = {{499, 0, {10 * NS, 0}}, {5000, 1, {0, 0}},
+                                   {SIZE_MAX, 0, {0, 0}}};
     psel_rt_line_t out[8];
     unsigned n;
 
     n = psel_rt_lines_own(in, 2, 10, owners, 3, 0.99, 1 * NS, out, 8);
     assert_int_equal(n, 4);
-    /* 10..499: not owned */
+    /* 10..499: not owned; + 1 + 10/2 ns single, + 1 + 1/2 ns multi */
     assert_int_equal(out[0].max_length, 499);
-    assert_true(fabs(out[0].perf[PSEL_PERF_SINGLE].c - 101 * NS) < 1e-18);
+    assert_true(fabs(out[0].perf[PSEL_PERF_SINGLE].c - 106 * NS) < 1e-18);
     assert_true(fabs(out[0].perf[PSEL_PERF_SINGLE].m - 2 * NS) < 1e-21);
-    assert_true(fabs(out[0].perf[PSEL_PERF_MULTI].c - 51 * NS) < 1e-18);
+    assert_true(fabs(out[0].perf[PSEL_PERF_MULTI].c - 51.5 * NS) < 1e-18);
     /* 500..1000 and 1001..5000: owned, scaled */
     assert_int_equal(out[1].max_length, 1000);
     assert_true(fabs(out[1].perf[PSEL_PERF_SINGLE].c - 99 * NS) < 1e-18);
@@ -102,9 +105,9 @@ static void test_lines_own(void **state)
     assert_true(fabs(out[1].perf[PSEL_PERF_MULTI].m - 0.99 * NS) < 1e-21);
     assert_int_equal(out[2].max_length, 5000);
     assert_true(fabs(out[2].perf[PSEL_PERF_SINGLE].c - 198 * NS) < 1e-18);
-    /* 5001..inf: not owned */
+    /* 5001..inf: not owned; + 1 ns and half a byte of its own 4 ns/B */
     assert_int_equal(out[3].max_length, SIZE_MAX);
-    assert_true(fabs(out[3].perf[PSEL_PERF_SINGLE].c - 201 * NS) < 1e-18);
+    assert_true(fabs(out[3].perf[PSEL_PERF_SINGLE].c - 203 * NS) < 1e-18);
     assert_true(fabs(out[3].perf[PSEL_PERF_SINGLE].m - 4 * NS) < 1e-21);
 
     /* lines that end before the owners do: the output ends with them */
