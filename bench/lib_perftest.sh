@@ -98,49 +98,6 @@ psel_proto() {  # FILE TEST SIZE
             print (r == "" ? "?" : r) }' "$1"
 }
 
-# Protocol UCX selected for SIZE: the row of the last "ucp_tag_send*()" table
-# (tag_lat) or "ucp_tag_send*(multi)" table (tag_bw: ucx_perftest sends with
-# UCP_OP_ATTR_FLAG_MULTI_SEND) that covers SIZE; "name transport/device".
-ucx_proto() {  # FILE TEST SIZE
-    awk -F'|' -v test="$2" -v size="$3" '
-        function num(s,   m) {
-            if (s == "inf") return 1e300
-            m = 1
-            if (s ~ /K$/) m = 1024; else if (s ~ /M$/) m = 1048576; else if (s ~ /G$/) m = 1073741824
-            sub(/[KMG]$/, "", s); return s * m
-        }
-        function short(n) {
-            gsub(/^ +| +$/, "", n); sub(/^\(\?\) */, "", n)
-            if (n == "eager short") return "egr/short"
-            if (n == "eager copy-in copy-out") return "egr/bcopy"
-            if (n == "eager zero-copy copy-out") return "egr/zcopy"
-            if (n == "rendezvous zero-copy read from remote") return "rndv/get"
-            if (n == "rendezvous zero-copy write to remote") return "rndv/put"
-            if (n == "rendezvous fragmented copy-in copy-out") return "rndv/am"
-            gsub(/ /, "_", n); return n
-        }
-        /ep_cfg\[/ {
-            cur = ""
-            if ($0 ~ /ucp_tag_send\*\(\)/) cur = "single"
-            else if ($0 ~ /ucp_tag_send\*\(multi\)/) cur = "multi"
-            if (cur != "") { got[cur] = ""; fresh[cur] = 1 }
-            next
-        }
-        cur != "" && NF >= 5 && $2 ~ /[0-9]+[KMG]?\.\.[0-9a-zKMG]+/ {
-            rg = $2; gsub(/ /, "", rg); split(rg, b, /\.\./)
-            if (size + 0 >= num(b[1]) && size + 0 <= num(b[2])) {
-                tl = $4; gsub(/ /, "", tl)
-                got[cur] = short($3) " " tl
-            }
-        }
-        END {
-            r = ""
-            if (test == "tag_bw" && ("multi" in got)) r = got["multi"]
-            else if ("single" in got) r = got["single"]
-            print (r == "" ? "?" : r)
-        }' "$1"
-}
-
 median() {  # numbers on stdin
     sort -g | awk '{ v[NR] = $1 } END {
         if (NR == 0) { print "-"; exit }
@@ -296,7 +253,11 @@ psel_rows() {
 # from UCX_PROTO_INFO=y tables on both sides, as "name transport/device".
 # UCX's sender table ("ucp_tag_send*()", or "(multi)" for tag_bw: ucx_perftest
 # sends with UCP_OP_ATTR_FLAG_MULTI_SEND) only says eager or rendezvous: its
-# rendezvous description is an estimate of the remote side. The receiver then
+# rendezvous description is an estimate of the remote side. One exception
+# for tag_bw: ucp_tag_send_nbx first tries its inline egr/short, bounded by
+# the one-message table (ucp_proto_select_short_init, op_attr_mask 0), and
+# only a send the transport refuses goes through the "(multi)" table. So a
+# size that the one-message table sends by egr/short runs egr/short. The receiver then
 # picks from "rendezvous data fetch()": a read from remote is rndv/get; any
 # other row goes through an RTR, and the sender's "rendezvous data send()"
 # table says whether the data moves by put (rndv/put) or by active messages
@@ -354,7 +315,9 @@ ucx_proto_chain_sizes() {
             n = split(sizes, ss, " ")
             for (j = 1; j <= n; j++) {
                 s = ss[j]
-                r = (test == "tag_bw" && ("multi" in nr)) ? look("multi", s) : look("single", s)
+                r = look("single", s)
+                if (test == "tag_bw" && ("multi" in nr) && r !~ /^egr\/short/)
+                    r = look("multi", s)
                 if (r ~ /^rndv/) {
                     f = look("fetch", s)
                     if (f == "") r = "rndv/? (no receiver table)"

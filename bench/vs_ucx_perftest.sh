@@ -43,7 +43,7 @@ EOF
 }
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-# free_port, wait_listen, pt_run_pair, final_line, psel_proto, ucx_proto,
+# free_port, wait_listen, pt_run_pair, final_line, psel_proto, ucx_proto_chain,
 # median, human
 . "$top/bench/lib_perftest.sh" || exit 1
 psel_bin=$top/build/src/tools/psel_perftest
@@ -148,7 +148,8 @@ tool_env() {  # TOOL TRANSPORT ROLE -> prints VAR=VAL, one a line
     fi
     tr_env "$1" "$2"   # the setups (lib_perftest.sh)
     if [ "$1" = ucx ]; then
-        [ "$3" = client ] && echo UCX_PROTO_INFO=y
+        # both sides: the receiver's tables say how rendezvous runs
+        echo UCX_PROTO_INFO=y
         [ ${#ucx_extra[@]} -gt 0 ] && printf '%s\n' "${ucx_extra[@]}"
     else
         [ "$3" = client ] && echo UCX_PSEL_PROTO_INFO=y
@@ -196,7 +197,7 @@ for tr in $transports; do
                         case $tool in
                         psel) proto=$(psel_proto "$f" "$test" "$size") ;;
                         pucp) proto=- ;;
-                        *)    proto=$(ucx_proto "$f" "$test" "$size") ;;
+                        *)    proto=$(ucx_proto_chain "$test" "$size" "$f" "$f.server") ;;
                         esac
                         printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tr" "$test" "$size" \
                             "$tool" "$r" "$p50" "$overall" "$bw" "$proto" >>"$results"
