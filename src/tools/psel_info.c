@@ -17,6 +17,7 @@
 #include <ucp_proto_sel/calib.h>
 #include <ucp_proto_sel/dump.h>
 #include <ucp_proto_sel/ep_config.h>
+#include <ucp_proto_sel/proto.h>
 #include <ucp_proto_sel/select.h>
 #include <ucp_proto_sel/ucx_thresh.h>
 
@@ -239,6 +240,32 @@ static void print_tables(const psel_info_table_t *tables, unsigned count,
     }
 }
 
+/*
+ * Stock UCP's ucp_tag_send_nbx first tries its inline egr/short, bounded by
+ * the table of single sends (ucp_proto_select_short_init looks at no
+ * other): a streamed send that fits goes out by egr/short whatever the
+ * streamed table says, and that table takes over only for a send the
+ * transport refuses. Say so under a streamed table of --ucp whose first
+ * row is not that egr/short range.
+ */
+static void print_ucp_inline_note(const psel_select_table_t *single,
+                                  const psel_select_table_t *stream)
+{
+    const psel_select_elem_t *inline_row = &single->elems[0];
+    const psel_select_elem_t *first      = &stream->elems[0];
+
+    if ((single->count == 0) || (stream->count == 0) ||
+        (psel_proto_egr_short_lane(inline_row->proto, inline_row->priv) < 0) ||
+        ((first->proto == inline_row->proto) &&
+         (first->max_length >= inline_row->max_length))) {
+        return;
+    }
+    printf("# in stock UCP, streamed sends of 0..%zu bytes still go by "
+           "egr/short: ucp_tag_send_nbx tries its inline egr/short first, "
+           "bounded by the table of single sends; this table takes over "
+           "for a send the transport refuses\n", inline_row->max_length);
+}
+
 /* The contiguous host table of streamed sends (PSEL_SEND_FLAG_STREAM, as
  * tag_bw sends), selected on the multi cost: with -j always (member
  * "streamed"), as text when its rows are not those of @a single (the table
@@ -276,6 +303,9 @@ static void print_stream_table(psel_ep_config_t *ep,
     printf("# streamed sends (multi cost, as tag_bw):\n");
     psel_select_dump(stdout, &ep->stream, table, "streamed",
                      opts->explain ? PSEL_DUMP_EXPLAIN : 0);
+    if (opts->for_ucp) {
+        print_ucp_inline_note(single->table, table);
+    }
     fputs("\n", stdout);
 }
 

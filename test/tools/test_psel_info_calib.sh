@@ -134,6 +134,30 @@ if gnuplot -e 'set terminal pngcairo' 2>/dev/null; then
     check "... that is PNG" bash -c "head -c 8 '$tmp/p.png' | grep -q PNG"
 fi
 
+# --ucp: lines measured through UCP where streaming by egr/bcopy is
+# cheaper from 0 B, one message by egr/short. Stock UCP still sends those
+# sizes by its inline egr/short (bounded by the single-send table), and
+# the streamed table says so; protosel's own data path follows the table
+# (the same lines, measured through protosel).
+sed 's/^protosel-calibration 1$/protosel-calibration 4/; /^range\|^point/d' \
+    "$tmp/cal.txt" >"$tmp/ucp_cal.txt"
+cat >>"$tmp/ucp_cal.txt" <<EOF
+range egr/short sysv/memory host inf 100 0 30 1000
+range egr/bcopy sysv/memory host inf 150 0 20 0
+ucp-range egr/short sysv/memory host inf 100 0 30 1000
+ucp-range egr/bcopy sysv/memory host inf 150 0 20 0
+EOF
+shm=(env UCX_PSEL_TLS=posix,sysv,cma UCX_PSEL_CALIBRATION="$tmp/ucp_cal.txt")
+check "psel_info --ucp -e with UCP lines that stream egr/bcopy from 0 B" \
+    "${shm[@]}" "$info" --ucp -e
+expect "... streams egr/bcopy from 0 B" "^|   0\.\.inf | eager copy-in copy-out \[egr/bcopy\]"
+expect "... and says UCP's inline egr/short sends 0..92 B anyway" \
+    "^# in stock UCP, streamed sends of 0\.\.92 bytes still go by egr/short"
+check "psel_info -e (protosel's data path) with the same lines" "${shm[@]}" "$info" -e
+expect "... streams egr/bcopy from 0 B too" "^|   0\.\.inf | eager copy-in copy-out \[egr/bcopy\]"
+absent "... and has no such note: its fast path follows the streamed table" \
+    "in stock UCP, streamed sends"
+
 # --ucx-env: only NAME=VALUE on stdout, each accepted by UCP as printed
 ucx_env_checks() { # ucx_env_checks WHAT ENV...
     local what=$1; shift
