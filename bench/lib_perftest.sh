@@ -257,8 +257,8 @@ psel_rows() {
 # for tag_bw: ucp_tag_send_nbx first tries its inline egr/short, bounded by
 # the one-message table (ucp_proto_select_short_init, op_attr_mask 0), and
 # only a send the transport refuses goes through the "(multi)" table. So a
-# size that the one-message table sends by egr/short runs egr/short. The receiver then
-# picks from "rendezvous data fetch()": a read from remote is rndv/get; any
+# size that the one-message table sends by egr/short runs egr/short. The
+# receiver then picks from "rendezvous data fetch()": a read from remote is rndv/get; any
 # other row goes through an RTR, and the sender's "rendezvous data send()"
 # table says whether the data moves by put (rndv/put) or by active messages
 # (rndv/am).

@@ -251,11 +251,14 @@ static void print_tables(const psel_info_table_t *tables, unsigned count,
 static void print_ucp_inline_note(const psel_select_table_t *single,
                                   const psel_select_table_t *stream)
 {
-    const psel_select_elem_t *inline_row = &single->elems[0];
-    const psel_select_elem_t *first      = &stream->elems[0];
+    const psel_select_elem_t *inline_row, *first;
 
-    if ((single->count == 0) || (stream->count == 0) ||
-        (psel_proto_egr_short_lane(inline_row->proto, inline_row->priv) < 0) ||
+    if ((single->count == 0) || (stream->count == 0)) {
+        return;
+    }
+    inline_row = &single->elems[0];
+    first      = &stream->elems[0];
+    if ((psel_proto_egr_short_lane(inline_row->proto, inline_row->priv) < 0) ||
         ((first->proto == inline_row->proto) &&
          (first->max_length >= inline_row->max_length))) {
         return;
