@@ -402,7 +402,7 @@ int psel_ucx_table_read_kind(FILE *f, const char *path,
                              psel_ucx_table_kind_t kind, psel_cmp_ucx_t *ucx)
 {
     psel_cmp_ucx_t *cur;
-    char *line = NULL, *text;
+    char *line = NULL, *text, *title;
     int in_table = 0, found = 0;
     size_t cap = 0;
     unsigned i;
@@ -414,14 +414,17 @@ int psel_ucx_table_read_kind(FILE *f, const char *path,
     while (getline(&line, &cap, f) >= 0) {
         line[strcspn(line, "\r\n")] = '\0';
         text = psel_cmp_strip(line);
-        if ((*text == '|') && (strstr(text, " host memory") != NULL) &&
+        /* a title row: "| <ep and config> | <title> |"; one without its
+         * second cell is no title */
+        title = (*text == '|') ? strchr(text + 1, '|') : NULL;
+        if ((title != NULL) && (strstr(text, " host memory") != NULL) &&
             (strstr(text, psel_ucx_table_titles[kind]) != NULL)) {
             memset(cur, 0, sizeof(*cur));
             cur->version  = 2;
             cur->locality = -1;
             cur->mem_type = UCS_MEMORY_TYPE_HOST;
-            ucs_strncpy_zero(cur->title, ucs_strtrim(strchr(text + 1, '|') +
-                                                     1), sizeof(cur->title));
+            ucs_strncpy_zero(cur->title, ucs_strtrim(title + 1),
+                             sizeof(cur->title));
             cur->title[strcspn(cur->title, "|")] = '\0';
             ucs_strtrim(cur->title);
             in_table = 1;
