@@ -679,15 +679,24 @@ static ucs_status_t psel_calib_parse_rail(psel_calib_parser_t *p,
          UCS_OK)) {
         return UCS_ERR_INVALID_PARAM;
     }
+    if (fields == 3) {
+        /* MB/s: what this file holds in B/s must be written back too */
+        bandwidth *= PSEL_CALIB_MB_V2;
+        if (!psel_calib_value_ok(bandwidth)) {
+            psel_calib_token_error(p, values[1], "rail %s: bandwidth %s MB/s "
+                                   "is above %g B/s, the largest value a "
+                                   "calibration file holds", lane, values[1],
+                                   PSEL_CALIB_VALUE_MAX);
+            return UCS_ERR_INVALID_PARAM;
+        }
+    }
     if (psel_calib_rail_get(&p->calib, lane, peer) != NULL) {
         psel_calib_parse_error(p, "rail %s to %s: duplicate", lane,
                                (peer[0] != '\0') ? peer : "every peer");
         return UCS_ERR_INVALID_PARAM;
     }
     status = psel_calib_rail_set(&p->calib, lane, peer,
-                                 latency / PSEL_CALIB_NS,
-                                 (fields == 4) ? bandwidth :
-                                 (bandwidth * PSEL_CALIB_MB_V2));
+                                 latency / PSEL_CALIB_NS, bandwidth);
     if (status != UCS_OK) {
         psel_calib_parse_error(p, "rail %s: %s (latency and bandwidth above "
                                "0, at most %u rails)", lane,

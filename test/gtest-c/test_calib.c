@@ -1868,6 +1868,29 @@ static void test_rail_format_2(void **state)
     psel_calib_cleanup(&calib);
 }
 
+/*
+ * A format 2 rail whose MB/s are within a file's values but whose B/s are
+ * not (above 10^18) is refused where it stands: taken, it could not be
+ * written back (found by libFuzzer).
+ */
+static void test_rail_format_2_too_fast(void **state)
+{
+    static const char v2[] = "protosel-calibration 2\n"
+                             "host node01 0123456789abcdef\nucx 1.13.1\n"
+                             "created 2026-11-22T10:11:12Z\nduration 1\n"
+                             "mode quick\n"
+                             "rail tcp/eth0 20000 1540777777777.25\n";
+    psel_calib_t calib;
+
+    psel_test_log_capture_start();
+    assert_int_equal(psel_calib_parse(v2, sizeof(v2) - 1, "old.txt", &calib),
+                     UCS_ERR_INVALID_PARAM);
+    psel_test_log_capture_stop();
+    psel_assert_log_contains("old.txt:7:21: rail tcp/eth0: bandwidth "
+                             "1540777777777.25 MB/s is above 1e+18 B/s, the "
+                             "largest value a calibration file holds");
+}
+
 /* A peer of two tcp devices with these addresses (192.168.0.x, 192.168.1.x) */
 static void rail_peer(psel_resource_table_t *table, psel_resource_t *rscs,
                       const char *addr0, const char *addr1)
@@ -2330,6 +2353,7 @@ int main(void)
         cmocka_unit_test(test_accepted_variants),
         cmocka_unit_test(test_other_format_version_unsupported),
         cmocka_unit_test(test_rail_format_2),
+        cmocka_unit_test(test_rail_format_2_too_fast),
         cmocka_unit_test(test_rail_applies_to_its_peer),
         cmocka_unit_test(test_check_host_and_ucx),
         cmocka_unit_test(test_read_machine_id),
