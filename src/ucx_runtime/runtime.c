@@ -148,9 +148,8 @@ static void psel_rt_setup(void)
     } else {
         snprintf(psel_rt.calib_desc, sizeof(psel_rt.calib_desc),
                  "cost lines from the transports' attributes, memory copies "
-                 "at %.0f MB/s%s", psel_rt.config.copy_bw / UCS_MBYTE,
-                 (psel_rt.config.copy_bw_source ==
-                  PSEL_BCOPY_BW_SOURCE_MEASURED) ? " as timed here" : "");
+                 "at %.0f MB/s (%s)", psel_rt.config.copy_bw / UCS_MBYTE,
+                 psel_config_copy_source_str(&psel_rt.config));
     }
 
     if (psel_rt.config.tier != PSEL_TIER_CONFIG) {
