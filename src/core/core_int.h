@@ -74,6 +74,28 @@ typedef struct psel_worker_iface {
 } psel_worker_iface_t;
 
 
+/**
+ * Temporal slip of a streaming receiver (UCX_PSEL_RX_SLIP). A receiver that
+ * polls the slot its sender is writing makes the two CPUs trade that cache
+ * line on every message; the sender, which does more per message, slows
+ * down. Once messages arrive with no send of ours between them, the first
+ * progress call that finds nothing waits @a duration, so the sender fills
+ * the next slots undisturbed and the receiver takes them in a burst. A
+ * worker that sends between its receives never waits (ping-pong latency is
+ * untouched). bench/README.md, "Streaming receivers slip".
+ */
+typedef struct psel_rx_slip {
+    double   duration;      /**< Seconds; 0: off */
+    uint64_t arrivals;      /**< Whole eager messages that arrived */
+    uint64_t sends;         /**< Tag sends the user posted */
+    uint64_t seen_arrivals; /**< @a arrivals and @a sends at the last */
+    uint64_t seen_sends;    /**< progress call that found arrivals */
+    int      armed;         /**< Those arrivals streamed: wait at the next
+                                 call that finds nothing */
+    uint64_t count;         /**< Waits so far */
+} psel_rx_slip_t;
+
+
 struct psel_worker {
     psel_context_h        context;
     ucs_async_context_t  *async;
@@ -121,6 +143,7 @@ struct psel_worker {
     unsigned              num_lingering_eps; /**< Internal ones waiting for
                                                   their linger_until */
     unsigned              keepalive_calls; /**< Progress calls, for keepalive */
+    psel_rx_slip_t        rx_slip;         /**< UCX_PSEL_RX_SLIP */
     double                keepalive_next;  /**< When to check peers next */
 };
 

@@ -405,6 +405,7 @@ psel_request_t *psel_tag_send_nbf(psel_ep_h ep, const void *buffer,
     psel_ep_short_path_t *path;
     psel_proto_req_t view;
 
+    ++ep->worker->rx_slip.sends;
     /* what an inline protocol reads; psel_send_request() fills the rest */
     view.buffer = buffer;
     view.length = length;

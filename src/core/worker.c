@@ -26,6 +26,9 @@
 static void psel_am_eager_deliver(psel_worker_h worker,
                                   const psel_eager_first_t *hdr)
 {
+    if (hdr->length == hdr->total_length) {
+        ++worker->rx_slip.arrivals; /* a whole message (psel_rx_slip_t) */
+    }
     psel_tm_eager_first(&worker->tm, hdr->sender_id, hdr->msg_id, hdr->tag,
                         hdr->total_length, hdr->payload, hdr->length);
 }
@@ -424,6 +427,7 @@ ucs_status_t psel_worker_create(psel_context_h context, psel_worker_h *worker_p)
     }
     worker->context    = context;
     worker->count_used = (context->config.proto_info == PSEL_PROTO_INFO_USED);
+    worker->rx_slip.duration = context->config.rx_slip;
     ucs_list_head_init(&worker->pending_eps);
 
     ucs_list_head_init(&worker->eps);
@@ -644,6 +648,30 @@ static int psel_worker_ep_flushing(psel_ep_h ep)
     return !ucs_list_is_empty(&ep->flushes);
 }
 
+/* Called with what a progress call did (@a count): arm the slip when
+ * messages arrived with no send of ours since the previous arrivals, and
+ * wait once at the first call after them that did nothing. */
+static void psel_worker_rx_slip(psel_rx_slip_t *slip, unsigned count)
+{
+    double end;
+
+    if (slip->arrivals != slip->seen_arrivals) {
+        slip->armed         = (slip->sends == slip->seen_sends);
+        slip->seen_arrivals = slip->arrivals;
+        slip->seen_sends    = slip->sends;
+        return;
+    }
+    if (!slip->armed || (count > 0) || (slip->sends != slip->seen_sends)) {
+        return;
+    }
+    slip->armed = 0;
+    ++slip->count;
+    end = psel_time_sec() + slip->duration;
+    do {
+        psel_cpu_relax();
+    } while (psel_time_sec() < end);
+}
+
 unsigned psel_worker_progress(psel_worker_h worker)
 {
     unsigned count = uct_worker_progress(worker->uct_worker);
@@ -678,6 +706,9 @@ unsigned psel_worker_progress(psel_worker_h worker)
 
     if (!ucs_list_is_empty(&worker->pending_eps)) {
         count += psel_worker_progress_pending(worker);
+    }
+    if (worker->rx_slip.duration > 0) {
+        psel_worker_rx_slip(&worker->rx_slip, count);
     }
     return count;
 }

@@ -47,4 +47,16 @@ static inline double psel_time_sec(void)
     return psel_clock_monotonic();
 }
 
+/** Tell the CPU this thread is spinning (a spin-wait's loop body). */
+static inline void psel_cpu_relax(void)
+{
+#if defined(__x86_64__)
+    _mm_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield" ::: "memory");
+#else
+    __asm__ volatile("" ::: "memory");
+#endif
+}
+
 #endif

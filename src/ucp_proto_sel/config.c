@@ -17,6 +17,7 @@
 #include <ucs/sys/preprocessor.h>
 #include <ucs/sys/string.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -151,6 +152,17 @@ ucs_config_field_t psel_config_table[] = {
      "endpoints within about twice this time. \"inf\" turns checks off.",
      ucs_offsetof(psel_config_t, keepalive_interval), UCS_CONFIG_TYPE_TIME},
 
+    {"RX_SLIP", "400ns",
+     "Temporal slip of a streaming receiver: once a worker has received\n"
+     "messages with no send of its own between them, the first progress\n"
+     "call that then finds nothing to do waits this long before it returns.\n"
+     "The sender meanwhile fills the next FIFO slots or socket buffer\n"
+     "without the receiver reading the cache lines it is writing, and the\n"
+     "receiver then takes them in one burst: small-message streams over\n"
+     "shared memory run faster. A worker that sends between its receives\n"
+     "(ping-pong, request-reply) never waits. \"0\" turns it off.",
+     ucs_offsetof(psel_config_t, rx_slip), UCS_CONFIG_TYPE_TIME},
+
     {"WIREUP_P2P_TLS", "",
      "Transports whose lanes connect endpoint to endpoint through the wireup\n"
      "exchange even when they can connect to an iface, e.g. \"tcp\". For\n"
@@ -239,6 +251,13 @@ static ucs_status_t psel_config_check(const psel_config_t *config)
     if (!(config->rcache_overhead >= 0)) {
         ucs_error("invalid value for UCX_PSEL_RCACHE_OVERHEAD: it must be a "
                   "time >= 0 such as 50ns, or inf");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (!(config->rx_slip >= 0) || !(config->rx_slip <= PSEL_RX_SLIP_MAX)) {
+        ucs_error("invalid value for UCX_PSEL_RX_SLIP: %.6g%s. Expected: a "
+                  "time from 0 (off) to %.0fus, such as 400ns",
+                  config->rx_slip * 1e6, isinf(config->rx_slip) ? "" : "us",
+                  PSEL_RX_SLIP_MAX * 1e6);
         return UCS_ERR_INVALID_PARAM;
     }
     if ((config->num_eps != UCS_ULUNITS_AUTO) &&

@@ -56,6 +56,10 @@ typedef enum {
  *  (ucs_cpu_est_bcopy_bw), used for resources read from a file. */
 #define PSEL_BCOPY_BW_ESTIMATE  (5800.0 * 1024 * 1024)
 
+/** Longest UCX_PSEL_RX_SLIP, seconds: a wait is meant to let a few
+ *  messages land, not to hold a progress call up. */
+#define PSEL_RX_SLIP_MAX        100e-6
+
 
 /** All protosel settings. */
 typedef struct psel_config {
@@ -89,6 +93,9 @@ typedef struct psel_config {
                                                        best/ratio */
     double                  keepalive_interval; /**< Seconds between
                                                      checks that peers live */
+    double                  rx_slip;         /**< UCX_PSEL_RX_SLIP: seconds
+                                                  a streaming receiver waits
+                                                  once it has caught up */
     ucs_config_names_array_t wireup_p2p_tls; /**< Transports connected
                                                   endpoint to endpoint even
                                                   if they can connect to an

@@ -21,11 +21,13 @@
  *
  * Also: an iface is polled on every progress call only while a UCT
  * endpoint of ours uses it; once the last goes it is idle again, and a
- * peer's message wakes it.
+ * peer's message wakes it. And a receiver that streams waits once after
+ * it has caught up (UCX_PSEL_RX_SLIP); one that answers never does.
  */
 #include "test_util.h"
 
 #include <core/core_int.h>
+#include <ucs/sys/math.h>
 
 #include <setjmp.h>
 #include <signal.h>
@@ -590,6 +592,126 @@ static void test_iface_idle_again(void **state)
     unsetenv("UCX_PSEL_TLS");
 }
 
+/* ---- a streaming receiver's temporal slip (UCX_PSEL_RX_SLIP) ---- */
+
+#define SLIP_MSGS     16
+#define SLIP_DURATION "20us" /* long enough to tell a wait from a poll */
+
+/* Two workers of this process over posix, an endpoint each way. */
+typedef struct {
+    psel_context_h context;
+    psel_worker_h  a, b;
+    psel_ep_h      ab, ba;
+} slip_pair_t;
+
+static void slip_pair_open(slip_pair_t *p, const char *slip)
+{
+    void *address;
+    size_t len;
+
+    setenv("UCX_PSEL_TLS", "posix", 1);
+    setenv("UCX_PSEL_RX_SLIP", slip, 1);
+    assert_int_equal(psel_context_create(&p->context), UCS_OK);
+    assert_int_equal(psel_worker_create(p->context, &p->a), UCS_OK);
+    assert_int_equal(psel_worker_create(p->context, &p->b), UCS_OK);
+    assert_int_equal(psel_worker_get_address(p->b, &address, &len), UCS_OK);
+    assert_int_equal(psel_ep_create(p->a, address, len, &p->ab), UCS_OK);
+    free(address);
+    assert_int_equal(psel_worker_get_address(p->a, &address, &len), UCS_OK);
+    assert_int_equal(psel_ep_create(p->b, address, len, &p->ba), UCS_OK);
+    free(address);
+    unsetenv("UCX_PSEL_TLS");
+    unsetenv("UCX_PSEL_RX_SLIP");
+}
+
+static void slip_pair_close(slip_pair_t *p)
+{
+    assert_int_equal(psel_test_close_ep(p->a, p->ab), UCS_OK);
+    assert_int_equal(psel_test_close_ep(p->b, p->ba), UCS_OK);
+    psel_worker_destroy(p->a);
+    psel_worker_destroy(p->b);
+    psel_context_destroy(p->context);
+}
+
+/* Progress both workers until @a req completes (bounded); then free it. */
+static void slip_wait(slip_pair_t *p, psel_request_t *req)
+{
+    double deadline = psel_time_sec() + EP_SERVED_WITHIN;
+
+    while ((psel_request_test(req, NULL) == UCS_INPROGRESS) &&
+           (psel_time_sec() < deadline)) {
+        psel_worker_progress(p->a);
+        psel_worker_progress(p->b);
+    }
+    assert_int_equal(psel_request_test(req, NULL), UCS_OK);
+    psel_request_free(req);
+}
+
+/* a sends b SLIP_MSGS messages, one at a time; b answers each first if
+ * @a reply. After each, one more progress call of b, which finds nothing:
+ * its longest time goes to @a longest_p. @return b's waits meanwhile. */
+static uint64_t slip_exchange(slip_pair_t *p, int reply, double *longest_p)
+{
+    uint64_t before = p->b->rx_slip.count;
+    psel_request_t *sreq, *rreq;
+    char buf[8];
+    unsigned i;
+    double t;
+
+    *longest_p = 0;
+    for (i = 0; i < SLIP_MSGS; ++i) {
+        rreq = psel_tag_recv_nb(p->b, buf, sizeof(buf), 1, UINT64_MAX, NULL,
+                                NULL);
+        sreq = psel_tag_send_nb(p->ab, "stream", 7, 1, NULL, NULL);
+        slip_wait(p, rreq);
+        if (UCS_PTR_IS_PTR(sreq)) {
+            slip_wait(p, sreq);
+        }
+        if (reply) {
+            rreq = psel_tag_recv_nb(p->a, buf, sizeof(buf), 2, UINT64_MAX,
+                                    NULL, NULL);
+            sreq = psel_tag_send_nb(p->ba, "reply", 6, 2, NULL, NULL);
+            slip_wait(p, rreq);
+            if (UCS_PTR_IS_PTR(sreq)) {
+                slip_wait(p, sreq);
+            }
+        }
+        t = psel_time_sec();
+        assert_int_equal(psel_worker_progress(p->b), 0);
+        *longest_p = ucs_max(*longest_p, psel_time_sec() - t);
+    }
+    return p->b->rx_slip.count - before;
+}
+
+/* A receiver that gets messages with no send of its own between them
+ * waits once, at its first progress call that then finds nothing; one that
+ * answers each message never waits (ping-pong latency is untouched); "0"
+ * turns it off. */
+static void test_rx_slip(void **state)
+{
+    slip_pair_t p;
+    double longest;
+
+    slip_pair_open(&p, SLIP_DURATION);
+    assert_true(p.b->rx_slip.duration >= 20e-6);
+
+    /* request-reply first: b answers each message before it polls again */
+    assert_int_equal(slip_exchange(&p, 1, &longest), 0);
+    /* streaming: one wait after each message but the first, which came
+     * after b's last answer; and it does wait */
+    assert_int_equal(slip_exchange(&p, 0, &longest), SLIP_MSGS - 1);
+    assert_true(longest >= 20e-6);
+    /* request-reply again: the first answer disarms it */
+    assert_int_equal(slip_exchange(&p, 1, &longest), 0);
+    /* a, which only sent and got answers, never waited */
+    assert_int_equal(p.a->rx_slip.count, 0);
+    slip_pair_close(&p);
+
+    slip_pair_open(&p, "0");
+    assert_int_equal(slip_exchange(&p, 0, &longest), 0);
+    slip_pair_close(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -604,7 +726,8 @@ int main(void)
                                   teardown_children),
         cmocka_unit_test_teardown(test_stalled_reply_lane_tcp,
                                   teardown_children),
-        cmocka_unit_test(test_iface_idle_again)
+        cmocka_unit_test(test_iface_idle_again),
+        cmocka_unit_test(test_rx_slip)
     };
 
     setenv("UCX_PSEL_CALIBRATION", "none", 0);

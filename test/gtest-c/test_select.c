@@ -29,7 +29,7 @@ static const char *psel_env_vars[] = {
     "UCX_PSEL_RNDV_PERF_DIFF", "UCX_PSEL_PROTO_INFO", "UCX_PSEL_SELECT_PERF",
     "UCX_PSEL_MAX_RNDV_LANES", "UCX_PSEL_MAX_EAGER_LANES",
     "UCX_PSEL_MULTI_LANE_MAX_RATIO", "UCX_PSEL_BCOPY_BW", "UCX_PSEL_TLS",
-    "UCX_PSEL_RCACHE_OVERHEAD",
+    "UCX_PSEL_RCACHE_OVERHEAD", "UCX_PSEL_RX_SLIP",
     NULL
 };
 
@@ -1032,6 +1032,11 @@ static void test_config_values(void **state)
         {"UCX_PSEL_RCACHE_OVERHEAD=inf",    1, NULL},
         {"UCX_PSEL_RCACHE_OVERHEAD=100ns",  1, NULL},
         {"UCX_PSEL_RCACHE_OVERHEAD=soon",   0, "time value"},
+        {"UCX_PSEL_RX_SLIP=0",              1, NULL},
+        {"UCX_PSEL_RX_SLIP=100us",          1, NULL},
+        {"UCX_PSEL_RX_SLIP=101us",          0, "UCX_PSEL_RX_SLIP: 101us"},
+        {"UCX_PSEL_RX_SLIP=inf",            0, "UCX_PSEL_RX_SLIP: inf"},
+        {"UCX_PSEL_RX_SLIP=-1ns",           0, "from 0 (off) to 100us"},
         {"UCX_PSEL_PROTOS=^egr/*,rndv/am",  1, NULL},
         {"UCX_PSEL_PROTOS=",                1, NULL},
         {NULL}
