@@ -82,7 +82,8 @@ typedef struct psel_worker_iface {
  * progress call that finds nothing waits @a duration, so the sender fills
  * the next slots undisturbed and the receiver takes them in a burst. A
  * worker that sends between its receives never waits (ping-pong latency is
- * untouched). bench/README.md, "Streaming receivers slip".
+ * untouched); a burst from many peers does arm it (no sender id in the
+ * short header). src/core/README.md, "A streaming receiver slips".
  */
 typedef struct psel_rx_slip {
     double   duration;      /**< Seconds; 0: off */

@@ -8,6 +8,7 @@
  * nonstop_tsc), scaled by a rate measured once against CLOCK_MONOTONIC;
  * else CLOCK_MONOTONIC itself. A counter read costs about 8 ns here, a
  * clock_gettime() 23 ns: per message that mattered (bench/README.md).
+ * Also the body of a timed spin-wait (psel_cpu_relax).
  * Internal: not installed.
  */
 #ifndef PSEL_LANE_SELECT_CLOCK_H_
