@@ -199,9 +199,33 @@ static ucs_status_t psel_egr_short_progress(psel_proto_req_t *req)
                                req->length);
 }
 
-/* The header of the next fragment; @return its size. */
+/* A message that fits one fragment goes as UCP's eager-only messages do:
+ * under EAGER_SHORT's 8-byte header (the tag), whatever the UCT call, so
+ * its payload sits where UCP's does in the transport buffer. Longer ones
+ * go as a first fragment and later ones. */
+static int psel_egr_is_whole(const psel_proto_req_t *req)
+{
+    return (req->offset == 0) &&
+           (req->length <= psel_egr_priv(req)->frag_size);
+}
+
+static uint8_t psel_egr_am_id(const psel_proto_req_t *req)
+{
+    if (psel_egr_is_whole(req)) {
+        return PSEL_AM_ID_EAGER_SHORT;
+    }
+    return (req->offset == 0) ? PSEL_AM_ID_EAGER_FIRST :
+                                PSEL_AM_ID_EAGER_MIDDLE;
+}
+
+/* The header of the next fragment, for psel_egr_am_id(); @return its
+ * size. */
 static size_t psel_egr_hdr_pack(const psel_proto_req_t *req, void *dest)
 {
+    if (psel_egr_is_whole(req)) {
+        psel_wire_put64(dest, req->tag);
+        return PSEL_EAGER_SHORT_HDR;
+    }
     if (req->offset == 0) {
         psel_eager_first_pack(dest, req->tag, req->ep->id, req->msg_id,
                               req->length);
@@ -228,8 +252,7 @@ static size_t psel_egr_bcopy_pack(void *dest, void *arg)
 static ucs_status_t psel_egr_bcopy_progress(psel_proto_req_t *req)
 {
     size_t frag_size = psel_egr_priv(req)->frag_size;
-    uint8_t am_id    = (req->offset == 0) ? PSEL_AM_ID_EAGER_FIRST :
-                                            PSEL_AM_ID_EAGER_MIDDLE;
+    uint8_t am_id    = psel_egr_am_id(req);
     ssize_t packed;
 
     packed = uct_ep_am_bcopy(psel_egr_ep(req), am_id, psel_egr_bcopy_pack,
@@ -269,6 +292,7 @@ static ucs_status_t psel_egr_zcopy_progress(psel_proto_req_t *req)
     uint8_t hdr[PSEL_EAGER_FIRST_HDR];
     ucs_status_t status;
     unsigned hdr_len;
+    uint8_t am_id;
     uct_iov_t iov;
 
     if (req->comp.func == NULL) {
@@ -287,6 +311,7 @@ static ucs_status_t psel_egr_zcopy_progress(psel_proto_req_t *req)
         req->comp.status = UCS_OK;
     }
 
+    am_id      = psel_egr_am_id(req);
     hdr_len    = psel_egr_hdr_pack(req, hdr);
     iov.buffer = (void*)UCS_PTR_BYTE_OFFSET(req->buffer, req->offset);
     iov.length = len;
@@ -295,10 +320,8 @@ static ucs_status_t psel_egr_zcopy_progress(psel_proto_req_t *req)
     iov.count  = 1;
 
     ++req->comp.count;
-    status = uct_ep_am_zcopy(req->ep->uct_eps[lane], (req->offset == 0) ?
-                             PSEL_AM_ID_EAGER_FIRST : PSEL_AM_ID_EAGER_MIDDLE,
-                             hdr, hdr_len, &iov, (len > 0) ? 1 : 0, 0,
-                             &req->comp);
+    status = uct_ep_am_zcopy(req->ep->uct_eps[lane], am_id, hdr, hdr_len,
+                             &iov, (len > 0) ? 1 : 0, 0, &req->comp);
     if (status != UCS_INPROGRESS) {
         --req->comp.count; /* done at once, or not posted */
         if (UCS_STATUS_IS_ERR(status)) {

@@ -9,11 +9,14 @@
  * Little-endian (lane_select/wire.h), no padding.
  *
  * @code
- *  EAGER_SHORT (AM 1): tag (8), payload. No version byte: the format of
- *        the hottest message is tied to the worker address version
+ *  EAGER_SHORT (AM 1): tag (8), payload: a whole message, by am_short or,
+ *        when it fits one fragment, by am_bcopy or am_zcopy (as UCP's
+ *        eager-only messages). No version byte: the format of the hottest
+ *        message is tied to the worker address version
  *        (lane_select/address.h), so a change to it bumps that version
  *        and peers of different versions never connect.
- *  EAGER_FIRST (AM 2), 32 bytes, then the payload:
+ *  EAGER_FIRST (AM 2), 32 bytes, then the payload (a message of more
+ *        than one fragment):
  *        0  1  version = PSEL_EAGER_WIRE_VERSION
  *        1  7  total_length (56 bits)
  *        8  8  tag

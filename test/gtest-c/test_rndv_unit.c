@@ -1221,6 +1221,92 @@ static void test_ats_send_fails(void **state)
                        "sending the ATS to sender");
 }
 
+/* ---- eager headers: a whole message goes as UCP's eager-only ---- */
+
+#define SEEN_MAX_AMS 8
+
+static unsigned seen_num;
+static uint8_t  seen_ids[SEEN_MAX_AMS];
+static ssize_t  seen_lengths[SEEN_MAX_AMS];
+
+/* The sender's bcopy AMs, recorded and then sent by the transport's own
+ * call (fail_saved: the ifaces' ops, as the failing hook keeps them). */
+static ssize_t seeing_am_bcopy(uct_ep_h ep, uint8_t id,
+                               uct_pack_callback_t pack_cb, void *arg,
+                               unsigned flags)
+{
+    unsigned i;
+    ssize_t packed;
+
+    for (i = 0; (i < fail_num) && (fail_ifaces[i] != ep->iface); ++i) {
+    }
+    assert_true(i < fail_num);
+    packed = fail_saved[i](ep, id, pack_cb, arg, flags);
+    if ((packed >= 0) && (seen_num < SEEN_MAX_AMS)) {
+        seen_ids[seen_num]     = id;
+        seen_lengths[seen_num] = packed;
+        ++seen_num;
+    }
+    return packed;
+}
+
+/* Send @a length bytes by egr/bcopy; @return the AMs it took. */
+static unsigned send_seen(cancel_pair_t *p, size_t length)
+{
+    psel_request_t *sreq, *rreq;
+
+    seen_num = 0;
+    rreq = psel_tag_recv_nb(p->receiver, p->rbuf, length, 5, UINT64_MAX,
+                            NULL, NULL);
+    sreq = psel_tag_send_nb(p->ep, p->sbuf[0], length, 5, NULL, NULL);
+    wait_for(p, BOTH, WAIT_DONE, 0, rreq, UCS_PTR_IS_PTR(sreq) ? sreq : NULL);
+    assert_int_equal(psel_request_test(rreq, NULL), UCS_OK);
+    assert_memory_equal(p->rbuf, p->sbuf[0], length);
+    psel_request_free(rreq);
+    if (UCS_PTR_IS_PTR(sreq)) {
+        assert_int_equal(psel_request_test(sreq, NULL), UCS_OK);
+        psel_request_free(sreq);
+    }
+    return seen_num;
+}
+
+/* A message that fits one fragment carries only its tag (8 bytes) under
+ * EAGER_SHORT, as UCP's eager-only messages: the payload sits where UCP's
+ * does in the transport buffer. A longer one goes as a first fragment
+ * (32-byte header with ids and size) and later ones (24 bytes). */
+static void test_eager_whole_header(void **state)
+{
+    cancel_pair_t p;
+    unsigned i, n;
+    ssize_t total;
+
+    pair_open(&p, "egr/bcopy");
+    for (i = 0; (i < p.sender->num_ifaces) && (i < FAIL_MAX_IFACES); ++i) {
+        fail_ifaces[i] = p.sender->ifaces[i].iface;
+        fail_saved[i]  = fail_ifaces[i]->ops.ep_am_bcopy;
+        fail_ifaces[i]->ops.ep_am_bcopy = seeing_am_bcopy;
+    }
+    fail_num = i;
+
+    assert_int_equal(send_seen(&p, 1000), 1);
+    assert_int_equal(seen_ids[0], PSEL_AM_ID_EAGER_SHORT);
+    assert_int_equal(seen_lengths[0], PSEL_EAGER_SHORT_HDR + 1000);
+
+    n = send_seen(&p, 20000); /* posix: 8 KiB fragments */
+    assert_true((n >= 3) && (n < SEEN_MAX_AMS));
+    assert_int_equal(seen_ids[0], PSEL_AM_ID_EAGER_FIRST);
+    assert_int_equal(seen_ids[1], PSEL_AM_ID_EAGER_MIDDLE);
+    assert_int_equal(seen_ids[n - 1], PSEL_AM_ID_EAGER_MIDDLE);
+    for (i = 0, total = 0; i < n; ++i) {
+        total += seen_lengths[i];
+    }
+    assert_int_equal(total, PSEL_EAGER_FIRST_HDR + 20000 +
+                            (n - 1) * PSEL_EAGER_MIDDLE_HDR);
+
+    fail_restore();
+    pair_close(&p, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1247,6 +1333,7 @@ int main(void)
         cmocka_unit_test(test_put_rtr_bad_record),
         cmocka_unit_test(test_rtr_send_fails),
         cmocka_unit_test(test_ats_send_fails),
+        cmocka_unit_test(test_eager_whole_header),
     };
 
     /* the protocols that ran are checked: count them */
