@@ -1135,19 +1135,28 @@ static ssize_t failing_am_bcopy(uct_ep_h ep, uint8_t id,
     return UCS_ERR_CONNECTION_RESET;
 }
 
-static void fail_hook(psel_rndv_event_t event)
+/* Replace the bcopy AM call of @a worker's ifaces by @a am_bcopy, keeping
+ * theirs in fail_saved (fail_restore puts them back). */
+static void bcopy_hook(psel_worker_h worker,
+                       ssize_t (*am_bcopy)(uct_ep_h, uint8_t,
+                                           uct_pack_callback_t, void*,
+                                           unsigned))
 {
     unsigned i;
 
-    if ((event != fail_event) || (fail_num > 0)) {
-        return;
-    }
-    for (i = 0; (i < fail_worker->num_ifaces) && (i < FAIL_MAX_IFACES); ++i) {
-        fail_ifaces[i] = fail_worker->ifaces[i].iface;
+    for (i = 0; (i < worker->num_ifaces) && (i < FAIL_MAX_IFACES); ++i) {
+        fail_ifaces[i] = worker->ifaces[i].iface;
         fail_saved[i]  = fail_ifaces[i]->ops.ep_am_bcopy;
-        fail_ifaces[i]->ops.ep_am_bcopy = failing_am_bcopy;
+        fail_ifaces[i]->ops.ep_am_bcopy = am_bcopy;
     }
     fail_num = i;
+}
+
+static void fail_hook(psel_rndv_event_t event)
+{
+    if ((event == fail_event) && (fail_num == 0)) {
+        bcopy_hook(fail_worker, failing_am_bcopy);
+    }
 }
 
 static void fail_restore(void)
@@ -1230,7 +1239,7 @@ static uint8_t  seen_ids[SEEN_MAX_AMS];
 static ssize_t  seen_lengths[SEEN_MAX_AMS];
 
 /* The sender's bcopy AMs, recorded and then sent by the transport's own
- * call (fail_saved: the ifaces' ops, as the failing hook keeps them). */
+ * call (kept by bcopy_hook). */
 static ssize_t seeing_am_bcopy(uct_ep_h ep, uint8_t id,
                                uct_pack_callback_t pack_cb, void *arg,
                                unsigned flags)
@@ -1281,12 +1290,7 @@ static void test_eager_whole_header(void **state)
     ssize_t total;
 
     pair_open(&p, "egr/bcopy");
-    for (i = 0; (i < p.sender->num_ifaces) && (i < FAIL_MAX_IFACES); ++i) {
-        fail_ifaces[i] = p.sender->ifaces[i].iface;
-        fail_saved[i]  = fail_ifaces[i]->ops.ep_am_bcopy;
-        fail_ifaces[i]->ops.ep_am_bcopy = seeing_am_bcopy;
-    }
-    fail_num = i;
+    bcopy_hook(p.sender, seeing_am_bcopy);
 
     assert_int_equal(send_seen(&p, 1000), 1);
     assert_int_equal(seen_ids[0], PSEL_AM_ID_EAGER_SHORT);
