@@ -39,6 +39,11 @@
                                            seen here was 24%) */
 #define CAL_LEVEL_RETRIES  1            /* sweeps again after such a change */
 #define CAL_LEVEL_CHECK_TIME 1.0        /* [s] at most, the second time */
+#define CAL_LEVEL_CHECK_EVERY 0.5       /* [s] in a sweep, between two
+                                           measurements of its first size
+                                           again: the machine can change
+                                           level and come back within one
+                                           sweep */
 #define CAL_LEVEL_OVERRUN  0.2          /* of the budget, for sweeps again
                                            after such a change (full 100 s:
                                            120 s at most) */
@@ -148,8 +153,9 @@ typedef struct {
     char              settings[CAL_SETTINGS_MAX]; /* what forces it, on
                                       both sides */
     size_t            level_size;  /* its first size measured, measured
-                                      again after the sweep and at the end
-                                      of the setup (cal_check_level) */
+                                      again during and after the sweep and
+                                      at the end of the setup
+                                      (cal_check_level) */
     double            level_before; /* its latency in the sweep [s]; 0: none */
     double            level_spread; /* that latency's run spread */
     double            level_after; /* its latency measured again [s]; 0: not
@@ -157,6 +163,8 @@ typedef struct {
     int               level_changed; /* the two differ beyond their spreads
                                       and CAL_LEVEL_TOLERANCE, after the last
                                       sweep */
+    size_t            level_stop;  /* the sweep stopped after this size on
+                                      such a change; 0: it ran to its end */
     int               level_late;  /* changed, and swept again too late to
                                       measure two sizes */
     size_t            breaks[PSEL_PROTO_MAX_RANGES];
@@ -251,8 +259,9 @@ unsigned cal_plan_sizes(const cal_proto_t *p, const cal_mode_t *mode,
 /**
  * Measure @a p at its planned sizes where the configuration runs it
  * (p->runs), ascending, until @a end; @a start is when its share began.
- * Points go to @a line. The first size is measured again after the sweep;
- * when the machine's speed changed meanwhile, the sweep is made again
+ * Points go to @a line. The first size is measured again every
+ * CAL_LEVEL_CHECK_EVERY during the sweep and after it; when the machine's
+ * speed changed meanwhile, the sweep stops and is made again
  * (CAL_LEVEL_RETRIES), and p->level_changed says whether it still did.
  */
 ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,

@@ -471,23 +471,70 @@ static void cal_refuse_line(cal_ctx_t *ctx, psel_calib_line_t *line)
 }
 
 /*
+ * The VM this runs on moves between speed levels without notice (8-byte
+ * latency over shared memory 0.1 or 0.5 us), and a sweep across a change
+ * mixes two machines in one line: egr/bcopy's points fell from 140 to 113
+ * ns halfway through its sweep, and it read 12% faster than egr/short at
+ * 8-92 B. So a protocol's first size is measured again during its sweep
+ * (cal_sweep), after it, and at the end of the setup: times that differ
+ * by more than CAL_LEVEL_TOLERANCE plus both spreads (the slower over the
+ * faster) are a change of level. The configuration must be @a p's. Sets p->level_after
+ * (0 when it did not fit in CAL_LEVEL_CHECK_TIME) and p->level_changed.
+ */
+static ucs_status_t cal_check_level(cal_ctx_t *ctx, cal_proto_t *p,
+                                    const char *when)
+{
+    cal_point_status_t result;
+    cal_point_t again;
+    ucs_status_t status;
+
+    p->level_after   = 0;
+    p->level_changed = 0;
+    status = cal_measure(ctx, PT_TEST_TAG_LAT, p->level_size, p->level_before,
+                         psel_oob_time() + CAL_LEVEL_CHECK_TIME, &again,
+                         &result);
+    if ((status != UCS_OK) || (result == CAL_POINT_LATE)) {
+        return status;
+    }
+    p->level_after   = again.time;
+    p->level_changed = (ucs_max(again.time, p->level_before) /
+                        ucs_min(again.time, p->level_before) - 1) >
+                       CAL_LEVEL_TOLERANCE + p->level_spread + again.spread;
+    if (ctx->opts.verbose) {
+        printf("#   %-10s %zu B again %s: latency %.3f us (%+.1f%%)%s\n",
+               p->name, p->level_size, when, again.time * 1e6,
+               100 * (again.time / p->level_before - 1),
+               p->level_changed ? "  the machine's speed changed" : "");
+    }
+    return UCS_OK;
+}
+
+/*
  * One sweep of @a p: its planned sizes where the configuration runs it,
  * ascending, until @a end; p->measured counts them (from 0). The first size
  * measured and its latency go to p->level_size, level_before and
- * level_spread (a sweep that measures nothing leaves them).
+ * level_spread (a sweep that measures nothing leaves them). That size is
+ * measured again every CAL_LEVEL_CHECK_EVERY: the VM can slow down and come
+ * back within one sweep, which the check after it does not see (egr/bcopy
+ * read 0.12 us at 1-16 B and 0.59 at 23 B-1 MiB, both ends on the fast
+ * level, and rndv/am took 410 B-45 KiB). On a change the sweep stops, with
+ * p->level_changed and p->level_stop set.
  */
 static ucs_status_t cal_sweep(cal_ctx_t *ctx, const cal_setup_t *setup,
                               cal_proto_t *p, psel_calib_line_t *line,
                               double end)
 {
     size_t sizes[CAL_MAX_SIZES], prev_size = 0;
-    double prev_lat = 0, prev_bw = 0;
+    double prev_lat = 0, prev_bw = 0, next_check;
     cal_point_status_t res_lat, res_bw;
     cal_point_t lat, bw;
     unsigned num_sizes, i;
     ucs_status_t status;
 
-    num_sizes = cal_plan_sizes(p, ctx->opts.mode, ctx->opts.max_size, sizes);
+    p->level_stop = 0;
+    num_sizes     = cal_plan_sizes(p, ctx->opts.mode, ctx->opts.max_size,
+                                   sizes);
+    next_check    = psel_oob_time() + CAL_LEVEL_CHECK_EVERY;
     for (i = 0; i < num_sizes; ++i) {
         if (!cal_runs(p, sizes[i])) {
             continue; /* the fallback protocol runs there */
@@ -539,6 +586,17 @@ static ucs_status_t cal_sweep(cal_ctx_t *ctx, const cal_setup_t *setup,
                    (res_lat == CAL_POINT_NOISY) ? "  noisy latency" : "",
                    (res_bw == CAL_POINT_NOISY) ? "  noisy streaming" : "");
         }
+        if ((p->measured >= 2) && (i + 1 < num_sizes) &&
+            (psel_oob_time() >= next_check)) {
+            status = cal_check_level(ctx, p, "during the sweep");
+            if (status != UCS_OK) {
+                return status;
+            } else if (p->level_changed) {
+                p->level_stop = sizes[i];
+                break;
+            }
+            next_check = psel_oob_time() + CAL_LEVEL_CHECK_EVERY;
+        }
     }
     if (isatty(STDERR_FILENO)) {
         fprintf(stderr, "\r\033[K");
@@ -546,43 +604,23 @@ static ucs_status_t cal_sweep(cal_ctx_t *ctx, const cal_setup_t *setup,
     return UCS_OK;
 }
 
-/*
- * The VM this runs on moves between speed levels without notice (8-byte
- * latency over shared memory 0.1 or 0.5 us), and a sweep across a change
- * mixes two machines in one line: egr/bcopy's points fell from 140 to 113
- * ns halfway through its sweep, and it read 12% faster than egr/short at
- * 8-92 B. So a protocol's first size is measured again after its sweep,
- * and at the end of the setup: times that differ by more than
- * CAL_LEVEL_TOLERANCE plus both spreads (the slower over the faster) are a
- * change of level. The configuration must be @a p's. Sets p->level_after
- * (0 when it did not fit in CAL_LEVEL_CHECK_TIME) and p->level_changed.
- */
-static ucs_status_t cal_check_level(cal_ctx_t *ctx, cal_proto_t *p,
-                                    const char *when)
+/* "1 B: 0.116 us before the sweep, 0.585 after" (or "... when measured
+ * again after 23 B"): the change cal_check_level saw in @a sweep */
+static void cal_level_change_str(const cal_proto_t *p, const char *sweep,
+                                 char *buf, size_t max)
 {
-    cal_point_status_t result;
-    cal_point_t again;
-    ucs_status_t status;
+    int len = snprintf(buf, max, "%zu B: %.3f us before %s, %.3f ",
+                       p->level_size, p->level_before * 1e6, sweep,
+                       p->level_after * 1e6);
 
-    p->level_after   = 0;
-    p->level_changed = 0;
-    status = cal_measure(ctx, PT_TEST_TAG_LAT, p->level_size, p->level_before,
-                         psel_oob_time() + CAL_LEVEL_CHECK_TIME, &again,
-                         &result);
-    if ((status != UCS_OK) || (result == CAL_POINT_LATE)) {
-        return status;
+    if ((len < 0) || ((size_t)len >= max)) {
+        return;
+    } else if (p->level_stop == 0) {
+        snprintf(buf + len, max - len, "after");
+    } else {
+        snprintf(buf + len, max - len, "when measured again after %zu B",
+                 p->level_stop);
     }
-    p->level_after   = again.time;
-    p->level_changed = (ucs_max(again.time, p->level_before) /
-                        ucs_min(again.time, p->level_before) - 1) >
-                       CAL_LEVEL_TOLERANCE + p->level_spread + again.spread;
-    if (ctx->opts.verbose) {
-        printf("#   %-10s %zu B again %s: latency %.3f us (%+.1f%%)%s\n",
-               p->name, p->level_size, when, again.time * 1e6,
-               100 * (again.time / p->level_before - 1),
-               p->level_changed ? "  the machine's speed changed" : "");
-    }
-    return UCS_OK;
 }
 
 /* A sweep the machine's speed changed under: its points are left out
@@ -607,6 +645,7 @@ ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
                           double start)
 {
     cal_cpu_sample_t cpu_before, cpu_after;
+    char change[128];
     ucs_status_t status;
     unsigned attempt;
 
@@ -619,20 +658,20 @@ ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
             p->level_late = p->level_changed;
             break;
         }
-        status = cal_check_level(ctx, p, "after the sweep");
+        if (p->level_stop == 0) {
+            status = cal_check_level(ctx, p, "after the sweep");
+        }
         if ((status != UCS_OK) || !p->level_changed ||
             (attempt == CAL_LEVEL_RETRIES)) {
             break;
         }
         /* the points mix two speed levels: all of them again, in a share
          * as long as the first (taken from the protocols after it) */
+        cal_level_change_str(p, "the sweep", change, sizeof(change));
         ucs_string_buffer_appendf(&ctx->report, "%s over %s: the machine's "
                                   "speed changed while it was measured "
-                                  "(%zu B: %.3f us before the sweep, %.3f "
-                                  "after); measured again\n", line->proto,
-                                  line->lanes, p->level_size,
-                                  p->level_before * 1e6,
-                                  p->level_after * 1e6);
+                                  "(%s); measured again\n", line->proto,
+                                  line->lanes, change);
         cal_forget_sweep(ctx, p, line);
         end = ucs_min(psel_oob_time() + (end - start),
                       cal_level_deadline(ctx));
@@ -718,6 +757,8 @@ static ucs_status_t cal_check_setup_level(cal_ctx_t *ctx,
 static int cal_unsound(const cal_ctx_t *ctx, const cal_proto_t *p,
                        const psel_calib_line_t *line, char *why, size_t max)
 {
+    char change[128];
+
     if (p->level_late) {
         snprintf(why, max, "the machine's speed changed (%zu B: %.3f us, "
                  "then %.3f), and the time budget left too little to "
@@ -733,11 +774,10 @@ static int cal_unsound(const cal_ctx_t *ctx, const cal_proto_t *p,
                  p->load, cal_cpu_spare(ctx), 100 * p->steal);
         return 1;
     } else if (p->level_changed) {
+        cal_level_change_str(p, "the last", change, sizeof(change));
         snprintf(why, max, "the machine's speed changed while it was "
-                 "measured, in each of %u sweeps (%zu B: %.3f us before the "
-                 "last, %.3f after): its points mix two machines",
-                 CAL_LEVEL_RETRIES + 1, p->level_size,
-                 p->level_before * 1e6, p->level_after * 1e6);
+                 "measured, in each of %u sweeps (%s): its points mix two "
+                 "machines", CAL_LEVEL_RETRIES + 1, change);
         return 1;
     }
     return 0;

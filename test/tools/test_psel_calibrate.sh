@@ -22,8 +22,11 @@
 #     next sample) that keep a CPU busy are seen: the noise line or the
 #     refusal names their load;
 # 10. the machine's speed changing during a protocol's sweep is seen (its
-#     first size measured again after the sweep), said, and the protocol
-#     measured again.
+#     first size measured again during and after the sweep), said, and the
+#     protocol measured again;
+# 11. such a change is seen during the sweep (its first size measured
+#     again every CAL_LEVEL_CHECK_EVERY), where the sweep stops, and
+#     nothing of the slow machine is kept.
 # On a busy machine psel_calibrate refuses lines measured while other
 # processes took the CPUs it polls on (or everything): the checks that need
 # those lines are then skipped, saying why (TAP "# SKIP").
@@ -475,9 +478,16 @@ done
 wait "$level_pid"
 st=$?
 grep -E "speed|refused|noise" "$tmp/level.out" | sed 's/^/#   /' | tail -8
-level_seen() { # PROTO WHEN
-    grep -Eq "^$1 over tcp/lo: the machine's speed changed $2 \(1 B: [0-9.]+ us [a-z ]+, [0-9.]+ [a-z ]+\); measured again$" \
-        "$tmp/level.out"
+level_seen() { # PROTO WHEN [OUT]
+    grep -Eq "^$1 over tcp/lo: the machine's speed changed $2 \(1 B: [0-9.]+ us [a-z ]+, [0-9.]+ [a-z ]+( [0-9]+ B)?\); measured again$" \
+        "${3:-$tmp/level.out}"
+}
+# slow_points_kept FILE: a tcp/lo point up to 16 KiB of 1 ms or more (the
+# slow machine's take 1-4 ms, the fast one's 4-30 us)
+slow_points_kept() {
+    awk '$1 == "point" && $3 == "tcp/lo" && $5 + 0 <= 16384 &&
+         $6 + 0 >= 1e6 { bad = 1 }
+         END { exit !bad }' "$1"
 }
 if [ "$ncpu" -lt 2 ]; then
     skipped "a speed change is seen" "one CPU: nothing to let go to"
@@ -495,8 +505,7 @@ else
     # refusal says why
     if [ -e "$tmp/level.txt" ]; then
         grep -q "^range egr/bcopy tcp/lo host " "$tmp/level.txt" &&
-            awk '$1 == "point" && $3 == "tcp/lo" && $6 + 0 >= 1e6 { bad = 1 }
-                 END { exit bad }' "$tmp/level.txt"
+            ! slow_points_kept "$tmp/level.txt"
     else
         grep -q "over tcp/lo: refused: " "$tmp/level.out"
     fi
@@ -505,5 +514,51 @@ else
 fi
 kept_together "$tmp/level.out" "$tmp/level.txt"
 result "a speed change: no lanes keep part of their lines" $? "$tmp/level.out"
+
+# --- 11. a change is seen during the sweep, where it happened ---------------
+# As 10, with every size: egr/bcopy's sweep then lasts (1.8 s here on the
+# fast machine) beyond its first measurement again during the sweep
+# (CAL_LEVEL_CHECK_EVERY), which must see the change and stop the sweep
+# there. Checked only after the sweep, a spell that comes and goes within
+# it would not be seen (egr/bcopy read 0.12 us at 1-16 B and 0.59 us from
+# 23 B to 1 MiB, the fast level at both ends).
+taskset -c 0 stdbuf -oL timeout 120 "$calibrate" --quick -v -t tcp \
+    -o "$tmp/dip.txt" >"$tmp/dip.out" 2>&1 &
+dip_pid=$!
+back=
+for _ in $(seq 1200); do # 60 s at most
+    if grep -Eq '^#   tcp +egr/bcopy +[0-9]+ B  latency' "$tmp/dip.out"; then
+        cal_pid=$(children "$dip_pid")
+        for pid in $cal_pid $(children "$cal_pid"); do
+            taskset -a -p -c "0-$((ncpu - 1))" "$pid" >/dev/null && back=1
+        done
+        break
+    fi
+    kill -0 "$dip_pid" 2>/dev/null || break
+    sleep 0.05
+done
+wait "$dip_pid"
+st=$?
+grep -E "speed|refused|noise" "$tmp/dip.out" | sed 's/^/#   /' | tail -8
+if [ "$ncpu" -lt 2 ]; then
+    skipped "a change is seen during the sweep" "one CPU: nothing to let go to"
+elif grep -q "over tcp/lo: refused: other processes" "$tmp/dip.out"; then
+    skipped "a change is seen during the sweep" "other processes took the CPUs: $(grep -m1 "refused: other" "$tmp/dip.out" | cut -c1-100)"
+else
+    [ -n "$back" ] &&
+        grep -Eq "^egr/bcopy over tcp/lo: the machine's speed changed while it was measured \(1 B: [0-9.]+ us before the sweep, [0-9.]+ when measured again after [0-9]+ B\); measured again$" \
+            "$tmp/dip.out"
+    result "a change is seen during egr/bcopy's sweep, which stops there and is made again (exit $st)" \
+        $? "$tmp/dip.out"
+    if [ -e "$tmp/dip.txt" ]; then
+        ! slow_points_kept "$tmp/dip.txt"
+    else
+        grep -q "over tcp/lo: refused: " "$tmp/dip.out"
+    fi
+    result "a change seen during the sweep: no point of the slow machine is kept (exit $st)" \
+        $? "$tmp/dip.out"
+fi
+kept_together "$tmp/dip.out" "$tmp/dip.txt"
+result "a change seen during the sweep: no lanes keep part of their lines" $? "$tmp/dip.out"
 
 tap_done
