@@ -17,6 +17,8 @@
 #   psel_bin psel_info   psel_perftest and psel_info (psel_resolve_bin)
 #   ucx_bin              ucx_perftest
 #   psel_env_extra=()    VAR=VAL added to every protosel run (may be empty)
+#   psel_args_extra=()   optional: client arguments of every timed protosel
+#                        run (regret.sh --cold)
 #   ucx_extra_env[]      optional: "TRANSPORT NAME" -> VAR=VAL lines of an
 #                        extra, not forced, UCX configuration NAME
 
@@ -214,7 +216,7 @@ iters() {  # TRANSPORT TEST SIZE
 # client, UCX_PROTO_INFO=y on both of UCX's sides): see psel_proto().
 run_cfg() {
     local tool=$1 tr=$2 cfg=$3 test=$4 size=$5 file=$6 n=${7:-} w=${8:-} bin
-    local senv=() cenv=() tmo=60
+    local senv=() cenv=() args=() tmo=60
     [ -n "$n" ] && tmo=30
     if [ -z "$n" ]; then
         n=$(iters "$tr" "$test" "$size")
@@ -226,13 +228,15 @@ run_cfg() {
         [ "$cfg" != auto ] && senv+=("UCX_PSEL_PROTOS=$cfg")
         cenv=("${senv[@]}")
         cenv+=(UCX_PSEL_PROTO_INFO=y)
+        args=(${psel_args_extra[@]+"${psel_args_extra[@]}"})
     else
         bin=$ucx_bin
         mapfile -t -O ${#senv[@]} senv < <(ucx_cfg_env "$cfg" "$tr")
         senv+=(UCX_PROTO_INFO=y)
         cenv=("${senv[@]}")
     fi
-    pt_run_pair "$bin" "$file" "$tmo" senv cenv -t "$test" -s "$size" -n "$n" -w "$w" -f
+    pt_run_pair "$bin" "$file" "$tmo" senv cenv -t "$test" -s "$size" -n "$n" -w "$w" -f \
+        ${args[@]+"${args[@]}"}
 }
 
 # --------------------------------------------------------------------------

@@ -117,6 +117,15 @@ for tls in posix tcp; do
     result "--ucp tag_bw 64 KiB over $tls: Final line parses" $?
 done
 
+# --cold: the server rotates its buffers as the client asks (psel_calibrate's
+# mode from 64 KiB)
+pair "--cold tag_lat 128 KiB" "UCX_PSEL_TLS=posix,sysv,cma" --cold \
+    -t tag_lat -s 131072 -n $iters -w 10
+final_ok $iters
+result "--cold tag_lat 128 KiB: Final line parses" $?
+grep -q "^| Recv memory:  host, out of cache (--cold) " "$tmp/server"
+result "--cold: the server's buffers are out of cache too" $?
+
 # 0-byte messages: bandwidth is 0, iterations complete
 pair "tag_lat 0 B" "" -t tag_lat -s 0 -n $iters -w 10
 grep -q "^Final: *$iters " "$tmp/client"
@@ -160,6 +169,9 @@ badopt "--bind is a server option" -t tag_lat --bind 127.0.0.1
 timeout 10 "$perftest" --ucp -p 1 >"$tmp/server" 2>&1
 [ $? -eq 1 ] && grep -q -- "--ucp is a client option" "$tmp/server"
 result "'--ucp' on a server exits 1: a client option" $?
+timeout 10 "$perftest" --cold -p 1 >"$tmp/server" 2>&1
+[ $? -eq 1 ] && grep -q -- "--cold is a client option" "$tmp/server"
+result "'--cold' on a server exits 1: a client option" $?
 
 # bad settings are refused before any connection, on stderr, naming the
 # cause; nothing on stdout (where ucx_perftest's table goes)
