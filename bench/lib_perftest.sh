@@ -17,8 +17,9 @@
 #   psel_bin psel_info   psel_perftest and psel_info (psel_resolve_bin)
 #   ucx_bin              ucx_perftest
 #   psel_env_extra=()    VAR=VAL added to every protosel run (may be empty)
-#   psel_args_extra=()   optional: client arguments of every timed protosel
-#                        run (regret.sh --cold)
+#   psel_args_extra=()   optional: client arguments of the timed protosel
+#                        runs from psel_args_min bytes on (regret.sh --cold)
+#   psel_args_min        optional: that size (0)
 #   ucx_extra_env[]      optional: "TRANSPORT NAME" -> VAR=VAL lines of an
 #                        extra, not forced, UCX configuration NAME
 
@@ -228,7 +229,8 @@ run_cfg() {
         [ "$cfg" != auto ] && senv+=("UCX_PSEL_PROTOS=$cfg")
         cenv=("${senv[@]}")
         cenv+=(UCX_PSEL_PROTO_INFO=y)
-        args=(${psel_args_extra[@]+"${psel_args_extra[@]}"})
+        [ "$size" -ge "${psel_args_min:-0}" ] &&
+            args=(${psel_args_extra[@]+"${psel_args_extra[@]}"})
     else
         bin=$ucx_bin
         mapfile -t -O ${#senv[@]} senv < <(ucx_cfg_env "$cfg" "$tr")

@@ -38,9 +38,10 @@ Usage: bench/regret.sh [options]
   --transports "T ..." among shm tcp (both)
   --tests "T ..."      among tag_lat tag_bw (both)
   --no-ucx             time protosel only
-  --cold               protosel's runs use buffers out of cache (psel_perftest
-                       --cold), as psel_calibrate measures from 64 KiB; implies
-                       --no-ucx (ucx_perftest has no such mode)
+  --cold               from 64 KiB, protosel's runs use buffers out of cache
+                       (psel_perftest --cold), as psel_calibrate measures them
+                       (CAL_COLD_MIN); implies --no-ucx (ucx_perftest has no
+                       such mode)
   --calibration FILE   protosel selects on these measured cost lines
                        (psel_calibrate); default: the advertised attributes
   --plot FILE.svg      also draw regret vs size with gnuplot (if installed)
@@ -89,7 +90,7 @@ while [ $# -gt 0 ]; do
     --transports)     transports=${2:?}; shift ;;
     --tests)          tests=${2:?}; shift ;;
     --no-ucx)         with_ucx=0 ;;
-    --cold)           with_ucx=0; psel_args_extra=(--cold) ;;
+    --cold)           with_ucx=0; psel_args_extra=(--cold); psel_args_min=65536 ;;
     --calibration)    [ -r "${2:?}" ] || { echo "regret: cannot read calibration file '$2' (psel_calibrate -o FILE writes one)" >&2; exit 2; }
                       psel_env_extra=("UCX_PSEL_CALIBRATION=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift ;;
     --plot)           plot=${2:?}; shift ;;
@@ -201,7 +202,7 @@ echo "Selection regret: auto / best forced protocol, medians of $runs run(s) eac
      "$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "protosel: psel_perftest, forced by UCX_PSEL_PROTOS; UCX $ucx_ver: ucx_perftest, UCX_PROTO_ENABLE=y, forced by its knobs."
 echo "protosel selects on: ${psel_env_extra[*]} (none: the advertised attributes)"
-[ ${#psel_args_extra[@]} -gt 0 ] && echo "protosel runs with: ${psel_args_extra[*]} (buffers out of cache)"
+[ ${#psel_args_extra[@]} -gt 0 ] && echo "protosel runs with: ${psel_args_extra[*]} (buffers out of cache) from $psel_args_min B"
 echo "shm: UCX_PSEL_TLS=posix,sysv,cma / UCX_TLS=posix,sysv,cma;" \
      "tcp: UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo / UCX_TLS=tcp UCX_NET_DEVICES=lo"
 echo "time: tag_lat 50th percentile latency, tag_bw time per message (size / overall bandwidth), in usec."
