@@ -460,24 +460,32 @@ result "short-lived processes: no lanes keep part of their lines" $? \
 # protocols again, and keeps no point of the slow machine.
 ncpu=$(nproc)
 children() { cat /proc/"$1"/task/*/children 2>/dev/null; }
-taskset -c 0 stdbuf -oL timeout 120 "$calibrate" --quick -v -t tcp \
-    --max-size 16K -o "$tmp/level.txt" >"$tmp/level.out" 2>&1 &
-level_pid=$!
-let_go=
-for _ in $(seq 1200); do # 60 s at most
-    if grep -Eq '^#   tcp +egr/bcopy +[0-9]+ B  latency' "$tmp/level.out"; then
-        cal_pid=$(children "$level_pid")
-        for pid in $cal_pid $(children "$cal_pid"); do
-            taskset -a -p -c "0-$((ncpu - 1))" "$pid" >/dev/null && let_go=1
-        done
-        break
-    fi
-    kill -0 "$level_pid" 2>/dev/null || break
-    sleep 0.05
-done
-wait "$level_pid"
-st=$?
-grep -E "speed|refused|noise" "$tmp/level.out" | sed 's/^/#   /' | tail -8
+# slow_then_fast NAME [ARGS]: a quick tcp calibration (ARGS added) started on
+# CPU 0 alone, its processes let go to every CPU after egr/bcopy's first
+# point; $tmp/NAME.out, $tmp/NAME.txt; sets let_go (1 if let go) and st
+slow_then_fast() {
+    local name=$1 pid cal_pid run_pid _
+    shift
+    taskset -c 0 stdbuf -oL timeout 120 "$calibrate" --quick -v -t tcp "$@" \
+        -o "$tmp/$name.txt" >"$tmp/$name.out" 2>&1 &
+    run_pid=$!
+    let_go=
+    for _ in $(seq 1200); do # 60 s at most
+        if grep -Eq '^#   tcp +egr/bcopy +[0-9]+ B  latency' "$tmp/$name.out"; then
+            cal_pid=$(children "$run_pid")
+            for pid in $cal_pid $(children "$cal_pid"); do
+                taskset -a -p -c "0-$((ncpu - 1))" "$pid" >/dev/null && let_go=1
+            done
+            break
+        fi
+        kill -0 "$run_pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    wait "$run_pid"
+    st=$?
+    grep -E "speed|refused|noise" "$tmp/$name.out" | sed 's/^/#   /' | tail -8
+}
+slow_then_fast level --max-size 16K
 level_seen() { # PROTO WHEN [OUT]
     grep -Eq "^$1 over tcp/lo: the machine's speed changed $2 \(1 B: [0-9.]+ us [a-z ]+, [0-9.]+ [a-z ]+( [0-9]+ B)?\); measured again$" \
         "${3:-$tmp/level.out}"
@@ -522,30 +530,13 @@ result "a speed change: no lanes keep part of their lines" $? "$tmp/level.out"
 # there. Checked only after the sweep, a spell that comes and goes within
 # it would not be seen (egr/bcopy read 0.12 us at 1-16 B and 0.59 us from
 # 23 B to 1 MiB, the fast level at both ends).
-taskset -c 0 stdbuf -oL timeout 120 "$calibrate" --quick -v -t tcp \
-    -o "$tmp/dip.txt" >"$tmp/dip.out" 2>&1 &
-dip_pid=$!
-back=
-for _ in $(seq 1200); do # 60 s at most
-    if grep -Eq '^#   tcp +egr/bcopy +[0-9]+ B  latency' "$tmp/dip.out"; then
-        cal_pid=$(children "$dip_pid")
-        for pid in $cal_pid $(children "$cal_pid"); do
-            taskset -a -p -c "0-$((ncpu - 1))" "$pid" >/dev/null && back=1
-        done
-        break
-    fi
-    kill -0 "$dip_pid" 2>/dev/null || break
-    sleep 0.05
-done
-wait "$dip_pid"
-st=$?
-grep -E "speed|refused|noise" "$tmp/dip.out" | sed 's/^/#   /' | tail -8
+slow_then_fast dip
 if [ "$ncpu" -lt 2 ]; then
     skipped "a change is seen during the sweep" "one CPU: nothing to let go to"
 elif grep -q "over tcp/lo: refused: other processes" "$tmp/dip.out"; then
     skipped "a change is seen during the sweep" "other processes took the CPUs: $(grep -m1 "refused: other" "$tmp/dip.out" | cut -c1-100)"
 else
-    [ -n "$back" ] &&
+    [ -n "$let_go" ] &&
         grep -Eq "^egr/bcopy over tcp/lo: the machine's speed changed while it was measured \(1 B: [0-9.]+ us before the sweep, [0-9.]+ when measured again after [0-9]+ B\); measured again$" \
             "$tmp/dip.out"
     result "a change is seen during egr/bcopy's sweep, which stops there and is made again (exit $st)" \
