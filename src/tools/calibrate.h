@@ -137,6 +137,23 @@ typedef struct {
 } cal_run_t;
 
 
+/**
+ * A size of a protocol measured again to see a change of the machine's
+ * speed: its first size, and its first from CAL_COLD_MIN, out of cache. The
+ * VM's memory can slow down while small messages keep their speed (egr/bcopy
+ * read 10.0 us at 128 KiB and 20.2 at 256 KiB, against 7.4 and 14.3 minutes
+ * later, with 1 B unchanged).
+ */
+typedef struct {
+    size_t size;       /* 0: none */
+    double before;     /* its latency in the sweep [s] */
+    double spread;     /* that latency's run spread */
+    double after;      /* measured again [s]; 0: not measured again */
+} cal_level_ref_t;
+
+#define CAL_LEVEL_REFS 2
+
+
 /** One protocol of a setup: what its table says, and what was measured. */
 typedef struct {
     char              name[PSEL_CALIB_PROTO_MAX];
@@ -152,17 +169,15 @@ typedef struct {
     double            load;        /* other processes' CPUs meanwhile */
     char              settings[CAL_SETTINGS_MAX]; /* what forces it, on
                                       both sides */
-    size_t            level_size;  /* its first size measured, measured
-                                      again during and after the sweep and
-                                      at the end of the setup
+    cal_level_ref_t   level[CAL_LEVEL_REFS]; /* its first size measured
+                                      and its first from CAL_COLD_MIN,
+                                      measured again during and after the
+                                      sweep and at the end of the setup
                                       (cal_check_level) */
-    double            level_before; /* its latency in the sweep [s]; 0: none */
-    double            level_spread; /* that latency's run spread */
-    double            level_after; /* its latency measured again [s]; 0: not
-                                      measured again */
-    int               level_changed; /* the two differ beyond their spreads
-                                      and CAL_LEVEL_TOLERANCE, after the last
-                                      sweep */
+    unsigned          level_ref;   /* the one that changed, else 0 */
+    int               level_changed; /* one of them differs beyond the
+                                      spreads and CAL_LEVEL_TOLERANCE, after
+                                      the last sweep */
     size_t            level_stop;  /* the sweep stopped after this size on
                                       such a change; 0: it ran to its end */
     int               level_late;  /* changed, and swept again too late to

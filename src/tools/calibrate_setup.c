@@ -470,6 +470,22 @@ static void cal_refuse_line(cal_ctx_t *ctx, psel_calib_line_t *line)
     line->num_ranges = 0;
 }
 
+static void cal_level_ref_set(cal_level_ref_t *ref, size_t size,
+                              const cal_point_t *lat)
+{
+    ref->size   = size;
+    ref->before = lat->time;
+    ref->spread = lat->spread;
+}
+
+/* The reference whose change p->level_changed says (the first size when
+ * that one has gone with a new sweep) */
+static const cal_level_ref_t *cal_level_changed_ref(const cal_proto_t *p)
+{
+    return (p->level[p->level_ref].size != 0) ? &p->level[p->level_ref] :
+           &p->level[0];
+}
+
 /*
  * The VM this runs on moves between speed levels without notice (8-byte
  * latency over shared memory 0.1 or 0.5 us), and a sweep across a change
@@ -478,33 +494,50 @@ static void cal_refuse_line(cal_ctx_t *ctx, psel_calib_line_t *line)
  * 8-92 B. So a protocol's first size is measured again during its sweep
  * (cal_sweep), after it, and at the end of the setup: times that differ
  * by more than CAL_LEVEL_TOLERANCE plus both spreads (the slower over the
- * faster) are a change of level. The configuration must be @a p's. Sets p->level_after
- * (0 when it did not fit in CAL_LEVEL_CHECK_TIME) and p->level_changed.
+ * faster) are a change of level; so are those of its first size out of
+ * cache (cal_level_ref_t). The configuration must be @a p's. Sets each
+ * reference's after (0 when it did not fit in CAL_LEVEL_CHECK_TIME, or was
+ * not measured once another had changed), p->level_changed and p->level_ref.
  */
 static ucs_status_t cal_check_level(cal_ctx_t *ctx, cal_proto_t *p,
                                     const char *when)
 {
     cal_point_status_t result;
+    cal_level_ref_t *ref;
     cal_point_t again;
     ucs_status_t status;
+    unsigned r;
 
-    p->level_after   = 0;
+    p->level_ref     = 0;
     p->level_changed = 0;
-    status = cal_measure(ctx, PT_TEST_TAG_LAT, p->level_size, p->level_before,
-                         psel_oob_time() + CAL_LEVEL_CHECK_TIME, &again,
-                         &result);
-    if ((status != UCS_OK) || (result == CAL_POINT_LATE)) {
-        return status;
+    for (r = 0; r < CAL_LEVEL_REFS; ++r) {
+        p->level[r].after = 0;
     }
-    p->level_after   = again.time;
-    p->level_changed = (ucs_max(again.time, p->level_before) /
-                        ucs_min(again.time, p->level_before) - 1) >
-                       CAL_LEVEL_TOLERANCE + p->level_spread + again.spread;
-    if (ctx->opts.verbose) {
-        printf("#   %-10s %zu B again %s: latency %.3f us (%+.1f%%)%s\n",
-               p->name, p->level_size, when, again.time * 1e6,
-               100 * (again.time / p->level_before - 1),
-               p->level_changed ? "  the machine's speed changed" : "");
+    for (r = 0; (r < CAL_LEVEL_REFS) && !p->level_changed; ++r) {
+        ref = &p->level[r];
+        if (ref->size == 0) {
+            continue;
+        }
+        status = cal_measure(ctx, PT_TEST_TAG_LAT, ref->size, ref->before,
+                             psel_oob_time() + CAL_LEVEL_CHECK_TIME, &again,
+                             &result);
+        if ((status != UCS_OK) || (result == CAL_POINT_LATE)) {
+            return status;
+        }
+        ref->after       = again.time;
+        p->level_ref     = r;
+        p->level_changed = (ucs_max(again.time, ref->before) /
+                            ucs_min(again.time, ref->before) - 1) >
+                           CAL_LEVEL_TOLERANCE + ref->spread + again.spread;
+        if (ctx->opts.verbose) {
+            printf("#   %-10s %zu B again %s: latency %.3f us (%+.1f%%)%s\n",
+                   p->name, ref->size, when, again.time * 1e6,
+                   100 * (again.time / ref->before - 1),
+                   p->level_changed ? "  the machine's speed changed" : "");
+        }
+    }
+    if (!p->level_changed) {
+        p->level_ref = 0;
     }
     return UCS_OK;
 }
@@ -512,8 +545,8 @@ static ucs_status_t cal_check_level(cal_ctx_t *ctx, cal_proto_t *p,
 /*
  * One sweep of @a p: its planned sizes where the configuration runs it,
  * ascending, until @a end; p->measured counts them (from 0). The first size
- * measured and its latency go to p->level_size, level_before and
- * level_spread (a sweep that measures nothing leaves them). That size is
+ * measured and its latency go to p->level[0] (a sweep that measures
+ * nothing leaves it), its first from CAL_COLD_MIN to p->level[1]. They are
  * measured again every CAL_LEVEL_CHECK_EVERY: the VM can slow down and come
  * back within one sweep, which the check after it does not see (egr/bcopy
  * read 0.12 us at 1-16 B and 0.59 at 23 B-1 MiB, both ends on the fast
@@ -531,8 +564,8 @@ static ucs_status_t cal_sweep(cal_ctx_t *ctx, const cal_setup_t *setup,
     unsigned num_sizes, i;
     ucs_status_t status;
 
-    p->level_stop = 0;
-    num_sizes     = cal_plan_sizes(p, ctx->opts.mode, ctx->opts.max_size,
+    p->level_stop     = 0;
+    num_sizes         = cal_plan_sizes(p, ctx->opts.mode, ctx->opts.max_size,
                                    sizes);
     next_check    = psel_oob_time() + CAL_LEVEL_CHECK_EVERY;
     for (i = 0; i < num_sizes; ++i) {
@@ -570,9 +603,10 @@ static ucs_status_t cal_sweep(cal_ctx_t *ctx, const cal_setup_t *setup,
             return status;
         }
         if (p->measured == 0) {
-            p->level_size   = sizes[i];
-            p->level_before = lat.time;
-            p->level_spread = lat.spread;
+            cal_level_ref_set(&p->level[0], sizes[i], &lat);
+            p->level[1].size = 0;
+        } else if ((sizes[i] >= CAL_COLD_MIN) && (p->level[1].size == 0)) {
+            cal_level_ref_set(&p->level[1], sizes[i], &lat);
         }
         ++p->measured;
         prev_size = sizes[i];
@@ -609,9 +643,9 @@ static ucs_status_t cal_sweep(cal_ctx_t *ctx, const cal_setup_t *setup,
 static void cal_level_change_str(const cal_proto_t *p, const char *sweep,
                                  char *buf, size_t max)
 {
+    const cal_level_ref_t *ref = cal_level_changed_ref(p);
     int len = snprintf(buf, max, "%zu B: %.3f us before %s, %.3f ",
-                       p->level_size, p->level_before * 1e6, sweep,
-                       p->level_after * 1e6);
+                       ref->size, ref->before * 1e6, sweep, ref->after * 1e6);
 
     if ((len < 0) || ((size_t)len >= max)) {
         return;
@@ -710,7 +744,7 @@ static ucs_status_t cal_check_setup_level(cal_ctx_t *ctx,
         if ((i + 1 == count) && (swept == 0)) {
             break; /* measured again right after its sweep, just now */
         }
-        if ((p->level_after == 0) || p->level_changed) {
+        if ((p->level[0].after == 0) || p->level_changed) {
             continue; /* not comparable, or refused anyway */
         }
         status = cal_configure(ctx, setup, p->settings, NULL);
@@ -727,9 +761,11 @@ static ucs_status_t cal_check_setup_level(cal_ctx_t *ctx,
                                   "(%zu B: %.3f us in its sweep, %.3f at "
                                   "the end of the %s setup); measured "
                                   "again\n", lines[i]->proto,
-                                  lines[i]->lanes, p->level_size,
-                                  p->level_before * 1e6,
-                                  p->level_after * 1e6, setup->name);
+                                  lines[i]->lanes,
+                                  cal_level_changed_ref(p)->size,
+                                  cal_level_changed_ref(p)->before * 1e6,
+                                  cal_level_changed_ref(p)->after * 1e6,
+                                  setup->name);
         cal_forget_sweep(ctx, p, lines[i]);
         ++swept;
         start  = psel_oob_time();
@@ -757,13 +793,14 @@ static ucs_status_t cal_check_setup_level(cal_ctx_t *ctx,
 static int cal_unsound(const cal_ctx_t *ctx, const cal_proto_t *p,
                        const psel_calib_line_t *line, char *why, size_t max)
 {
+    const cal_level_ref_t *ref = cal_level_changed_ref(p);
     char change[128];
 
     if (p->level_late) {
         snprintf(why, max, "the machine's speed changed (%zu B: %.3f us, "
                  "then %.3f), and the time budget left too little to "
-                 "measure it again", p->level_size, p->level_before * 1e6,
-                 p->level_after * 1e6);
+                 "measure it again", ref->size, ref->before * 1e6,
+                 ref->after * 1e6);
         return 1;
     } else if (line->num_points == 0) {
         return 0;
