@@ -124,6 +124,8 @@ typedef struct {
                                                  calibration, or "" */
     cal_cpu_sample_t    cpu_start;
     ucs_string_buffer_t report;      /* what was left out, and why */
+    ucs_string_buffer_t crossovers;  /* the crossovers measured in
+                                        alternation, and what came of them */
     double             *spreads;     /* run spreads of the measurements kept */
     unsigned            num_spreads;
     unsigned            max_spreads;
@@ -263,6 +265,9 @@ ucs_status_t cal_ucp_setup(cal_ctx_t *ctx, const cal_setup_t *setup,
 ucs_status_t cal_configure(cal_ctx_t *ctx, const cal_setup_t *setup,
                            const char *extra, const char *local);
 
+/** Does the configuration that forces @a p run it at @a size (p->runs)? */
+int cal_runs(const cal_proto_t *p, size_t size);
+
 /**
  * Log-spaced sizes of @a p (mode->steps_per_octave), from max(1,
  * min_length) to its largest size or @a max_size, and both sides of its
@@ -293,5 +298,17 @@ ucs_status_t cal_protocol(cal_ctx_t *ctx, const cal_setup_t *setup,
 ucs_status_t cal_fit_setup(cal_ctx_t *ctx, const cal_setup_t *setup,
                            cal_proto_t *protos, psel_calib_line_t **lines,
                            unsigned count);
+
+/**
+ * Measure each crossover of the setup's fitted lines (both flavours,
+ * ascending) in alternation around its size, and scale the upper line
+ * where the two protocols' ratio is not the lines'
+ * (psel_calib_cross_judge(), calibrate_cross.c). Every check is a line of
+ * ctx->crossovers. The configuration is the last protocol's afterwards.
+ */
+ucs_status_t cal_check_crossovers(cal_ctx_t *ctx, const cal_setup_t *setup,
+                                  const cal_proto_t *protos,
+                                  psel_calib_order_entry_t *entries,
+                                  unsigned count);
 
 #endif

@@ -103,8 +103,7 @@ unsigned cal_plan_sizes(const cal_proto_t *p, const cal_mode_t *mode,
     return j;
 }
 
-/* Does the configuration measured run @a p at @a size? */
-static int cal_runs(const cal_proto_t *p, size_t size)
+int cal_runs(const cal_proto_t *p, size_t size)
 {
     unsigned i;
 
@@ -954,6 +953,9 @@ ucs_status_t cal_fit_setup(cal_ctx_t *ctx, const cal_setup_t *setup,
     status = psel_calib_fit_in_order(entries, count,
                                      ctx->opts.mode->max_spread,
                                      &ctx->report);
+    if (status == UCS_OK) {
+        status = cal_check_crossovers(ctx, setup, protos, entries, count);
+    }
     if (status != UCS_OK) {
         return status;
     }

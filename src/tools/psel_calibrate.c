@@ -333,10 +333,15 @@ static void cal_print_report(const cal_ctx_t *ctx)
 {
     const psel_calib_noise_t *noise = &ctx->calib.noise;
     const char *report              = ucs_string_buffer_cstr(&ctx->report);
+    const char *crossovers          = ucs_string_buffer_cstr(&ctx->crossovers);
 
     if (report[0] != '\0') {
         printf("# left out as noisy, or out of natural order:\n");
         fputs(report, stdout);
+    }
+    if (crossovers[0] != '\0') {
+        printf("# crossovers measured in alternation:\n");
+        fputs(crossovers, stdout);
     }
     printf("# noise: run spread %.1f%% (worst kept %.1f%%), CPU steal "
            "%.1f%%, other processes %.2f CPUs, %u measurement%s left out\n",
@@ -388,6 +393,7 @@ int main(int argc, char **argv)
     }
 
     ucs_string_buffer_init(&ctx.report);
+    ucs_string_buffer_init(&ctx.crossovers);
     psel_calib_init(&ctx.calib);
     snprintf(ctx.calib.mode, sizeof(ctx.calib.mode), "%s",
              ctx.opts.mode->name);
@@ -461,6 +467,7 @@ int main(int argc, char **argv)
                 "was written\n", ucs_status_string(status));
     }
     ucs_string_buffer_cleanup(&ctx.report);
+    ucs_string_buffer_cleanup(&ctx.crossovers);
     free(ctx.spreads);
     psel_calib_cleanup(&ctx.calib);
     return (status == UCS_OK) ? 0 : 1;

@@ -274,6 +274,114 @@ ucs_status_t psel_calib_fit_in_order(psel_calib_order_entry_t *entries,
                                      ucs_string_buffer_t *report);
 
 
+#define PSEL_CALIB_MAX_CROSSOVERS   16   /**< Crossovers of one flavour's
+                                            table that are listed */
+#define PSEL_CALIB_CROSS_MARGIN     0.03 /**< A crossover's lines hold while
+                                            the measured ratio is within
+                                            this (plus the run spreads) of
+                                            theirs */
+#define PSEL_CALIB_CROSS_SETTLED    0.15 /**< One protocol's two measurements
+                                            of a size in one check may be
+                                            this far apart (plus the run
+                                            spread), as a level check */
+#define PSEL_CALIB_CROSS_MAX_FACTOR 2.0  /**< A line is scaled by at most
+                                            this, or by 1/this */
+
+
+/** Where the table of a setup's fitted lines of one flavour changes. */
+typedef struct psel_calib_crossover {
+    psel_perf_type_t t;      /**< The flavour */
+    unsigned         below;  /**< Entry that wins just below @a size */
+    unsigned         above;  /**< Entry that wins from @a size on */
+    size_t           size;   /**< The first size @a above wins */
+} psel_calib_crossover_t;
+
+
+/**
+ * One size around a crossover, measured in alternation: the lower
+ * protocol, the upper one twice, the lower one again. The means of each
+ * protocol's two measurements then share one instant, so a drift of the
+ * machine that is linear in time over the check cancels out of their ratio.
+ */
+typedef struct psel_calib_cross_point {
+    size_t size;       /**< Message size [B] */
+    double below[2];   /**< [s] the lower protocol, first and last */
+    double above[2];   /**< [s] the upper protocol, both in between */
+    double spread;     /**< The largest run spread of the four */
+} psel_calib_cross_point_t;
+
+
+/** What psel_calib_cross_judge() made of a crossover. */
+typedef enum {
+    PSEL_CALIB_CROSS_HOLDS,     /**< The measured ratio agrees with the
+                                     lines' within the margin */
+    PSEL_CALIB_CROSS_SCALED,    /**< The upper line was scaled */
+    PSEL_CALIB_CROSS_UNSETTLED  /**< The machine's speed changed during the
+                                     check, no size was measured, or the
+                                     factor was implausible: lines kept */
+} psel_calib_cross_verdict_t;
+
+
+/**
+ * The crossovers of the table that the fitted lines of flavour @a t give
+ * (psel_calib_winner), from 1 B to @a max_size, ascending: log-spaced sizes
+ * (16 per doubling) where the winner changes, bisected to the exact first
+ * size of the new one. A change from or to no winner is not a crossover,
+ * nor one where either protocol starts or ends (its sizes decide there,
+ * not the costs).
+ *
+ * @return Entries written to @a crossovers, at most @a max.
+ */
+unsigned psel_calib_crossovers(const psel_calib_order_entry_t *entries,
+                               unsigned num, psel_perf_type_t t,
+                               size_t max_size,
+                               psel_calib_crossover_t *crossovers,
+                               unsigned max);
+
+
+/**
+ * Scale every range of @a line's flavour @a t by @a factor (constant and
+ * slope); a range taken out of the table (psel_calib_take_out) stays out.
+ */
+void psel_calib_line_scale(psel_calib_line_t *line, psel_perf_type_t t,
+                           double factor);
+
+
+/**
+ * Judge crossover @a c of the entries of psel_calib_fit_in_order() by the
+ * sizes around it measured in alternation (psel_calib_cross_point_t).
+ * The lines were fitted on sweeps made one protocol after the other, so a
+ * drift of the machine between them moves one line against the other;
+ * measured in alternation, the two protocols' ratio has no such drift.
+ * The factor is the geometric mean over the points of (measured ratio of
+ * upper to lower) / (ratio of their lines). Within PSEL_CALIB_CROSS_MARGIN
+ * plus the points' largest run spread the lines hold. Beyond it the upper
+ * line's flavour is scaled by the factor (psel_calib_line_scale), which
+ * moves the crossover to where the alternated points put it: the lower
+ * line stays, so the crossovers of a table, judged in ascending order,
+ * scale each line against the one below it. Lines are kept when a
+ * protocol's first and last measurement of a size differ by more than
+ * PSEL_CALIB_CROSS_SETTLED plus the spread (the machine changed speed
+ * during the check), when no point is usable, or when the factor is beyond
+ * PSEL_CALIB_CROSS_MAX_FACTOR. Each outcome is one line of @a report.
+ *
+ * @param [in,out] entries     Entries of the fit; the upper line may change.
+ * @param [in]     num         Number of entries.
+ * @param [in]     c           The crossover (from psel_calib_crossovers()).
+ * @param [in]     points      The sizes measured around it.
+ * @param [in]     num_points  Number of points.
+ * @param [in]     max_size    The largest size a moved crossover is looked
+ *                             for at (for the report).
+ * @param [out]    report      Appended to.
+ */
+psel_calib_cross_verdict_t
+psel_calib_cross_judge(psel_calib_order_entry_t *entries, unsigned num,
+                       const psel_calib_crossover_t *c,
+                       const psel_calib_cross_point_t *points,
+                       unsigned num_points, size_t max_size,
+                       ucs_string_buffer_t *report);
+
+
 /**
  * Robust fit of y = c + m·x minimizing the *relative* error, since the
  * model's fidelity is judged by the median of |predicted - measured| /

@@ -78,6 +78,24 @@ int psel_calib_take_out(psel_calib_line_t *line, size_t size,
                         psel_perf_type_t t, size_t *from_p);
 
 
+/** The fitted line of flavour @a t at @a size (INFINITY past its ranges) */
+double psel_calib_model(const psel_calib_line_t *line, size_t size,
+                        psel_perf_type_t t);
+
+
+/** Whether an entry of a fit in order still has its points (not refused) */
+int psel_calib_entry_live(const psel_calib_order_entry_t *entry);
+
+
+/**
+ * The entry the fitted lines of flavour @a t select at @a size (the lowest
+ * cost among the live entries that run it; the earlier rank on a tie), or
+ * -1 when none does.
+ */
+int psel_calib_winner(const psel_calib_order_entry_t *entries, unsigned num,
+                      size_t size, psel_perf_type_t t);
+
+
 /** Index of the first point of @a line with size >= @a size. */
 unsigned psel_calib_point_index(const psel_calib_line_t *line, size_t size);
 

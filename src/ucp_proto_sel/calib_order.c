@@ -62,7 +62,7 @@ static void psel_calib_line_clear(psel_calib_line_t *line)
     line->num_ranges = 0;
 }
 
-static int psel_calib_entry_live(const psel_calib_order_entry_t *entry)
+int psel_calib_entry_live(const psel_calib_order_entry_t *entry)
 {
     return entry->line->num_points > 0;
 }
@@ -174,9 +174,8 @@ static void psel_calib_ties(psel_calib_order_entry_t *early,
     }
 }
 
-/* The fitted line of flavour @a t at @a size */
-static double psel_calib_model(const psel_calib_line_t *line, size_t size,
-                               psel_perf_type_t t)
+double psel_calib_model(const psel_calib_line_t *line, size_t size,
+                        psel_perf_type_t t)
 {
     unsigned r;
 
@@ -188,9 +187,8 @@ static double psel_calib_model(const psel_calib_line_t *line, size_t size,
     return INFINITY;
 }
 
-/* The entry the fitted lines of flavour @a t select at @a size, or -1 */
-static int psel_calib_winner(const psel_calib_order_entry_t *entries,
-                             unsigned num, size_t size, psel_perf_type_t t)
+int psel_calib_winner(const psel_calib_order_entry_t *entries, unsigned num,
+                      size_t size, psel_perf_type_t t)
 {
     double best = INFINITY, y;
     int w       = -1;

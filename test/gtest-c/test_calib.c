@@ -2289,6 +2289,279 @@ static void restore_env(const char *name, const char *saved)
     }
 }
 
+/* ---- crossovers measured in alternation (calib_cross.c) ---- */
+
+/* A fitted line of one range with a point (so its entry is live), and its
+ * entry at natural rank @a rank over all sizes */
+static psel_calib_line_t *cross_line(psel_calib_t *calib, const char *proto,
+                                     unsigned rank, double c_single,
+                                     double m_single, double c_multi,
+                                     double m_multi,
+                                     psel_calib_order_entry_t *entry)
+{
+    psel_calib_line_t *line = psel_calib_line_get(calib, proto, "sysv/memory",
+                                                  UCS_MEMORY_TYPE_HOST);
+
+    assert_non_null(line);
+    assert_int_equal(psel_calib_line_add_point(line, 64, c_single, c_multi),
+                     UCS_OK);
+    line->num_ranges                         = 1;
+    line->ranges[0].max_length               = SIZE_MAX;
+    line->ranges[0].perf[PSEL_PERF_SINGLE]   = ucs_linear_func_make(c_single,
+                                                                    m_single);
+    line->ranges[0].perf[PSEL_PERF_MULTI]    = ucs_linear_func_make(c_multi,
+                                                                    m_multi);
+    memset(entry, 0, sizeof(*entry));
+    entry->line       = line;
+    entry->rank       = rank;
+    entry->min_length = 0;
+    entry->max_length = SIZE_MAX;
+    return line;
+}
+
+/* Three lines: latency egr/short -> egr/bcopy at 2667 B -> rndv/am at
+ * 85001 B (85000 is a tie, the earlier rank keeps it); streamed,
+ * egr/bcopy never wins and egr/short -> rndv/am at 10556 B */
+static void cross_setup(psel_calib_t *calib, psel_calib_order_entry_t *e)
+{
+    psel_calib_init(calib);
+    cross_line(calib, "egr/short", 0, 1 * US, 1 * NS, 0.5 * US, 1 * NS, &e[0]);
+    cross_line(calib, "egr/bcopy", 1, 3 * US, 0.25 * NS, 0.5 * US, 2 * NS,
+               &e[1]);
+    cross_line(calib, "rndv/am", 4, 20 * US, 0.05 * NS, 10 * US, 0.1 * NS,
+               &e[2]);
+}
+
+static void test_cross_listed_exactly(void **state)
+{
+    psel_calib_crossover_t c[PSEL_CALIB_MAX_CROSSOVERS];
+    psel_calib_order_entry_t e[3];
+    psel_calib_t calib;
+    unsigned n;
+
+    cross_setup(&calib, e);
+    n = psel_calib_crossovers(e, 3, PSEL_PERF_SINGLE, 16 * MIB, c,
+                              PSEL_CALIB_MAX_CROSSOVERS);
+    assert_int_equal(n, 2);
+    assert_int_equal(c[0].below, 0);
+    assert_int_equal(c[0].above, 1);
+    assert_int_equal(c[0].size, 2667);
+    assert_int_equal(c[1].below, 1);
+    assert_int_equal(c[1].above, 2);
+    assert_int_equal(c[1].size, 85001);
+    assert_int_equal(c[0].t, PSEL_PERF_SINGLE);
+
+    n = psel_calib_crossovers(e, 3, PSEL_PERF_MULTI, 16 * MIB, c,
+                              PSEL_CALIB_MAX_CROSSOVERS);
+    assert_int_equal(n, 1);
+    assert_int_equal(c[0].below, 0);
+    assert_int_equal(c[0].above, 2);
+    assert_int_equal(c[0].size, 10556);
+
+    /* only up to the largest size asked for; a refused line is no winner */
+    assert_int_equal(psel_calib_crossovers(e, 3, PSEL_PERF_SINGLE, 50000, c,
+                                           PSEL_CALIB_MAX_CROSSOVERS), 1);
+    /* egr/short up to 2000 B: egr/bcopy takes over where it ends, which
+     * its sizes decide, not the costs */
+    e[0].max_length = 2000;
+    n = psel_calib_crossovers(e, 3, PSEL_PERF_SINGLE, 16 * MIB, c,
+                              PSEL_CALIB_MAX_CROSSOVERS);
+    assert_int_equal(n, 1);
+    assert_int_equal(c[0].below, 1);
+    assert_int_equal(c[0].size, 85001);
+    e[0].max_length = SIZE_MAX;
+
+    free(e[1].line->points);
+    e[1].line->points     = NULL;
+    e[1].line->num_points = 0;
+    n = psel_calib_crossovers(e, 3, PSEL_PERF_SINGLE, 16 * MIB, c,
+                              PSEL_CALIB_MAX_CROSSOVERS);
+    assert_int_equal(n, 1);
+    assert_int_equal(c[0].below, 0);
+    assert_int_equal(c[0].above, 2);
+    psel_calib_cleanup(&calib);
+}
+
+/* Points around @a c: the lower protocol on its line times @a below_k[],
+ * the upper one on its line times @a above_k[] (first and second
+ * measurement each) */
+static unsigned cross_points(const psel_calib_order_entry_t *e,
+                             const psel_calib_crossover_t *c,
+                             const double *below_k, const double *above_k,
+                             double spread, psel_calib_cross_point_t *p)
+{
+    const size_t sizes[] = {c->size / 2, c->size, 2 * c->size};
+    unsigned i, r;
+
+    for (i = 0; i < 3; ++i) {
+        p[i].size   = sizes[i];
+        p[i].spread = spread;
+        for (r = 0; r < 2; ++r) {
+            p[i].below[r] = below_k[r] *
+                            line_cost(e[c->below].line, sizes[i], c->t);
+            p[i].above[r] = above_k[r] *
+                            line_cost(e[c->above].line, sizes[i], c->t);
+        }
+    }
+    return 3;
+}
+
+static void test_cross_scales_the_upper_line(void **state)
+{
+    const double below_k[] = {1, 1}, above_k[] = {1.2, 1.2};
+    psel_calib_crossover_t c[PSEL_CALIB_MAX_CROSSOVERS];
+    psel_calib_cross_point_t p[3];
+    psel_calib_order_entry_t e[3];
+    psel_calib_line_t short_before, bcopy_before;
+    ucs_string_buffer_t report;
+    psel_calib_t calib;
+    unsigned n;
+
+    cross_setup(&calib, e);
+    ucs_string_buffer_init(&report);
+    short_before = *e[0].line;
+    bcopy_before = *e[1].line;
+    psel_calib_crossovers(e, 3, PSEL_PERF_SINGLE, 16 * MIB, c,
+                          PSEL_CALIB_MAX_CROSSOVERS);
+    n = cross_points(e, &c[0], below_k, above_k, 0.01, p);
+
+    /* egr/bcopy ran 1.2x its line against egr/short's: its latency line is
+     * scaled, the streamed one and egr/short's stay */
+    assert_int_equal(psel_calib_cross_judge(e, 3, &c[0], p, n, 16 * MIB,
+                                            &report),
+                     PSEL_CALIB_CROSS_SCALED);
+    assert_rel_close(e[1].line->ranges[0].perf[PSEL_PERF_SINGLE].c,
+                     1.2 * bcopy_before.ranges[0].perf[PSEL_PERF_SINGLE].c,
+                     1e-9);
+    assert_rel_close(e[1].line->ranges[0].perf[PSEL_PERF_SINGLE].m,
+                     1.2 * bcopy_before.ranges[0].perf[PSEL_PERF_SINGLE].m,
+                     1e-9);
+    assert_memory_equal(&e[1].line->ranges[0].perf[PSEL_PERF_MULTI],
+                        &bcopy_before.ranges[0].perf[PSEL_PERF_MULTI],
+                        sizeof(ucs_linear_func_t));
+    assert_memory_equal(e[0].line->ranges, short_before.ranges,
+                        sizeof(short_before.ranges));
+
+    /* the crossover is now where the alternated points put it:
+     * 1 us + 1 ns·x = 1.2·(3 us + 0.25 ns·x) at x = 3714.3 */
+    n = psel_calib_crossovers(e, 3, PSEL_PERF_SINGLE, 16 * MIB, c,
+                              PSEL_CALIB_MAX_CROSSOVERS);
+    assert_true(n >= 1);
+    assert_int_equal(c[0].size, 3715);
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report),
+                           "egr/short -> egr/bcopy over sysv/memory at 2667 "
+                           "B (latency): measured in alternation at 3 "
+                           "sizes, egr/bcopy ran 1.20x"));
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report),
+                           "scaled by 1.200, the crossover moves to 3715 B"));
+    ucs_string_buffer_cleanup(&report);
+    psel_calib_cleanup(&calib);
+}
+
+/* Judged with the given factors: the verdict, and the lines unchanged
+ * unless scaled; the report's line in @a report */
+static psel_calib_cross_verdict_t
+cross_judge_lines_kept(const double *below_k, const double *above_k,
+                       double spread, ucs_string_buffer_t *report)
+{
+    psel_calib_crossover_t c[PSEL_CALIB_MAX_CROSSOVERS];
+    psel_calib_cross_point_t p[3];
+    psel_calib_order_entry_t e[3];
+    psel_calib_line_t before[3];
+    psel_calib_cross_verdict_t verdict;
+    psel_calib_t calib;
+    unsigned n, i;
+
+    cross_setup(&calib, e);
+    for (i = 0; i < 3; ++i) {
+        before[i] = *e[i].line;
+    }
+    psel_calib_crossovers(e, 3, PSEL_PERF_MULTI, 16 * MIB, c,
+                          PSEL_CALIB_MAX_CROSSOVERS);
+    n       = cross_points(e, &c[0], below_k, above_k, spread, p);
+    verdict = psel_calib_cross_judge(e, 3, &c[0], p, n, 16 * MIB, report);
+    if (verdict != PSEL_CALIB_CROSS_SCALED) {
+        for (i = 0; i < 3; ++i) {
+            assert_memory_equal(e[i].line->ranges, before[i].ranges,
+                                sizeof(before[i].ranges));
+        }
+    }
+    psel_calib_cleanup(&calib);
+    return verdict;
+}
+
+static void test_cross_holds_within_margin(void **state)
+{
+    const double one[] = {1, 1}, near[] = {1.02, 1.02}, far[] = {1.06, 1.06};
+    ucs_string_buffer_t report;
+
+    ucs_string_buffer_init(&report);
+    assert_int_equal(cross_judge_lines_kept(one, near, 0, &report),
+                     PSEL_CALIB_CROSS_HOLDS);
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report),
+                           "egr/short -> rndv/am over sysv/memory at 10556 B "
+                           "(streaming): the lines hold"));
+    /* 6% is beyond the 3% margin, but not beyond it plus a 5% spread */
+    assert_int_equal(cross_judge_lines_kept(one, far, 0, &report),
+                     PSEL_CALIB_CROSS_SCALED);
+    assert_int_equal(cross_judge_lines_kept(one, far, 0.05, &report),
+                     PSEL_CALIB_CROSS_HOLDS);
+    ucs_string_buffer_cleanup(&report);
+}
+
+static void test_cross_drift_cancels(void **state)
+{
+    /* the machine slows by 4% per measurement, below-above-above-below:
+     * the lines are right, and the means of each protocol share one
+     * instant; the first measurements alone would read 4% */
+    const double below_k[] = {1.00, 1.12}, above_k[] = {1.04, 1.08};
+    ucs_string_buffer_t report;
+
+    ucs_string_buffer_init(&report);
+    assert_int_equal(cross_judge_lines_kept(below_k, above_k, 0, &report),
+                     PSEL_CALIB_CROSS_HOLDS);
+    ucs_string_buffer_cleanup(&report);
+}
+
+static void test_cross_unsettled_keeps_the_lines(void **state)
+{
+    const double one[] = {1, 1}, jump[] = {1.0, 1.4}, far[] = {3, 3};
+    ucs_string_buffer_t report;
+
+    ucs_string_buffer_init(&report);
+    /* one protocol's two measurements 40% apart: the speed changed */
+    assert_int_equal(cross_judge_lines_kept(jump, one, 0.01, &report),
+                     PSEL_CALIB_CROSS_UNSETTLED);
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report),
+                           "the machine's speed changed while they were "
+                           "measured in alternation (5278 B: 40%"));
+    assert_int_equal(cross_judge_lines_kept(one, jump, 0.01, &report),
+                     PSEL_CALIB_CROSS_UNSETTLED);
+    /* 3x: more than a drift between two sweeps explains */
+    assert_int_equal(cross_judge_lines_kept(one, far, 0.01, &report),
+                     PSEL_CALIB_CROSS_UNSETTLED);
+    assert_non_null(strstr(ucs_string_buffer_cstr(&report),
+                           "rndv/am is 3.00x its line"));
+    ucs_string_buffer_cleanup(&report);
+}
+
+static void test_cross_scale_keeps_taken_out_ranges_out(void **state)
+{
+    psel_calib_order_entry_t e[3];
+    psel_calib_t calib;
+    size_t from;
+
+    cross_setup(&calib, e);
+    assert_int_equal(psel_calib_take_out(e[2].line, 1 * MIB, PSEL_PERF_SINGLE,
+                                         &from), 1);
+    psel_calib_line_scale(e[2].line, PSEL_PERF_SINGLE, 0.5);
+    assert_rel_close(line_cost(e[2].line, 1 * KIB, PSEL_PERF_SINGLE),
+                     0.5 * (20 * US + 0.05 * NS * KIB), 1e-9);
+    assert_true(line_cost(e[2].line, 1 * MIB, PSEL_PERF_SINGLE) >=
+                PSEL_CALIB_OUT_OF_TABLE);
+    psel_calib_cleanup(&calib);
+}
+
 static void test_default_path(void **state)
 {
     char *saved_xdg  = getenv("XDG_CACHE_HOME") ?
@@ -2371,6 +2644,12 @@ int main(void)
         cmocka_unit_test(test_apply_for_ucp_prefers_ucp_lines),
         cmocka_unit_test(test_copy_via_keeps_the_other_path),
         cmocka_unit_test(test_default_path),
+        cmocka_unit_test(test_cross_listed_exactly),
+        cmocka_unit_test(test_cross_scales_the_upper_line),
+        cmocka_unit_test(test_cross_holds_within_margin),
+        cmocka_unit_test(test_cross_drift_cancels),
+        cmocka_unit_test(test_cross_unsettled_keeps_the_lines),
+        cmocka_unit_test(test_cross_scale_keeps_taken_out_ranges_out),
     };
 
     return cmocka_run_group_tests_name("calib", tests, NULL, NULL);
