@@ -27,6 +27,8 @@
 # 11. such a change is seen during the sweep (its first size, and its
 #     first from 64 KiB, measured again every CAL_LEVEL_CHECK_EVERY), where
 #     the sweep stops, and nothing of the slow machine is kept.
+# Test 1 also reads the crossovers measured in alternation: one line each,
+# with its verdict.
 # On a busy machine psel_calibrate refuses lines measured while other
 # processes took the CPUs it polls on (or everything): the checks that need
 # those lines are then skipped, saying why (TAP "# SKIP").
@@ -130,6 +132,17 @@ check_lines "the file has tcp/lo lines" 'tcp/lo'
 if [ -n "$have_cal" ]; then
     grep -Eq "^noise [0-9.e+-]+ [0-9.e+-]+ [0-9.e+-]+ [0-9.e+-]+ [0-9]+$" "$cal"
     result "the file's header says how noisy the machine was" $? "$cal"
+fi
+
+# each crossover of the fitted lines was measured again in alternation: one
+# line each, with one of the verdicts (src/ucp_proto_sel/README.md,
+# "Crossovers measured in alternation"), naming two protocols at a size
+if [ -n "$have_cal" ]; then
+    crossovers=$(sed -n '/^# crossovers measured in alternation:$/,/^# /p' "$tmp/cal.out" | grep -v '^# ')
+    echo "# $(printf '%s' "$crossovers" | grep -c .) crossover check(s)"
+    bad=$(printf '%s\n' "$crossovers" | grep . | grep -Ev "^[a-z]+/[a-z]+ -> [a-z]+/[a-z]+ over [^ ]+ at [0-9]+ B \((latency|streaming)\): (the lines hold \(measured in alternation at [1-3] sizes: [-+][0-9.]+%, within [0-9.]+%\)|measured in alternation at [1-3] sizes, [a-z/]+ ran [0-9.]+x what the lines say relative to [a-z/]+ \(margin [0-9.]+%\): its (latency|streaming) line is scaled by [0-9.]+, (the crossover moves to [0-9]+ B|and [a-z/]+ no longer takes over from [a-z/]+ there)|the lines are kept: (the machine's speed changed while they were measured in alternation|no size around it could be measured with both|measured in alternation [a-z/]+ is [0-9.]+x its line).*)$")
+    [ -z "$bad" ]
+    result "each crossover check is one line with its verdict" $? "$tmp/cal.out"
 fi
 
 start_server() { # start_server ENV...: sets $port and $server_pid
