@@ -22,13 +22,18 @@
 #define CAL_CROSS_TIME   2.0  /* [s] at most, the measurements of one check */
 
 /* Sizes around @a size that both protocols run where they are forced,
- * within the run's largest size */
+ * within the run's largest size: half, it, twice; where the lower one ends
+ * (egr/short at its largest size), its last size instead of it */
 static unsigned cal_cross_sizes(const cal_ctx_t *ctx, const cal_proto_t *a,
                                 const cal_proto_t *b, size_t size,
                                 size_t *sizes)
 {
     size_t around[CAL_CROSS_SIZES] = {size / 2, size, 2 * size};
     unsigned i, n = 0;
+
+    if (!cal_runs(a, size)) {
+        around[1] = size - 1;
+    }
 
     for (i = 0; i < CAL_CROSS_SIZES; ++i) {
         if ((around[i] > 0) && (around[i] <= ctx->opts.max_size) &&

@@ -326,9 +326,9 @@ typedef enum {
  * The crossovers of the table that the fitted lines of flavour @a t give
  * (psel_calib_winner), from 1 B to @a max_size, ascending: log-spaced sizes
  * (16 per doubling) where the winner changes, bisected to the exact first
- * size of the new one. A change from or to no winner is not a crossover,
- * nor one where either protocol starts or ends (its sizes decide there,
- * not the costs).
+ * size of the new one; also where the lower one's sizes end (egr/short at
+ * its largest size), since the upper one may be faster before that. A
+ * change from or to no winner is not a crossover.
  *
  * @return Entries written to @a crossovers, at most @a max.
  */

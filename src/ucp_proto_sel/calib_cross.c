@@ -18,12 +18,6 @@ static const char *psel_calib_cross_flavour[] = {
     [PSEL_PERF_MULTI]  = "streaming"
 };
 
-static int psel_calib_cross_runs(const psel_calib_order_entry_t *entry,
-                                 size_t size)
-{
-    return (size >= entry->min_length) && (size <= entry->max_length);
-}
-
 /* The first size in (lo, hi] where the winner is no longer the one at lo */
 static size_t psel_calib_cross_bisect(const psel_calib_order_entry_t *entries,
                                       unsigned num, psel_perf_type_t t,
@@ -61,11 +55,7 @@ unsigned psel_calib_crossovers(const psel_calib_order_entry_t *entries,
         if (w != w_prev) {
             at = psel_calib_cross_bisect(entries, num, t, prev, size);
             w  = psel_calib_winner(entries, num, at, t);
-            /* where one of them ends or starts, its sizes decide, not
-             * their costs: nothing to measure */
-            if ((w_prev >= 0) && (w >= 0) &&
-                psel_calib_cross_runs(&entries[w_prev], at) &&
-                psel_calib_cross_runs(&entries[w], at - 1)) {
+            if ((w_prev >= 0) && (w >= 0)) {
                 crossovers[count].t     = t;
                 crossovers[count].below = w_prev;
                 crossovers[count].above = w;
