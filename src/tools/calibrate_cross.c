@@ -96,12 +96,17 @@ static ucs_status_t cal_cross_check(cal_ctx_t *ctx, const cal_setup_t *setup,
                                     const psel_calib_crossover_t *c,
                                     size_t max_size)
 {
+    static const struct {
+        int upper;     /* the upper protocol, else the lower one */
+        int configure; /* reconnect to force it */
+    } order[] = {{0, 1}, {1, 1}, {1, 0}, {0, 1}};
     const cal_proto_t *below = &protos[c->below], *above = &protos[c->above];
     psel_calib_cross_point_t points[CAL_CROSS_SIZES] = {};
     double end = psel_oob_time() + CAL_CROSS_TIME;
     size_t sizes[CAL_CROSS_SIZES];
+    unsigned n, i, k, round[2] = {0, 0};
     ucs_status_t status;
-    unsigned n, i;
+    int upper;
 
     n = cal_cross_sizes(ctx, below, above, c->size, sizes);
     for (i = 0; i < n; ++i) {
@@ -112,19 +117,13 @@ static ucs_status_t cal_cross_check(cal_ctx_t *ctx, const cal_setup_t *setup,
                 setup->name, below->name, above->name, c->size);
     }
     /* lower, upper, upper, lower: the means of each share one instant */
-    status = cal_cross_measure(ctx, setup, below, 1, c->t, sizes, n, 0, 0,
-                               points, end);
-    if (status == UCS_OK) {
-        status = cal_cross_measure(ctx, setup, above, 1, c->t, sizes, n, 1, 0,
-                                   points, end);
-    }
-    if (status == UCS_OK) {
-        status = cal_cross_measure(ctx, setup, above, 0, c->t, sizes, n, 1, 1,
-                                   points, end);
-    }
-    if (status == UCS_OK) {
-        status = cal_cross_measure(ctx, setup, below, 1, c->t, sizes, n, 0, 1,
-                                   points, end);
+    for (k = 0, status = UCS_OK;
+         (k < ucs_static_array_size(order)) && (n > 0) && (status == UCS_OK);
+         ++k) {
+        upper  = order[k].upper;
+        status = cal_cross_measure(ctx, setup, upper ? above : below,
+                                   order[k].configure, c->t, sizes, n, upper,
+                                   round[upper]++, points, end);
     }
     if (isatty(STDERR_FILENO)) {
         fprintf(stderr, "\r\033[K");
