@@ -557,11 +557,22 @@ else
     result "a change is seen during egr/bcopy's sweep, which stops there and is made again (exit $st)" \
         $? "$tmp/dip.out"
     # its first size out of cache is a second reference: the VM's memory
-    # can slow down while small messages keep their speed
-    grep -Eq "^#   egr/bcopy +(6553[6-9]|65[6-9][0-9]{2}|6[6-9][0-9]{3}|[7-9][0-9]{4}|[0-9]{6,}) B again (during|after) the sweep: latency" \
-        "$tmp/dip.out"
-    result "egr/bcopy's first size from 64 KiB is measured again too" $? \
-        "$tmp/dip.out"
+    # can slow down while small messages keep their speed. It is measured
+    # again only while the first one holds: on a machine whose own noise
+    # moves the first one at every check from 64 KiB on (tcp/lo's 1 B
+    # latency read 9.5 and 11.6 us), there is nothing to check
+    from_64k='(6553[6-9]|65[6-9][0-9]{2}|6[6-9][0-9]{3}|[7-9][0-9]{4}|[0-9]{6,})'
+    if grep -Eq "^#   egr/bcopy +$from_64k B again (during|after) the sweep: latency" \
+            "$tmp/dip.out"; then
+        result "egr/bcopy's first size from 64 KiB is measured again too" 0
+    elif grep -Eq "^egr/bcopy over tcp/lo: refused: the machine's speed changed .*\(1 B: [0-9.]+ us before the last, [0-9.]+ when measured again after $from_64k B\)" \
+            "$tmp/dip.out"; then
+        skipped "egr/bcopy's first size from 64 KiB is measured again too" \
+            "its 1 B changed again at the check after $(grep -Eo "when measured again after $from_64k B" "$tmp/dip.out" | tail -1 | grep -Eo '[0-9]+ B'): the machine's own noise"
+    else
+        result "egr/bcopy's first size from 64 KiB is measured again too" 1 \
+            "$tmp/dip.out"
+    fi
     if [ -e "$tmp/dip.txt" ]; then
         ! slow_points_kept "$tmp/dip.txt"
     else
