@@ -13,11 +13,6 @@
 /* Sizes the crossover scan looks at per doubling, before it bisects */
 #define PSEL_CALIB_CROSS_SCAN_STEPS 16
 
-static const char *psel_calib_cross_flavour[] = {
-    [PSEL_PERF_SINGLE] = "latency",
-    [PSEL_PERF_MULTI]  = "streaming"
-};
-
 /* The first size in (lo, hi] where the winner is no longer the one at lo */
 static size_t psel_calib_cross_bisect(const psel_calib_order_entry_t *entries,
                                       unsigned num, psel_perf_type_t t,
@@ -121,7 +116,7 @@ psel_calib_cross_judge(psel_calib_order_entry_t *entries, unsigned num,
 {
     psel_calib_line_t *below = entries[c->below].line;
     psel_calib_line_t *above = entries[c->above].line;
-    const char *flavour      = psel_calib_cross_flavour[c->t];
+    const char *flavour      = psel_calib_flavour_name(c->t);
     double log_sum = 0, spread = 0, round, fit_ratio, factor;
     const psel_calib_cross_point_t *p;
     unsigned i, used = 0;

@@ -78,6 +78,10 @@ int psel_calib_take_out(psel_calib_line_t *line, size_t size,
                         psel_perf_type_t t, size_t *from_p);
 
 
+/** "latency" or "streaming": a flavour as the calibration's reports name it */
+const char *psel_calib_flavour_name(psel_perf_type_t t);
+
+
 /** The fitted line of flavour @a t at @a size (INFINITY past its ranges) */
 double psel_calib_model(const psel_calib_line_t *line, size_t size,
                         psel_perf_type_t t);

@@ -27,6 +27,11 @@ static const char *psel_calib_flavour_names[] = {
     [PSEL_PERF_MULTI]  = "streaming"
 };
 
+const char *psel_calib_flavour_name(psel_perf_type_t t)
+{
+    return psel_calib_flavour_names[t];
+}
+
 unsigned psel_calib_natural_rank(unsigned cfg_priority, size_t max_length)
 {
     return 2 * cfg_priority + (max_length == SIZE_MAX);
