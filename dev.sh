@@ -109,6 +109,132 @@ ucx_src_args() {
     echo "--with-ucx-src=$dir"
 }
 
+# ------------------------------------------------------------------------
+# The UCX matrix: protosel against other UCX releases than the installed one
+# (docs/ucx-versions.md). A release is built once into
+# ${XDG_CACHE_HOME:-~/.cache}/protosel/ucx/<version>/ (its configured,
+# built source tree and its install prefix), protosel against it into
+# build-ucx-<version>/.
+
+ucx_cache_root() { echo "${XDG_CACHE_HOME:-$HOME/.cache}/protosel/ucx"; }
+
+# Directories searched for release tarballs ucx-<version>.tar.{gz,xz,bz2}
+ucx_release_dirs() {
+    [ -n "${PSEL_UCX_RELEASES:-}" ] && echo "$PSEL_UCX_RELEASES"
+    echo "$top/../shared/ucx"
+    echo "/work/shared/ucx"
+}
+
+# ucx_release_source SPEC: print the tarball or directory SPEC stands for.
+# SPEC is a source directory, a release tarball, or a version, which is
+# looked up in ucx_release_dirs, else downloaded from openucx/ucx's
+# releases into the cache.
+ucx_release_source() {
+    local spec=$1 d f url dl
+    if [ -d "$spec" ] || [ -f "$spec" ]; then
+        (cd "$(dirname "$spec")" && echo "$PWD/$(basename "$spec")"); return 0
+    fi
+    if ! [[ $spec =~ ^[0-9]+\.[0-9]+\.[0-9]+(-rc[0-9]+)?$ ]]; then
+        log "ucx: '$spec' is neither a directory, a file nor a version such as 1.18.1"; return 1
+    fi
+    while read -r d; do
+        for f in "$d"/ucx-"$spec".tar.{xz,gz,bz2}; do
+            [ -f "$f" ] && { (cd "$(dirname "$f")" && echo "$PWD/$(basename "$f")"); return 0; }
+        done
+    done < <(ucx_release_dirs)
+    dl=$(ucx_cache_root)/downloads/ucx-$spec.tar.gz
+    [ -s "$dl" ] && { echo "$dl"; return 0; }
+    url=https://github.com/openucx/ucx/releases/download/v$spec/ucx-$spec.tar.gz
+    log "ucx: no ucx-$spec.tar.* in $(ucx_release_dirs | tr '\n' ' '); downloading $url"
+    mkdir -p "$(dirname "$dl")"
+    if ! curl -fsSL --max-time 300 -o "$dl.part" "$url" 2>"$dl.err"; then
+        log "ucx: cannot download $url ($(tail -n 1 "$dl.err")): without network, give a release tarball or a source directory, or set PSEL_UCX_RELEASES=DIR"
+        rm -f "$dl.part" "$dl.err"; return 1
+    fi
+    mv "$dl.part" "$dl" && rm -f "$dl.err" && echo "$dl"
+}
+
+# ucx_tree_version DIR: the version a UCX source tree declares
+ucx_tree_version() {
+    sed -n 's/^define(\[ucx_ver_\(major\|minor\|patch\)\], *\([0-9]*\)).*/\2/p' "$1/configure.ac" |
+        paste -sd. -
+}
+
+# ucx_release_build SPEC: build the release once into the cache; prints
+# "VERSION TREE PREFIX". Long steps log to the cache and show progress.
+ucx_release_build() {
+    local src ver dir tree prefix stamp id tmp first
+    src=$(ucx_release_source "$1") || return 1
+    if [ -d "$src" ]; then
+        [ -f "$src/configure.ac" ] || { log "ucx: $src has no configure.ac: not a UCX source tree"; return 1; }
+        ver=$(ucx_tree_version "$src"); id="dir $src"
+    else
+        first=$(tar -tf "$src" 2>/dev/null | head -n 1) || true
+        [ -n "$first" ] || { log "ucx: $src is not a tar archive"; return 1; }
+        id="sha256 $(sha256sum "$src" | cut -d' ' -f1)"
+        ver=
+    fi
+    # a tarball's version is read once it is unpacked
+    dir=$(ucx_cache_root); mkdir -p "$dir"
+    exec 8>"$dir/.lock"
+    flock -w 3600 8 || { log "ucx: timed out waiting for $dir/.lock"; return 1; }
+    if [ -z "$ver" ]; then
+        tmp=$(mktemp -d "$dir/.unpack.XXXXXX")
+        tar -xf "$src" -C "$tmp" || { log "ucx: cannot unpack $src"; rm -rf "$tmp"; exec 8>&-; return 1; }
+        tree=$(find "$tmp" -mindepth 2 -maxdepth 2 -name configure.ac -printf '%h\n' | head -n 1)
+        [ -n "$tree" ] || { log "ucx: $src holds no UCX source tree"; rm -rf "$tmp"; exec 8>&-; return 1; }
+        ver=$(ucx_tree_version "$tree")
+    fi
+    [[ $ver =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { log "ucx: cannot read the version of $src"; rm -rf "${tmp:-}"; exec 8>&-; return 1; }
+    dir=$dir/$ver; stamp=$dir/built-from
+    prefix=$dir/prefix
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$id" ] && [ -x "$prefix/bin/ucx_info" ]; then
+        rm -rf "${tmp:-}"; exec 8>&-
+        echo "$ver $(cat "$dir/tree") $prefix"; return 0
+    fi
+    log "ucx $ver: building from $src into $dir (autogen, contrib/configure-release, make -j$(nproc), install; a few minutes)"
+    rm -rf "$dir"; mkdir -p "$dir"
+    if [ -n "${tmp:-}" ]; then
+        mv "$tree" "$dir/ucx-$ver"; rm -rf "$tmp"; tree=$dir/ucx-$ver
+    else
+        tree=$src   # a directory is built in place
+    fi
+    local logf=$dir/build.log step
+    for step in "autogen:./autogen.sh" \
+                "configure:contrib/configure-release --prefix=$prefix --enable-mt --enable-cma --without-cuda --without-rocm --without-ze --without-gdrcopy --without-go --without-java --disable-doxygen-doc" \
+                "make:make -j$(nproc)" "install:make install"; do
+        log "ucx $ver: ${step%%:*} (log: $logf)"
+        if ! (cd "$tree" && eval "${step#*:}") >>"$logf" 2>&1; then
+            log "ucx $ver: ${step%%:*} failed; the end of $logf:"
+            tail -n 20 "$logf" >&2; exec 8>&-; return 1
+        fi
+    done
+    echo "$tree" >"$dir/tree"; echo "$id" >"$stamp"
+    exec 8>&-
+    echo "$ver $tree $prefix"
+}
+
+# ucx_matrix_build SPEC: UCX SPEC, then protosel against it in
+# build-ucx-<version>/; prints "VERSION PREFIX BUILD"
+ucx_matrix_build() {
+    local ver tree prefix build
+    read -r ver tree prefix < <(ucx_release_build "$1") && [ -n "$prefix" ] || return 1
+    build=$top/build-ucx-$ver
+    ( PKG_CONFIG_PATH=$prefix/lib/pkgconfig PSEL_UCX_SRC=$tree \
+          configure_and_build "$build" ) >&2 || return 1
+    echo "$ver $prefix $build"
+}
+
+# The line that runs stock UCX of PREFIX with the library of BUILD
+ucx_matrix_usage() {
+    local ver=$1 prefix=$2 build=$3 lib=$3/src/ucx_runtime/.libs
+    if [ -f "$lib/libucs_protosel.so.0" ]; then
+        echo "UCX_PLUGIN_PATH=$lib UCX_PSEL_PROTO_INFO=y UCX_PROTO_INFO=y $prefix/bin/ucx_info -e -u t"
+    else
+        echo "LD_PRELOAD=$lib/libprotosel_ucx.so UCX_PSEL_PROTO_INFO=y UCX_PROTO_INFO=y $prefix/bin/ucx_info -e -u t"
+    fi
+}
+
 # configure_and_build BUILD_DIR [CONFIGURE-ARGS...]
 configure_and_build() {
     local dir=$1; shift
@@ -174,11 +300,18 @@ info)
 test)
     configure_and_build "$top/build"
     run_tests "$top/build" ;;
+ucx)
+    [ $# -gt 0 ] || { echo "usage: $0 ucx VERSION|TARBALL|DIR..." >&2; exit 2; }
+    for spec in "$@"; do
+        read -r ver prefix build < <(ucx_matrix_build "$spec") && [ -n "$build" ] || exit 1
+        log "UCX $ver: protosel is built against it in ${build#$top/}; run its stock tools with protosel:"
+        ucx_matrix_usage "$ver" "$prefix" "$build"
+    done ;;
 asan)
     san="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g -O1"
     configure_and_build "$top/build-asan" CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
         run_tests "$top/build-asan" TESTS="$(make -s -C "$top/build-asan" print-unit-tests)" ;;
 *)
-    echo "usage: $0 info|test|asan|build" >&2; exit 2 ;;
+    echo "usage: $0 info|test|asan|build|ucx VERSION|TARBALL|DIR..." >&2; exit 2 ;;
 esac

@@ -24,3 +24,25 @@ AC_DEFUN([PSEL_UCS_HEADERS_COMPAT], [
     CFLAGS=$psel_save_CFLAGS
     LIBS=$psel_save_LIBS
 ])
+
+# PSEL_UCX_PATHS: where the UCX compiled against lives (pkg-config's ucx:
+# PKG_CONFIG_PATH picks another prefix, as ./dev.sh ucx does). A UCX outside
+# the system's library directories is found at run time through a run path
+# in every program and library that links it, so that protosel's tools and
+# tests never load another UCX's libraries than their own. Substitutes
+# PSEL_UCX_BINDIR and PSEL_UCX_LIBDIR (the tests run that prefix's stock
+# tools) and sets the conditional PSEL_UCX_SYSTEM (the system's own UCX).
+AC_DEFUN([PSEL_UCX_PATHS], [
+    PSEL_UCX_BINDIR=$($PKG_CONFIG --variable=bindir ucx)
+    PSEL_UCX_LIBDIR=$($PKG_CONFIG --variable=libdir ucx)
+    AC_MSG_CHECKING([whether the UCX compiled against is the system's])
+    AS_CASE([$PSEL_UCX_LIBDIR],
+        [/usr/lib|/usr/lib64|/usr/lib/*-linux-gnu|/lib|/lib64|/lib/*-linux-gnu],
+            [psel_ucx_system=yes],
+        [psel_ucx_system=no
+         UCX_LIBS="$UCX_LIBS -Wl,-rpath,$PSEL_UCX_LIBDIR"])
+    AC_MSG_RESULT([$psel_ucx_system ($PSEL_UCX_LIBDIR)])
+    AC_SUBST([PSEL_UCX_BINDIR])
+    AC_SUBST([PSEL_UCX_LIBDIR])
+    AM_CONDITIONAL([PSEL_UCX_SYSTEM], [test "x$psel_ucx_system" = xyes])
+])

@@ -10,13 +10,16 @@
 # "Installed" is the UCX this build compiles against (pkg-config's ucx, so
 # PKG_CONFIG_PATH=/opt/ucx-1.22/lib/pkgconfig picks another), and its
 # ucx_info is the one of that prefix, else the first on PATH.
-# The protocol tier is written against UCX 1.13's internals (proto_tier.c):
-# another release's tree is accepted, but builds proto_tier_none.c, and
-# configure says so (src/ucx_runtime/README.md, "Newer UCX").
+# The protocol tier has one adapter per era of UCP's protocol API
+# (docs/ucx-versions.md), chosen here from the tree's version:
+# proto_tier_init.c for 1.13 to 1.16 (init() fills caps), proto_tier_probe.c
+# for 1.18 on (probe() adds instances with a ucp_proto_perf_t). 1.17, which
+# has both, builds proto_tier_none.c, and configure says so.
 # Sets PSEL_UCX_SRC (the directory), PSEL_UCX_SRC_VERSION, the conditionals
-# HAVE_UCX_SRC (a tree was accepted) and HAVE_PSEL_PROTO_TIER (and the
-# protocol tier is built), and the define PSEL_PROTO_TIER_UNPORTED (a tree
-# of a release the protocol tier was not ported to).
+# HAVE_UCX_SRC (a tree was accepted), HAVE_PSEL_PROTO_TIER (the protocol
+# tier is built) and PSEL_PROTO_TIER_PROBE (with the probe adapter), and
+# the define PSEL_PROTO_TIER_UNPORTED (a tree of a release the protocol
+# tier was not ported to).
 #
 # PSEL_CHECK_UCS_PLUGIN: the UCX compiled against loads UCS plugins from
 # UCX_PLUGIN_PATH (UCX >= 1.22): conditional HAVE_UCS_PLUGIN, for
@@ -76,15 +79,21 @@ AC_DEFUN([PSEL_CHECK_UCX_SRC], [
         PSEL_UCX_SRC=$psel_dir
     ])
     psel_proto_tier=no
+    psel_proto_tier_era=
     AS_CASE([$PSEL_UCX_SRC_VERSION],
-        [1.13.*], [psel_proto_tier=yes],
-        [?*], [AC_MSG_WARN([the protocol tier is written against UCX 1.13's internals; it is not built for UCX $PSEL_UCX_SRC_VERSION (the config tier is): see src/ucx_runtime/README.md, "Newer UCX"])
+        [1.1[[3456]].*], [psel_proto_tier=yes; psel_proto_tier_era=init],
+        [0.*|1.[[0-9]].*|1.1[[0-2]].*|1.17.*],
+              [AC_MSG_WARN([the protocol tier has no adapter for UCX $PSEL_UCX_SRC_VERSION's protocols (1.13-1.16 and 1.18 on have one); only the config tier is built: see docs/ucx-versions.md])
                AC_DEFINE_UNQUOTED([PSEL_PROTO_TIER_UNPORTED], ["$PSEL_UCX_SRC_VERSION"],
-                   [UCX release of the source tree the protocol tier was not ported to])])
+                   [UCX release of the source tree the protocol tier was not ported to])],
+        [?*], [psel_proto_tier=yes; psel_proto_tier_era=probe])
+    AS_IF([test -n "$psel_proto_tier_era"],
+          [AC_MSG_NOTICE([the protocol tier is built with its $psel_proto_tier_era() adapter for UCX $PSEL_UCX_SRC_VERSION])])
     AC_SUBST([PSEL_UCX_SRC])
     AC_SUBST([PSEL_UCX_SRC_VERSION])
     AM_CONDITIONAL([HAVE_UCX_SRC], [test -n "$PSEL_UCX_SRC"])
     AM_CONDITIONAL([HAVE_PSEL_PROTO_TIER], [test "x$psel_proto_tier" = xyes])
+    AM_CONDITIONAL([PSEL_PROTO_TIER_PROBE], [test "x$psel_proto_tier_era" = xprobe])
 ])
 
 AC_DEFUN([PSEL_CHECK_UCS_PLUGIN], [

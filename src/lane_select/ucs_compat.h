@@ -21,6 +21,16 @@
      ((UCT_VERNO_MAJOR == (_major)) && (UCT_VERNO_MINOR >= (_minor))))
 
 
+/** A bandwidth setting (UCS_CONFIG_TYPE_BW) is "auto". Releases after 1.13
+ *  (1.16 has it) name the helper after doubles in general; keyed on the
+ *  macro itself, so a release in between builds either way. */
+#ifdef UCS_CONFIG_DBL_IS_AUTO
+#  define PSEL_UCS_CONFIG_BW_IS_AUTO(_value) UCS_CONFIG_DBL_IS_AUTO(_value)
+#else
+#  define PSEL_UCS_CONFIG_BW_IS_AUTO(_value) UCS_CONFIG_BW_IS_AUTO(_value)
+#endif
+
+
 /** A ucs_config_parser_t initializer; 1.17 added the doc callback. */
 #if PSEL_UCX_AT_LEAST(1, 17)
 #  define PSEL_UCS_CONFIG_PARSER(_read, _write, _clone, _release, _help, _arg) \

@@ -23,6 +23,8 @@
 
 #include "psel_info.h"
 
+#include <ucx_runtime/ucp_map.h>
+
 #include <ucs/sys/math.h>
 
 #include <getopt.h>
@@ -326,6 +328,8 @@ static int show_endpoint(const psel_resource_table_t *local,
         .config   = config,
         .calib    = calib,
         .calib_for_ucp = opts->for_ucp || opts->ucx_env,
+        .ucp_filter    = (opts->for_ucp || opts->ucx_env) ?
+                         psel_ucp_map_stand_in : NULL,
         .num_eps  = psel_info_scale_num_eps(&opts->scale, config)
     };
     unsigned num_print = opts->all_types ? 3 + UCS_MEMORY_TYPE_LAST : 1;

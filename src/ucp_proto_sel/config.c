@@ -268,7 +268,7 @@ static ucs_status_t psel_config_check(const psel_config_t *config)
                   PSEL_NUM_EPS_MAX);
         return UCS_ERR_INVALID_PARAM;
     }
-    if (!UCS_CONFIG_BW_IS_AUTO(config->bcopy_bw) && !(config->bcopy_bw > 0)) {
+    if (!PSEL_UCS_CONFIG_BW_IS_AUTO(config->bcopy_bw) && !(config->bcopy_bw > 0)) {
         ucs_error("invalid value for UCX_PSEL_BCOPY_BW: it must be auto or a "
                   "positive bandwidth such as 5800MBs");
         return UCS_ERR_INVALID_PARAM;
@@ -417,7 +417,7 @@ ucs_status_t psel_config_read(psel_config_t *config)
         return status;
     }
 
-    if (UCS_CONFIG_BW_IS_AUTO(tmp.bcopy_bw)) {
+    if (PSEL_UCS_CONFIG_BW_IS_AUTO(tmp.bcopy_bw)) {
         tmp.copy_bw         = PSEL_BCOPY_BW_ESTIMATE; /* until timed */
         tmp.copy_bw_source  = PSEL_BCOPY_BW_SOURCE_ESTIMATE;
     } else {

@@ -92,6 +92,7 @@ ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
     }
     ep->select.calib         = params->calib;
     ep->select.calib_for_ucp = params->calib_for_ucp;
+    ep->select.ucp_filter    = params->ucp_filter;
 
     /* the streaming selection: the same protocols, lanes and calibration,
      * on the multi cost; its tables copy the caps of the first */
@@ -105,6 +106,7 @@ ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
     }
     ep->stream.calib         = params->calib;
     ep->stream.calib_for_ucp = params->calib_for_ucp;
+    ep->stream.ucp_filter    = params->ucp_filter;
     ep->stream.caps_from     = &ep->select;
 
     for (op = 0; op < PSEL_OP_LAST; ++op) {

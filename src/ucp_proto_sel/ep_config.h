@@ -42,6 +42,10 @@ typedef struct psel_ep_params {
                                                 stock UCP: lines measured
                                                 through UCP first
                                                 (psel_select_t) */
+    psel_select_ucp_filter_t     ucp_filter; /**< With calib_for_ucp: the
+                                                lines of protosel's that
+                                                stand in for UCP's
+                                                (psel_select_t) */
     size_t                       num_eps;  /**< Endpoints per process the
                                                 lanes are selected for
                                                 (psel_config_num_eps());

@@ -40,7 +40,12 @@ enum {
     /** Rendezvous protocol: the rendezvous bias d applies to its cost */
     PSEL_PROTO_CAP_RNDV_BIAS   = 1u << 0,
     /** Its ranges are measured (UCX_PSEL_CALIBRATION), set by selection */
-    PSEL_PROTO_CAP_CALIBRATED  = 1u << 1
+    PSEL_PROTO_CAP_CALIBRATED  = 1u << 1,
+    /** The CPU copies the data into transport buffers (short, bcopy), as
+     *  opposed to sending it from the user's registered buffer (zcopy):
+     *  which of stock UCP's protocols does the same work (rndv/am/bcopy or
+     *  rndv/am/zcopy) depends on it */
+    PSEL_PROTO_CAP_COPY        = 1u << 2
 };
 
 

@@ -174,6 +174,9 @@ void psel_proto_set_lanes(const psel_lane_set_t *set, const psel_lane_t *ctrl,
     priv->ctrl_lane = (ctrl != NULL) ? ctrl->index : priv->lanes[0];
     priv->zcopy     = zcopy;
     caps->priv_size = sizeof(*priv);
+    if (!zcopy) {
+        caps->flags |= PSEL_PROTO_CAP_COPY;
+    }
 }
 
 int psel_proto_buffer_is_host(const psel_proto_init_params_t *params)

@@ -123,7 +123,7 @@ ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
                                  psel_proto_caps_t *caps_out);
 
 /** Fill caps->desc with the lanes and shares of @a set and caps->priv with
- *  their indices. */
+ *  their indices; flag PSEL_PROTO_CAP_COPY unless @a zcopy. */
 void psel_proto_set_lanes(const psel_lane_set_t *set, const psel_lane_t *ctrl,
                           size_t frag_size, int zcopy, psel_proto_caps_t *caps);
 

@@ -70,7 +70,7 @@ typedef struct psel_config {
     int                     proto_info;      /**< psel_proto_info_t */
     int                     select_perf;     /**< psel_perf_type_t to select on */
     double                  bcopy_bw;        /**< UCX_PSEL_BCOPY_BW as set:
-                                                  [B/s] or UCS_CONFIG_BW_AUTO */
+                                                  [B/s] or "auto" (PSEL_UCS_CONFIG_BW_IS_AUTO) */
     double                  copy_bw;         /**< The memcpy bandwidth cost
                                                   lines use [B/s] */
     int                     copy_bw_source;  /**< Where copy_bw came from:

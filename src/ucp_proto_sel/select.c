@@ -671,6 +671,14 @@ psel_select_proto_caps(const psel_select_t *select,
         status = psel_select_calib_apply(select, proto, buf_type.mem_type,
                                          caps);
     }
+    /* for stock UCP, a line of protosel's own that describes another
+     * mechanism than UCP's protocol of that name is out */
+    if ((status == UCS_OK) && select->calib_for_ucp &&
+        (select->ucp_filter != NULL) &&
+        !(caps->flags & PSEL_SELECT_CAP_MEASURED_UCP) &&
+        !select->ucp_filter(proto, caps, caps->desc, sizeof(caps->desc))) {
+        status = UCS_ERR_UNSUPPORTED;
+    }
     if (status == UCS_OK) {
         status = psel_select_check_caps(proto, caps);
     }
@@ -689,6 +697,7 @@ psel_select_shared_table(const psel_select_t *select,
     if ((source == NULL) || (source == select) ||
         (source->lanes != select->lanes) || (source->calib != select->calib) ||
         (source->calib_for_ucp != select->calib_for_ucp) ||
+        (source->ucp_filter != select->ucp_filter) ||
         (psel_select_build(source, buf_type, &table) != UCS_OK)) {
         return NULL;
     }

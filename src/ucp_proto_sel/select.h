@@ -66,6 +66,24 @@ typedef struct psel_select_table {
 #define PSEL_SELECT_CAP_MEASURED_UCP (1u << 16)
 
 
+/**
+ * For a table for stock UCP (psel_select_t::calib_for_ucp): whether a
+ * protocol's own line, not measured through UCP, describes what UCP's
+ * protocol of that name does (its caps say how it moves the data). The
+ * runtime library's era mapping gives it (ucx_runtime/ucp_map.h).
+ *
+ * @param [in]  proto  The protocol.
+ * @param [in]  caps   Its caps from its init (and calibration).
+ * @param [out] why    Why not, when not.
+ * @param [in]  max    Size of @a why.
+ *
+ * @return Nonzero if the line stands in for UCP's.
+ */
+typedef int (*psel_select_ucp_filter_t)(const psel_proto_t *proto,
+                                        const psel_proto_caps_t *caps,
+                                        char *why, size_t max);
+
+
 /* The key's low byte is the operation, the same for most keys: mix the bits
  * (Wang's hash) rather than hash the key to itself. */
 KHASH_INIT(psel_select_tables, khint32_t, psel_select_table_t*, 1,
@@ -89,6 +107,11 @@ typedef struct psel_select {
                                                 through UCP first, then
                                                 protosel's; protocols UCP
                                                 did not run are out */
+    psel_select_ucp_filter_t   ucp_filter; /**< With calib_for_ucp: a
+                                                protocol whose line (not
+                                                measured through UCP) it
+                                                refuses is out; NULL: none
+                                                is refused */
     struct psel_select        *caps_from;  /**< A selection whose protocols'
                                                 caps this one copies rather
                                                 than running their inits

@@ -89,7 +89,8 @@ unsigned psel_rt_lines_replace(const psel_rt_line_t *orig, unsigned num_orig,
                                size_t min_length, size_t pmin,
                                const psel_rt_line_t *pieces,
                                unsigned num_pieces, double penalty,
-                               psel_rt_line_t *out, unsigned max_out)
+                               psel_rt_line_t *out, unsigned max_out,
+                               unsigned *orig_index)
 {
     ucs_linear_func_t perf[PSEL_PERF_LAST];
     const psel_rt_line_t *o;
@@ -131,6 +132,9 @@ unsigned psel_rt_lines_replace(const psel_rt_line_t *orig, unsigned num_orig,
             out[count].max_length = end;
             for (t = 0; t < PSEL_PERF_LAST; ++t) {
                 out[count].perf[t] = perf[t];
+            }
+            if (orig_index != NULL) {
+                orig_index[count] = u;
             }
             ++count;
         }

@@ -94,6 +94,10 @@ unsigned psel_rt_lines_own(const psel_rt_line_t *in, unsigned num_in,
  * @param [in]  penalty     Time [s] added where @a pieces do not reach.
  * @param [out] out         Array of @a max_out entries.
  * @param [in]  max_out     Capacity of @a out.
+ * @param [out] orig_index  If not NULL, array of @a max_out entries: for
+ *                          each entry of @a out, the entry of @a orig it
+ *                          starts in (what else UCP keeps of a range, its
+ *                          CPU time or perf node, comes from there).
  *
  * @return Entries in @a out, or 0 if they do not fit (or @a num_orig is 0).
  */
@@ -101,6 +105,7 @@ unsigned psel_rt_lines_replace(const psel_rt_line_t *orig, unsigned num_orig,
                                size_t min_length, size_t pmin,
                                const psel_rt_line_t *pieces,
                                unsigned num_pieces, double penalty,
-                               psel_rt_line_t *out, unsigned max_out);
+                               psel_rt_line_t *out, unsigned max_out,
+                               unsigned *orig_index);
 
 #endif

@@ -2,24 +2,27 @@
  * The protocol tier: protosel's cost lines inside UCP's protocols v2.
  *
  * UCP selects a protocol for every (endpoint configuration, selection
- * parameter) by calling each protocol's init(), which reports its perf
- * ranges, and intersecting them. This file wraps the init of the UCP
- * protocols protosel models: the UCP init runs as always (it sets the
- * protocol's private configuration: lanes, fragment sizes, remote keys),
- * then its ranges are replaced by protosel's cost lines for the same
- * operation and buffer type over UCP's own lanes, calibrated where the
- * calibration covers them. UCP's engine then intersects protosel's lines,
- * so its thresholds are protosel's and UCX_PROTO_INFO prints them.
+ * parameter) by asking each protocol for its performance and intersecting
+ * the answers. The tier makes UCP ask through an adapter of the era of
+ * UCP's protocol API (proto_tier_int.h): UCP's own protocol runs as
+ * always (it sets the private configuration: lanes, fragment sizes,
+ * remote keys), then its lines are replaced by protosel's for the same
+ * operation and buffer type over UCP's own lanes, as the era mapping
+ * (ucp_map.h) says. UCP's engine then intersects protosel's lines, so its
+ * thresholds are protosel's and UCX_PROTO_INFO prints them.
  *
- * Built against the internal headers of the installed UCX (configure
- * --with-ucx-src), with that tree's config.h; used only when the loaded
- * libucp is that very version.
+ * This file is the part every era shares: protosel's view of UCP's
+ * endpoint configurations and the lines a UCP protocol gets. Built against
+ * the internal headers of the installed UCX (configure --with-ucx-src),
+ * with that tree's config.h; used only when the loaded libucp is that very
+ * build.
  */
 /* UCX's config.h of that tree comes first, by -include (Makefile.inc);
  * it defines _GNU_SOURCE (RTLD_DEFAULT) */
 
 #include "proto_tier.h"
-#include "lines.h"
+#include "proto_tier_int.h"
+#include "ucx_settings.h"
 #include "ucp_build_id.h"  /* generated: the libucp this build is for */
 
 #include <lane_select/lane_engine.h>
@@ -28,15 +31,14 @@
 #include <ucp_proto_sel/select.h>
 
 #include <ucp/core/ucp_context.h>
-#include <ucp/core/ucp_ep.h>
-#include <ucp/core/ucp_worker.h>
-#include <ucp/proto/proto.h>
-#include <ucp/proto/proto_select.inl>
 #include <ucp/core/ucp_worker.inl>
 #include <uct/api/version.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
 #include <ucs/sys/string.h>
+#if __has_include(<ucs/sys/ptr_arith.h>)
+#include <ucs/sys/ptr_arith.h>  /* ucs_align_up, out of math.h after 1.13 */
+#endif
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -60,46 +62,21 @@
  * it draw each boundary at protosel's byte */
 #define PSEL_PT_OWN_DELTA      1e-12 /* [s] */
 
-/* Added to the multi-fragment variant of an eager protocol (egr/multi/bcopy
- * against egr/single/bcopy): both take protosel's one line, and UCP would
- * give their tie to the lower id, the multi-fragment one, which pays a
- * fragment header for every message; half the ownership delta keeps the
- * single-fragment variant where both fit and the protocol's ownership
- * everywhere */
-#define PSEL_PT_MULTI_FRAG_DELTA 0.5e-12 /* [s] */
-
-/* What a UCP protocol becomes */
+/* The protosel selections the lines come from, by the protocols they
+ * weigh: every protocol (at the sender), every rendezvous (at the
+ * receiver: fetch or RTR), those that send after an RTR */
 typedef enum {
-    PSEL_PT_LEAF,        /* one protosel protocol's lines */
-    PSEL_PT_RNDV_ALL,    /* the envelope of every protosel rendezvous, with
-                            the rendezvous bias: tag/rndv at the sender */
-    PSEL_PT_RNDV_RTR     /* the envelope of the rendezvous that send after an
-                            RTR (put, am): rndv/rtr at the receiver */
-} psel_pt_kind_t;
+    PSEL_PT_SEL_ALL,
+    PSEL_PT_SEL_RNDV,
+    PSEL_PT_SEL_RTR,
+    PSEL_PT_SEL_LAST
+} psel_pt_sel_t;
 
-/* The UCP protocols v2 of UCX 1.13 protosel models, with the operation each
- * serves there; every other protocol keeps UCP's lines */
-static struct psel_pt_proto {
-    const char            *ucp_name;
-    ucp_operation_id_t     op_id;
-    psel_pt_kind_t         kind;
-    const char            *psel_name;   /* PSEL_PT_LEAF */
-    double                 extra;       /* [s] added to all its lines */
-    ucp_proto_init_func_t  orig_init;   /* set by install */
-    const char            *name_ptr;    /* UCP's name string */
-} psel_pt_protos[] = {
-    {"egr/short",        UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/short", 0},
-    {"egr/single/bcopy", UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/bcopy", 0},
-    {"egr/multi/bcopy",  UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/bcopy",
-     PSEL_PT_MULTI_FRAG_DELTA},
-    {"egr/single/zcopy", UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/zcopy", 0},
-    {"egr/multi/zcopy",  UCP_OP_ID_TAG_SEND,  PSEL_PT_LEAF,     "egr/zcopy",
-     PSEL_PT_MULTI_FRAG_DELTA},
-    {"tag/rndv",         UCP_OP_ID_TAG_SEND,  PSEL_PT_RNDV_ALL, NULL,        0},
-    {"rndv/get/zcopy",   UCP_OP_ID_RNDV_RECV, PSEL_PT_LEAF,     "rndv/get",  0},
-    {"rndv/rtr",         UCP_OP_ID_RNDV_RECV, PSEL_PT_RNDV_RTR, NULL,        0},
-    {"rndv/put/zcopy",   UCP_OP_ID_RNDV_SEND, PSEL_PT_LEAF,     "rndv/put",  0},
-    {"rndv/am/bcopy",    UCP_OP_ID_RNDV_SEND, PSEL_PT_LEAF,     "rndv/am",   0}
+/* UCP's settings of a rendezvous threshold: where the user set one, UCP's
+ * configured thresholds of tag/rndv stay */
+static const char *psel_pt_rndv_thresh_names[] = {
+    "RNDV_THRESH", "RNDV_SEND_NBR_THRESH", "RNDV_INTRA_THRESH",
+    "RNDV_INTER_THRESH"
 };
 
 /* The rendezvous protocols of each envelope, by protosel name */
@@ -125,9 +102,7 @@ typedef struct psel_pt_ep {
     char                  lanes_str[256];        /* for the dumps */
     psel_config_t         config[PSEL_PERF_LAST];/* select_perf per flavour */
     int                   inited[PSEL_PERF_LAST];
-    psel_select_t         all[PSEL_PERF_LAST];   /* every protocol */
-    psel_select_t         rndv[PSEL_PERF_LAST];  /* psel_pt_rndv_all */
-    psel_select_t         rtr[PSEL_PERF_LAST];   /* psel_pt_rndv_rtr */
+    psel_select_t         sel[PSEL_PERF_LAST][PSEL_PT_SEL_LAST];
     uint64_t              printed[PSEL_PERF_LAST][4]; /* buffer types dumped:
                                                          a small set of keys */
     unsigned              num_printed[PSEL_PERF_LAST];
@@ -141,6 +116,9 @@ static struct {
     unsigned              num_rndv_all;
     const psel_proto_t   *rndv_rtr[2];
     unsigned              num_rndv_rtr;
+    /* UCP's protocols, in the order of ucp_protocols (their ids) */
+    psel_pt_proto_t       protos[64];
+    unsigned              num_protos;
     /* the last lookup: UCP inits a configuration's protocols one after the
      * other, so most lookups are of the configuration before */
     ucp_worker_h          last_worker;
@@ -155,18 +133,18 @@ static struct {
                                                        not a page of each */
     unsigned              next_evict;
     psel_pt_ep_t          probe;     /* a lookup's key, under the lock */
-    /* psel_pt_replace()'s working lines, used under the lock. Not on the
+    /* psel_pt_new_lines()'s working lines, used under the lock. Not on the
      * stack: 12 KB there took UCP's nested selections (rendezvous asks the
      * remote protocols) as much deeper, whose first touch cost page faults
      * in the first endpoint configuration */
     struct {
-        psel_rt_line_t    orig[UCP_PROTO_MAX_PERF_RANGES];
-        psel_rt_line_t    out[UCP_PROTO_MAX_PERF_RANGES];
-        psel_rt_line_t    lines[4 * UCP_PROTO_MAX_PERF_RANGES];
+        psel_rt_line_t    lines[4 * PSEL_PT_MAX_RANGES];
         psel_rt_owner_t   owners[PSEL_SELECT_MAX_PROTOS * 4];
-        psel_rt_line_t    owned[4 * UCP_PROTO_MAX_PERF_RANGES];
+        psel_rt_line_t    owned[4 * PSEL_PT_MAX_RANGES];
     } scratch;
     int                   warned;
+    int                   user_rndv_thresh; /* the user set a rendezvous
+                                               threshold of UCP's */
     const char * const   *op_names;  /* UCP's, by dlsym: an undefined
                                         data symbol would make loading fail
                                         where libucp is RTLD_LOCAL */
@@ -279,14 +257,23 @@ static int psel_pt_same_build(const void *libucp_symbol, char *why, size_t max)
     return 0;
 }
 
-static ucp_proto_t *psel_pt_find(ucp_proto_t **protocols, unsigned count,
-                                 const char *name)
+psel_pt_proto_t *psel_pt_proto_by_id(unsigned proto_id)
+{
+    return (proto_id < psel_pt.num_protos) ? &psel_pt.protos[proto_id] : NULL;
+}
+
+psel_pt_proto_t *psel_pt_proto_by_name(const char *name)
 {
     unsigned i;
 
-    for (i = 0; i < count; ++i) {
-        if (!strcmp(protocols[i]->name, name)) {
-            return protocols[i];
+    for (i = 0; i < psel_pt.num_protos; ++i) {
+        if (psel_pt.protos[i].proto->name == name) {
+            return &psel_pt.protos[i];
+        }
+    }
+    for (i = 0; i < psel_pt.num_protos; ++i) {
+        if (!strcmp(psel_pt.protos[i].proto->name, name)) {
+            return &psel_pt.protos[i];
         }
     }
     return NULL;
@@ -296,10 +283,9 @@ int psel_proto_tier_available(void *libucp, char *why, size_t max, int *quiet)
 {
     void (*get_version)(unsigned*, unsigned*, unsigned*);
     unsigned (*protocols_count)(void);
-    unsigned major, minor, release, i, count;
+    unsigned major, minor, release, i, count, mapped;
     unsigned want_major, want_minor, want_release;
     ucp_proto_t **protocols;
-    ucp_proto_t *proto;
 
     *quiet          = 0;
     /* the version UCP reports to the application: an interposer of
@@ -324,8 +310,10 @@ int psel_proto_tier_available(void *libucp, char *why, size_t max, int *quiet)
         (release != want_release)) {
         snprintf(why, max, "UCX %u.%u.%u is loaded, and libprotosel_ucx.so "
                  "was built for UCX " UCT_VERNO_STRING "'s internal structures "
-                 "(rebuild protosel with --with-ucx-src of this version)",
-                 major, minor, release);
+                 "(rebuild protosel against UCX %u.%u.%u: ./dev.sh ucx "
+                 "%u.%u.%u, or configure --with-ucx-src of it)",
+                 major, minor, release, major, minor, release, major, minor,
+                 release);
         return 0;
     }
     if (!psel_pt_same_build(protocols, why, max)) {
@@ -333,22 +321,29 @@ int psel_proto_tier_available(void *libucp, char *why, size_t max, int *quiet)
     }
 
     count = protocols_count();
-    for (i = 0; i < ucs_static_array_size(psel_pt_protos); ++i) {
-        proto = psel_pt_find(protocols, count, psel_pt_protos[i].ucp_name);
-        if (proto == NULL) {
-            snprintf(why, max, "UCP has no protocol %s",
-                     psel_pt_protos[i].ucp_name);
-            return 0;
-        }
-        if (!psel_pt_writable(&proto->init)) {
-            snprintf(why, max, "UCP's protocol %s is in read-only memory",
-                     proto->name);
-            return 0;
-        }
+    if (count > ucs_static_array_size(psel_pt.protos)) {
+        snprintf(why, max, "UCP has %u protocols, more than the %zu the tier "
+                 "keeps", count, ucs_static_array_size(psel_pt.protos));
+        return 0;
     }
-    return 1;
+    for (i = 0, mapped = 0; i < count; ++i) {
+        if (psel_ucp_map_find(protocols[i]->name) == NULL) {
+            continue;
+        }
+        if (!psel_pt_writable(protocols[i])) {
+            snprintf(why, max, "UCP's protocol %s is in read-only memory",
+                     protocols[i]->name);
+            return 0;
+        }
+        ++mapped;
+    }
+    if (mapped == 0) {
+        snprintf(why, max, "UCP has none of the protocols protosel maps for "
+                 "UCX %s", psel_ucp_map_era());
+        return 0;
+    }
+    return psel_pt_era_resolve(libucp, why, max);
 }
-
 
 /* ------------------------------------------------------------------------
  * Protosel's view of a UCP endpoint configuration
@@ -366,6 +361,28 @@ int psel_proto_tier_available(void *libucp, char *why, size_t max, int *quiet)
  * resource) too, and reused while the iface's attributes are the same:
  * the ifaces of a context's workers are alike.
  */
+/* UCP's attributes of a memory domain as protosel's resources read them
+ * (uct_md_attr_t); UCX 1.16 keeps them in the v2 form */
+static void psel_pt_md_attr(const ucp_tl_md_t *md, uct_md_attr_t *attr)
+{
+#if PSEL_UCX_AT_LEAST(1, 16)
+    memset(attr, 0, sizeof(*attr));
+    attr->cap.max_alloc        = md->attr.max_alloc;
+    attr->cap.max_reg          = md->attr.max_reg;
+    attr->cap.flags            = md->attr.flags;
+    attr->cap.reg_mem_types    = md->attr.reg_mem_types;
+    attr->cap.detect_mem_types = md->attr.detect_mem_types;
+    attr->cap.alloc_mem_types  = md->attr.alloc_mem_types;
+    attr->cap.access_mem_types = md->attr.access_mem_types;
+    attr->reg_cost             = md->attr.reg_cost;
+    attr->rkey_packed_size     = md->attr.rkey_packed_size;
+    ucs_strncpy_zero(attr->component_name, md->attr.component_name,
+                     sizeof(attr->component_name));
+#else
+    *attr = md->attr;
+#endif
+}
+
 static void psel_pt_resource(ucp_context_h context, ucp_rsc_index_t rsc_index,
                              const ucp_worker_iface_t *wiface,
                              psel_resource_t *resource)
@@ -373,6 +390,7 @@ static void psel_pt_resource(ucp_context_h context, ucp_rsc_index_t rsc_index,
     const ucp_tl_resource_desc_t *tl = &context->tl_rscs[rsc_index];
     const ucp_tl_md_t *md            = &context->tl_mds[tl->md_index];
     psel_resource_table_t one;
+    uct_md_attr_t md_attr;
     psel_pt_rsc_t *entry;
     unsigned i;
 
@@ -385,8 +403,9 @@ static void psel_pt_resource(ucp_context_h context, ucp_rsc_index_t rsc_index,
         }
     }
 
+    psel_pt_md_attr(md, &md_attr);
     psel_resource_from_uct(resource, context->tl_cmpts[md->cmpt_index].attr.name,
-                           md->rsc.md_name, &tl->tl_rsc, &md->attr,
+                           md->rsc.md_name, &tl->tl_rsc, &md_attr,
                            &wiface->attr, NULL);
     one.count     = 1;
     one.resources = resource;
@@ -406,12 +425,14 @@ static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
 {
     ucp_context_h context = worker->context;
     unsigned lane_map[UCP_MAX_LANES];
+    ucp_lane_index_t lanes[UCP_MAX_LANES];
     ucp_rsc_index_t rsc_index, rscs[UCP_MAX_LANES];
     const ucp_lane_index_t *list;
     ucp_worker_iface_t *wiface;
     ucp_lane_index_t lane;
-    unsigned i, role, r;
+    unsigned i, role, r, count;
 
+    UCS_STATIC_ASSERT(sizeof(ucp_lane_index_t) == 1); /* memchr */
     memset(&ep->layout, 0, sizeof(ep->layout));
     /* UCP selected the lanes for its estimate of endpoints (UCX_NUM_EPS,
      * ucp_params.estimated_num_eps): the lane facts are taken at it too */
@@ -452,13 +473,28 @@ static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
         case PSEL_LANE_ROLE_RMA_BW: list = key->rma_bw_lanes; break;
         default:                    list = key->amo_lanes;    break;
         }
+        count = 0;
         for (i = 0; (i < ((role == PSEL_LANE_ROLE_AM) ? 1 : UCP_MAX_LANES)) &&
                     (list[i] != UCP_NULL_LANE); ++i) {
-            if ((list[i] >= key->num_lanes) || (lane_map[list[i]] == UINT_MAX)) {
+            lanes[count++] = list[i];
+        }
+        /* UCP's eager and rendezvous copies send the first fragment on the
+         * AM lane, the others on the AM_BW lanes. UCX 1.13 lists the AM
+         * lane as the first AM_BW lane; later releases list it there only
+         * beside other AM_BW lanes (shared memory: am, no am_bw#0).
+         * protosel's AM_BW lanes are all the lanes that carry that data */
+        if ((role == PSEL_LANE_ROLE_AM_BW) && (key->am_lane != UCP_NULL_LANE) &&
+            (memchr(lanes, key->am_lane, count) == NULL) &&
+            (count < UCP_MAX_LANES)) {
+            memmove(&lanes[1], &lanes[0], count++);
+            lanes[0] = key->am_lane;
+        }
+        for (i = 0; i < count; ++i) {
+            if ((lanes[i] >= key->num_lanes) || (lane_map[lanes[i]] == UINT_MAX)) {
                 continue;
             }
             ep->layout.role_lanes[role][ep->layout.role_count[role]++] =
-                    lane_map[list[i]];
+                    lane_map[lanes[i]];
         }
     }
     return UCS_OK;
@@ -466,13 +502,13 @@ static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
 
 static void psel_pt_ep_release(psel_pt_ep_t *ep)
 {
-    unsigned perf;
+    unsigned perf, kind;
 
     for (perf = 0; perf < PSEL_PERF_LAST; ++perf) {
         if (ep->inited[perf]) {
-            psel_select_cleanup(&ep->all[perf]);
-            psel_select_cleanup(&ep->rndv[perf]);
-            psel_select_cleanup(&ep->rtr[perf]);
+            for (kind = 0; kind < PSEL_PT_SEL_LAST; ++kind) {
+                psel_select_cleanup(&ep->sel[perf][kind]);
+            }
             ep->inited[perf] = 0;
         }
     }
@@ -522,40 +558,44 @@ static ucs_status_t psel_pt_ep_init(psel_pt_ep_t *ep)
 /* The three selections of flavour @a perf, all or none */
 static ucs_status_t psel_pt_select_init(psel_pt_ep_t *ep, psel_perf_type_t perf)
 {
-    psel_select_t *sels[] = {&ep->all[perf], &ep->rndv[perf], &ep->rtr[perf]};
     const psel_proto_t *const *protos[] = {psel_builtin_protos,
                                            psel_pt.rndv_all, psel_pt.rndv_rtr};
     unsigned num_protos[] = {psel_num_builtin_protos, psel_pt.num_rndv_all,
                              psel_pt.num_rndv_rtr};
+    psel_select_t *sel;
     unsigned i;
 
+    UCS_STATIC_ASSERT(ucs_static_array_size(protos) == PSEL_PT_SEL_LAST);
     ep->config[perf]             = *psel_pt.config;
     ep->config[perf].select_perf = perf;
     /* the tables are printed here, once, not by every build */
     ep->config[perf].proto_info  = PSEL_PROTO_INFO_NO;
-    for (i = 0; i < ucs_static_array_size(sels); ++i) {
-        if (psel_select_init(sels[i], protos[i], num_protos[i],
-                             &ep->lanes.sets, &ep->config[perf]) != UCS_OK) {
+    for (i = 0; i < PSEL_PT_SEL_LAST; ++i) {
+        sel = &ep->sel[perf][i];
+        if (psel_select_init(sel, protos[i], num_protos[i], &ep->lanes.sets,
+                             &ep->config[perf]) != UCS_OK) {
             while (i-- > 0) {
-                psel_select_cleanup(sels[i]);
+                psel_select_cleanup(&ep->sel[perf][i]);
             }
             return UCS_ERR_NO_MEMORY;
         }
-        sels[i]->calib         = psel_pt.calib;
-        /* UCP runs these: the lines measured through UCP first */
-        sels[i]->calib_for_ucp = 1;
+        sel->calib         = psel_pt.calib;
+        /* UCP runs these: the lines measured through UCP first, and only
+         * lines of the work UCP's protocols do */
+        sel->calib_for_ucp = 1;
+        sel->ucp_filter    = psel_ucp_map_stand_in;
         /* a protocol's caps are the same in all six selections (the same
          * lanes, settings but select_perf, calibration): the single
          * flavour's full selection runs the inits, the others copy */
-        if (sels[i] != &ep->all[PSEL_PERF_SINGLE]) {
-            sels[i]->caps_from = &ep->all[PSEL_PERF_SINGLE];
+        if (sel != &ep->sel[PSEL_PERF_SINGLE][PSEL_PT_SEL_ALL]) {
+            sel->caps_from = &ep->sel[PSEL_PERF_SINGLE][PSEL_PT_SEL_ALL];
         }
     }
     ep->inited[perf] = 1;
     return UCS_OK;
 }
 
-static psel_select_t *psel_pt_select(psel_pt_ep_t *ep, psel_pt_kind_t kind,
+static psel_select_t *psel_pt_select(psel_pt_ep_t *ep, psel_pt_sel_t kind,
                                      psel_perf_type_t perf)
 {
     /* both flavours at once: the multi one's caps come from the single's */
@@ -567,11 +607,7 @@ static psel_select_t *psel_pt_select(psel_pt_ep_t *ep, psel_pt_kind_t kind,
         (psel_pt_select_init(ep, PSEL_PERF_MULTI) != UCS_OK)) {
         return NULL;
     }
-    switch (kind) {
-    case PSEL_PT_RNDV_ALL: return &ep->rndv[perf];
-    case PSEL_PT_RNDV_RTR: return &ep->rtr[perf];
-    default:               return &ep->all[perf];
-    }
+    return &ep->sel[perf][kind];
 }
 
 /* Is @a key of @a worker the configuration of the last lookup? The same
@@ -668,6 +704,87 @@ static psel_pt_ep_t *psel_pt_ep_find(ucp_worker_h worker,
     return (psel_pt_ep_init(ep) == UCS_OK) ? ep : NULL;
 }
 
+/* Where a protocol's line in @a table came from, for UCX_PSEL_PROTO_INFO */
+static const char *psel_pt_line_source(const psel_select_table_t *table,
+                                       unsigned i)
+{
+    if (table->status[i] != UCS_OK) {
+        return NULL;
+    } else if (table->caps[i].flags & PSEL_SELECT_CAP_MEASURED_UCP) {
+        return "measured through UCP";
+    } else if (table->caps[i].flags & PSEL_PROTO_CAP_CALIBRATED) {
+        return "measured through protosel's data path";
+    }
+    return "from the transports' attributes";
+}
+
+static const psel_proto_caps_t *
+psel_pt_table_caps(const psel_select_table_t *table, const char *name,
+                   unsigned *index_p)
+{
+    unsigned i;
+
+    for (i = 0; i < table->num_protos; ++i) {
+        if (!strcmp(table->protos[i]->name, name)) {
+            *index_p = i;
+            return &table->caps[i];
+        }
+    }
+    return NULL;
+}
+
+/* UCX_PSEL_PROTO_INFO=y: where the lines of each of UCP's mapped protocols
+ * come from, over this configuration's lanes */
+static void psel_pt_dump_sources(FILE *f, const psel_select_table_t *table)
+{
+    const psel_ucp_map_entry_t *entries, *e;
+    const psel_proto_caps_t *caps;
+    const char *source;
+    unsigned count, index;
+
+    entries = psel_ucp_map_entries(&count);
+    fprintf(f, "# UCP's protocols (mapping of UCX %s):\n", psel_ucp_map_era());
+    for (e = entries; e < entries + count; ++e) {
+        if (psel_pt_proto_by_name(e->ucp_name) == NULL) {
+            fprintf(f, "#   %-17s not in this UCP\n", e->ucp_name);
+            continue;
+        }
+        switch (e->kind) {
+        case PSEL_UCP_MAP_RNDV_ALL:
+            fprintf(f, "#   %-17s the envelope of the rendezvous protocols "
+                    "below\n", e->ucp_name);
+            continue;
+        case PSEL_UCP_MAP_RNDV_RTR:
+            fprintf(f, "#   %-17s the envelope of rndv/am and rndv/put below\n",
+                    e->ucp_name);
+            continue;
+        case PSEL_UCP_MAP_REMOTE:
+            fprintf(f, "#   %-17s per instance, the line of the data protocol "
+                    "its peer runs\n", e->ucp_name);
+            continue;
+        default:
+            break;
+        }
+        caps   = psel_pt_table_caps(table, e->psel_name, &index);
+        source = (caps != NULL) ? psel_pt_line_source(table, index) : NULL;
+        if ((source != NULL) &&
+            !(caps->flags & PSEL_SELECT_CAP_MEASURED_UCP) &&
+            !psel_ucp_map_same_work(e, caps)) {
+            fprintf(f, "#   %-17s UCP's own line, last resort: protosel's %s "
+                    "here %s\n", e->ucp_name, e->psel_name,
+                    (caps->flags & PSEL_PROTO_CAP_COPY) ? "copies the data" :
+                    "sends from the user's buffer");
+        } else if (source != NULL) {
+            fprintf(f, "#   %-17s protosel's %s, %s\n", e->ucp_name,
+                    e->psel_name, source);
+        } else {
+            fprintf(f, "#   %-17s UCP's own line, last resort: %s\n",
+                    e->ucp_name, (caps != NULL) ? caps->desc :
+                    "protosel does not weigh it here");
+        }
+    }
+}
+
 /* UCX_PSEL_PROTO_INFO=y: protosel's own table for this endpoint
  * configuration and buffer type, once, beside the one UCP prints */
 static void psel_pt_dump(psel_pt_ep_t *ep, ucp_worker_h worker,
@@ -697,10 +814,11 @@ static void psel_pt_dump(psel_pt_ep_t *ep, ucp_worker_h worker,
             "lines for UCP's %s protocols\n", worker, ep_cfg_index,
             ep->lanes_str, (perf == PSEL_PERF_MULTI) ? "multi" : "single",
             "tag-send");
-    psel_select_dump_cost_source(f, &ep->all[perf], table);
+    psel_select_dump_cost_source(f, &ep->sel[perf][PSEL_PT_SEL_ALL], table);
+    psel_pt_dump_sources(f, table);
     snprintf(title, sizeof(title), "protosel ep_cfg[%u]%s", ep_cfg_index,
              (perf == PSEL_PERF_MULTI) ? " multi" : "");
-    psel_select_dump(f, &ep->all[perf], table, title, 0);
+    psel_select_dump(f, &ep->sel[perf][PSEL_PT_SEL_ALL], table, title, 0);
     fclose(f);
     for (line = buf; (line != NULL) && (*line != '\0'); line = end + 1) {
         end = strchr(line, '\n');
@@ -715,88 +833,8 @@ static void psel_pt_dump(psel_pt_ep_t *ep, ucp_worker_h worker,
 
 
 /* ------------------------------------------------------------------------
- * Replacing a UCP protocol's ranges
+ * The lines of a UCP protocol
  */
-
-/* Give @a caps protosel's lines where @a pieces reach, UCP's own plus the
- * penalty elsewhere (lines.h); 0 if they do not fit (caps untouched) */
-static int psel_pt_caps_replace(ucp_proto_caps_t *caps, size_t pmin,
-                                const psel_rt_line_t *pieces,
-                                unsigned num_pieces)
-{
-    psel_rt_line_t *orig = psel_pt.scratch.orig, *out = psel_pt.scratch.out;
-    const char *name;
-    unsigned i, t, count;
-
-    UCS_STATIC_ASSERT((int)PSEL_PERF_SINGLE == (int)UCP_PROTO_PERF_TYPE_SINGLE);
-    UCS_STATIC_ASSERT((int)PSEL_PERF_MULTI == (int)UCP_PROTO_PERF_TYPE_MULTI);
-    if ((caps->num_ranges == 0) || (caps->num_ranges > UCP_PROTO_MAX_PERF_RANGES)) {
-        return 0;
-    }
-    for (i = 0; i < caps->num_ranges; ++i) {
-        orig[i].max_length = caps->ranges[i].max_length;
-        for (t = 0; t < PSEL_PERF_LAST; ++t) {
-            orig[i].perf[t] = caps->ranges[i].perf[t];
-        }
-    }
-    count = psel_rt_lines_replace(orig, caps->num_ranges, caps->min_length,
-                                  pmin, pieces, num_pieces, PSEL_PT_PENALTY,
-                                  out,
-                                  ucs_static_array_size(psel_pt.scratch.out));
-    if (count == 0) {
-        return 0;
-    }
-    name = caps->ranges[0].name;
-    for (i = 0; i < count; ++i) {
-        caps->ranges[i].name       = name;
-        caps->ranges[i].max_length = out[i].max_length;
-        for (t = 0; t < PSEL_PERF_LAST; ++t) {
-            caps->ranges[i].perf[t] = out[i].perf[t];
-        }
-    }
-    caps->num_ranges = count;
-    return 1;
-}
-
-/* UCX_LOG_LEVEL=debug: the ranges a protocol now has */
-static void psel_pt_debug_caps(const struct psel_pt_proto *map,
-                               const ucp_proto_init_params_t *params)
-{
-    UCS_STRING_BUFFER_ONSTACK(strb, 1024);
-    const ucp_proto_caps_t *caps = params->caps;
-    size_t start                 = caps->min_length;
-    psel_perf_type_t perf;
-    unsigned i;
-
-    for (i = 0; i < caps->num_ranges; ++i) {
-        ucs_string_buffer_appendf(&strb, " %zu..", start);
-        psel_size_str(caps->ranges[i].max_length, &strb);
-        for (perf = 0; perf < PSEL_PERF_LAST; ++perf) {
-            ucs_string_buffer_appendf(&strb, " %s ", (perf == 0) ? "single" :
-                                      "multi");
-            psel_perf_func_str(caps->ranges[i].perf[perf], &strb);
-        }
-        start = caps->ranges[i].max_length + 1;
-    }
-    ucs_debug("protosel: ep_cfg[%u] %s %s:%s", params->ep_cfg_index,
-              (psel_pt.op_names != NULL) ?
-              psel_pt.op_names[params->select_param->op_id] : "?",
-              map->ucp_name,
-              ucs_string_buffer_cstr(&strb));
-}
-
-static const psel_proto_caps_t *
-psel_pt_table_caps(const psel_select_table_t *table, const char *name)
-{
-    unsigned i;
-
-    for (i = 0; i < table->num_protos; ++i) {
-        if (!strcmp(table->protos[i]->name, name)) {
-            return (table->status[i] == UCS_OK) ? &table->caps[i] : NULL;
-        }
-    }
-    return NULL;
-}
 
 static const psel_proto_t *psel_pt_builtin(const char *name)
 {
@@ -827,53 +865,95 @@ static int psel_pt_buffer_type(const ucp_proto_select_param_t *param,
     return 1;
 }
 
-/* Does protosel's row @a proto stand for the UCP protocol @a map? */
-static int psel_pt_owns(const struct psel_pt_proto *map,
+int psel_pt_op_modelled(const ucp_proto_select_param_t *param)
+{
+    switch (psel_pt_param_op_id(param)) {
+    case UCP_OP_ID_TAG_SEND:
+    case UCP_OP_ID_RNDV_SEND:
+    case UCP_OP_ID_RNDV_RECV:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+void psel_pt_report_unmapped(psel_pt_proto_t *pt,
+                             const ucp_proto_select_param_t *param)
+{
+    unsigned op_id = psel_pt_param_op_id(param);
+    char line[256];
+
+    if (pt->reported ||
+        (psel_pt.config->proto_info != PSEL_PROTO_INFO_YES)) {
+        return;
+    }
+    pt->reported = 1;
+    snprintf(line, sizeof(line), "protosel: UCP's protocol %s serves %s and "
+             "is not in protosel's mapping of UCX %s: it keeps UCP's lines",
+             pt->proto->name, (psel_pt.op_names != NULL) ?
+             psel_pt.op_names[op_id] : "an operation protosel models",
+             psel_ucp_map_era());
+    ucs_log_print_compact(line);
+}
+
+/* The protosel selection whose protocols compete at UCP's operation
+ * @a op_id: the whole one at the sender (tag send), the rendezvous ones at
+ * the receiver (get against an RTR) and at the sender after an RTR (put
+ * against am) */
+static psel_pt_sel_t psel_pt_rival_sel(int op_id)
+{
+    switch (op_id) {
+    case UCP_OP_ID_RNDV_RECV: return PSEL_PT_SEL_RNDV;
+    case UCP_OP_ID_RNDV_SEND: return PSEL_PT_SEL_RTR;
+    default:                  return PSEL_PT_SEL_ALL;
+    }
+}
+
+/* Does protosel's row @a proto stand for lines of @a data? */
+static int psel_pt_owns(const psel_ucp_map_entry_t *data,
                         const psel_proto_t *proto)
 {
-    switch (map->kind) {
-    case PSEL_PT_RNDV_ALL:
+    switch (data->kind) {
+    case PSEL_UCP_MAP_RNDV_ALL:
         return !strncmp(proto->name, "rndv/", 5);
-    case PSEL_PT_RNDV_RTR:
+    case PSEL_UCP_MAP_RNDV_RTR:
         return !strcmp(proto->name, "rndv/am") ||
                !strcmp(proto->name, "rndv/put");
     default:
-        return !strcmp(proto->name, map->psel_name);
+        return !strcmp(proto->name, data->psel_name);
     }
 }
 
-/* The protosel table a UCP protocol competes in at its operation: the
- * whole one at the sender (tag send), the rendezvous ones at the receiver
- * (get against an RTR) and at the sender after an RTR (put against am) */
-static psel_pt_kind_t psel_pt_rival_kind(const struct psel_pt_proto *map)
-{
-    switch (map->op_id) {
-    case UCP_OP_ID_RNDV_RECV: return PSEL_PT_RNDV_ALL;
-    case UCP_OP_ID_RNDV_SEND: return PSEL_PT_RNDV_RTR;
-    default:                  return PSEL_PT_LEAF;
-    }
-}
-
-/* protosel's lines for @a map, unscaled, from *pmin_p */
-static unsigned psel_pt_lines(const struct psel_pt_proto *map,
-                              psel_select_t *select, psel_buffer_type_t bt,
-                              psel_rt_line_t *lines, unsigned max,
-                              size_t *pmin_p, size_t *cfg_thresh_p)
+/* protosel's lines for @a data, unscaled, from *pmin_p; none where
+ * protosel rules it out, or where its line does another work than UCP's
+ * protocol and was not measured through UCP */
+static unsigned psel_pt_lines(const psel_ucp_map_entry_t *data,
+                              psel_pt_ep_t *ep, psel_perf_type_t perf,
+                              psel_buffer_type_t bt, psel_rt_line_t *lines,
+                              unsigned max, size_t *pmin_p,
+                              size_t *cfg_thresh_p)
 {
     const psel_select_table_t *table;
     const psel_proto_caps_t *pcaps;
-    unsigned count = 0, row;
+    psel_pt_sel_t kind;
+    unsigned count = 0, row, index;
     size_t start;
 
     *pmin_p       = 0;
     *cfg_thresh_p = PSEL_THRESH_AUTO;
-    if (psel_select_build(select, bt, &table) != UCS_OK) {
+    kind          = (data->kind == PSEL_UCP_MAP_RNDV_ALL) ? PSEL_PT_SEL_RNDV :
+                    (data->kind == PSEL_UCP_MAP_RNDV_RTR) ? PSEL_PT_SEL_RTR :
+                    PSEL_PT_SEL_ALL;
+    if (psel_select_build(psel_pt_select(ep, kind, perf), bt, &table) !=
+        UCS_OK) {
         return 0;
     }
-    if (map->kind == PSEL_PT_LEAF) {
-        pcaps = psel_pt_table_caps(table, map->psel_name);
-        if (pcaps == NULL) {
-            return 0; /* protosel rules it out for this buffer type */
+    if (data->kind == PSEL_UCP_MAP_LINE) {
+        pcaps = psel_pt_table_caps(table, data->psel_name, &index);
+        if ((pcaps == NULL) || (table->status[index] != UCS_OK) ||
+            (!(pcaps->flags & PSEL_SELECT_CAP_MEASURED_UCP) &&
+             !psel_ucp_map_same_work(data, pcaps))) {
+            return 0;
         }
         *pmin_p       = pcaps->min_length;
         *cfg_thresh_p = pcaps->cfg_thresh;
@@ -920,13 +1000,14 @@ static void psel_pt_slopes(const psel_proto_caps_t *caps, size_t lo,
 }
 
 /*
- * protosel's lines for UCP's protocol @a map over @a ep's lanes, for @a perf
- * and @a bt, marked where protosel's table gives the protocol the sizes
- * (lines.h): @a owned from *pmin_p on (none: protosel rules it out), and the
- * threshold protosel forces on it. UCS_ERR_EXCEEDS_LIMIT when they do not
- * fit UCP's ranges (UCP's lines stay).
+ * protosel's lines for @a data at UCP's operation @a op_id over @a ep's
+ * lanes, for @a perf and @a bt, marked where protosel's table gives the
+ * protocol the sizes (lines.h): @a owned from *pmin_p on (none: protosel
+ * rules it out), and the threshold protosel forces on it.
+ * UCS_ERR_EXCEEDS_LIMIT when they do not fit UCP's ranges (UCP's lines
+ * stay).
  */
-static ucs_status_t psel_pt_owned(const struct psel_pt_proto *map,
+static ucs_status_t psel_pt_owned(const psel_ucp_map_entry_t *data, int op_id,
                                   psel_pt_ep_t *ep, psel_perf_type_t perf,
                                   psel_buffer_type_t bt, psel_rt_line_t *owned,
                                   unsigned max, unsigned *num_owned_p,
@@ -935,18 +1016,17 @@ static ucs_status_t psel_pt_owned(const struct psel_pt_proto *map,
     psel_rt_line_t *lines    = psel_pt.scratch.lines;
     psel_rt_owner_t *owners  = psel_pt.scratch.owners;
     const psel_select_table_t *rivals;
-    psel_select_t *select, *rival;
     unsigned num_lines, num_owned, row;
+    psel_select_t *rival;
     size_t start;
     double scale;
 
     *num_owned_p = 0;
-    select       = psel_pt_select(ep, map->kind, perf);
-    rival        = psel_pt_select(ep, psel_pt_rival_kind(map), perf);
-    if ((select == NULL) || (rival == NULL)) {
+    rival        = psel_pt_select(ep, psel_pt_rival_sel(op_id), perf);
+    if (rival == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
-    num_lines = psel_pt_lines(map, select, bt, lines,
+    num_lines = psel_pt_lines(data, ep, perf, bt, lines,
                               ucs_static_array_size(psel_pt.scratch.lines),
                               pmin_p, cfg_thresh_p);
     if (num_lines > ucs_static_array_size(psel_pt.scratch.lines)) {
@@ -966,12 +1046,15 @@ static ucs_status_t psel_pt_owned(const struct psel_pt_proto *map,
     }
     for (row = 0, start = 0; row < rivals->count; ++row) {
         owners[row].max_length = rivals->elems[row].max_length;
-        owners[row].owned      = psel_pt_owns(map, rivals->elems[row].proto);
+        owners[row].owned      = psel_pt_owns(data, rivals->elems[row].proto);
         psel_pt_slopes(&rivals->caps[rivals->elems[row].proto_index], start,
                        owners[row].max_length, owners[row].slope);
         start = owners[row].max_length + 1;
     }
-    scale     = (map->kind == PSEL_PT_RNDV_ALL) ?
+    /* a rendezvous against eager: at the sender */
+    scale     = ((op_id == UCP_OP_ID_TAG_SEND) &&
+                 ((data->kind == PSEL_UCP_MAP_RNDV_ALL) ||
+                  !strncmp(data->psel_name, "rndv/", 5))) ?
                 psel_config_rndv_bias(psel_pt.config) : 1.0;
     num_owned = psel_rt_lines_own(lines, num_lines, *pmin_p, owners,
                                   rivals->count, scale, PSEL_PT_OWN_DELTA,
@@ -979,107 +1062,139 @@ static ucs_status_t psel_pt_owned(const struct psel_pt_proto *map,
     if (num_owned > max) {
         return UCS_ERR_EXCEEDS_LIMIT;
     }
-    for (row = 0; row < num_owned; ++row) {
-        owned[row].perf[PSEL_PERF_SINGLE].c += map->extra;
-        owned[row].perf[PSEL_PERF_MULTI].c  += map->extra;
-    }
     *num_owned_p = num_owned;
     return UCS_OK;
 }
 
-static void psel_pt_replace(const struct psel_pt_proto *map,
-                            const ucp_proto_init_params_t *params)
+/* UCX_LOG_LEVEL=debug: the lines a protocol now has */
+static void psel_pt_debug_lines(const psel_pt_proto_t *pt,
+                                const psel_pt_select_ctx_t *sel,
+                                size_t min_length, const psel_rt_line_t *out,
+                                unsigned count)
+{
+    UCS_STRING_BUFFER_ONSTACK(strb, 1024);
+    size_t start = min_length;
+    psel_perf_type_t perf;
+    unsigned i;
+
+    for (i = 0; i < count; ++i) {
+        ucs_string_buffer_appendf(&strb, " %zu..", start);
+        psel_size_str(out[i].max_length, &strb);
+        for (perf = 0; perf < PSEL_PERF_LAST; ++perf) {
+            ucs_string_buffer_appendf(&strb, " %s ", (perf == 0) ? "single" :
+                                      "multi");
+            psel_perf_func_str(out[i].perf[perf], &strb);
+        }
+        start = out[i].max_length + 1;
+    }
+    ucs_debug("protosel: ep_cfg[%u] %s %s:%s", sel->ep_cfg_index,
+              (psel_pt.op_names != NULL) ?
+              psel_pt.op_names[psel_pt_param_op_id(sel->select_param)] : "?",
+              pt->proto->name, ucs_string_buffer_cstr(&strb));
+}
+
+/*
+ * Whether UCP's configured threshold @a ucp_thresh of an instance is
+ * protosel's to set: none is configured (auto), or it is UCP's own
+ * default for a send that completes at once (UCX_RNDV_SEND_NBR_THRESH,
+ * 256 KB, from UCX 1.16 on tag/rndv's threshold for MPI_Send's
+ * UCP_OP_ATTR_FLAG_FAST_CMPL), which no user setting asked for. A user's
+ * setting wins (psel_pt.user_rndv_thresh).
+ */
+static int psel_pt_thresh_free(const psel_pt_proto_t *pt,
+                               const psel_ucp_map_entry_t *data,
+                               const psel_pt_select_ctx_t *sel,
+                               size_t ucp_thresh)
+{
+    if (ucp_thresh == UCS_MEMUNITS_AUTO) {
+        return 1;
+    }
+    return (pt->op_id == UCP_OP_ID_TAG_SEND) && !psel_pt.user_rndv_thresh &&
+           ((data->kind == PSEL_UCP_MAP_RNDV_ALL) ||
+            ((data->psel_name != NULL) &&
+             !strncmp(data->psel_name, "rndv/", 5))) &&
+           (psel_pt_param_op_attr(sel->select_param) &
+            UCP_OP_ATTR_FLAG_FAST_CMPL) &&
+           (ucp_thresh ==
+            sel->worker->context->config.ext.rndv_send_nbr_thresh);
+}
+
+unsigned psel_pt_new_lines(const psel_pt_proto_t *pt,
+                           const psel_ucp_map_entry_t *data,
+                           const psel_pt_select_ctx_t *sel,
+                           const psel_rt_line_t *orig, unsigned num_orig,
+                           size_t min_length, psel_rt_line_t *out,
+                           unsigned *orig_index, size_t *cfg_thresh_p)
 {
     psel_rt_line_t *owned                 = psel_pt.scratch.owned;
-    const ucp_proto_select_param_t *param = params->select_param;
+    const ucp_proto_select_param_t *param = sel->select_param;
     const psel_select_table_t *full;
-    size_t pmin, cfg_thresh;
+    unsigned num_owned, count = 0, row;
+    size_t pmin, psel_thresh;
     psel_buffer_type_t bt;
     psel_perf_type_t perf;
-    unsigned num_owned;
     ucs_status_t status;
     psel_pt_ep_t *ep;
 
-    if ((param->op_id != map->op_id) || !psel_pt_buffer_type(param, &bt)) {
-        return; /* not modelled: UCP's lines stay */
+    if ((pt->map == NULL) || ((int)psel_pt_param_op_id(param) != pt->op_id) ||
+        !psel_pt_buffer_type(param, &bt)) {
+        return 0; /* not modelled: UCP's lines stay */
     }
-    perf = (ucp_proto_select_op_attr_from_flags(param->op_flags) &
-            UCP_OP_ATTR_FLAG_MULTI_SEND) ? PSEL_PERF_MULTI : PSEL_PERF_SINGLE;
+    perf = (psel_pt_param_op_attr(param) & UCP_OP_ATTR_FLAG_MULTI_SEND) ?
+           PSEL_PERF_MULTI : PSEL_PERF_SINGLE;
 
     pthread_mutex_lock(&psel_pt.lock);
-    ep = psel_pt_ep_get(params->worker, params->ep_config_key);
+    ep = psel_pt_ep_get(sel->worker, sel->ep_config_key);
     if (ep == NULL) {
         goto out_warn;
     }
-    status = psel_pt_owned(map, ep, perf, bt, owned,
+    status = psel_pt_owned(data, pt->op_id, ep, perf, bt, owned,
                            ucs_static_array_size(psel_pt.scratch.owned),
-                           &num_owned, &pmin,
-                           &cfg_thresh);
+                           &num_owned, &pmin, &psel_thresh);
     if (status == UCS_ERR_NO_MEMORY) {
         goto out_warn;
     } else if (status != UCS_OK) {
         ucs_debug("protosel: %s: too many ranges, UCP's lines stay",
-                  map->ucp_name);
+                  pt->proto->name);
         goto out_dump;
+    }
+    for (row = 0; row < num_owned; ++row) {
+        owned[row].perf[PSEL_PERF_SINGLE].c += pt->map->extra;
+        owned[row].perf[PSEL_PERF_MULTI].c  += pt->map->extra;
     }
 
     /* no line at all: protosel rules the protocol out, the penalty
      * everywhere keeps it as a last resort */
-    if (psel_pt_caps_replace(params->caps, pmin, owned, num_owned)) {
-        if ((cfg_thresh != PSEL_THRESH_AUTO) &&
-            (params->caps->cfg_thresh == UCS_MEMUNITS_AUTO)) {
-            params->caps->cfg_thresh = cfg_thresh;
-        }
-        if (ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
-            psel_pt_debug_caps(map, params);
-        }
+    count = psel_rt_lines_replace(orig, num_orig, min_length, pmin, owned,
+                                  num_owned, PSEL_PT_PENALTY, out,
+                                  PSEL_PT_MAX_RANGES, orig_index);
+    if ((count > 0) && psel_pt_thresh_free(pt, data, sel, *cfg_thresh_p)) {
+        *cfg_thresh_p = (psel_thresh != PSEL_THRESH_AUTO) ? psel_thresh :
+                        UCS_MEMUNITS_AUTO;
+    }
+    if ((count > 0) && ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
+        psel_pt_debug_lines(pt, sel, min_length, out, count);
     }
 
 out_dump:
     if ((psel_pt.config->proto_info == PSEL_PROTO_INFO_YES) &&
-        (psel_select_build(psel_pt_select(ep, PSEL_PT_LEAF, perf), bt,
+        (psel_select_build(psel_pt_select(ep, PSEL_PT_SEL_ALL, perf), bt,
                            &full) == UCS_OK)) {
-        psel_pt_dump(ep, params->worker, params->ep_cfg_index, perf, bt, full);
+        psel_pt_dump(ep, sel->worker, sel->ep_cfg_index, perf, bt, full);
     }
     pthread_mutex_unlock(&psel_pt.lock);
-    return;
+    return count;
 
 out_warn:
     if (!psel_pt.warned) {
         psel_pt.warned = 1;
         ucs_warn("protosel: cannot model UCP's endpoint configuration %u "
                  "(%s): its protocols keep UCP's cost lines",
-                 params->ep_cfg_index, map->ucp_name);
+                 sel->ep_cfg_index, pt->proto->name);
     }
     pthread_mutex_unlock(&psel_pt.lock);
+    return 0;
 }
-
-static ucs_status_t psel_pt_init(const ucp_proto_init_params_t *params)
-{
-    const struct psel_pt_proto *map = NULL;
-    ucs_status_t status;
-    unsigned i;
-
-    for (i = 0; i < ucs_static_array_size(psel_pt_protos); ++i) {
-        if ((params->proto_name == psel_pt_protos[i].name_ptr) ||
-            !strcmp(params->proto_name, psel_pt_protos[i].ucp_name)) {
-            map = &psel_pt_protos[i];
-            break;
-        }
-    }
-    if ((map == NULL) || (map->orig_init == NULL)) {
-        return UCS_ERR_UNSUPPORTED; /* cannot happen: only mapped are wrapped */
-    }
-
-    /* UCP's own init first: it sets the protocol's private configuration,
-     * and may itself select (rendezvous asks the remote protocols) */
-    status = map->orig_init(params);
-    if (status == UCS_OK) {
-        psel_pt_replace(map, params);
-    }
-    return status;
-}
-
 
 /* Fault in the pages of zeroed memory @a p now. A memset would not do:
  * the compiler turns malloc + memset into calloc, which does not write
@@ -1101,11 +1216,17 @@ void psel_proto_tier_install(void *libucp, const psel_config_t *config,
 {
     unsigned (*protocols_count)(void) = dlsym(libucp, "ucp_protocols_count");
     ucp_proto_t **protocols           = dlsym(libucp, "ucp_protocols");
+    const psel_ucp_map_entry_t *entries;
     const psel_proto_t *proto;
-    ucp_proto_t *ucp_proto;
-    unsigned i;
+    psel_pt_proto_t *pt;
+    unsigned i, op, count;
+    char why[256];
 
     pthread_mutex_lock(&psel_pt.lock);
+    if (!psel_pt_era_resolve(libucp, why, sizeof(why))) {
+        pthread_mutex_unlock(&psel_pt.lock);
+        return; /* psel_proto_tier_available() said so first */
+    }
     /* the memory of the resource cache, of the first endpoint
      * configuration and of the lookup's key (28 KB each), and the scratch,
      * touched here, in ucp_init(), rather than by the first endpoint's
@@ -1122,28 +1243,60 @@ void psel_proto_tier_install(void *libucp, const psel_config_t *config,
     }
     psel_pt.config   = config;
     psel_pt.calib    = calib;
+    psel_pt.user_rndv_thresh = 0;
+    for (i = 0; i < ucs_static_array_size(psel_pt_rndv_thresh_names); ++i) {
+        psel_pt.user_rndv_thresh |=
+                psel_ucx_setting_user_set(psel_pt_rndv_thresh_names[i], NULL,
+                                          NULL, 0);
+    }
     psel_pt.op_names = dlsym(libucp, "ucp_operation_names");
-    for (i = 0; i < ucs_static_array_size(psel_pt_rndv_all); ++i) {
-        if ((proto = psel_pt_builtin(psel_pt_rndv_all[i])) != NULL) {
-            psel_pt.rndv_all[psel_pt.num_rndv_all++] = proto;
+    if (psel_pt.num_rndv_all == 0) {
+        for (i = 0; i < ucs_static_array_size(psel_pt_rndv_all); ++i) {
+            if ((proto = psel_pt_builtin(psel_pt_rndv_all[i])) != NULL) {
+                psel_pt.rndv_all[psel_pt.num_rndv_all++] = proto;
+            }
+        }
+        for (i = 0; i < ucs_static_array_size(psel_pt_rndv_rtr); ++i) {
+            if ((proto = psel_pt_builtin(psel_pt_rndv_rtr[i])) != NULL) {
+                psel_pt.rndv_rtr[psel_pt.num_rndv_rtr++] = proto;
+            }
         }
     }
-    for (i = 0; i < ucs_static_array_size(psel_pt_rndv_rtr); ++i) {
-        if ((proto = psel_pt_builtin(psel_pt_rndv_rtr[i])) != NULL) {
-            psel_pt.rndv_rtr[psel_pt.num_rndv_rtr++] = proto;
+
+    /* every protocol: the mapped get protosel's lines, the others are
+     * watched to say once that they keep UCP's */
+    count = ucs_min(protocols_count(), ucs_static_array_size(psel_pt.protos));
+    for (i = psel_pt.num_protos; i < count; ++i) {
+        pt        = &psel_pt.protos[i];
+        pt->proto = protocols[i];
+        pt->map   = psel_ucp_map_find(pt->proto->name);
+        pt->op_id = -1;
+        for (op = 0; (pt->map != NULL) && (psel_pt.op_names != NULL) &&
+                     (op < UCP_OP_ID_LAST); ++op) {
+            if ((psel_pt.op_names[op] != NULL) &&
+                !strcmp(psel_pt.op_names[op], pt->map->op_name)) {
+                pt->op_id = op;
+            }
         }
     }
-    for (i = 0; i < ucs_static_array_size(psel_pt_protos); ++i) {
-        ucp_proto = psel_pt_find(protocols, protocols_count(),
-                                 psel_pt_protos[i].ucp_name);
-        if ((ucp_proto == NULL) || (ucp_proto->init == psel_pt_init)) {
-            continue;
+    psel_pt.num_protos = count;
+    for (i = 0; i < count; ++i) {
+        pt = &psel_pt.protos[i];
+        if (!psel_pt_era_wrapped(pt) && psel_pt_writable(pt->proto)) {
+            psel_pt_era_wrap(pt);
         }
-        psel_pt_protos[i].name_ptr  = ucp_proto->name;
-        psel_pt_protos[i].orig_init = ucp_proto->init;
-        /* an aligned pointer store: a thread selecting right now sees the
-         * old init or the new, both valid */
-        __atomic_store_n(&ucp_proto->init, psel_pt_init, __ATOMIC_RELEASE);
+    }
+
+    if (config->proto_info == PSEL_PROTO_INFO_YES) {
+        entries = psel_ucp_map_entries(&count);
+        for (i = 0; i < count; ++i) {
+            if (psel_pt_proto_by_name(entries[i].ucp_name) == NULL) {
+                snprintf(why, sizeof(why), "protosel: UCP has no protocol %s "
+                         "of protosel's mapping of UCX %s",
+                         entries[i].ucp_name, psel_ucp_map_era());
+                ucs_log_print_compact(why);
+            }
+        }
     }
     pthread_mutex_unlock(&psel_pt.lock);
 }

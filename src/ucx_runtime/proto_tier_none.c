@@ -1,8 +1,8 @@
 /*
  * The protocol tier when protosel was configured without --with-ucx-src,
- * or with the tree of a UCX release it was not ported to (README.md,
- * "Newer UCX"): never available, quietly unless the user asked for it
- * (the config tier acts).
+ * or with the tree of a UCX release it has no adapter for
+ * (docs/ucx-versions.md): never available, quietly unless the user asked
+ * for it (the config tier acts).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -15,8 +15,8 @@
 int psel_proto_tier_available(void *libucp, char *why, size_t max, int *quiet)
 {
 #ifdef PSEL_PROTO_TIER_UNPORTED
-    snprintf(why, max, "it is not ported to UCX " PSEL_PROTO_TIER_UNPORTED
-             "'s protocols (written for UCX 1.13)");
+    snprintf(why, max, "it has no adapter for UCX " PSEL_PROTO_TIER_UNPORTED
+             "'s protocols (UCX 1.13 to 1.16 and 1.18 on have one)");
 #else
     snprintf(why, max, "libprotosel_ucx.so was built without UCX's internal "
              "headers (configure --with-ucx-src=DIR)");

@@ -17,6 +17,7 @@
 
 #include "runtime.h"
 #include "proto_tier.h"
+#include "ucp_map.h"
 #include "ucx_settings.h"
 
 #include <lane_select/resource_table.h>
@@ -243,6 +244,7 @@ static ucs_status_t psel_rt_derive_for(psel_config_t *filter,
     params.config   = filter;
     params.calib    = psel_rt.calib;
     params.calib_for_ucp = 1; /* the lines measured through UCP first */
+    params.ucp_filter    = psel_ucp_map_stand_in;
     status = psel_ep_config_init(ep, &params);
     if (status != UCS_OK) {
         free(ep);

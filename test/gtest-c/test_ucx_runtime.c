@@ -139,7 +139,7 @@ static void test_lines_replace_full_cover(void **state)
     psel_rt_line_t out[8];
 
     assert_int_equal(psel_rt_lines_replace(orig, 2, 0, 0, pieces, 2, 1.0,
-                                           out, 8), 2);
+                                           out, 8, NULL), 2);
     assert_line(&out[0], 5000, 100, 1);
     assert_line(&out[1], SIZE_MAX, 200, 2);
 }
@@ -153,7 +153,7 @@ static void test_lines_replace_penalty_outside(void **state)
     psel_rt_line_t out[8];
     unsigned n;
 
-    n = psel_rt_lines_replace(orig, 1, 10, 100, pieces, 1, 1.0, out, 8);
+    n = psel_rt_lines_replace(orig, 1, 10, 100, pieces, 1, 1.0, out, 8, NULL);
     assert_int_equal(n, 3);
     assert_int_equal(out[0].max_length, 99);
     assert_true(fabs(out[0].perf[PSEL_PERF_SINGLE].c - (1.0 + 500 * NS)) <
@@ -166,16 +166,21 @@ static void test_lines_replace_penalty_outside(void **state)
 }
 
 /* UCP's boundary inside a gap of protosel's lines keeps UCP's two lines,
- * each with the penalty; equal neighbours merge */
+ * each with the penalty; equal neighbours merge; each new line names the
+ * range of UCP's it starts in (for what else UCP keeps of it) */
 static void test_lines_replace_split_and_merge(void **state)
 {
     psel_rt_line_t orig[]   = {line(1000, 10, 1), line(4000, 20, 2)};
     psel_rt_line_t pieces[] = {line(200, 7, 7), line(500, 7, 7)};
     psel_rt_line_t out[8];
+    unsigned index[8];
     unsigned n;
 
-    n = psel_rt_lines_replace(orig, 2, 0, 0, pieces, 2, 2.0, out, 8);
+    n = psel_rt_lines_replace(orig, 2, 0, 0, pieces, 2, 2.0, out, 8, index);
     assert_int_equal(n, 3);
+    assert_int_equal(index[0], 0);
+    assert_int_equal(index[1], 0);
+    assert_int_equal(index[2], 1);
     assert_line(&out[0], 500, 7, 7);         /* two pieces, merged */
     assert_int_equal(out[1].max_length, 1000);
     assert_true(fabs(out[1].perf[PSEL_PERF_SINGLE].c - (2.0 + 10 * NS)) <
@@ -193,9 +198,9 @@ static void test_lines_replace_no_room(void **state)
     psel_rt_line_t out[2];
 
     assert_int_equal(psel_rt_lines_replace(orig, 1, 0, 0, pieces, 3, 1.0,
-                                           out, 2), 0);
+                                           out, 2, NULL), 0);
     assert_int_equal(psel_rt_lines_replace(orig, 0, 0, 0, pieces, 3, 1.0,
-                                           out, 2), 0);
+                                           out, 2, NULL), 0);
 }
 
 

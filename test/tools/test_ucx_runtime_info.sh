@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # libprotosel_ucx.so in stock ucx_info: with UCX_PROTO_ENABLE=y and
 # UCX_PROTO_INFO=y, the tag-send table UCP prints under the library is
-# protosel's (psel_info -e --same-process), on shared memory
+# protosel's for UCP (psel_info -e --ucp --same-process), on shared memory
 # (posix,sysv,cma) and tcp, with a calibration and with attributes only,
 # compared at 64 log-spaced sizes and at every boundary (ucx_tables.py).
 # Then the config tier (UCX_PSEL_TIER=config) and psel_info --ucx-conf.
@@ -31,8 +31,8 @@ for tr in shm tcp; do
     for cal in none "$tmp/cal.txt"; do
         what="$tr, $([ "$cal" = none ] && echo "attributes only" || echo calibrated)"
         f=$tmp/$tr-$(basename "$cal")
-        check "psel_info -e -j --same-process, $what" \
-            env UCX_PSEL_CALIBRATION="$cal" UCX_PSEL_TLS="${ucx_tls[$tr]}" "$info" -e -j --same-process
+        check "psel_info -e -j --ucp --same-process, $what" \
+            env UCX_PSEL_CALIBRATION="$cal" UCX_PSEL_TLS="${ucx_tls[$tr]}" "$info" -e -j --ucp --same-process
         cp "$tmp/out" "$f.json"
         check "ucx_info -e -u t under the library, $what" \
             env LD_PRELOAD="$lib" UCX_PSEL_CALIBRATION="$cal" UCX_TLS="${ucx_tls[$tr]}" \
