@@ -61,7 +61,9 @@ typedef struct psel_lane {
                                            iface's uct_iface_attr.cap.am) */
     psel_op_limits_t  get;            /**< get_zcopy's limits (cap.get) */
     psel_op_limits_t  put;            /**< put_zcopy's limits (cap.put) */
-    uint64_t          reg_mem_types;  /**< Memory types the lane's MD registers */
+    uint64_t          reg_mem_types;  /**< Memory types its zero-copy operations
+                                           reach: registered, or accessed by an
+                                           MD that needs no memory handle */
     uint64_t          access_mem_types; /**< Memory types the lane's MD
                                              accesses without registration */
     int               op_valid;       /**< Nonzero if @a op holds the

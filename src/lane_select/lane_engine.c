@@ -169,12 +169,31 @@ static double psel_am_bw_score(const psel_resource_t *local,
                   perf->latency + local->overhead);
 }
 
+/* The memory types a resource's zero-copy operations reach, as UCP counts
+ * them (ucp_context_memaccess_tl_bitmap, UCX 1.20): those its MD
+ * registers; or, where it needs neither a memory handle nor a remote key,
+ * those it accesses (cma and tcp register nothing from UCX 1.20 on) */
+static uint64_t psel_rsc_zcopy_mem_types(const psel_resource_t *rsc)
+{
+    if (rsc->md_flags & UCT_MD_FLAG_REG) {
+        return rsc->reg_mem_types;
+    } else if (!(rsc->md_flags & (UCT_MD_FLAG_NEED_MEMH |
+                                  UCT_MD_FLAG_NEED_RKEY))) {
+        return rsc->access_mem_types;
+    }
+    return 0;
+}
+
+/* A peer's resource from its address has the MD flags alone (REG where it
+ * offers zero-copy RMA): the flags decide, the memory types are the local
+ * lane's to check */
 static int psel_rma_bw_applies(const psel_resource_t *rsc)
 {
     return psel_rsc_connects(rsc) &&
            (rsc->cap_flags & (UCT_IFACE_FLAG_GET_ZCOPY |
                               UCT_IFACE_FLAG_PUT_ZCOPY)) &&
-           (rsc->md_flags & UCT_MD_FLAG_REG);
+           ((rsc->md_flags & UCT_MD_FLAG_REG) ||
+            !(rsc->md_flags & (UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY)));
 }
 
 /* rma_bw: 1 / (256K/bw + lat + o_l + reg(256K)) */
@@ -367,8 +386,7 @@ static void psel_lane_fill(const psel_lane_select_params_t *params,
                            (perf.latency -
                             psel_pair_latency(rsc, remote, num_eps)) : 0,
                            lane);
-    lane->reg_mem_types = (rsc->md_flags & UCT_MD_FLAG_REG) ?
-                          rsc->reg_mem_types : 0;
+    lane->reg_mem_types = psel_rsc_zcopy_mem_types(rsc);
     lane->access_mem_types = rsc->access_mem_types;
 }
 
@@ -487,7 +505,7 @@ static void psel_lanes_select_set(const psel_resource_table_t *local,
             lrsc = &local->resources[l];
             if (!selector->applies(lrsc) || !psel_pass_uses(pass, lrsc) ||
                 ((mem_type < UCS_MEMORY_TYPE_LAST) &&
-                 !(lrsc->reg_mem_types & UCS_BIT(mem_type)))) {
+                 !(psel_rsc_zcopy_mem_types(lrsc) & UCS_BIT(mem_type)))) {
                 continue;
             }
             for (r = 0; r < remote->count; ++r) {

@@ -73,6 +73,45 @@ static int psel_config_sprintf_proto_info(char *buf, size_t max,
     return 1;
 }
 
+/* "auto", or a percentage with an optional '%' */
+static int psel_config_sscanf_margin(const char *buf, void *dest,
+                                     const void *arg)
+{
+    const char *p = buf;
+    double value;
+
+    if (!strcasecmp(buf, "auto")) {
+        *(double*)dest = PSEL_SWITCH_MARGIN_AUTO;
+        return 1;
+    }
+    if (!psel_scan_double(&p, &value) || ((*p != '\0') && strcmp(p, "%")) ||
+        !(value >= 0) || !(value < 50)) {
+        return 0;
+    }
+    *(double*)dest = value / 100.0;
+    return 1;
+}
+
+static int psel_config_sprintf_margin(char *buf, size_t max, const void *src,
+                                      const void *arg)
+{
+    double value = *(const double*)src;
+
+    if (value == PSEL_SWITCH_MARGIN_AUTO) {
+        ucs_strncpy_safe(buf, "auto", max);
+    } else {
+        psel_text_snprintf(buf, max, "%g%%", value * 100.0);
+    }
+    return 1;
+}
+
+#define PSEL_CONFIG_TYPE_MARGIN \
+    PSEL_UCS_CONFIG_PARSER(psel_config_sscanf_margin, \
+                           psel_config_sprintf_margin, \
+                           ucs_config_clone_double, ucs_config_release_nop, \
+                           ucs_config_help_generic, \
+                           "percentage, 0 <= value < 50, or \"auto\"")
+
 #define PSEL_CONFIG_TYPE_PROTO_INFO \
     PSEL_UCS_CONFIG_PARSER(psel_config_sscanf_proto_info, \
                            psel_config_sprintf_proto_info, \
@@ -104,6 +143,16 @@ ucs_config_field_t psel_config_table[] = {
      "multiplied by d = 1 - value/100 before comparison. The bias moves an\n"
      "eager/rendezvous boundary by at most a factor of 2.",
      ucs_offsetof(psel_config_t, rndv_perf_diff), UCS_CONFIG_TYPE_DOUBLE},
+
+    {"SWITCH_MARGIN", "auto",
+     "How much cheaper a protocol must be to take sizes from the one that\n"
+     "serves the sizes below (or, at a size where the candidates change, from\n"
+     "the one earlier in the natural order short, bcopy, zcopy, rendezvous):\n"
+     "lines that tie within it do not make the table alternate. A\n"
+     "percentage, or \"auto\": twice the run spread the calibration recorded\n"
+     "(its noise line), from 1% to 25%; 2% on lines from the transports'\n"
+     "attributes.",
+     ucs_offsetof(psel_config_t, switch_margin), PSEL_CONFIG_TYPE_MARGIN},
 
     {"PROTO_INFO", "n",
      "Print protocol selection tables: \"y\" at endpoint init, \"used\" at\n"

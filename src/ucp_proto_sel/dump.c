@@ -90,12 +90,13 @@ void psel_select_boundary(const psel_select_t *select,
     const psel_proto_caps_t *rc  = &table->caps[right];
     size_t at                    = table->elems[row].max_length + 1;
     ucs_linear_func_t fl, fr;
+    double d, margin;
     unsigned i;
-    double d;
 
     boundary->at              = at;
     boundary->crossing        = NAN;
     boundary->biased_crossing = NAN;
+    boundary->margin_crossing = NAN;
 
     if (psel_proto_caps_range(lc, at) == NULL) {
         boundary->reason = PSEL_BOUNDARY_MAX_LENGTH;
@@ -126,11 +127,24 @@ void psel_select_boundary(const psel_select_t *select,
             fr = ucs_linear_func_make(fr.c * d, fr.m * d);
         }
         boundary->biased_crossing = psel_lines_cross(fl, fr);
-        /* neither crossing explains the boundary: the x2 bound does */
-        if ((fabs(boundary->biased_crossing - (double)at) > 1.0) &&
-            (fabs(boundary->crossing - (double)at) > 1.0)) {
-            boundary->reason = PSEL_BOUNDARY_BIAS_BOUND;
-        }
+    }
+
+    /* the right one takes the sizes where it beats the left one by the
+     * switch margin (select.h) */
+    margin = psel_select_switch_margin(select);
+    if (margin > 0) {
+        boundary->margin_crossing = psel_lines_cross(
+                ucs_linear_func_make(fl.c * (1.0 - margin), fl.m * (1.0 - margin)),
+                fr);
+    }
+    if ((fabs(boundary->crossing - (double)at) <= 1.0) ||
+        (fabs(boundary->biased_crossing - (double)at) <= 1.0)) {
+        return;
+    } else if (fabs(boundary->margin_crossing - (double)at) <= 1.0) {
+        boundary->reason = PSEL_BOUNDARY_MARGIN;
+    } else if (!isnan(boundary->biased_crossing)) {
+        /* no crossing explains the boundary: the x2 bound does */
+        boundary->reason = PSEL_BOUNDARY_BIAS_BOUND;
     }
 }
 
@@ -179,6 +193,15 @@ static void psel_boundary_str(const psel_select_t *select,
                                       "at most x2, so it stays at %zu", b.at);
         }
         break;
+    case PSEL_BOUNDARY_MARGIN:
+        ucs_string_buffer_appendf(strb, "cost lines cross at %.1f bytes; %s "
+                                  "is cheaper than %s by the %.1f%% switch "
+                                  "margin (%s) from %.1f", b.crossing,
+                                  right->name, left->name,
+                                  100.0 * psel_select_switch_margin(select),
+                                  psel_select_switch_margin_source(select),
+                                  b.margin_crossing);
+        break;
     }
     ucs_string_buffer_appendf(strb, "\n");
 }
@@ -194,6 +217,9 @@ static void psel_margin_str(const psel_select_t *select,
     double ci = psel_select_cost(select, &table->caps[i], start, 1);
     ucs_linear_func_t fw, fi;
 
+    double margin = psel_select_switch_margin(select);
+    int cheaper   = ci < cw;
+
     ucs_string_buffer_appendf(strb, "%+.1f%% at %zu", 100.0 * (ci - cw) / cw,
                               start);
     if (end == SIZE_MAX) {
@@ -201,11 +227,19 @@ static void psel_margin_str(const psel_select_t *select,
         fi = psel_proto_func_at(select, table, i, end);
         ucs_string_buffer_appendf(strb, ", %+.1f%% per byte for large sizes",
                                   100.0 * (fi.m - fw.m) / fw.m);
+        cheaper |= fi.m < fw.m;
     } else if (end > start) {
         cw = psel_select_cost(select, &table->caps[winner], end, 1);
         ci = psel_select_cost(select, &table->caps[i], end, 1);
         ucs_string_buffer_appendf(strb, ", %+.1f%% at %zu",
                                   100.0 * (ci - cw) / cw, end);
+        cheaper |= ci < cw;
+    }
+    if (cheaper && (margin > 0)) {
+        /* the tie: the winner keeps the sizes within the margin */
+        ucs_string_buffer_appendf(strb, " (a tie within the %.1f%% switch "
+                                  "margin, %s)", 100.0 * margin,
+                                  psel_select_switch_margin_source(select));
     }
 }
 

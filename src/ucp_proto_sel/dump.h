@@ -17,7 +17,9 @@ typedef enum {
     PSEL_BOUNDARY_MIN_LENGTH,   /**< The right protocol starts to apply */
     PSEL_BOUNDARY_FORCED,       /**< A forced threshold (UCX_PSEL_*_THRESH) */
     PSEL_BOUNDARY_CROSSOVER,    /**< The cost lines cross */
-    PSEL_BOUNDARY_BIAS_BOUND    /**< The rendezvous bias hit its x2 bound */
+    PSEL_BOUNDARY_BIAS_BOUND,   /**< The rendezvous bias hit its x2 bound */
+    PSEL_BOUNDARY_MARGIN        /**< The right one beats the left by the
+                                     switch margin from here */
 } psel_boundary_reason_t;
 
 /** Explanation of the boundary after row @a row of a table. */
@@ -27,6 +29,9 @@ typedef struct psel_boundary {
     double                 crossing;  /**< Unbiased crossing of the two lines
                                            [B], or NaN if they do not cross */
     double                 biased_crossing; /**< Crossing with the bias, or NaN */
+    double                 margin_crossing; /**< Where the right line goes
+                                               below the left one less the
+                                               switch margin, or NaN */
 } psel_boundary_t;
 
 /** Output flags. */

@@ -67,6 +67,9 @@ typedef struct psel_config {
     size_t                  rndv_thresh;     /**< Forced rendezvous threshold */
     size_t                  zcopy_thresh;    /**< Forced zero-copy threshold */
     double                  rndv_perf_diff;  /**< Rendezvous bias, percent */
+    double                  switch_margin;   /**< UCX_PSEL_SWITCH_MARGIN:
+                                                  a fraction, or
+                                                  PSEL_SWITCH_MARGIN_AUTO */
     int                     proto_info;      /**< psel_proto_info_t */
     int                     select_perf;     /**< psel_perf_type_t to select on */
     double                  bcopy_bw;        /**< UCX_PSEL_BCOPY_BW as set:
@@ -199,6 +202,19 @@ void psel_config_print_json(FILE *stream, const psel_config_t *config);
  * the way UCX_NUM_EPS overrides ucp_params.estimated_num_eps.
  */
 size_t psel_config_num_eps(const psel_config_t *config, size_t estimate);
+
+/** UCX_PSEL_SWITCH_MARGIN=auto: twice the run spread the calibration
+ *  recorded (two lines measured apart each move by it), within
+ *  PSEL_SWITCH_MARGIN_MIN..MAX; PSEL_SWITCH_MARGIN_ATTR on attribute
+ *  lines. */
+#define PSEL_SWITCH_MARGIN_AUTO  (-1.0)
+#define PSEL_SWITCH_MARGIN_MIN   0.01
+#define PSEL_SWITCH_MARGIN_MAX   0.25
+
+/** The switch margin on lines from the transports' attributes: what the
+ *  model cannot tell apart (UCX 1.20's tcp has egr/short and egr/zcopy 0.2%
+ *  apart per byte, and the same at 0). */
+#define PSEL_SWITCH_MARGIN_ATTR  0.02
 
 /** @return The rendezvous bias factor d = 1 - rndv_perf_diff/100. */
 double psel_config_rndv_bias(const psel_config_t *config);

@@ -47,6 +47,7 @@ typedef struct {
     const psel_select_t       *select;
     const psel_select_table_t *table;
     int                        biased;
+    double                     margin;  /* psel_select_switch_margin() */
 } psel_envelope_t;
 
 
@@ -218,6 +219,22 @@ static int psel_envelope_better(const psel_envelope_t *env, unsigned a,
     return a < b;
 }
 
+/* Nonzero if protocol a beats protocol b at size x by the switch margin:
+ * costs less than (1 - margin) times b's; with no margin, as
+ * psel_envelope_better() */
+static int psel_envelope_beats(const psel_envelope_t *env, unsigned a,
+                               unsigned b, size_t x)
+{
+    double cost_a, cost_b;
+
+    if (env->margin <= 0) {
+        return psel_envelope_better(env, a, b, x);
+    }
+    cost_a = ucs_linear_func_apply(psel_envelope_func(env, a, x, 0), (double)x);
+    cost_b = ucs_linear_func_apply(psel_envelope_func(env, b, x, 0), (double)x);
+    return cost_a < (1.0 - env->margin) * cost_b;
+}
+
 static unsigned psel_envelope_winner(const psel_envelope_t *env,
                                      uint64_t candidates, size_t x)
 {
@@ -226,6 +243,35 @@ static unsigned psel_envelope_winner(const psel_envelope_t *env,
     for (i = 0; i < env->table->num_protos; ++i) {
         if ((candidates & UCS_BIT(i)) &&
             ((winner == UINT_MAX) || psel_envelope_better(env, i, winner, x))) {
+            winner = i;
+        }
+    }
+    return winner;
+}
+
+/* The protocol that serves sizes from x on, where @a prev served those
+ * before (UINT_MAX: none, or the candidates changed it away): @a prev as
+ * long as no candidate beats it by the switch margin, then the cheapest;
+ * with no previous one, the first of the list (the natural order: short,
+ * bcopy, zcopy, rendezvous) that no later one beats by the margin. So every
+ * candidate costs at least (1 - margin) times the winner's */
+static unsigned psel_envelope_keep(const psel_envelope_t *env,
+                                   uint64_t candidates, size_t x,
+                                   unsigned prev)
+{
+    unsigned i, winner = UINT_MAX;
+
+    if ((prev != UINT_MAX) && (candidates & UCS_BIT(prev))) {
+        for (i = 0; i < env->table->num_protos; ++i) {
+            if ((candidates & UCS_BIT(i)) && psel_envelope_beats(env, i, prev, x)) {
+                return psel_envelope_winner(env, candidates, x);
+            }
+        }
+        return prev;
+    }
+    for (i = 0; i < env->table->num_protos; ++i) {
+        if ((candidates & UCS_BIT(i)) &&
+            ((winner == UINT_MAX) || psel_envelope_beats(env, i, winner, x))) {
             winner = i;
         }
     }
@@ -262,10 +308,10 @@ static size_t psel_envelope_stable_until(const psel_envelope_t *env, size_t x)
 }
 
 /*
- * First size in (lo, end] where q beats w, given that w wins at lo and both
- * lines are fixed on [lo, end]. The closed-form crossing gives a guess; a
- * bracketing search with the same comparator the lookup tests use makes the
- * answer exact despite floating-point rounding.
+ * First size in (lo, end] where q beats w (by the switch margin), given
+ * that w wins at lo and both lines are fixed on [lo, end]. The closed-form
+ * crossing gives a guess; a bracketing search with the same comparator the
+ * lookup tests use makes the answer exact despite floating-point rounding.
  */
 static int psel_envelope_first_win(const psel_envelope_t *env, unsigned q,
                                    unsigned w, size_t lo, size_t end,
@@ -277,7 +323,11 @@ static int psel_envelope_first_win(const psel_envelope_t *env, unsigned q,
 
     fq = psel_envelope_func(env, q, lo, 0);
     fw = psel_envelope_func(env, w, lo, 0);
-    if (psel_select_same_line(fq, fw)) {
+    if (env->margin > 0) {
+        /* q must beat w's line less the margin */
+        fw = ucs_linear_func_make(fw.c * (1.0 - env->margin),
+                                  fw.m * (1.0 - env->margin));
+    } else if (psel_select_same_line(fq, fw)) {
         /* the same line on all of [lo, end]: the other flavour decides */
         fq = psel_envelope_func(env, q, lo, 1);
         fw = psel_envelope_func(env, w, lo, 1);
@@ -296,11 +346,11 @@ static int psel_envelope_first_win(const psel_envelope_t *env, unsigned q,
     }
 
     step = 1;
-    if (psel_envelope_better(env, q, w, guess)) {
+    if (psel_envelope_beats(env, q, w, guess)) {
         hi = guess;
         while (hi - lo > 1) {
             cand = (hi - lo > step) ? (hi - step) : (lo + 1);
-            if (!psel_envelope_better(env, q, w, cand)) {
+            if (!psel_envelope_beats(env, q, w, cand)) {
                 lo = cand;
                 break;
             }
@@ -314,7 +364,7 @@ static int psel_envelope_first_win(const psel_envelope_t *env, unsigned q,
                 return 0;
             }
             cand = (end - lo > step) ? (lo + step) : end;
-            if (psel_envelope_better(env, q, w, cand)) {
+            if (psel_envelope_beats(env, q, w, cand)) {
                 hi = cand;
                 break;
             }
@@ -325,7 +375,7 @@ static int psel_envelope_first_win(const psel_envelope_t *env, unsigned q,
 
     while (hi - lo > 1) {
         cand = lo + (hi - lo) / 2;
-        if (psel_envelope_better(env, q, w, cand)) {
+        if (psel_envelope_beats(env, q, w, cand)) {
             hi = cand;
         } else {
             lo = cand;
@@ -396,14 +446,15 @@ static void psel_envelope_report_uncovered(const psel_envelope_t *env,
     ucs_string_buffer_cleanup(&strb);
 }
 
-/* Lower envelope over 0..SIZE_MAX, biased or not. */
+/* Lower envelope over 0..SIZE_MAX, biased or not, with the switch margin
+ * (psel_envelope_keep) */
 static ucs_status_t psel_envelope_walk(const psel_envelope_t *env,
                                        psel_segments_t *segs)
 {
     size_t start = 0, end, x;
+    unsigned w = UINT_MAX, q;
     uint64_t candidates;
     ucs_status_t status;
-    unsigned w, q;
 
     segs->count = 0;
     for (;;) {
@@ -413,7 +464,7 @@ static ucs_status_t psel_envelope_walk(const psel_envelope_t *env,
             return UCS_ERR_UNSUPPORTED;
         }
 
-        w   = psel_envelope_winner(env, candidates, start);
+        w   = psel_envelope_keep(env, candidates, start, w);
         end = psel_envelope_stable_until(env, start);
         for (q = 0; q < env->table->num_protos; ++q) {
             if ((q != w) && (candidates & UCS_BIT(q)) &&
@@ -523,6 +574,29 @@ static ucs_status_t psel_envelope_bounded_bias(const psel_segments_t *unbiased,
     return status;
 }
 
+double psel_select_switch_margin(const psel_select_t *select)
+{
+    const struct psel_calib *calib = select->calib;
+
+    if (select->config->switch_margin != PSEL_SWITCH_MARGIN_AUTO) {
+        return select->config->switch_margin;
+    }
+    /* two lines measured apart each move by the run spread */
+    return ((calib != NULL) && calib->has_noise) ?
+           ucs_min(ucs_max(2.0 * calib->noise.spread, PSEL_SWITCH_MARGIN_MIN),
+                   PSEL_SWITCH_MARGIN_MAX) :
+           PSEL_SWITCH_MARGIN_ATTR;
+}
+
+const char *psel_select_switch_margin_source(const psel_select_t *select)
+{
+    if (select->config->switch_margin != PSEL_SWITCH_MARGIN_AUTO) {
+        return "UCX_PSEL_SWITCH_MARGIN";
+    }
+    return ((select->calib != NULL) && select->calib->has_noise) ?
+           "the calibration's run spread" : "on attribute lines";
+}
+
 static int psel_select_has_bias(const psel_select_table_t *table,
                                 const psel_config_t *config)
 {
@@ -544,7 +618,8 @@ static ucs_status_t psel_select_envelope(const psel_select_t *select,
                                          const psel_select_table_t *table,
                                          psel_segments_t *result)
 {
-    psel_envelope_t env               = {select, table, 0};
+    psel_envelope_t env               = {select, table, 0,
+                                         psel_select_switch_margin(select)};
     psel_segments_t unbiased          = PSEL_SEGMENTS_INITIALIZER;
     psel_segments_t biased            = PSEL_SEGMENTS_INITIALIZER;
     ucs_status_t status;

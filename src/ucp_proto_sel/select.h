@@ -123,6 +123,22 @@ typedef struct psel_select {
 
 
 /**
+ * The switch margin of @a select's tables (UCX_PSEL_SWITCH_MARGIN): a
+ * protocol takes sizes from the one serving the sizes below only where it
+ * costs less than (1 - margin) times that one's; where the candidates
+ * change, the first of the list (the natural order) stays unless a later
+ * one beats it by the margin. "auto": twice the run spread the
+ * calibration recorded (psel_config.h), or PSEL_SWITCH_MARGIN_ATTR on
+ * attribute lines.
+ *
+ * @return The margin, a fraction (0 <= margin < 0.5).
+ */
+double psel_select_switch_margin(const psel_select_t *select);
+
+/** @return Where psel_select_switch_margin() came from, for the dumps. */
+const char *psel_select_switch_margin_source(const psel_select_t *select);
+
+/**
  * Prepare a selection. Tables are built by psel_select_build() or on first
  * lookup of a buffer type. @a protos, @a lanes and @a config must outlive it.
  * To select on measured cost lines, set select->calib before the first

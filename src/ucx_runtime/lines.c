@@ -36,7 +36,8 @@ unsigned psel_rt_lines_add(psel_rt_line_t *lines, unsigned count, unsigned max,
 unsigned psel_rt_lines_own(const psel_rt_line_t *in, unsigned num_in,
                            size_t start, const psel_rt_owner_t *owners,
                            unsigned num_owners, double owned_scale,
-                           double delta, psel_rt_line_t *out, unsigned max)
+                           double unowned_scale, double delta,
+                           psel_rt_line_t *out, unsigned max)
 {
     unsigned i = 0, o = 0, count = 0, t;
     ucs_linear_func_t f;
@@ -60,9 +61,9 @@ unsigned psel_rt_lines_own(const psel_rt_line_t *in, unsigned num_in,
         out[count].max_length = end;
         for (t = 0; t < PSEL_PERF_LAST; ++t) {
             raise = delta + (0.5 * ucs_max(owners[o].slope[t],
-                                           in[i].perf[t].m));
+                                           unowned_scale * in[i].perf[t].m));
             f     = owners[o].owned ? ucs_linear_func_make(0, owned_scale) :
-                                      ucs_linear_func_make(raise, 1);
+                                      ucs_linear_func_make(raise, unowned_scale);
             out[count].perf[t] = ucs_linear_func_compose(f, in[i].perf[t]);
         }
         ++count;
@@ -119,8 +120,10 @@ unsigned psel_rt_lines_replace(const psel_rt_line_t *orig, unsigned num_orig,
         }
         for (t = 0; t < PSEL_PERF_LAST; ++t) {
             perf[t] = covered ? pieces[p].perf[t] :
-                      ucs_linear_func_add(o->perf[t],
-                                          ucs_linear_func_make(penalty, 0));
+                      ucs_linear_func_compose(
+                              ucs_linear_func_make(penalty,
+                                                   PSEL_RT_PENALTY_SCALE),
+                              o->perf[t]);
         }
 
         if ((count > 0) && psel_rt_line_equal(&out[count - 1], perf)) {

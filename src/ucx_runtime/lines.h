@@ -13,6 +13,12 @@
 
 #include <stddef.h>
 
+/** A last-resort line (psel_rt_lines_replace) grows this many times as fast
+ * as UCP's own: with the constant penalty alone, a line of protosel's
+ * passed it at large sizes (at 1 s, UCX's 12 MB/s tcp attributes on this
+ * VM from 12 MB on). */
+#define PSEL_RT_PENALTY_SCALE 1000.0
+
 /** Sizes up to @a max_length on one line per perf flavour. */
 typedef struct psel_rt_line {
     size_t            max_length;           /**< Last size of the piece */
@@ -53,9 +59,11 @@ unsigned psel_rt_lines_add(psel_rt_line_t *lines, unsigned count, unsigned max,
 /**
  * Split lines at the boundaries of protosel's table for the protocol: where
  * protosel selects it they are multiplied by @a owned_scale (the rendezvous
- * bias, protosel's rule for comparing rendezvous with eager), elsewhere
- * @a delta and half a byte of the steeper of the line and the selected
- * protocol's (psel_rt_owner_t::slope) are added. UCP's engine rounds a
+ * bias, protosel's rule for comparing rendezvous with eager), elsewhere by
+ * @a unowned_scale (1 / (1 - the switch margin): protosel keeps a protocol
+ * against lines up to the margin below it), and @a delta and half a byte of
+ * the steeper of the line and the selected protocol's
+ * (psel_rt_owner_t::slope) are added. UCP's engine rounds a
  * crossing to the nearest byte and breaks exact ties by protocol id: the
  * half byte keeps a line that crosses the selected one inside a row (at
  * 625.24 B, say) from taking the byte nearest to it, and @a delta draws
@@ -68,6 +76,7 @@ unsigned psel_rt_lines_add(psel_rt_line_t *lines, unsigned count, unsigned max,
  * @param [in]  owners      Ascending, the last ending at SIZE_MAX.
  * @param [in]  num_owners  Their number.
  * @param [in]  owned_scale Factor on time where owned.
+ * @param [in]  unowned_scale Factor on time where not owned.
  * @param [in]  delta       Time [s] added where not owned.
  * @param [out] out         Array of @a max entries.
  * @param [in]  max         Capacity.
@@ -77,13 +86,14 @@ unsigned psel_rt_lines_add(psel_rt_line_t *lines, unsigned count, unsigned max,
 unsigned psel_rt_lines_own(const psel_rt_line_t *in, unsigned num_in,
                            size_t start, const psel_rt_owner_t *owners,
                            unsigned num_owners, double owned_scale,
-                           double delta, psel_rt_line_t *out, unsigned max);
+                           double unowned_scale, double delta,
+                           psel_rt_line_t *out, unsigned max);
 
 /**
  * A protocol's new ranges: over its own sizes @a min_length .. the last
  * @a orig max_length, @a pieces where they reach (from @a pmin on), and
- * elsewhere the @a orig line of that size plus @a penalty. Neighbours
- * with equal lines are merged.
+ * elsewhere the @a orig line of that size, PSEL_RT_PENALTY_SCALE times as
+ * steep, plus @a penalty. Neighbours with equal lines are merged.
  *
  * @param [in]  orig        The protocol's ranges (ascending, >= 1).
  * @param [in]  num_orig    Their number.

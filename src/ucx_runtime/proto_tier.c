@@ -883,7 +883,9 @@ void psel_pt_report_unmapped(psel_pt_proto_t *pt,
     unsigned op_id = psel_pt_param_op_id(param);
     char line[256];
 
-    if (pt->reported ||
+    /* a placeholder (reconfig, while an endpoint is being reconfigured)
+     * sends nothing */
+    if (pt->reported || (pt->proto->flags & UCP_PROTO_FLAG_INVALID) ||
         (psel_pt.config->proto_info != PSEL_PROTO_INFO_YES)) {
         return;
     }
@@ -1057,8 +1059,9 @@ static ucs_status_t psel_pt_owned(const psel_ucp_map_entry_t *data, int op_id,
                   !strncmp(data->psel_name, "rndv/", 5))) ?
                 psel_config_rndv_bias(psel_pt.config) : 1.0;
     num_owned = psel_rt_lines_own(lines, num_lines, *pmin_p, owners,
-                                  rivals->count, scale, PSEL_PT_OWN_DELTA,
-                                  owned, max);
+                                  rivals->count, scale,
+                                  1.0 / (1.0 - psel_select_switch_margin(rival)),
+                                  PSEL_PT_OWN_DELTA, owned, max);
     if (num_owned > max) {
         return UCS_ERR_EXCEEDS_LIMIT;
     }

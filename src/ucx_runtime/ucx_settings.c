@@ -333,7 +333,10 @@ void psel_ucx_settings_merge(psel_ucx_settings_t *s, const char *s_peers,
     }
 }
 
-/* UCX_PROTOS: leave out the v2 tag-send protocols that no table selects */
+/* UCX_PROTOS: leave out the v2 eager protocols that no table selects. The
+ * rendezvous ones stay: UCP's receiver falls back on another scheme where
+ * the one it was told cannot run (UCX 1.13 runs no rndv/get between two
+ * processes over cma, and aborts the receive if rndv/am/bcopy is out) */
 static void map_protocols(psel_ucx_settings_t *s,
                           const psel_select_table_t *const *tables,
                           unsigned count)
@@ -345,7 +348,7 @@ static void map_protocols(psel_ucx_settings_t *s,
     strcpy(setting_add(s, "PROTO_ENABLE", 0), "y");
     protos = setting_add(s, "PROTOS", PSEL_UCX_SETTING_SELECTION);
     for (i = 0; i < ucs_static_array_size(psel_ucx_protos); ++i) {
-        used = 0;
+        used = (psel_ucx_protos[i].scheme != NULL);
         for (t = 0; (t < count) && (psel_ucx_protos[i].psel != NULL); ++t) {
             for (row = 0; row < tables[t]->count; ++row) {
                 used |= !strcmp(tables[t]->elems[row].proto->name,
@@ -360,9 +363,11 @@ static void map_protocols(psel_ucx_settings_t *s,
     if (protos[0] == '\0') {
         strcpy(protos, "all");
     }
-    psel_ucx_settings_note(s, "UCX_PROTOS: without the tag-send protocols "
+    psel_ucx_settings_note(s, "UCX_PROTOS: without the eager protocols "
                            "protosel selects for no buffer type, nor those "
-                           "it does not model; it acts only with "
+                           "it does not model (every rendezvous scheme "
+                           "stays, for UCP's receiver to fall back on); it "
+                           "acts only with "
                            "UCX_PROTO_ENABLE=y (UCX 1.13's protocols v2, off "
                            "by default), which also honours the settings "
                            "above");

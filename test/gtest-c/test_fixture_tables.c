@@ -72,7 +72,9 @@ typedef struct {
 #define LANES_END {NULL, 0}
 #define ROWS_END  {0, NULL, NULL}
 
-/* Unset every UCX_PSEL_* variable, then set the one override, if any. */
+/* Unset every UCX_PSEL_* variable, then set the one override, if any. The
+ * switch margin is 0 unless the override names it: the tables here are the
+ * exact crossings of the formulas above (test_margin_* checks the margin) */
 static void psel_env_reset(const char *setting)
 {
     char names[64][128];
@@ -88,6 +90,7 @@ static void psel_env_reset(const char *setting)
     for (i = 0; i < n; ++i) {
         unsetenv(names[i]);
     }
+    setenv("UCX_PSEL_SWITCH_MARGIN", "0", 1);
     if (setting != NULL) {
         snprintf(names[0], sizeof(names[0]), "%.*s",
                  (int)strcspn(setting, "="), setting);

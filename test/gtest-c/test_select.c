@@ -6,6 +6,7 @@
 #include "mock_lanes.h"
 #include "test_util.h"
 
+#include <ucp_proto_sel/calib.h>
 #include <ucp_proto_sel/dump.h>
 #include <ucp_proto_sel/proto_common.h>
 #include <ucp_proto_sel/select.h>
@@ -29,11 +30,13 @@ static const char *psel_env_vars[] = {
     "UCX_PSEL_RNDV_PERF_DIFF", "UCX_PSEL_PROTO_INFO", "UCX_PSEL_SELECT_PERF",
     "UCX_PSEL_MAX_RNDV_LANES", "UCX_PSEL_MAX_EAGER_LANES",
     "UCX_PSEL_MULTI_LANE_MAX_RATIO", "UCX_PSEL_BCOPY_BW", "UCX_PSEL_TLS",
-    "UCX_PSEL_RCACHE_OVERHEAD", "UCX_PSEL_RX_SLIP",
+    "UCX_PSEL_RCACHE_OVERHEAD", "UCX_PSEL_RX_SLIP", "UCX_PSEL_SWITCH_MARGIN",
     NULL
 };
 
-/* Read the config with the given "NAME=value" settings (NULL-terminated). */
+/* Read the config with the given "NAME=value" settings (NULL-terminated).
+ * The switch margin is 0 unless a setting names it: these tests check the
+ * exact crossings of the lines (the margin's tests set it) */
 static ucs_status_t read_config(psel_config_t *config, ...)
 {
     const char *setting;
@@ -45,6 +48,7 @@ static ucs_status_t read_config(psel_config_t *config, ...)
     for (var = psel_env_vars; *var != NULL; ++var) {
         unsetenv(*var);
     }
+    setenv("UCX_PSEL_SWITCH_MARGIN", "0", 1);
     va_start(ap, config);
     while ((setting = va_arg(ap, const char*)) != NULL) {
         snprintf(name, sizeof(name), "%.*s", (int)strcspn(setting, "="),
@@ -504,6 +508,132 @@ static void test_brute_force(void **state)
  * every size, as it does when the lines are equal, where the exact
  * comparison let the second win below their crossing near 48 KiB.
  */
+/* Build the table of the mocks 0..n-1 with one setting; checks it */
+static void check_mocks(unsigned n, const char *setting,
+                        const golden_row_t *expected)
+{
+    const psel_select_table_t *table;
+    psel_config_t config;
+    psel_select_t select;
+
+    assert_int_equal(read_config(&config, "UCX_PSEL_RNDV_PERF_DIFF=0",
+                                 setting, NULL), UCS_OK);
+    assert_int_equal(psel_select_init(&select, mock_protos, n, &no_lanes,
+                                      &config), UCS_OK);
+    assert_int_equal(psel_select_build(&select, contig_host(), &table),
+                     UCS_OK);
+    assert_table(table, expected);
+    psel_select_cleanup(&select);
+    psel_config_release(&config);
+}
+
+/*
+ * Lines that tie within the margin do not make the table alternate. a, as
+ * measured eager short (us + ns/B): 0..64 10 + 2x, 65..128 10.2 + 2x,
+ * 129..909 9.9 + 2x, 910..8160 10.2 + 2x; b, eager bcopy: 10.05 + 2x on
+ * 0..inf. Without a margin b takes 65..128 and 910..8160, where it is
+ * cheaper by 1.5% (three boundaries); with the 2% margin a keeps its
+ * sizes, and b serves from 8161, where a ends (one boundary).
+ */
+static void test_margin_tie_keeps(void **state)
+{
+    const golden_row_t exact[]  = {
+        {64, "mock/a"}, {128, "mock/b"}, {909, "mock/a"}, {SIZE_MAX, "mock/b"},
+        GOLDEN_END
+    };
+    const golden_row_t margin[] = {
+        {8160, "mock/a"}, {SIZE_MAX, "mock/b"}, GOLDEN_END
+    };
+
+    memset(mock_defs, 0, sizeof(mock_defs));
+    mock_defs[0] = (mock_def_t){0, 4, {{64, 10, 0.002}, {128, 10.2, 0.002},
+                                       {909, 9.9, 0.002}, {8160, 10.2, 0.002}},
+                                MOCK_AUTO, NULL};
+    mock_defs[1] = (mock_def_t){0, 1, {{SIZE_MAX, 10.05, 0.002}}, MOCK_AUTO,
+                                NULL};
+    check_mocks(2, "UCX_PSEL_SWITCH_MARGIN=0", exact);
+    check_mocks(2, "UCX_PSEL_SWITCH_MARGIN=2", margin);
+}
+
+/*
+ * Lines that differ by more than the margin still switch, where the later
+ * one costs less than (1 - margin) times the first. a = 1 + 1.0x, b = 5 +
+ * 0.4x (us + ns/B): they cross at 4 / 0.0006 = 6666.7 B; with 2%, b wins
+ * where 5 + 0.0004x < 0.98 (1 + 0.001x), x > 4.02 / 0.00058 = 6931.03 B;
+ * with 12%, x > 4.12 / 0.00048 = 8583.3 B.
+ */
+static void test_margin_switches_beyond(void **state)
+{
+    const golden_row_t exact[] = {
+        {6666, "mock/a"}, {SIZE_MAX, "mock/b"}, GOLDEN_END
+    };
+    const golden_row_t two[]   = {
+        {6931, "mock/a"}, {SIZE_MAX, "mock/b"}, GOLDEN_END
+    };
+    const golden_row_t twelve[] = {
+        {8583, "mock/a"}, {SIZE_MAX, "mock/b"}, GOLDEN_END
+    };
+
+    memset(mock_defs, 0, sizeof(mock_defs));
+    mock_defs[0] = (mock_def_t){0, 1, {{SIZE_MAX, 1, 1.0}}, MOCK_AUTO, NULL};
+    mock_defs[1] = (mock_def_t){0, 1, {{SIZE_MAX, 5, 0.4}}, MOCK_AUTO, NULL};
+    check_mocks(2, "UCX_PSEL_SWITCH_MARGIN=0", exact);
+    check_mocks(2, "UCX_PSEL_SWITCH_MARGIN=2", two);
+    check_mocks(2, "UCX_PSEL_SWITCH_MARGIN=12%", twelve);
+}
+
+/*
+ * Where the candidates change (the start, a protocol's end), the natural
+ * order decides within the margin: a = 1 + 1.00x and b = 1 + 0.99x from 0
+ * (b 1% cheaper per byte, the same at 0) is all a's with 2%; and it stays
+ * a's until b is 2% cheaper: 1 + 0.00099x < 0.98 + 0.00098x never, as the
+ * slopes are within 2% too: a to the end.
+ */
+static void test_margin_natural_order(void **state)
+{
+    const golden_row_t exact[]  = {{SIZE_MAX, "mock/b"}, GOLDEN_END};
+    const golden_row_t margin[] = {{SIZE_MAX, "mock/a"}, GOLDEN_END};
+
+    memset(mock_defs, 0, sizeof(mock_defs));
+    mock_defs[0] = (mock_def_t){0, 1, {{SIZE_MAX, 1, 1.0}}, MOCK_AUTO, NULL};
+    mock_defs[1] = (mock_def_t){0, 1, {{SIZE_MAX, 1, 0.99}}, MOCK_AUTO, NULL};
+    check_mocks(2, "UCX_PSEL_SWITCH_MARGIN=0", exact);
+    check_mocks(2, "UCX_PSEL_SWITCH_MARGIN=2", margin);
+}
+
+/* "auto": twice the run spread a calibration recorded, within 1%..25%; 2%
+ * on attribute lines; a set value as it is */
+static void test_margin_auto(void **state)
+{
+    psel_calib_t *calib = calloc(1, sizeof(*calib));
+    psel_config_t config;
+    psel_select_t select;
+
+    assert_non_null(calib);
+    assert_int_equal(read_config(&config, "UCX_PSEL_SWITCH_MARGIN=auto",
+                                 NULL), UCS_OK);
+    memset(&select, 0, sizeof(select));
+    select.config = &config;
+    assert_true(fabs(psel_select_switch_margin(&select) - 0.02) < 1e-12);
+    select.calib = calib;   /* a file of format 1: no noise line */
+    assert_true(fabs(psel_select_switch_margin(&select) - 0.02) < 1e-12);
+    calib->has_noise    = 1;
+    calib->noise.spread = 0.03;
+    assert_true(fabs(psel_select_switch_margin(&select) - 0.06) < 1e-12);
+    calib->noise.spread = 0.001;
+    assert_true(fabs(psel_select_switch_margin(&select) - 0.01) < 1e-12);
+    calib->noise.spread = 0.4;
+    assert_true(fabs(psel_select_switch_margin(&select) - 0.25) < 1e-12);
+    psel_config_release(&config);
+
+    assert_int_equal(read_config(&config, "UCX_PSEL_SWITCH_MARGIN=3.5",
+                                 NULL), UCS_OK);
+    select.config = &config;
+    assert_true(fabs(psel_select_switch_margin(&select) - 0.035) < 1e-12);
+    psel_config_release(&config);
+    free(calib);
+}
+
 static void test_same_line_rounded_ties(void **state)
 {
     const double c_us = 2.48, m_ns = 0.0856;
@@ -1037,6 +1167,12 @@ static void test_config_values(void **state)
         {"UCX_PSEL_RX_SLIP=101us",          0, "UCX_PSEL_RX_SLIP: 101us"},
         {"UCX_PSEL_RX_SLIP=inf",            0, "UCX_PSEL_RX_SLIP: inf"},
         {"UCX_PSEL_RX_SLIP=-1ns",           0, "from 0 (off) to 100us"},
+        {"UCX_PSEL_SWITCH_MARGIN=auto",     1, NULL},
+        {"UCX_PSEL_SWITCH_MARGIN=3",        1, NULL},
+        {"UCX_PSEL_SWITCH_MARGIN=2.5%",     1, NULL},
+        {"UCX_PSEL_SWITCH_MARGIN=50",       0, "0 <= value < 50"},
+        {"UCX_PSEL_SWITCH_MARGIN=-1",       0, "UCX_PSEL_SWITCH_MARGIN"},
+        {"UCX_PSEL_SWITCH_MARGIN=2x",       0, "UCX_PSEL_SWITCH_MARGIN"},
         {"UCX_PSEL_PROTOS=^egr/*,rndv/am",  1, NULL},
         {"UCX_PSEL_PROTOS=",                1, NULL},
         {NULL}
@@ -1251,6 +1387,10 @@ int main(void)
         cmocka_unit_test(test_golden_uncovered_gap),
         cmocka_unit_test(test_brute_force),
         cmocka_unit_test(test_same_line_rounded_ties),
+        cmocka_unit_test(test_margin_tie_keeps),
+        cmocka_unit_test(test_margin_switches_beyond),
+        cmocka_unit_test(test_margin_natural_order),
+        cmocka_unit_test(test_margin_auto),
         cmocka_unit_test(test_caps_shared),
         cmocka_unit_test(test_seed_formula_rndv_get),
         cmocka_unit_test(test_seed_formula_rndv_am),

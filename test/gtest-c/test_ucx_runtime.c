@@ -90,7 +90,7 @@ static void test_lines_own(void **state)
     psel_rt_line_t out[8];
     unsigned n;
 
-    n = psel_rt_lines_own(in, 2, 10, owners, 3, 0.99, 1 * NS, out, 8);
+    n = psel_rt_lines_own(in, 2, 10, owners, 3, 0.99, 1.0, 1 * NS, out, 8);
     assert_int_equal(n, 4);
     /* 10..499: not owned; + 1 + 10/2 ns single, + 1 + 1/2 ns multi */
     assert_int_equal(out[0].max_length, 499);
@@ -111,12 +111,36 @@ static void test_lines_own(void **state)
     assert_true(fabs(out[3].perf[PSEL_PERF_SINGLE].m - 4 * NS) < 1e-21);
 
     /* lines that end before the owners do: the output ends with them */
-    n = psel_rt_lines_own(in, 1, 0, owners, 3, 1.0, 1 * NS, out, 8);
+    n = psel_rt_lines_own(in, 1, 0, owners, 3, 1.0, 1.0, 1 * NS, out, 8);
     assert_int_equal(n, 2);
     assert_int_equal(out[1].max_length, 1000);
     /* no room */
-    assert_int_equal(psel_rt_lines_own(in, 2, 10, owners, 3, 1.0, 0, out, 3),
+    assert_int_equal(psel_rt_lines_own(in, 2, 10, owners, 3, 1.0, 1.0, 0, out, 3),
                      4);
+}
+
+/* With a 2% switch margin, a line where protosel selects another protocol
+ * is raised by 1 / 0.98 before the delta: protosel keeps a protocol against
+ * a line up to 2% below it, and so must UCP. By hand, 100 ns + 2 ns/B not
+ * owned: 102.0408 ns + 2.0408 ns/B, + 1 ns, + half a byte of the steeper
+ * of 2.0408 and the owner's 10 ns/B (5 ns): 108.0408 ns */
+static void test_lines_own_margin(void **state)
+{
+    psel_rt_line_t in[]      = {line(SIZE_MAX, 100, 2)};
+    psel_rt_owner_t owners[] = {{499, 0, {10 * NS, 0}},
+                                {SIZE_MAX, 1, {0, 0}}};
+    psel_rt_line_t out[4];
+
+    assert_int_equal(psel_rt_lines_own(in, 1, 0, owners, 2, 1.0, 1 / 0.98,
+                                       1 * NS, out, 4), 2);
+    assert_int_equal(out[0].max_length, 499);
+    assert_true(fabs(out[0].perf[PSEL_PERF_SINGLE].c - 108.0408163 * NS) <
+                1e-16);
+    assert_true(fabs(out[0].perf[PSEL_PERF_SINGLE].m - 2.0408163 * NS) <
+                1e-16);
+    /* owned: the line as it is */
+    assert_true(fabs(out[1].perf[PSEL_PERF_SINGLE].c - 100 * NS) < 1e-18);
+    assert_true(fabs(out[1].perf[PSEL_PERF_SINGLE].m - 2 * NS) < 1e-21);
 }
 
 static void test_lines_add_overflow(void **state)
@@ -144,8 +168,8 @@ static void test_lines_replace_full_cover(void **state)
     assert_line(&out[1], SIZE_MAX, 200, 2);
 }
 
-/* protosel from 100 to 3000, UCP from 10 to 10000: UCP's own line plus the
- * penalty at 10..99 and 3001..10000 */
+/* protosel from 100 to 3000, UCP from 10 to 10000: UCP's own line, 1000
+ * times as steep, plus the penalty at 10..99 and 3001..10000 */
 static void test_lines_replace_penalty_outside(void **state)
 {
     psel_rt_line_t orig[]   = {line(10000, 500, 5)};
@@ -156,13 +180,13 @@ static void test_lines_replace_penalty_outside(void **state)
     n = psel_rt_lines_replace(orig, 1, 10, 100, pieces, 1, 1.0, out, 8, NULL);
     assert_int_equal(n, 3);
     assert_int_equal(out[0].max_length, 99);
-    assert_true(fabs(out[0].perf[PSEL_PERF_SINGLE].c - (1.0 + 500 * NS)) <
-                1e-15);
-    assert_true(fabs(out[0].perf[PSEL_PERF_MULTI].c - (1.0 + 250 * NS)) <
-                1e-15);
+    assert_true(fabs(out[0].perf[PSEL_PERF_SINGLE].c -
+                     (1.0 + 1000 * 500 * NS)) < 1e-15);
+    assert_true(fabs(out[0].perf[PSEL_PERF_MULTI].c -
+                     (1.0 + 1000 * 250 * NS)) < 1e-15);
     assert_line(&out[1], 3000, 100, 1);
     assert_int_equal(out[2].max_length, 10000);
-    assert_true(fabs(out[2].perf[PSEL_PERF_SINGLE].m - 5 * NS) < 1e-21);
+    assert_true(fabs(out[2].perf[PSEL_PERF_SINGLE].m - 1000 * 5 * NS) < 1e-18);
 }
 
 /* UCP's boundary inside a gap of protosel's lines keeps UCP's two lines,
@@ -183,10 +207,10 @@ static void test_lines_replace_split_and_merge(void **state)
     assert_int_equal(index[2], 1);
     assert_line(&out[0], 500, 7, 7);         /* two pieces, merged */
     assert_int_equal(out[1].max_length, 1000);
-    assert_true(fabs(out[1].perf[PSEL_PERF_SINGLE].c - (2.0 + 10 * NS)) <
+    assert_true(fabs(out[1].perf[PSEL_PERF_SINGLE].c - (2.0 + 1e4 * NS)) <
                 1e-15);
     assert_int_equal(out[2].max_length, 4000);
-    assert_true(fabs(out[2].perf[PSEL_PERF_SINGLE].c - (2.0 + 20 * NS)) <
+    assert_true(fabs(out[2].perf[PSEL_PERF_SINGLE].c - (2.0 + 2e4 * NS)) <
                 1e-15);
 }
 
@@ -323,9 +347,8 @@ static void test_settings_tcp(void **state)
     assert_setting(&s, "TLS", "tcp,self", PSEL_UCX_SETTING_RESOURCES);
     assert_setting(&s, "NET_DEVICES", "lo,eth0", PSEL_UCX_SETTING_RESOURCES);
     assert_setting(&s, "PROTO_ENABLE", "y", 0);
-    assert_setting(&s, "PROTOS",
-                   "^egr/*/bcopy,rndv/am/bcopy,rndv/get/zcopy,"
-                   "rndv/rkey_ptr,egr/offload/*",
+    /* the rendezvous schemes stay for UCP's receiver to fall back on */
+    assert_setting(&s, "PROTOS", "^egr/*/bcopy,rndv/rkey_ptr,egr/offload/*",
                    PSEL_UCX_SETTING_SELECTION);
     assert_non_null(strstr(ucs_string_buffer_cstr(&s.notes),
                            "protosel selects, on attribute cost lines: "
@@ -578,6 +601,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lines_add_cuts_to_sizes),
         cmocka_unit_test(test_lines_own),
+        cmocka_unit_test(test_lines_own_margin),
         cmocka_unit_test(test_lines_add_overflow),
         cmocka_unit_test(test_lines_replace_full_cover),
         cmocka_unit_test(test_lines_replace_penalty_outside),

@@ -70,8 +70,15 @@ assert s["rows"][-1]["end"] == "inf" and len(s["candidates"]) == 7
 ' "$tmp/json"
 
 # streamed sends select on the multi cost: posix alone goes to rendezvous
-# by AM at a smaller size when messages stream (both tables printed)
-check "UCX_PSEL_TLS=posix: both tables" env UCX_PSEL_TLS=posix "$info" -e
+# by AM at a smaller size when messages stream (both tables printed), on
+# the exact crossings; egr/bcopy and rndv/am cost the same there within
+# 2% (both copy), so by default eager keeps every size (the switch margin)
+check "UCX_PSEL_TLS=posix: eager bcopy and rndv/am tie" env UCX_PSEL_TLS=posix "$info" -e -x
+expect "... within the switch margin, eager keeps the sizes" \
+    "rndv/am .* (a tie within the 2.0% switch margin, on attribute lines)"
+check "... no rendezvous row" bash -c "! grep -q '| rendezvous' '$tmp/out'"
+check "UCX_PSEL_TLS=posix, no switch margin: both tables" \
+    env UCX_PSEL_TLS=posix UCX_PSEL_SWITCH_MARGIN=0 "$info" -e
 cp "$tmp/out" "$tmp/posix"
 expect "... the streamed one, titled" '^| streamed *| tag send, contig host memory'
 check "... whose rendezvous starts earlier" python3 -c '
@@ -192,12 +199,13 @@ check "--compare-ucx on UCX's v1 lines (tcp/lo)" "$info" --compare-ucx \
     --local "$fixtures/000-debian12-vm-ucx1.13.1.txt"
 expect "... UCX 1.x's formula over these lanes gives UCX's own threshold" \
     "UCX 1.x's rendezvous threshold over these lanes: 20553 bytes"
-expect "... and the v1 row starts there too" "20553\.\.[0-9]* *| rndv"
+expect "... and the v1 row starts there too" "20553\.\.[0-9inf]* *| rndv"
 check "--compare-ucx on a v2 table (shared memory)" "$info" --compare-ucx \
     "$fixtures/005-debian12-vm-shm-ucx1.13.1-proto-info.txt" \
     --local "$fixtures/000-debian12-vm-ucx1.13.1.txt"
 expect "... over UCX's lanes" "the same lanes (posix/memory cma/memory)"
-"$info" -j --compare-ucx "$fixtures/027-ucx-pr7950-vulcan04-proto-info.txt" \
+# on the exact crossings (no switch margin): the rows named below
+UCX_PSEL_SWITCH_MARGIN=0 "$info" -j --compare-ucx "$fixtures/027-ucx-pr7950-vulcan04-proto-info.txt" \
     --local "$fixtures/004-rhel7-4xcx5-edr-nohash-ucx1.13.txt" \
     >"$tmp/cmp.json" 2>"$tmp/err"
 check "--compare-ucx -j on the rc_mlx5 table: JSON, reasons for each difference" \
@@ -222,7 +230,7 @@ kinds = {(r["ucx"]["protocol"], r["protosel"]["protocol"]): r["differs"]
 assert kinds[("egr/short", "egr/zcopy")] == "protocol", kinds
 assert kinds[("egr/zcopy", "rndv/get")] == "class", kinds
 ' "$tmp/cmp.json"
-"$info" --compare-ucx "$fixtures/027-ucx-pr7950-vulcan04-proto-info.txt" \
+UCX_PSEL_SWITCH_MARGIN=0 "$info" --compare-ucx "$fixtures/027-ucx-pr7950-vulcan04-proto-info.txt" \
     --local "$fixtures/004-rhel7-4xcx5-edr-nohash-ucx1.13.txt" >"$tmp/cmp.txt" 2>&1
 expect "... the text marks another protocol of the same class '+'" \
     '^# + 305\.\.2007 *| egr/short .*| egr/zcopy' "$tmp/cmp.txt"

@@ -65,18 +65,18 @@ for tr in shm tcp; do
 done
 
 # The library times this host's copies when UCX_PSEL_BCOPY_BW is auto (the
-# default): UCP's shared-memory table then copies at 64 KiB, where UCT's
-# figures (and the figure set above) send it to rendezvous over cma
-row_at() { awk -v x="$2" '$1 <= x && ($2 == "inf" || $2 + 0 >= x) { print $3 }' "$1"; }
+# default), faster here than UCT's figure (the 5800 MB/s set above): UCP's
+# shared-memory table then copies further before rendezvous over cma. How
+# far moves with the copy speed the process timed (16-36 GB/s on this VM)
+rndv_start() { awk '$3 ~ /^rndv/ { print $1; exit }' "$1"; }
 check "shm, timed copies: ucx_info -e -u t under the library" \
     env UCX_PSEL_BCOPY_BW=auto LD_PRELOAD="$lib" UCX_PSEL_CALIBRATION=none UCX_TLS=posix,sysv,cma \
         UCX_PROTO_ENABLE=y UCX_PROTO_INFO=y UCX_PSEL_PROTO_INFO=y ucx_info -e -u t
 $tables ucx-rows "$tmp/all" >"$tmp/shm-timed.rows" 2>&1
 expect "... says its copies were timed" "memory copies at [0-9]* MB/s .timed on this host" "$tmp/all"
-check "... runs eager copies at 64 KiB ($(row_at "$tmp/shm-timed.rows" 65536))" \
-    bash -c "[[ '$(row_at "$tmp/shm-timed.rows" 65536)' == egr/* ]]"
-check "... where the set figure runs rendezvous ($(row_at "$tmp/shm-lib.rows" 65536))" \
-    bash -c "[[ '$(row_at "$tmp/shm-lib.rows" 65536)' == rndv* ]]"
+timed=$(rndv_start "$tmp/shm-timed.rows"); set_fig=$(rndv_start "$tmp/shm-lib.rows")
+check "... its rendezvous starts later (${timed:-never}) than with the set figure (${set_fig:-never})" \
+    bash -c "[ -n '$set_fig' ] && { [ -z '$timed' ] || [ '$timed' -gt '$set_fig' ]; }"
 
 # config tier: UCX's knobs are global, so the library applies what
 # psel_info --ucx-env prints for a peer on this host where it is also what

@@ -23,6 +23,8 @@ tmp=$(mktemp -d)
 . "$(dirname "$0")/ucx_runtime_lib.sh"
 trap 'cleanup_pids; rm -rf "$tmp"' EXIT
 tables="python3 $(dirname "$0")/ucx_tables.py"
+# the thresholds above are the exact crossings: no switch margin
+export UCX_PSEL_SWITCH_MARGIN=0
 
 need_lib
 need_proto_tier
