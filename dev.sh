@@ -3,9 +3,15 @@
 # (missing packages, autogen, configure, build) and then runs a job.
 #
 #   ./dev.sh info    build, then show this machine's resources, lanes and tables
-#   ./dev.sh test    build, then run the whole test suite
+#   ./dev.sh test    build, then run the whole test suite, and the tests of
+#                    what depends on UCX against each release of the matrix
+#                    (PSEL_UCX_MATRIX, default "1.16.0 1.18.1 1.22.0")
 #   ./dev.sh asan    build in build-asan/ with ASan+UBSan and run the unit tests
 #   ./dev.sh build   build only
+#   ./dev.sh ucx SPEC...       build UCX SPEC (a version, a release tarball or a
+#                    source directory) into the cache, protosel against it in
+#                    build-ucx-<version>/, and print the line that uses it
+#   ./dev.sh ucx-test SPEC...  the same, then its matrix tests
 #
 # Idempotent: packages already installed are not touched, and an existing
 # build tree is reused. PSEL_WERROR=1 turns compiler warnings into errors.
@@ -261,11 +267,19 @@ configure_and_build() {
     make -s -C "$dir" -j"$(nproc)" all
 }
 
-# Prints the closing line 'N passed, N failed' over every test program: cmocka
-# programs count their test cases, other test programs count as one each.
+# Prints the closing line 'N passed, N failed' over every test program (or
+# the TESTS given): cmocka programs count their test cases, other test
+# programs count as one each.
 summarize_tests() {
-    local dir=$1 passed=0 failed=0 skipped=0 trs log p f
-    for trs in $(find "$dir/test" -name '*.trs'); do
+    local dir=$1 passed=0 failed=0 skipped=0 trs log p f list
+    shift
+    if [ $# -gt 0 ]; then
+        list=$(printf "$dir/%s.trs\n" "$@")
+    else
+        list=$(find "$dir/test" -name '*.trs')
+    fi
+    for trs in $list; do
+        [ -f "$trs" ] || { failed=$((failed + 1)); echo "no result of ${trs%.trs}"; continue; }
         log=${trs%.trs}.log
         p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\..*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
         f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s),.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
@@ -280,15 +294,54 @@ summarize_tests() {
     [ "$failed" -eq 0 ]
 }
 
+# run_tests DIR [TEST...]: make check of every test, or of the TESTS given
 run_tests() {
     local dir=$1; shift
-    local rc=0
-    make -C "$dir" -j"$(nproc)" check "$@" || rc=$?
-    [ $rc -ne 0 ] && find "$dir/test" -name '*.log' ! -name test-suite.log -exec grep -l -E "FAIL|ERROR" {} + 2>/dev/null |
+    local rc=0 tests=("$@") t
+    if [ ${#tests[@]} -gt 0 ]; then
+        for t in "${tests[@]}"; do rm -f "$dir/$t.log" "$dir/$t.trs"; done
+        make -C "$dir" -j"$(nproc)" check TESTS="${tests[*]}" || rc=$?
+    else
+        make -C "$dir" -j"$(nproc)" check || rc=$?
+    fi
+    [ $rc -ne 0 ] && find "$dir/test" -name '*.log' ! -name test-suite.log -exec grep -l -E "^(FAIL|ERROR|not ok)" {} + 2>/dev/null |
         while read -r f; do echo "---- $f"; tail -40 "$f"; done
-    summarize_tests "$dir" || rc=1
+    summarize_tests "$dir" "${tests[@]}" || rc=1
     return $rc
 }
+
+# ucx_matrix_test SPEC...: for each UCX release, build it (cached) and
+# protosel against it, and run the tests of what depends on the UCX
+# (make print-ucx-matrix-tests). A release that cannot be had fails with
+# PSEL_REQUIRE_UCX_SRC=1 (CI), else is reported as not tested.
+ucx_matrix_test() {
+    local spec ver prefix build rc=0 line summary=()
+    for spec in "$@"; do
+        log "=== UCX $spec: the runtime library and the table readers against it"
+        if ! read -r ver prefix build < <(ucx_matrix_build "$spec") || [ -z "$build" ]; then
+            if [ "${PSEL_REQUIRE_UCX_SRC:-0}" = 1 ]; then
+                summary+=("UCX $spec: FAILED: it could not be built (see above)")
+                rc=1
+            else
+                summary+=("UCX $spec: not tested: it could not be had or built (see above)")
+            fi
+            continue
+        fi
+        # shellcheck disable=SC2046  # the list is words
+        if line=$(run_tests "$build" $(make -s -C "$build" print-ucx-matrix-tests) | tee /dev/stderr | tail -n 1); then
+            summary+=("UCX $ver: $line")
+        else
+            summary+=("UCX $ver: $line")
+            rc=1
+        fi
+    done
+    printf '%s\n' "${summary[@]}"
+    return $rc
+}
+
+# The UCX releases ./dev.sh test checks besides the installed one: one per
+# era of UCP's protocol API (docs/ucx-versions.md)
+ucx_matrix=${PSEL_UCX_MATRIX-1.16.0 1.18.1 1.22.0}
 
 install_missing_packages
 case $job in
@@ -299,7 +352,11 @@ info)
     "$top/build/src/tools/psel_info" "$@" ;;
 test)
     configure_and_build "$top/build"
-    run_tests "$top/build" ;;
+    rc=0
+    run_tests "$top/build" || rc=1
+    # shellcheck disable=SC2086  # the matrix is a list of words
+    ucx_matrix_test $ucx_matrix || rc=1
+    exit $rc ;;
 ucx)
     [ $# -gt 0 ] || { echo "usage: $0 ucx VERSION|TARBALL|DIR..." >&2; exit 2; }
     for spec in "$@"; do
@@ -307,11 +364,14 @@ ucx)
         log "UCX $ver: protosel is built against it in ${build#$top/}; run its stock tools with protosel:"
         ucx_matrix_usage "$ver" "$prefix" "$build"
     done ;;
+ucx-test)
+    [ $# -gt 0 ] || { echo "usage: $0 ucx-test VERSION|TARBALL|DIR..." >&2; exit 2; }
+    ucx_matrix_test "$@" ;;
 asan)
     san="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g -O1"
     configure_and_build "$top/build-asan" CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
         run_tests "$top/build-asan" TESTS="$(make -s -C "$top/build-asan" print-unit-tests)" ;;
 *)
-    echo "usage: $0 info|test|asan|build|ucx VERSION|TARBALL|DIR..." >&2; exit 2 ;;
+    echo "usage: $0 info|test|asan|build|ucx VERSION|TARBALL|DIR...|ucx-test VERSION|TARBALL|DIR..." >&2; exit 2 ;;
 esac

@@ -46,7 +46,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-echo "protosel vs UCX $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -n1): tag-send, contig host memory, loopback endpoint in one process"
+echo "protosel vs UCX $(ucx_info -v 2>/dev/null | sed -n 's/^# \(Library version: \|Version \)//p' | head -n1): tag-send, contig host memory, loopback endpoint in one process"
 echo "psel_info: $psel_info"
 for set in "${sets[@]}"; do
     echo

@@ -285,13 +285,14 @@ ucx_proto_chain_sizes() {
         }
         function name(n) {
             gsub(/^ +| +$/, "", n); sub(/^\(\?\) */, "", n)
+            sub(/^multi-frag /, "", n)   # UCX 1.16 on
             if (n == "eager short") return "egr/short"
             if (n == "eager copy-in copy-out") return "egr/bcopy"
             if (n == "eager zero-copy copy-out") return "egr/zcopy"
             if (n ~ /^rendezvous/) return "rndv"
             if (n ~ /read from remote/) return "rndv/get"
             if (n ~ /write to remote/) return "rndv/put"
-            if (n ~ /fragmented copy-in copy-out/) return "rndv/am"
+            if (n ~ /fragmented copy-in copy-out/ || n == "zero-copy") return "rndv/am"
             if (n == "no data fetch") return "none"
             gsub(/ /, "_", n); return n
         }
@@ -300,12 +301,14 @@ ucx_proto_chain_sizes() {
                 if (s + 0 >= lo[t, i] && s + 0 <= hi[t, i]) return v[t, i]
             return ""
         }
-        /ep_cfg\[/ {
+        # a title: UCX 1.13 writes "op() ", later releases "op "; 1.22 puts
+        # it on a line of its own, after the endpoint
+        /tagged message by ucp_tag_send|rendezvous data (fetch|send)/ {
             cur = ""
-            if ($0 ~ /ucp_tag_send\*\(\)/) cur = "single"
-            else if ($0 ~ /ucp_tag_send\*\(multi\)/) cur = "multi"
-            else if ($0 ~ /rendezvous data fetch\(\)/) cur = "fetch"
-            else if ($0 ~ /rendezvous data send\(\)/) cur = "send"
+            if ($0 ~ /ucp_tag_send\*(\(\))? from/) cur = "single"
+            else if ($0 ~ /ucp_tag_send\*\(multi\) from/) cur = "multi"
+            else if ($0 ~ /rendezvous data fetch(\(\))? into/) cur = "fetch"
+            else if ($0 ~ /rendezvous data send(\(\))? from/) cur = "send"
             if (cur != "") nr[cur] = 0
             next
         }

@@ -144,7 +144,7 @@ start=$SECONDS
 results=$out/results.tsv   # tr test size tool label run p50 overall bw proto rate
 plan=$out/plan.tsv         # tr test size tool cfg label
 if [ -z "$report" ]; then
-    ucx_ver=$(timeout 10 ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1)
+    ucx_ver=$(timeout 10 ucx_info -v 2>/dev/null | sed -n 's/^# \(Library version: \|Version \)//p' | head -1)
     echo "regret: discovery; raw output in $out" >&2
     for tr in $transports; do
         discover_psel "$tr" || { echo "regret: skipping $tr" >&2; transports=$(echo " $transports " | sed "s/ $tr / /"); continue; }

@@ -138,7 +138,7 @@ clear_ucx_env
 bench_workdir
 [ -n "$plot" ] || plot=$out/ucx_runtime.svg
 start=$SECONDS
-ucx_ver=$(timeout 10 ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1)
+ucx_ver=$(timeout 10 ucx_info -v 2>/dev/null | sed -n 's/^# \(Library version: \|Version \)//p' | head -1)
 
 if [ -z "$calibration" ]; then
     calibration=$out/calibration.txt

@@ -158,7 +158,7 @@ tuned_env() {
 
 # --------------------------------------------------------------------------
 
-ucx_ver=$(timeout 10 ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1)
+ucx_ver=$(timeout 10 ucx_info -v 2>/dev/null | sed -n 's/^# \(Library version: \|Version \)//p' | head -1)
 echo "ucx_tuned: discovery; raw output in $out" >&2
 for tr in $transports; do
     if ! tuned_env "$tr"; then exit 1; fi

@@ -178,7 +178,7 @@ for tr in $transports; do for test in $tests; do for size in $sizes; do
     npoints=$((npoints + 1)); done; done; done
 echo "vs_ucx_perftest: $npoints points x $runs runs x $(wc -w <<<"$tools") tools; raw output in $out" >&2
 echo "  psel_perftest: $psel_bin" >&2
-echo "  ucx_perftest:  $(command -v "$ucx_bin") ($(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1))" >&2
+echo "  ucx_perftest:  $(command -v "$ucx_bin") ($(ucx_info -v 2>/dev/null | sed -n 's/^# \(Library version: \|Version \)//p' | head -1))" >&2
 
 results=$out/results.tsv   # tr test size tool run p50 overall bw proto
 : >"$results"
@@ -233,7 +233,7 @@ run_ratio() {  # TR TEST SIZE TOOL_A TOOL_B FIELD
 }
 
 echo
-echo "psel_perftest vs ucx_perftest $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1), UCX_PROTO_ENABLE=y;" \
+echo "psel_perftest vs ucx_perftest $(ucx_info -v 2>/dev/null | sed -n 's/^# \(Library version: \|Version \)//p' | head -1), UCX_PROTO_ENABLE=y;" \
      "medians of $runs run(s) each, alternating A/B; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "shm: UCX_PSEL_TLS=posix,sysv,cma vs UCX_TLS=posix,sysv,cma;" \
      "tcp: UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo vs UCX_TLS=tcp UCX_NET_DEVICES=lo"

@@ -33,6 +33,7 @@ AC_DEFUN([PSEL_UCS_HEADERS_COMPAT], [
 # PSEL_UCX_BINDIR and PSEL_UCX_LIBDIR (the tests run that prefix's stock
 # tools) and sets the conditional PSEL_UCX_SYSTEM (the system's own UCX).
 AC_DEFUN([PSEL_UCX_PATHS], [
+    PSEL_UCX_VERSION=$($PKG_CONFIG --modversion ucx)
     PSEL_UCX_BINDIR=$($PKG_CONFIG --variable=bindir ucx)
     PSEL_UCX_LIBDIR=$($PKG_CONFIG --variable=libdir ucx)
     AC_MSG_CHECKING([whether the UCX compiled against is the system's])
@@ -42,6 +43,7 @@ AC_DEFUN([PSEL_UCX_PATHS], [
         [psel_ucx_system=no
          UCX_LIBS="$UCX_LIBS -Wl,-rpath,$PSEL_UCX_LIBDIR"])
     AC_MSG_RESULT([$psel_ucx_system ($PSEL_UCX_LIBDIR)])
+    AC_SUBST([PSEL_UCX_VERSION])
     AC_SUBST([PSEL_UCX_BINDIR])
     AC_SUBST([PSEL_UCX_LIBDIR])
     AM_CONDITIONAL([PSEL_UCX_SYSTEM], [test "x$psel_ucx_system" = xyes])

@@ -427,7 +427,8 @@ static int show_endpoint(const psel_resource_table_t *local,
                                     ucs_max(ep->lanes.num_eps, (size_t)1));
     }
     if (opts->ucx_env && (psel_info_ucx_env(local, &ep->lanes, tables, count,
-                                            opts->ucx_conf, opts->quiet) != 0)) {
+                                            opts->locality, opts->ucx_conf,
+                                            opts->quiet) != 0)) {
         ret = 1;
     }
 

@@ -105,7 +105,7 @@ int psel_info_plot(const char *path, const char *keep_dir,
 int psel_info_ucx_env(const psel_resource_table_t *local,
                       const psel_ep_lanes_t *lanes,
                       const psel_info_table_t *tables, unsigned count,
-                      const char *conf_dir, int quiet);
+                      int locality, const char *conf_dir, int quiet);
 
 
 /**

@@ -69,7 +69,7 @@ static int check_settings(psel_ucx_settings_t *s)
 int psel_info_ucx_env(const psel_resource_table_t *local,
                       const psel_ep_lanes_t *lanes,
                       const psel_info_table_t *tables, unsigned count,
-                      const char *conf_dir, int quiet)
+                      int locality, const char *conf_dir, int quiet)
 {
     const psel_select_table_t *selected[3];
     psel_ucx_settings_t s;
@@ -80,7 +80,7 @@ int psel_info_ucx_env(const psel_resource_table_t *local,
         selected[i] = tables[i].table;
     }
     psel_ucx_settings_init(&s);
-    psel_ucx_settings_derive(&s, local, lanes, selected, i,
+    psel_ucx_settings_derive(&s, local, lanes, selected, i, locality,
                              tables[0].select->calib != NULL);
     psel_ucx_settings_note(&s, "UCX's settings are global, one value for "
                            "every peer of a process: these serve the peer "

@@ -100,7 +100,9 @@ static void psel_cmp_class(const char *desc, char *proto, size_t max)
             ++d;
         }
     }
-    if (!strncasecmp(d, "rendezvous", 10)) {
+    if (!strcasecmp(d, "rendezvous zero-copy") || !strcasecmp(d, "zero-copy")) {
+        name = "rndv/am"; /* rndv/am/zcopy, UCX 1.16 on */
+    } else if (!strncasecmp(d, "rendezvous", 10)) {
         if (strstr(d, "read from remote")) {
             name = "rndv/get";
         } else if (strstr(d, "write to remote")) {
@@ -170,6 +172,21 @@ void psel_ucx_table_add_lanes(psel_cmp_ucx_t *ucx, const char *cell)
                              sizeof(ucx->lanes[0]));
         }
     }
+}
+
+/* UCX 1.22 heads a table's rows with "| Range | Description | Config |" */
+static int psel_cmp_header_row(const char *text)
+{
+    const char *p = text;
+
+    if (*p++ != '|') {
+        return 0;
+    }
+    while (isspace((unsigned char)*p)) {
+        ++p;
+    }
+    return !strncmp(p, "Range", 5) && (isspace((unsigned char)p[5]) ||
+                                       (p[5] == '|'));
 }
 
 /* "| 0..2007 | eager short | rc_mlx5/mlx5_0:1 |" */
@@ -344,6 +361,8 @@ int psel_ucx_table_read(FILE *f, const char *path, psel_cmp_ucx_t *ucx)
             if (*text == '+') {
                 in_table = (ucx->num_rows == 0);
                 continue;
+            } else if (psel_cmp_header_row(text)) {
+                continue;
             }
             if ((ucx->num_rows < PSEL_CMP_MAX_ROWS) &&
                 psel_cmp_v2_row(text, &ucx->rows[ucx->num_rows])) {
@@ -390,19 +409,38 @@ int psel_ucx_table_read(FILE *f, const char *path, psel_cmp_ucx_t *ucx)
 
 
 
-/* The title marker of each kind of table (UCX 1.13 to 1.20) */
+/* The title marker of each kind of table: UCX 1.13 writes an operation
+ * without flags "op() ", later releases "op " (psel_ucx_table_title_is) */
 static const char *psel_ucx_table_titles[PSEL_UCX_TABLE_LAST] = {
-    [PSEL_UCX_TABLE_TAG_SEND]       = "by ucp_tag_send*() ",
-    [PSEL_UCX_TABLE_TAG_SEND_MULTI] = "by ucp_tag_send*(multi) ",
-    [PSEL_UCX_TABLE_RNDV_FETCH]     = "rendezvous data fetch() ",
-    [PSEL_UCX_TABLE_RNDV_SEND]      = "rendezvous data send() "
+    [PSEL_UCX_TABLE_TAG_SEND]       = "by ucp_tag_send*",
+    [PSEL_UCX_TABLE_TAG_SEND_MULTI] = "by ucp_tag_send*(multi)",
+    [PSEL_UCX_TABLE_RNDV_FETCH]     = "rendezvous data fetch",
+    [PSEL_UCX_TABLE_RNDV_SEND]      = "rendezvous data send"
 };
+
+/* Does @a text name the table @a marker stands for: the marker, "()" or
+ * nothing, then a space (not "(multi)" after the plain marker) */
+static int psel_ucx_table_title_is(const char *text, const char *marker)
+{
+    const char *s;
+
+    for (s = strstr(text, marker); s != NULL; s = strstr(s + 1, marker)) {
+        s += strlen(marker);
+        if (!strncmp(s, "()", 2)) {
+            s += 2;
+        }
+        if (*s == ' ') {
+            return 1;
+        }
+    }
+    return 0;
+}
 
 int psel_ucx_table_read_kind(FILE *f, const char *path,
                              psel_ucx_table_kind_t kind, psel_cmp_ucx_t *ucx)
 {
     psel_cmp_ucx_t *cur;
-    char *line = NULL, *text, *title;
+    char *line = NULL, *text, *title, cell[sizeof(cur->title)];
     int in_table = 0, found = 0;
     size_t cap = 0;
     unsigned i;
@@ -418,15 +456,22 @@ int psel_ucx_table_read_kind(FILE *f, const char *path,
          * second cell is no title */
         title = (*text == '|') ? strchr(text + 1, '|') : NULL;
         if ((title != NULL) && (strstr(text, " host memory") != NULL) &&
-            (strstr(text, psel_ucx_table_titles[kind]) != NULL)) {
+            psel_ucx_table_title_is(text, psel_ucx_table_titles[kind])) {
             memset(cur, 0, sizeof(*cur));
             cur->version  = 2;
             cur->locality = -1;
             cur->mem_type = UCS_MEMORY_TYPE_HOST;
+            /* UCX 1.13: "| <ep> | <title> |"; 1.22: "| <title> |", the
+             * endpoint on the line before */
             ucs_strncpy_zero(cur->title, ucs_strtrim(title + 1),
                              sizeof(cur->title));
             cur->title[strcspn(cur->title, "|")] = '\0';
-            ucs_strtrim(cur->title);
+            if (*ucs_strtrim(cur->title) == '\0') {
+                ucs_strncpy_zero(cell, text + 1, sizeof(cell));
+                cell[strcspn(cell, "|")] = '\0';
+                ucs_strncpy_zero(cur->title, ucs_strtrim(cell),
+                                 sizeof(cur->title));
+            }
             in_table = 1;
             continue;
         }
@@ -437,6 +482,8 @@ int psel_ucx_table_read_kind(FILE *f, const char *path,
             if (cur->num_rows > 0) {
                 in_table = 0; /* the border after the rows: complete */
             }
+        } else if (psel_cmp_header_row(text)) {
+            continue;
         } else if ((cur->num_rows < PSEL_CMP_MAX_ROWS) &&
                    psel_cmp_v2_row(text, &cur->rows[cur->num_rows])) {
             psel_ucx_table_add_lanes(cur, cur->rows[cur->num_rows].lanes);

@@ -85,8 +85,9 @@ int psel_loader_version_ok(void)
     }
     snprintf(why, sizeof(why), "UCX %u.%u.%u is loaded, and it was built for "
              "UCX " UCT_VERNO_STRING " (its ABI and internal structures); "
-             "rebuild protosel against this UCX, or run the UCX it was built "
-             "for", major, minor, release);
+             "rebuild protosel against this UCX (./dev.sh ucx %u.%u.%u in "
+             "protosel's source), or run the UCX it was built for", major,
+             minor, release, major, minor, release);
     psel_loader_warn(psel_loader_entry.name, why);
     return 0;
 }

@@ -261,7 +261,7 @@ static ucs_status_t psel_rt_derive_for(psel_config_t *filter,
     } else {
         psel_ucx_settings_init(settings);
         psel_ucx_settings_derive(settings, local, &ep->lanes, tables, count,
-                                 psel_rt.calib != NULL);
+                                 locality, psel_rt.calib != NULL);
     }
     psel_ep_config_cleanup(ep);
     free(ep);

@@ -10,6 +10,7 @@
 
 #include "ucx_settings.h"
 
+#include <lane_select/reachability.h>
 #include <lane_select/ucs_compat.h>
 #include <ucp_proto_sel/dump.h>
 #include <ucs/sys/string.h>
@@ -139,10 +140,42 @@ static void list_add(char *list, const char *word)
     }
 }
 
+/* UCX_RNDV_THRESH of a peer of @a locality: from UCX 1.17 it has a value
+ * per kind of peer ("intra:<peers on this host>,inter:<over the
+ * network>"), and the other kind keeps UCP's own ("auto") */
+static void rndv_thresh_value(size_t rndv_from, int locality, char *value)
+{
+    char size[PSEL_UCX_VALUE_MAX];
+
+    size_value(rndv_from, size);
+#if PSEL_UCX_AT_LEAST(1, 17)
+    snprintf(value, PSEL_UCX_VALUE_MAX, "intra:%.64s,inter:%.64s",
+             (locality == PSEL_PEER_REMOTE_HOST) ? "auto" : size,
+             (locality == PSEL_PEER_REMOTE_HOST) ? size : "auto");
+#else
+    ucs_strncpy_zero(value, size, PSEL_UCX_VALUE_MAX);
+#endif
+}
+
+/* The key-value UCX_RNDV_THRESH of @a intra's peers on this host and
+ * @a inter's over the network (UCX 1.17 on); 0 if not of that form */
+static int rndv_thresh_combine(const char *intra, const char *inter,
+                               char *value)
+{
+    char a[64], b[64];
+
+    if ((sscanf(intra, "intra:%63[^,],inter:", a) != 1) ||
+        (sscanf(inter, "intra:%*[^,],inter:%63s", b) != 1)) {
+        return 0;
+    }
+    snprintf(value, PSEL_UCX_VALUE_MAX, "intra:%s,inter:%s", a, b);
+    return 1;
+}
+
 /* UCX_RNDV_THRESH, UCX_ZCOPY_THRESH, UCX_RNDV_SCHEME and the rails, from the
  * contiguous table: what a plain ucp_tag_send of a buffer gets */
 static void map_thresholds(psel_ucx_settings_t *s,
-                           const psel_select_table_t *table)
+                           const psel_select_table_t *table, int locality)
 {
     size_t rndv_from = SIZE_MAX, zcopy_from = SIZE_MAX;
     const psel_proto_caps_t *rndv = NULL, *caps;
@@ -185,8 +218,8 @@ static void map_thresholds(psel_ucx_settings_t *s,
         }
     }
 
-    size_value(rndv_from, setting_add(s, "RNDV_THRESH",
-                                      PSEL_UCX_SETTING_SELECTION));
+    rndv_thresh_value(rndv_from, locality,
+                      setting_add(s, "RNDV_THRESH", PSEL_UCX_SETTING_SELECTION));
     size_value(zcopy_from, setting_add(s, "ZCOPY_THRESH",
                                        PSEL_UCX_SETTING_SELECTION));
     if (rndv_proto != NULL) {
@@ -309,7 +342,14 @@ void psel_ucx_settings_merge(psel_ucx_settings_t *s, const char *s_peers,
             ++i;
             continue;
         }
-        if (!strcmp(setting->name, "PROTOS") && (o != NULL)) {
+        if (!strcmp(setting->name, "RNDV_THRESH") && (o != NULL) &&
+            rndv_thresh_combine(setting->value, o->value, value)) {
+            ucs_strncpy_zero(setting->value, value, sizeof(setting->value));
+            psel_ucx_settings_note(s, "UCX_RNDV_THRESH: intra-node for %s, "
+                                   "inter-node for %s", s_peers, other_peers);
+            ++i;
+            continue;
+        } else if (!strcmp(setting->name, "PROTOS") && (o != NULL)) {
             protos_both_exclude(setting->value, o->value, value,
                                 sizeof(value));
             psel_ucx_settings_note(s, "UCX_PROTOS: only the protocols "
@@ -377,7 +417,7 @@ void psel_ucx_settings_derive(psel_ucx_settings_t *s,
                               const psel_resource_table_t *local,
                               const psel_ep_lanes_t *lanes,
                               const psel_select_table_t *const *tables,
-                              unsigned count, int calibrated)
+                              unsigned count, int locality, int calibrated)
 {
     UCS_STRING_BUFFER_ONSTACK(rows, 512);
 
@@ -385,7 +425,7 @@ void psel_ucx_settings_derive(psel_ucx_settings_t *s,
     psel_ucx_settings_note(s, "protosel selects, on %s cost lines: %s",
                            calibrated ? "measured" : "attribute",
                            ucs_string_buffer_cstr(&rows));
-    map_thresholds(s, tables[0]);
+    map_thresholds(s, tables[0], locality);
     map_transports(s, local, lanes);
     map_protocols(s, tables, count);
 }

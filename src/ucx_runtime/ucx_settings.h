@@ -86,6 +86,9 @@ void psel_ucx_settings_note(psel_ucx_settings_t *s, const char *fmt, ...)
  * @param [in]  lanes       The endpoint's lanes.
  * @param [in]  tables      The tables of every buffer type, contig first.
  * @param [in]  count       Number of tables (>= 1).
+ * @param [in]  locality    The peer's (PSEL_PEER_*): from UCX 1.17
+ *                          UCX_RNDV_THRESH has a value per kind of peer,
+ *                          "intra:N,inter:auto" for one on this host.
  * @param [in]  calibrated  Nonzero if the tables were built on measured
  *                          cost lines (for the notes).
  */
@@ -93,20 +96,22 @@ void psel_ucx_settings_derive(psel_ucx_settings_t *s,
                               const psel_resource_table_t *local,
                               const psel_ep_lanes_t *lanes,
                               const psel_select_table_t *const *tables,
-                              unsigned count, int calibrated);
+                              unsigned count, int locality, int calibrated);
 
 /**
  * Keep in @a s only the selection settings (PSEL_UCX_SETTING_SELECTION)
- * that serve the peers of @a other as well: UCX 1.13's knobs are global, one
+ * that serve the peers of @a other as well: UCX's knobs are global, one
  * value for every endpoint of the process. A setting with the same value
- * in both stays; UCX_PROTOS keeps the protocols both leave out; any other
- * that differs (or that @a other lacks) is removed, so UCP's own choice per
- * endpoint configuration stays, and a note says why. Settings without
- * PSEL_UCX_SETTING_SELECTION are kept as they are.
+ * in both stays; UCX_PROTOS keeps the protocols both leave out;
+ * UCX_RNDV_THRESH takes @a s's intra-node value and @a other's inter-node
+ * one (UCX 1.17 on); any other that differs (or that @a other lacks) is
+ * removed, so UCP's own choice per endpoint configuration stays, and a note
+ * says why. Settings without PSEL_UCX_SETTING_SELECTION are kept as they
+ * are.
  *
- * @param [inout] s            Settings for some peers.
+ * @param [inout] s            Settings for peers on this host.
  * @param [in]    s_peers      Who they are for ("peers on this host").
- * @param [in]    other        Settings for other peers of the process.
+ * @param [in]    other        Settings for peers over the network.
  * @param [in]    other_peers  Who those are for ("peers over the network").
  */
 void psel_ucx_settings_merge(psel_ucx_settings_t *s, const char *s_peers,

@@ -10,6 +10,8 @@
 
 #include <ucx_runtime/lines.h>
 #include <ucx_runtime/ucx_settings.h>
+#include <lane_select/reachability.h>
+#include <lane_select/ucs_compat.h>
 #include <ucp/api/ucp.h>
 #include <ucs/sys/string.h>
 
@@ -326,8 +328,17 @@ static void derive_tcp(psel_ucx_settings_t *s, unsigned count,
     fake_tcp(&local, rsc, &lanes);
     tables[0] = &t.table;
     psel_ucx_settings_init(s);
-    psel_ucx_settings_derive(s, &local, &lanes, tables, 1, calibrated);
+    psel_ucx_settings_derive(s, &local, &lanes, tables, 1, PSEL_PEER_SAME_HOST,
+                             calibrated);
 }
+
+/* UCX_RNDV_THRESH for a peer on this host: from UCX 1.17 a value per kind
+ * of peer, the network's left to UCP */
+#if PSEL_UCX_AT_LEAST(1, 17)
+#define SAME_HOST_THRESH(_v) "intra:" _v ",inter:auto"
+#else
+#define SAME_HOST_THRESH(_v) _v
+#endif
 
 /* tcp: 0..304 short, 305..7063 zcopy, 7064..inf put over two lanes */
 static void test_settings_tcp(void **state)
@@ -339,7 +350,8 @@ static void test_settings_tcp(void **state)
     derive_tcp(&s, 3, max, proto, 0);
 
     assert_int_equal(s.count, 9);
-    assert_setting(&s, "RNDV_THRESH", "7064", PSEL_UCX_SETTING_SELECTION);
+    assert_setting(&s, "RNDV_THRESH", SAME_HOST_THRESH("7064"),
+                   PSEL_UCX_SETTING_SELECTION);
     assert_setting(&s, "ZCOPY_THRESH", "305", PSEL_UCX_SETTING_SELECTION);
     assert_setting(&s, "RNDV_SCHEME", "put_zcopy", PSEL_UCX_SETTING_SELECTION);
     assert_setting(&s, "MAX_EAGER_RAILS", "1", PSEL_UCX_SETTING_SELECTION);
@@ -370,7 +382,8 @@ static void test_settings_notes_what_ucx_cannot_say(void **state)
     derive_tcp(&s, 4, max, proto, 1);
     notes = ucs_string_buffer_cstr(&s.notes);
 
-    assert_setting(&s, "RNDV_THRESH", "16K", PSEL_UCX_SETTING_SELECTION);
+    assert_setting(&s, "RNDV_THRESH", SAME_HOST_THRESH("16K"),
+                   PSEL_UCX_SETTING_SELECTION);
     assert_setting(&s, "ZCOPY_THRESH", "inf", PSEL_UCX_SETTING_SELECTION);
     assert_setting(&s, "RNDV_SCHEME", "get_zcopy", PSEL_UCX_SETTING_SELECTION);
     assert_non_null(strstr(notes, "on measured cost lines"));
@@ -389,7 +402,8 @@ static void test_settings_no_rndv(void **state)
     psel_ucx_settings_t s;
 
     derive_tcp(&s, 1, max, proto, 0);
-    assert_setting(&s, "RNDV_THRESH", "inf", PSEL_UCX_SETTING_SELECTION);
+    assert_setting(&s, "RNDV_THRESH", SAME_HOST_THRESH("inf"),
+                   PSEL_UCX_SETTING_SELECTION);
     assert_setting(&s, "RNDV_SCHEME", "auto", PSEL_UCX_SETTING_SELECTION);
     assert_setting(&s, "MAX_RNDV_RAILS", "1", PSEL_UCX_SETTING_SELECTION);
     psel_ucx_settings_cleanup(&s);
@@ -398,7 +412,8 @@ static void test_settings_no_rndv(void **state)
 static void test_settings_write_conf(void **state)
 {
     char dir[] = "/tmp/test_ucx_runtime.XXXXXX", path[256], line[1024];
-    const char *expect[] = {"UCX_RNDV_THRESH=inf", "UCX_RNDV_SCHEME=auto"};
+    const char *expect[] = {"UCX_RNDV_THRESH=" SAME_HOST_THRESH("inf"),
+                            "UCX_RNDV_SCHEME=auto"};
     unsigned settings = 0, comments = 0, i;
     const size_t max[]     = {SIZE_MAX};
     const unsigned proto[] = {BCOPY};
@@ -515,6 +530,29 @@ static void test_settings_merge(void **state)
     psel_ucx_settings_cleanup(&net);
 }
 
+/* From UCX 1.17, UCX_RNDV_THRESH has a value per kind of peer: the merge
+ * takes the threshold of peers on this host as "intra" and that of the
+ * network as "inter" */
+static void test_settings_merge_per_locality(void **state)
+{
+    const unsigned sel = PSEL_UCX_SETTING_SELECTION;
+    psel_ucx_settings_t shm, net;
+
+    psel_ucx_settings_init(&shm);
+    psel_ucx_settings_init(&net);
+    settings_set(&shm, "RNDV_THRESH", "intra:7305,inter:auto", sel);
+    settings_set(&net, "RNDV_THRESH", "intra:auto,inter:65536", sel);
+    psel_ucx_settings_merge(&shm, "peers on this host", &net,
+                            "peers over the network");
+    assert_string_equal(psel_ucx_settings_find(&shm, "RNDV_THRESH")->value,
+                        "intra:7305,inter:65536");
+    assert_non_null(strstr(ucs_string_buffer_cstr(&shm.notes),
+                           "UCX_RNDV_THRESH: intra-node for peers on this "
+                           "host, inter-node for peers over the network"));
+    psel_ucx_settings_cleanup(&shm);
+    psel_ucx_settings_cleanup(&net);
+}
+
 static void test_config_get_and_default(void **state)
 {
     char value[PSEL_UCX_VALUE_MAX];
@@ -612,6 +650,7 @@ int main(void)
         cmocka_unit_test(test_settings_no_rndv),
         cmocka_unit_test(test_settings_write_conf),
         cmocka_unit_test(test_settings_merge),
+        cmocka_unit_test(test_settings_merge_per_locality),
         cmocka_unit_test(test_config_get_and_default),
         cmocka_unit_test(test_user_set),
     };

@@ -135,6 +135,69 @@ static void test_rendezvous_tables_shm_stock(void **state)
     assert_int_equal(read_kind(shm_stock, PSEL_UCX_TABLE_TAG_SEND, &ucx), -1);
 }
 
+/* UCX 1.22.0 titles a table on two lines of one cell each and heads its
+ * rows with "Range | Description | Config"; an operation without flags has
+ * no "()". Printed by ucx_perftest over tcp/lo, UCX_RNDV_THRESH=0 and
+ * UCX_RNDV_SCHEME=put_zcopy (tag_lat), and over posix,sysv,cma, tag_bw */
+#define P22 "[1796637901.781273] [vm:4126 :0]   "
+static const char ucx122[] =
+    P22 "+--------+-------------------------------------------------+-----------------------------------+\n"
+    P22 "| perftest intra-node cfg#0                                                                    |\n"
+    P22 "| tagged message by ucp_tag_send* from host memory                                             |\n"
+    P22 "+--------+-------------------------------------------------+-----------------------------------+\n"
+    P22 "| Range  |                   Description                   |              Config               |\n"
+    P22 "+--------+-------------------------------------------------+-----------------------------------+\n"
+    P22 "|      0 | (?) rendezvous no data fetch                    |                                   |\n"
+    P22 "| 1..inf | (?) rendezvous zero-copy fenced write to remote | 52% on tcp/lo and 48% on tcp/eth0 |\n"
+    P22 "+--------+-------------------------------------------------+-----------------------------------+\n"
+    P22 "+--------+----------------------------------+-----------------------------------+\n"
+    P22 "| perftest intra-node cfg#0                                                     |\n"
+    P22 "| rendezvous data send from host memory to host                                 |\n"
+    P22 "+--------+----------------------------------+-----------------------------------+\n"
+    P22 "| Range  |           Description            |              Config               |\n"
+    P22 "+--------+----------------------------------+-----------------------------------+\n"
+    P22 "| 0..inf | zero-copy fenced write to remote | 52% on tcp/lo and 48% on tcp/eth0 |\n"
+    P22 "+--------+----------------------------------+-----------------------------------+\n"
+    P22 "+-----------+--------------------------------------------+-------------+\n"
+    P22 "| perftest intra-node cfg#0                                            |\n"
+    P22 "| tagged message by ucp_tag_send*(multi) from host memory              |\n"
+    P22 "+-----------+--------------------------------------------+-------------+\n"
+    P22 "|   Range   |                Description                 |   Config    |\n"
+    P22 "+-----------+--------------------------------------------+-------------+\n"
+    P22 "|         0 | (?) rendezvous no data fetch               |             |\n"
+    P22 "|   1..1727 | (?) rendezvous zero-copy                   | tcp/lo      |\n"
+    P22 "|   1728..3597 | (?) rendezvous fragmented copy-in copy-out | sysv/memory |\n"
+    P22 "| 3598..inf | (?) rendezvous zero-copy read from remote  | cma/memory  |\n"
+    P22 "+-----------+--------------------------------------------+-------------+\n";
+
+static void test_tables_of_ucx_1_22(void **state)
+{
+    psel_cmp_ucx_t ucx;
+
+    assert_int_equal(read_kind(ucx122, PSEL_UCX_TABLE_TAG_SEND, &ucx), 0);
+    assert_int_equal(ucx.num_rows, 2);
+    assert_row(&ucx.rows[1], 1, SIZE_MAX, "rndv/put",
+               "52% on tcp/lo and 48% on tcp/eth0");
+    assert_string_equal(ucx.title,
+                        "tagged message by ucp_tag_send* from host memory");
+    assert_int_equal(ucx.num_lanes, 2);
+
+    assert_int_equal(read_kind(ucx122, PSEL_UCX_TABLE_RNDV_SEND, &ucx), 0);
+    assert_int_equal(ucx.num_rows, 1);
+    assert_row(&ucx.rows[0], 0, SIZE_MAX, "rndv/put",
+               "52% on tcp/lo and 48% on tcp/eth0");
+
+    /* rndv/am/zcopy ("rendezvous zero-copy") is protosel's rndv/am */
+    assert_int_equal(read_kind(ucx122, PSEL_UCX_TABLE_TAG_SEND_MULTI, &ucx),
+                     0);
+    assert_int_equal(ucx.num_rows, 4);
+    assert_row(&ucx.rows[1], 1, 1727, "rndv/am", "tcp/lo");
+    assert_row(&ucx.rows[2], 1728, 3597, "rndv/am", "sysv/memory");
+    assert_row(&ucx.rows[3], 3598, SIZE_MAX, "rndv/get", "cma/memory");
+
+    assert_int_equal(read_kind(ucx122, PSEL_UCX_TABLE_RNDV_FETCH, &ucx), -1);
+}
+
 /* rows that leave a gap, or end before inf, make no table */
 static void test_incomplete_tables_refused(void **state)
 {
@@ -182,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_rendezvous_tables_shm_stock),
         cmocka_unit_test(test_incomplete_tables_refused),
         cmocka_unit_test(test_title_without_second_cell_skipped),
+        cmocka_unit_test(test_tables_of_ucx_1_22),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

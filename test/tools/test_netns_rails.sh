@@ -178,7 +178,7 @@ known() {
     cat <<EOF
 protosel-calibration 3
 host $(hostname) -
-ucx $(pkg-config --modversion ucx 2>/dev/null || echo 1.13.1)
+ucx ${PSEL_UCX_VERSION:-$(pkg-config --modversion ucx)}
 created 2026-11-24T12:00:00Z
 duration 1
 mode quick

@@ -32,7 +32,7 @@ absent() { ! grep -q -- "$2" "${3:-$tmp/out}"; result "$1" $?; }
 # m in ns/KB): flat egr/short and egr/zcopy lines, nothing for rndv/*
 host=$(hostname | tr ' \t' '__')
 machine_id=$(awk 'NR == 1 {print $1}' /etc/machine-id 2>/dev/null)
-ucx_version=$(ucx_info -v | sed -n 's/^# Version //p')
+ucx_version=$(ucx_info -v | sed -n 's/^# \(Library version: \|Version \)//p')
 cat >"$tmp/cal.txt" <<EOF
 # protosel calibration: hand-made for test_psel_info_calib.sh
 protosel-calibration 1

@@ -21,13 +21,14 @@ export UCX_PSEL_BCOPY_BW=5800MBs
 
 need_lib
 need_proto_tier
+trs=$(transports shm tcp)
 
 declare -A ucx_tls=([shm]=posix,sysv,cma [tcp]=tcp)
 check "a calibration of this host for both setups" \
     make_calibration "$tmp/cal.txt" posix,sysv,cma tcp
 
 # ucx_info under the library, and psel_info, for one setup and calibration
-for tr in shm tcp; do
+for tr in $trs; do
     for cal in none "$tmp/cal.txt"; do
         what="$tr, $([ "$cal" = none ] && echo "attributes only" || echo calibrated)"
         f=$tmp/$tr-$(basename "$cal")
@@ -35,7 +36,7 @@ for tr in shm tcp; do
             env UCX_PSEL_CALIBRATION="$cal" UCX_PSEL_TLS="${ucx_tls[$tr]}" "$info" -e -j --ucp --same-process
         cp "$tmp/out" "$f.json"
         check "ucx_info -e -u t under the library, $what" \
-            env LD_PRELOAD="$lib" UCX_PSEL_CALIBRATION="$cal" UCX_TLS="${ucx_tls[$tr]}" \
+            env "${lib_env[@]}" UCX_PSEL_CALIBRATION="$cal" UCX_TLS="${ucx_tls[$tr]}" \
                 UCX_PROTO_ENABLE=y UCX_PROTO_INFO=y UCX_PSEL_PROTO_INFO=y ucx_info -e -u t
         cp "$tmp/all" "$f.ucx"
         expect "... with the protocol tier acting" "protosel: protocol tier: " "$f.ucx"
@@ -70,7 +71,7 @@ done
 # far moves with the copy speed the process timed (16-36 GB/s on this VM)
 rndv_start() { awk '$3 ~ /^rndv/ { print $1; exit }' "$1"; }
 check "shm, timed copies: ucx_info -e -u t under the library" \
-    env UCX_PSEL_BCOPY_BW=auto LD_PRELOAD="$lib" UCX_PSEL_CALIBRATION=none UCX_TLS=posix,sysv,cma \
+    env UCX_PSEL_BCOPY_BW=auto "${lib_env[@]}" UCX_PSEL_CALIBRATION=none UCX_TLS=posix,sysv,cma \
         UCX_PROTO_ENABLE=y UCX_PROTO_INFO=y UCX_PSEL_PROTO_INFO=y ucx_info -e -u t
 $tables ucx-rows "$tmp/all" >"$tmp/shm-timed.rows" 2>&1
 expect "... says its copies were timed" "memory copies at [0-9]* MB/s .timed on this host" "$tmp/all"
@@ -90,7 +91,7 @@ a, b = (v[1:].split(",") if v.startswith("^") else [] for v in sys.argv[1:3])
 both = [p for p in a if p in b]
 print("^" + ",".join(both) if both else "all")' "$1" "$2"
 }
-for tr in shm tcp; do
+for tr in $trs; do
     check "$tr: psel_info --ucx-env (a peer on this host)" \
         env UCX_PSEL_TLS="${ucx_tls[$tr]}" "$info" --ucx-env -q --same-host
     cp "$tmp/out" "$tmp/$tr.env"
@@ -101,7 +102,7 @@ for tr in shm tcp; do
         echo "# $tr: the transports reach no other host"
     fi
     check "$tr: ucx_info under the library, UCX_PSEL_TIER=config" \
-        env LD_PRELOAD="$lib" UCX_PSEL_TIER=config UCX_TLS="${ucx_tls[$tr]}" \
+        env "${lib_env[@]}" UCX_PSEL_TIER=config UCX_TLS="${ucx_tls[$tr]}" \
             UCX_PROTO_INFO=y UCX_PSEL_PROTO_INFO=y ucx_info -e -u t
     cp "$tmp/all" "$tmp/$tr-config.ucx"
     expect "... says it applies the config tier" "protosel: config tier" "$tmp/$tr-config.ucx"
@@ -116,12 +117,16 @@ for tr in shm tcp; do
             net=$(sed -n "s/^UCX_$name=//p" "$tmp/$tr.net.env")
             if [ "$host" = "$net" ]; then want=$host
             elif [ "$name" = PROTOS ]; then want=$(protos_both "$host" "$net")
+            elif [[ $host == intra:*,inter:* && $net == intra:*,inter:* ]]; then
+                # UCX 1.17 on: a threshold per kind of peer
+                want="${host%%,*},${net#*,}"
             else want=; fi
         fi
         if [ -n "$want" ] && [ "$want" != all ]; then
             expect "... applies UCX_$name=$want" \
                 "protosel:   UCX_$name=$(regex_quote "$want")( |$)" "$tmp/$tr-config.ucx"
-            [ "$name" = RNDV_THRESH ] && thresh=$want
+            # ucx_info's endpoint is to itself: an intra-node one
+            [ "$name" = RNDV_THRESH ] && { thresh=${want#intra:}; thresh=${thresh%%,*}; }
         else
             absent "... leaves UCX_$name to UCP ($host on this host, ${net:-} over the network)" \
                 "protosel:   UCX_$name=" "$tmp/$tr-config.ucx"
@@ -140,12 +145,12 @@ done
 
 # a user's setting wins in both tiers
 check "UCX_RNDV_THRESH=16k set by the user, protocol tier" \
-    env LD_PRELOAD="$lib" UCX_RNDV_THRESH=16k UCX_TLS=posix,sysv,cma UCX_PROTO_ENABLE=y \
+    env "${lib_env[@]}" UCX_RNDV_THRESH=16k UCX_TLS=posix,sysv,cma UCX_PROTO_ENABLE=y \
         UCX_PROTO_INFO=y ucx_info -e -u t
 check "... UCP's rendezvous starts at 16384" bash -c \
     "$tables ucx-rows '$tmp/all' | awk '\$3 ~ /^rndv/ { print \$1; exit }' | grep -qx 16384"
 check "UCX_RNDV_THRESH=16k set by the user, config tier" \
-    env LD_PRELOAD="$lib" UCX_PSEL_TIER=config UCX_RNDV_THRESH=16k UCX_TLS=posix,sysv,cma \
+    env "${lib_env[@]}" UCX_PSEL_TIER=config UCX_RNDV_THRESH=16k UCX_TLS=posix,sysv,cma \
         UCX_PROTO_INFO=y UCX_PSEL_PROTO_INFO=y ucx_info -e -u t
 expect "... is kept" "protosel:   UCX_RNDV_THRESH: kept the user's UCX_RNDV_THRESH=16k"
 check "... UCP's rendezvous starts at 16384" bash -c \
@@ -165,7 +170,7 @@ while read -r line; do
     expect "... and shows $line" "^$(regex_quote "$line")$"
 done < <(grep '^UCX_' "$tmp/conf/ucx.conf")
 check "the library keeps a ucx.conf value as the user's" \
-    env -i PATH="$PATH" UCX_CONFIG_DIR="$tmp/conf" LD_PRELOAD="$lib" UCX_PSEL_TIER=config \
+    env -i PATH="$PATH" UCX_CONFIG_DIR="$tmp/conf" "${lib_env[@]}" UCX_PSEL_TIER=config \
         UCX_PSEL_PROTO_INFO=y UCX_PSEL_CALIBRATION=none ucx_info -e -u t
 rndv=$(sed -n 's/^UCX_RNDV_THRESH=//p' "$tmp/conf/ucx.conf")
 [ "$rndv" = auto ] || expect "... (UCX_RNDV_THRESH=$rndv in a ucx.conf)" \
@@ -177,7 +182,7 @@ rndv=$(sed -n 's/^UCX_RNDV_THRESH=//p' "$tmp/conf/ucx.conf")
 mkdir -p "$tmp/conf1"
 printf 'UCX_PROTO_ENABLE=n\nUCX_RNDV_THRESH=auto\n' >"$tmp/conf1/ucx.conf"
 check "the library keeps a ucx.conf's UCX_PROTO_ENABLE=n and UCX_RNDV_THRESH=auto (UCP's defaults)" \
-    env -i PATH="$PATH" UCX_TLS=posix,sysv,cma UCX_CONFIG_DIR="$tmp/conf1" LD_PRELOAD="$lib" \
+    env -i PATH="$PATH" UCX_TLS=posix,sysv,cma UCX_CONFIG_DIR="$tmp/conf1" "${lib_env[@]}" \
         UCX_PSEL_PROTO_INFO=y UCX_PSEL_CALIBRATION=none ucx_info -e -u t
 expect "... UCX_PROTO_ENABLE" "UCX_PROTO_ENABLE: kept the user's UCX_PROTO_ENABLE=n in a ucx\\.conf"
 expect "... so the config tier acts" "protosel: config tier \\(UCX_PROTO_ENABLE=n"

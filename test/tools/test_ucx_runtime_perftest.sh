@@ -23,6 +23,7 @@ export UCX_PSEL_BCOPY_BW=5800MBs
 
 need_lib
 need_proto_tier
+trs=$(transports shm tcp)
 command -v ucx_perftest >/dev/null || { echo "# $me: skipped: no ucx_perftest (apt-get install ucx-utils)"; exit 77; }
 command -v ss >/dev/null || { echo "# $me: skipped: no ss (apt-get install iproute2)"; exit 77; }
 
@@ -30,11 +31,11 @@ declare -A tr_env=([shm]="UCX_TLS=posix,sysv,cma" [tcp]="UCX_TLS=tcp UCX_NET_DEV
 declare -A psel_env=([shm]="UCX_PSEL_TLS=posix,sysv,cma" [tcp]="UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo")
 final() { awk 'NF == 8 && $1 ~ /^[0-9]+$/ { l = $0 } END { exit (l == "") }' "$1"; }
 
-for tr in shm tcp; do
+for tr in $trs; do
     for test in tag_lat tag_bw; do
         d=$tmp/$tr-$test; mkdir -p "$d"
         # shellcheck disable=SC2206
-        senv=(${tr_env[$tr]} LD_PRELOAD="$lib" UCX_PROTO_INFO=y UCX_PSEL_PROTO_INFO=y)
+        senv=(${tr_env[$tr]} "${lib_env[@]}" UCX_PROTO_INFO=y UCX_PSEL_PROTO_INFO=y)
         cenv=("${senv[@]}")
         # 64 KiB: above protosel's rendezvous threshold on both setups
         check "$tr $test, both sides preloaded" \
@@ -43,7 +44,7 @@ for tr in shm tcp; do
         expect "... with the protocol tier acting" "protosel: protocol tier" "$d/client"
         absent "... without a warning" "UCX  *(WARN|ERROR) " "$d/client"
         if [ "$test" = tag_lat ]; then
-            ucp_title='ucp_tag_send\*\(\) from host memory'
+            ucp_title='ucp_tag_send\*(\(\))? from host memory'
             psel_title='protosel ep_cfg\[[0-9]+\] *\|'
         else
             ucp_title='ucp_tag_send\*\(multi\) from host memory'
@@ -65,13 +66,13 @@ done
 
 # one side only: UCP of the other is stock (protocols v1: the library
 # turns v2 on in its own process only)
-for tr in shm tcp; do
+for tr in $trs; do
     for who in server client; do
         d=$tmp/$tr-mixed-$who; mkdir -p "$d"
         # shellcheck disable=SC2206
         senv=(${tr_env[$tr]} UCX_PSEL_PROTO_INFO=y)
         cenv=("${senv[@]}")
-        if [ $who = server ]; then senv+=(LD_PRELOAD="$lib"); else cenv+=(LD_PRELOAD="$lib"); fi
+        if [ $who = server ]; then senv+=("${lib_env[@]}"); else cenv+=("${lib_env[@]}"); fi
         for test in tag_lat tag_bw; do
             check "$tr $test, only the $who preloaded, 1 MiB (rendezvous)" \
                 perftest_pair "$d" senv cenv -t "$test" -s 1048576 -n 20 -w 2 -f

@@ -87,7 +87,7 @@ if [ -f "$fake" ]; then
         UCX_PSEL_PROTO_INFO=y LD_DEBUG=files "${stock_env[@]}" ucx_info -e -u t
     grep -v '^ *[0-9]*:' "$tmp/all" >"$tmp/version"   # without the loader's lines
     expect "... one warning names both versions and what to do" \
-        "^\\[protosel\\] warning: libprotosel_ucx.so: UCX 1\\.99\\.0 is loaded, and it was built for UCX 1\\.13\\.1 .*rebuild protosel against this UCX" \
+        "^\\[protosel\\] warning: libprotosel_ucx.so: UCX 1\\.99\\.0 is loaded, and it was built for UCX $ucx_built_re .*rebuild protosel against this UCX" \
         "$tmp/version"
     check "... once" test "$(grep -c 'UCX 1.99.0 is loaded' "$tmp/version")" -eq 1
     absent "... the impl is never loaded" "file=.*libprotosel_ucx_impl" "$tmp/all"
@@ -108,14 +108,15 @@ proto_tier_refused() {
 
 # another release of the same major.minor: the protocol tier (UCP's
 # internal structures) stays out, the config tier (public API) acts
+other=${ucx_built%.*}.99
 if [ "$proto_tier" = yes ] && [ -f "$fake" ]; then
-    check "UCP reporting version 1.13.0" env LD_PRELOAD="$fake:$lib" PSEL_FAKE_UCP_VERSION_IS=1.13.0 \
+    check "UCP reporting version $other" env LD_PRELOAD="$fake:$lib" PSEL_FAKE_UCP_VERSION_IS="$other" \
         UCX_PSEL_CALIBRATION=none UCX_PSEL_PROTO_INFO=y "${stock_env[@]}" ucx_info -e -u t
     cp "$tmp/all" "$tmp/version"
     proto_tier_refused "$tmp/version" "both versions" \
-        "UCX 1\\.13\\.0 is loaded, and libprotosel_ucx.so was built for UCX 1\\.13\\.1"
+        "UCX ${other//./\\.} is loaded, and libprotosel_ucx.so was built for UCX $ucx_built_re"
 else
-    skip "UCP reporting version 1.13.0" "no protocol tier built or no $fake"
+    skip "UCP reporting version $other" "no protocol tier built or no $fake"
 fi
 
 # the same version, another build of libucp (its GNU build id differs):

@@ -21,6 +21,30 @@
 #                        DIR/server and DIR/client hold their output
 
 lib=${PSEL_UCX_RUNTIME:-./src/ucx_runtime/.libs/libprotosel_ucx.so}
+# How the library enters a stock UCX program: through UCX_PLUGIN_PATH where
+# this build has the UCS plugin (UCX >= 1.22), else LD_PRELOAD
+plugin_dir=${PSEL_UCS_PLUGIN_BUILD:+$PSEL_UCS_PLUGIN_BUILD/src/ucx_runtime/.libs}
+if [ -n "$plugin_dir" ] && [ -f "$plugin_dir/libucs_protosel.so.0" ]; then
+    lib_env=(UCX_PLUGIN_PATH="$plugin_dir")
+    lib_how="the UCS plugin (UCX_PLUGIN_PATH)"
+else
+    lib_env=(LD_PRELOAD="$lib")
+    lib_how=LD_PRELOAD
+fi
+# The UCX this build is for, as ucx_info -v and UCP's messages write it
+ucx_built=${PSEL_UCX_VERSION:-$(pkg-config --modversion ucx 2>/dev/null)}
+ucx_built_re=$(printf '%s' "$ucx_built" | sed 's/\./\\./g')
+# same_host_thresh N: UCX_RNDV_THRESH for peers on this host as protosel
+# writes it for this UCX: from 1.17 a value per kind of peer
+same_host_thresh() {
+    local major=${ucx_built%%.*} minor=${ucx_built#*.}
+    minor=${minor%%.*}
+    if [ "$major" -gt 1 ] || [ "$minor" -ge 17 ]; then
+        echo "intra:$1,inter:auto"
+    else
+        echo "$1"
+    fi
+}
 info=${PSEL_INFO:-./src/tools/psel_info}
 proto_tier=${PSEL_PROTO_TIER:-unknown}
 pids=()
@@ -58,7 +82,7 @@ make_calibration() { # make_calibration FILE SETUP...
     shift
     host=$(hostname | tr ' \t' '__')
     mid=$(awk 'NR == 1 {print $1}' /etc/machine-id 2>/dev/null)
-    ver=$(ucx_info -v | sed -n 's/^# Version //p')
+    ver=$(ucx_info -v | sed -n 's/^# \(Library version: \|Version \)//p')
     {
         printf 'protosel-calibration 1\nhost %s %s\nucx %s\n' "$host" "${mid:--}" "$ver"
         printf 'created 2026-01-01T00:00:00Z\nduration 1\nmode quick\n'
@@ -78,6 +102,37 @@ for c in json.load(sys.stdin)["tables"][0]["candidates"]:
         print("point %s 1024 %.1f %.1f" % (key, cc + m, cc + m))
 ' >>"$file" || return 1
     done
+}
+
+# transports TRANSPORT...: those of shm and tcp that stock UCX itself can
+# connect between two processes here; for the others, says why once.
+# UCX 1.20.1 cannot over tcp/lo ("no route to" a garbled address: its
+# loopback reachability check, fixed after 1.20 by openucx/ucx#11202)
+transports() {
+    local tr out
+    for tr in "$@"; do
+        if [ "$tr" = tcp ]; then
+            out=$(stock_pair_error UCX_TLS=tcp UCX_NET_DEVICES=lo)
+            if [ -n "$out" ]; then
+                echo "# $me: skipped tcp: stock UCX $ucx_built itself cannot connect two processes over tcp/lo here ($out)" >&2
+                continue
+            fi
+        fi
+        echo "$tr"
+    done
+}
+
+# stock_pair_error ENV...: empty if a stock ucx_perftest pair of 8 B
+# completes with ENV, else UCX's first error line
+stock_pair_error() {
+    local dir senv cenv out
+    dir=$(mktemp -d "$tmp/stock.XXXXXX")
+    senv=("$@" UCX_WARN_UNUSED_ENV_VARS=n) cenv=("$@" UCX_WARN_UNUSED_ENV_VARS=n)
+    if ! perftest_pair "$dir" senv cenv -t tag_lat -s 8 -n 10 >/dev/null 2>&1; then
+        out=$(grep -h -m1 -o "UCX  ERROR .*" "$dir/client" "$dir/server" 2>/dev/null |
+              head -n 1)
+        echo "${out:-ucx_perftest failed}"
+    fi
 }
 
 free_port() {

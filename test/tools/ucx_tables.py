@@ -50,6 +50,8 @@ def ucx_class(desc):
     """UCP's description of a row -> protosel's protocol name."""
     desc = desc.strip()
     desc = re.sub(r"^\(\?\)\s*", "", desc)
+    # UCX 1.16 on names the multi-fragment variants so
+    desc = re.sub(r"^multi-frag\s+", "", desc)
     if desc == "eager short":
         return "egr/short"
     if desc == "eager copy-in copy-out":
@@ -61,8 +63,9 @@ def ucx_class(desc):
             return "rndv/get"
         if "write to remote" in desc:
             return "rndv/put"
-        if "copy-in copy-out" in desc or "active messages" in desc:
-            return "rndv/am"
+        if ("copy-in copy-out" in desc or "active messages" in desc or
+                desc == "rendezvous zero-copy"):
+            return "rndv/am"   # rndv/am/bcopy; from 1.16 also rndv/am/zcopy
         return "rndv/?"
     return desc.replace(" ", "_")
 
@@ -178,7 +181,8 @@ def compare(psel_path, ucx_path, nsizes, title, second_psel, psel_title):
 
 
 def main(argv):
-    title = r"ucp_tag_send\*\(\) from host memory"
+    # UCX 1.13 writes "ucp_tag_send*()", later releases "ucp_tag_send*"
+    title = r"ucp_tag_send\*(\(\))? from host memory"
     args, nsizes, second_psel, psel_title = [], 64, False, PSEL_TITLE
     i = 1
     while i < len(argv):
