@@ -119,6 +119,56 @@ else
     skip "UCP reporting version $other" "no protocol tier built or no $fake"
 fi
 
+# a protocol the mapping does not know (a later release's name): it keeps
+# UCP's lines and is reported once; the mapped ones still take protosel's
+rename=${PSEL_FAKE_UCP_PROTO_NAME:-}
+if [ "$proto_tier" = yes ] && [ -f "$rename" ]; then
+    check "UCP's egr/single/bcopy renamed egr/single/bcopy.next" \
+        env LD_PRELOAD="$rename:$lib" PSEL_FAKE_UCP_PROTO_RENAME=egr/single/bcopy=egr/single/bcopy.next \
+            UCX_PSEL_CALIBRATION=none UCX_PSEL_PROTO_INFO=y "${stock_env[@]}" ucx_info -e -u t
+    cp "$tmp/all" "$tmp/renamed"
+    expect "... the mapping's name is missing" \
+        "protosel: UCP has no protocol egr/single/bcopy of protosel's mapping" "$tmp/renamed"
+    expect "... the new name keeps UCP's lines" \
+        "protosel: UCP's protocol egr/single/bcopy.next serves tag_send and is not in protosel's mapping of UCX .*: it keeps UCP's lines" \
+        "$tmp/renamed"
+    check "... said once" test "$(grep -c "egr/single/bcopy.next serves" "$tmp/renamed")" -eq 1
+    expect "... the protocol tier acts" "protosel: protocol tier" "$tmp/renamed"
+    expect "... on the other protocols" "#   egr/multi/bcopy   protosel's egr/bcopy" "$tmp/renamed"
+    absent "... without a warning" "UCX  *(WARN|ERROR) " "$tmp/renamed"
+    check "... and UCP prints its table" rows "$tmp/renamed" "$tmp/rows"
+else
+    skip "a protocol the mapping does not know" "no protocol tier built or no $rename"
+fi
+
+# another build's library (another UCX): one warning naming both versions
+# and what to rebuild, nothing of protosel acts, stock UCP. The installed
+# UCX's build (./dev.sh's build/) against a matrix build's UCX, both ways
+other_build=${PSEL_TOP_SRCDIR:-.}/build
+other_lib=$other_build/src/ucx_runtime/.libs/libprotosel_ucx.so
+other_ucx=$(sed -n 's/^PSEL_UCX_VERSION = //p' "$other_build/Makefile" 2>/dev/null)
+other_bin=$(sed -n 's/^PSEL_UCX_BINDIR = //p' "$other_build/Makefile" 2>/dev/null)
+if [ -f "$other_lib" ] && [ -n "$other_ucx" ] && [ "$other_ucx" != "$ucx_built" ] &&
+   [ -x "$other_bin/ucx_info" ]; then
+    # the other UCX's programs find their own libraries (not this build's
+    # LD_LIBRARY_PATH)
+    for way in "$other_lib $ucx_built $other_ucx ucx_info" "$lib $other_ucx $ucx_built $other_bin/ucx_info"; do
+        read -r l loaded built prog <<<"$way"
+        check "UCX $loaded's ucx_info with the library built for UCX $built" \
+            env $([ "$loaded" = "$ucx_built" ] || echo -u LD_LIBRARY_PATH) LD_PRELOAD="$l" \
+                UCX_PSEL_CALIBRATION=none UCX_PSEL_PROTO_INFO=y "${stock_env[@]}" "$prog" -e -u t
+        cp "$tmp/all" "$tmp/mixed"
+        expect "... one warning names both versions and what to rebuild" \
+            "warning: libprotosel_ucx.so: UCX ${loaded//./\\.} is loaded, and it was built for UCX ${built//./\\.} .*rebuild protosel against this UCX \(./dev.sh ucx ${loaded//./\\.}" \
+            "$tmp/mixed"
+        check "... once" test "$(grep -c 'is loaded, and it was built for' "$tmp/mixed")" -eq 1
+        absent "... protosel does not act" "protosel: " "$tmp/mixed"
+        check "... UCP prints its table" rows "$tmp/mixed" "$tmp/rows"
+    done
+else
+    skip "a library of another UCX's build" "no build of protosel against another UCX in $other_build (./dev.sh builds it)"
+fi
+
 # the same version, another build of libucp (its GNU build id differs):
 # the protocol tier stays out, the config tier acts
 ucp_so=$(ldd "$(command -v ucx_info)" | awk '$1 == "libucp.so.0" { print $3 }')

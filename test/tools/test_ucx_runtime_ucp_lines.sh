@@ -133,4 +133,66 @@ check "ucx_info under the library with that file" \
 expect "... warns with the file and line" "bad.txt:9: ucp-range: a record of format version 4"
 expect "... and UCX runs without protosel" "UCX runs without protosel"
 
+# A line measured on one mechanism never stands in for a UCP protocol that
+# works another way. protosel's rndv/am sends from the user's buffer over
+# tcp (am_zcopy); UCP's rndv/am/bcopy copies every fragment. A cheap
+# rndv/am line (50 ns flat) would make UCP's sender send by rndv/am/bcopy
+# after an RTR: its "rendezvous data send" table says so (UCX 1.13, 1.22),
+# and from 1.18 so does the tag-send table, whose rendezvous rows name the
+# data protocol they lead to; in a ucx_perftest pair with rendezvous forced
+# by the user's UCX_RNDV_THRESH=0:
+#  - of protosel's data path only: rndv/am/bcopy keeps UCP's own line as a
+#    last resort, and the send table has no copying row (from 1.16
+#    rndv/am/zcopy does the same work as protosel's and may take the line);
+#  - measured through UCP (ucp-range): rndv/am/bcopy takes it, and UCP
+#    sends by active messages;
+#  - UCP lines for the other protocols and protosel's for rndv/am: as the
+#    first (over lanes UCP was measured on, rndv/am keeps its attributes,
+#    zero-copy as well).
+header() {
+    printf 'protosel-calibration 4\nhost %s %s\nucx %s\n' "$host" "${mid:--}" "$ver"
+    printf 'created 2026-01-01T00:00:00Z\nduration 1\nmode full\n'
+}
+{ header; echo "range rndv/am tcp/lo host inf 50 0 50 0"; } >"$tmp/mech-path.txt"
+{ header; echo "ucp-range rndv/am tcp/lo host inf 50 0 50 0"; } >"$tmp/mech-ucp.txt"
+{ header; grep '^ucp-range egr/\|^ucp-range rndv/put' "$cal"
+  echo "range rndv/am tcp/lo host inf 50 0 50 0"; } >"$tmp/mech-mix.txt"
+# send_rows FILE...: how UCP's tables say its rendezvous sends the data:
+# the rows of its "rendezvous data send" tables and the rendezvous rows of
+# its tag-send ones
+send_rows() {
+    sed 's/^\[[^]]*\] *\[[^]]*\] *//' "$@" | awk -F'|' '
+        /rendezvous data send|tagged message by ucp_tag_send/ { on = 1; next }
+        on && /^\+/ && seen { on = 0; seen = 0; next }
+        on && $2 ~ /[0-9]/ {
+            seen = 1; d = $3; gsub(/^ +| +$/, "", d); sub(/^\(\?\) /, "", d)
+            if (d ~ /^rendezvous /) sub(/^rendezvous /, "", d)
+            else if (d ~ /^eager/) next
+            if (d != "no data fetch") print d }'
+}
+for kind in path ucp mix; do
+    d=$tmp/mech-$kind; mkdir -p "$d"
+    senv=("${uenv[@]}" LD_PRELOAD="$lib" UCX_PSEL_CALIBRATION="$tmp/mech-$kind.txt"
+          UCX_RNDV_THRESH=0 UCX_WARN_UNUSED_ENV_VARS=n)
+    # shellcheck disable=SC2034  # perftest_pair reads it by name
+    cenv=("${senv[@]}")
+    check "$kind lines: ucx_perftest tag_lat 100000 B, rendezvous forced" \
+        perftest_pair "$d" senv cenv -t tag_lat -s 100000 -n 20 -w 2
+    absent "... without a warning" "UCX  *(WARN|ERROR) " "$tmp/all"
+    send_rows "$d/client" "$d/server" | sort -u >"$d/send"
+    echo "# $kind: UCP's send after an RTR: $(paste -sd';' "$d/send")"
+    check "... UCP printed its send table" test -s "$d/send"
+    if [ $kind = ucp ]; then
+        expect "... rndv/am/bcopy takes the line measured through UCP" \
+            "#   rndv/am/bcopy +protosel's rndv/am, measured through UCP" "$d/client"
+        check "... and UCP sends by active messages" \
+            grep -qxE "fragmented copy-in copy-out|zero-copy" "$d/send"
+    else
+        expect "... rndv/am/bcopy keeps UCP's own line, as a last resort" \
+            "#   rndv/am/bcopy +UCP's own line, last resort" "$d/client"
+        check "... and UCP's sender never copies the fragments" \
+            bash -c "! grep -q 'fragmented copy-in copy-out' '$d/send'"
+    fi
+done
+
 tap_done
