@@ -48,6 +48,11 @@ for tr in $trs; do
         check "... with the same results" diff <(results "$tmp/$tr.stock") <(results "$tmp/$tr.$tier")
         check "... protosel acted in both ranks" \
             test "$(grep -c "protosel: $tier tier" "$tmp/$tr.$tier.all")" -eq 2
+        check "... each in UCX $ucx_built's libucp (Open MPI's own build of pml ucx)" \
+            test "$(grep -c "protosel: libprotosel_ucx.so (protosel [^)]*) in UCX $ucx_built_re;" "$tmp/$tr.$tier.all")" -eq 2
+        if [ "$tier" = protocol ]; then
+            expect "... on the endpoints UCP made" "protosel: worker 0x[0-9a-f]* ep_cfg\\[[0-9]*\\]" "$tmp/$tr.$tier.all"
+        fi
         absent "... without a warning" "UCX  *(WARN|ERROR) " "$tmp/$tr.$tier.all"
     done
 done
