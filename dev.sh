@@ -328,7 +328,7 @@ ucx_matrix_test() {
             continue
         fi
         # shellcheck disable=SC2046  # the list is words
-        if line=$(run_tests "$build" $(make -s -C "$build" print-ucx-matrix-tests) | tee /dev/stderr | tail -n 1); then
+        if line=$(run_tests "$build" $(make -s -C "$build" print-ucx-matrix-tests) | tee -a /dev/stderr | tail -n 1); then
             summary+=("UCX $ver: $line")
         else
             summary+=("UCX $ver: $line")

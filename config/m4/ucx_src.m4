@@ -1,6 +1,6 @@
 # PSEL_CHECK_UCX_SRC: --with-ucx-src=DIR, the configured source tree of the
 # installed UCX, whose internal headers the protocol tier of
-# libprotosel_ucx.so is built against (src/ucx_runtime/README.md).
+# libprotosel_ucx.so is built against (docs/runtime-library.md).
 #
 # The tree must be the installed version (UCT_VERNO_STRING of its generated
 # uct/api/version.h against pkg-config's ucx version) and configured like

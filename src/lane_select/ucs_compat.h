@@ -1,8 +1,8 @@
 /**
  * @file ucs_compat.h
  * The one home of the differences of libucs's public API between the UCX
- * releases protosel builds against (1.13 on Debian 12, 1.22 for the UCS
- * plugin, src/ucx_runtime/README.md "Newer UCX"). Each difference is keyed
+ * releases protosel builds against (1.13 to 1.22, docs/runtime-library.md).
+ * Each difference is keyed
  * on the first release that has it (from openucx/ucx's history), so a
  * release in between builds too. Callers use these names, never an #if of
  * their own.

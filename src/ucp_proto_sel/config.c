@@ -248,8 +248,8 @@ ucs_config_field_t psel_config_table[] = {
 
     {"ENABLE", "y",
      "With libprotosel_ucx.so preloaded into a stock UCX application\n"
-     "(LD_PRELOAD), select UCP's protocols with protosel; \"n\" leaves UCP as it\n"
-     "is. See src/ucx_runtime/README.md.",
+     "(LD_PRELOAD, or UCX_PLUGIN_PATH from UCX 1.22), select UCP's protocols\n"
+     "with protosel; \"n\" leaves UCP as it is. See docs/runtime-library.md.",
      ucs_offsetof(psel_config_t, enable), UCS_CONFIG_TYPE_BOOL},
 
     {"TIER", "auto",

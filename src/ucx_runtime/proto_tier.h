@@ -1,7 +1,7 @@
 /**
  * @file proto_tier.h
  * The protocol tier: protosel's cost lines in UCP's own protocols v2 (see
- * README.md, "Protocol tier"). Built against the internal headers of the
+ * docs/runtime-library.md). Built against the internal headers of the
  * exact UCX version (configure --with-ucx-src); without them only the stub
  * proto_tier_none.c is built, and the tier is never available.
  */

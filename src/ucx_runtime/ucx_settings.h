@@ -10,8 +10,8 @@
  * libucs's public config parser and the UCP table that libucp registers in
  * ucs_config_global_list, so they never call libucp; they are compiled
  * against the UCS headers of the UCX release protosel is built for, and
- * libprotosel_ucx.so runs them only in that major.minor (README.md, "Which
- * UCX it runs in").
+ * libprotosel_ucx.so runs them only in that major.minor
+ * (docs/runtime-library.md, "Which UCX it runs in").
  */
 #ifndef PSEL_UCX_RUNTIME_UCX_SETTINGS_H_
 #define PSEL_UCX_RUNTIME_UCX_SETTINGS_H_

@@ -181,15 +181,23 @@ for kind in path ucp mix; do
     absent "... without a warning" "UCX  *(WARN|ERROR) " "$tmp/all"
     send_rows "$d/client" "$d/server" | sort -u >"$d/send"
     echo "# $kind: UCP's send after an RTR: $(paste -sd';' "$d/send")"
-    check "... UCP printed its send table" test -s "$d/send"
     if [ $kind = ucp ]; then
         expect "... rndv/am/bcopy takes the line measured through UCP" \
             "#   rndv/am/bcopy +protosel's rndv/am, measured through UCP" "$d/client"
-        check "... and UCP sends by active messages" \
-            grep -qxE "fragmented copy-in copy-out|zero-copy" "$d/send"
     else
         expect "... rndv/am/bcopy keeps UCP's own line, as a last resort" \
             "#   rndv/am/bcopy +UCP's own line, last resort" "$d/client"
+    fi
+    if [ ! -s "$d/send" ] && [ "${ucx_built%.*}" = 1.16 ]; then
+        # UCX 1.16 prints neither its rendezvous send table nor, in the
+        # tag-send one, the protocol a rendezvous row leads to
+        skip "... how UCP sends after an RTR" "UCX $ucx_built prints no table of it"
+    elif [ $kind = ucp ]; then
+        check "... UCP printed its send table" test -s "$d/send"
+        check "... and UCP sends by active messages" \
+            grep -qxE "fragmented copy-in copy-out|zero-copy" "$d/send"
+    else
+        check "... UCP printed its send table" test -s "$d/send"
         check "... and UCP's sender never copies the fragments" \
             bash -c "! grep -q 'fragmented copy-in copy-out' '$d/send'"
     fi
