@@ -370,8 +370,9 @@ ucx-test)
 asan)
     san="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g -O1"
     configure_and_build "$top/build-asan" CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined"
+    # shellcheck disable=SC2046  # the list is words
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-        run_tests "$top/build-asan" TESTS="$(make -s -C "$top/build-asan" print-unit-tests)" ;;
+        run_tests "$top/build-asan" $(make -s -C "$top/build-asan" print-unit-tests) ;;
 *)
     echo "usage: $0 info|test|asan|build|ucx VERSION|TARBALL|DIR...|ucx-test VERSION|TARBALL|DIR..." >&2; exit 2 ;;
 esac

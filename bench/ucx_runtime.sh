@@ -10,6 +10,10 @@
 #      auto    stock UCP (UCX_PROTO_ENABLE=y, as every UCX run here)
 #      config  preloaded, UCX_PSEL_TIER=config   (the calibration below)
 #      proto   preloaded, UCX_PSEL_TIER=protocol (the calibration below)
+#      proto-part  the protocol tier with the calibration partly refused:
+#              its rendezvous lines through UCP removed, as when
+#              psel_calibrate --ucp refuses them (noise), so that those
+#              protocols take protosel's lines where they do the same work
 #      proto-psel  (--with-protosel-lines) the protocol tier on the
 #              calibration's protosel lines alone, without those measured
 #              through UCP: the library before psel_calibrate --ucp
@@ -55,8 +59,12 @@ Usage: bench/ucx_runtime.sh [options]
   --tests "T ..."      among tag_lat tag_bw (both)
   --parts "P ..."      among perftest mpi overhead (all)
   --plot FILE          regret plot, .svg or .png (OUT/ucx_runtime.svg)
-  --lib PATH           libprotosel_ucx.so (build/src/ucx_runtime/.libs/)
-  --psel-perftest P    psel_perftest binary (build/src/tools/psel_perftest);
+  --build DIR          protosel's build directory (build): the library, the
+                       tools, and the UCX it was built against, with that
+                       UCX's ucx_perftest and libraries (./dev.sh ucx X.Y.Z
+                       makes build-ucx-X.Y.Z against UCX X.Y.Z)
+  --lib PATH           libprotosel_ucx.so (BUILD/src/ucx_runtime/.libs/)
+  --psel-perftest P    psel_perftest binary (BUILD/src/tools/psel_perftest);
                        psel_info and psel_calibrate are taken next to it
   --ucx-perftest P     ucx_perftest binary (ucx_perftest in PATH)
   --no-pin             do not pin the server to CPU 0 and the client to CPU 1
@@ -71,12 +79,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/bench/lib_perftest.sh" || exit 1
 me=ucx_runtime
 
-psel_bin=$top/build/src/tools/psel_perftest
-psel_info=""
-ucx_bin=$(command -v ucx_perftest || echo ucx_perftest)
-lib=$top/build/src/ucx_runtime/.libs/libprotosel_ucx.so
-mpi_prog=$top/build/test/tools/mpi_pingpong
-ep_cost=$top/build/bench/ucp_ep_cost
+build=$top/build psel_bin="" lib="" ucx_bin="" psel_info=""
 runs=3 max_size=4194304 sizes_opt="" transports="shm tcp" tests="tag_lat tag_bw"
 parts="perftest mpi overhead" calibration="" plot="" pin=1 keep="" quick=0
 with_psel=0
@@ -93,6 +96,7 @@ while [ $# -gt 0 ]; do
     --tests)          tests=${2:?}; shift ;;
     --parts)          parts=${2:?}; shift ;;
     --plot)           plot=${2:?}; shift ;;
+    --build)          build=${2:?}; shift ;;
     --lib)            lib=${2:?}; shift ;;
     --psel-perftest)  psel_bin=${2:?}; shift ;;
     --ucx-perftest)   ucx_bin=${2:?}; shift ;;
@@ -103,6 +107,22 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+
+[ -f "$build/Makefile" ] || { echo "$me: no build directory '$build' (./dev.sh build, or ./dev.sh ucx X.Y.Z)" >&2; exit 1; }
+build=$(cd "$build" && pwd)
+# the UCX the build is for: its ucx_perftest, ucx_info and libraries, for
+# every process here and the MPI ranks (a UCX outside the system's paths)
+ucx_bindir=$(sed -n 's/^PSEL_UCX_BINDIR = //p' "$build/Makefile")
+ucx_libdir=$(sed -n 's/^PSEL_UCX_LIBDIR = //p' "$build/Makefile")
+if [ -n "$ucx_bindir" ] && [ "$ucx_bindir" != /usr/bin ]; then
+    export PATH=$ucx_bindir:$PATH
+    export LD_LIBRARY_PATH=$ucx_libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+[ -n "$psel_bin" ] || psel_bin=$build/src/tools/psel_perftest
+[ -n "$lib" ] || lib=$build/src/ucx_runtime/.libs/libprotosel_ucx.so
+[ -n "$ucx_bin" ] || ucx_bin=$(command -v ucx_perftest || echo ucx_perftest)
+mpi_prog=$build/test/tools/mpi_pingpong
+ep_cost=$build/bench/ucp_ep_cost
 
 if [ $quick = 1 ]; then
     runs=1
@@ -157,17 +177,25 @@ psel_info_args=(--ucp)
 # the calibration without its UCP lines (--with-protosel-lines)
 calibration_psel=$out/calibration-protosel-lines.txt
 [ "$calibration" = none ] || grep -v '^ucp-' "$calibration" >"$calibration_psel"
+# the calibration partly refused: without its rendezvous lines through UCP
+calibration_part=$out/calibration-partly-refused.txt
+[ "$calibration" = none ] || grep -vE '^ucp-(range|point) rndv/' "$calibration" >"$calibration_part"
 
 # the library's two tiers, as extra UCX configurations of lib_perftest.sh
 lib_env() {  # TIER [CALIBRATION] -> VAR=VAL lines
     printf '%s\n' "LD_PRELOAD=$lib" "UCX_PSEL_TIER=$1" "UCX_PSEL_CALIBRATION=${2:-$calibration}"
 }
-cands="auto config proto"
-[ $with_psel = 1 ] && cands="$cands proto-psel"
+# the library's candidates besides config and proto; proto-part needs a
+# calibration with rendezvous lines through UCP to remove
+lib_cands=""
+[ "$calibration" != none ] && grep -qE '^ucp-(range|point) rndv/' "$calibration" && lib_cands="proto-part"
+[ $with_psel = 1 ] && lib_cands="$lib_cands proto-psel"
+cands="auto config proto $lib_cands"
 for tr in $transports; do
     ucx_extra_env["$tr config"]=$(lib_env config)
     ucx_extra_env["$tr proto"]=$(lib_env protocol)
     ucx_extra_env["$tr proto-psel"]=$(lib_env protocol "$calibration_psel")
+    ucx_extra_env["$tr proto-part"]=$(lib_env protocol "$calibration_part")
     # the overhead of the library alone: attribute lines, which select as
     # stock UCP does at 8 B (eager short), whatever the calibration says
     ucx_extra_env["$tr proto-attr"]=$(lib_env protocol none)
@@ -195,7 +223,8 @@ if has_part perftest; then
         fi
         tr_bounds[$tr]=$(printf '%s\n' "$facts" | awk '$1 == "B" { print $2 }' | sort -nu | tr '\n' ' ')
         tr_sizes[$tr]=$(sweep_sizes "$sizes_opt" "$max_size" "${tr_bounds[$tr]}")
-        discover_ucx "$tr" config proto $([ $with_psel = 1 ] && echo proto-psel)
+        # shellcheck disable=SC2086  # a list
+        discover_ucx "$tr" config proto $lib_cands
         if [ -z "${ucx_cov["$tr auto"]:-}" ]; then
             echo "$me: ucx_perftest does not run on $tr: ${ucx_note["$tr auto"]:-?}; skipping" >&2
             continue
@@ -209,7 +238,7 @@ if has_part perftest; then
         for test in $tests; do
             for size in ${tr_sizes[$tr]}; do
                 ucx_plan_point "$tr" "$test" "$size" "$plan" "$out/ucx_dup.tsv" \
-                    config proto $([ $with_psel = 1 ] && echo proto-psel)
+                    config proto $lib_cands
             done
         done
     done
@@ -241,8 +270,10 @@ mpi_run() {  # TRANSPORT CFG ROUND RESULTS: one mpirun, every size
     config) x+=(-x UCX_PROTO_ENABLE=y); while read -r line; do x+=(-x "$line"); done < <(lib_env config) ;;
     proto)  x+=(-x UCX_PROTO_ENABLE=y); while read -r line; do x+=(-x "$line"); done < <(lib_env protocol) ;;
     proto-psel) x+=(-x UCX_PROTO_ENABLE=y); while read -r line; do x+=(-x "$line"); done < <(lib_env protocol "$calibration_psel") ;;
+    proto-part) x+=(-x UCX_PROTO_ENABLE=y); while read -r line; do x+=(-x "$line"); done < <(lib_env protocol "$calibration_part") ;;
     *)      x+=(-x UCX_PROTO_ENABLE=y); while read -r line; do x+=(-x "$line"); done < <(ucx_cfg_env "$cfg") ;;
     esac
+    [ -n "${LD_LIBRARY_PATH:-}" ] && x+=(-x LD_LIBRARY_PATH)
     timeout -k 5 300 mpirun --oversubscribe -np 2 --mca pml ucx --mca pml_ucx_tls any \
         --mca pml_ucx_devices any --mca btl self "${x[@]}" -x UCX_WARN_UNUSED_ENV_VARS=n \
         "$mpi_prog" -s "$(mpi_sizes)" -n 20 -w 10 -t "$mpi_budget_ms" >"$f" 2>&1 &
@@ -266,7 +297,7 @@ if has_part mpi; then
     mpi_runs=$(( runs < 3 ? 3 : runs ))
     mres=$out/mpi_results.tsv
     : >"$mres"
-    mcands="stock auto config proto$([ $with_psel = 1 ] && echo " proto-psel")"
+    mcands="stock $cands"
     mcfgs="$mcands $ucx_cfgs"
     echo "$me: MPI ping-pong, sizes $(mpi_sizes)" >&2
     for tr in $transports; do
@@ -424,7 +455,7 @@ if command -v gnuplot >/dev/null && [ -s "$summary" ]; then
         for test in $tests mpi_pingpong; do
             grep -q "^$tr	$test	" "$summary" || continue
             panels="$panels $tr:$test"
-            for c in auto config proto proto-psel stock; do
+            for c in stock $cands; do
                 awk -F'\t' -v a="$tr" -v b="$test" -v c="$c" '$1 == a && $2 == b && $12 == c { print $3, $10 }' \
                     "$summary" | sort -n >"$pd/$tr.$test.$c.dat"
             done
@@ -445,11 +476,12 @@ if command -v gnuplot >/dev/null && [ -s "$summary" ]; then
             tr=${p%%:*} test=${p#*:}
             echo "set title '$tr $test'"
             cmd="plot 1 title 'best forced' lw 1 dt 2 lc rgb 'black'"
-            for c in stock auto config proto proto-psel; do
+            for c in stock $cands; do
                 [ -s "$pd/$tr.$test.$c.dat" ] || continue
                 case $c in stock) t="stock (v1)"; col="#999999" ;; auto) t="stock UCP"; col="#d62728" ;;
                            config) t="config tier"; col="#1f77b4" ;; proto) t="protocol tier"; col="#2ca02c" ;;
-                           proto-psel) t="protocol tier, protosel lines only"; col="#9467bd" ;; esac
+                           proto-psel) t="protocol tier, protosel lines only"; col="#9467bd" ;;
+                           proto-part) t="protocol tier, rendezvous lines through UCP refused"; col="#ff7f0e" ;; esac
                 cmd="$cmd, '$pd/$tr.$test.$c.dat' using 1:2 with linespoints title '$t' lc rgb '$col' lw 2"
             done
             echo "$cmd"

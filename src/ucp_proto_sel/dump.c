@@ -25,7 +25,8 @@ static const char *psel_boundary_reason_names[] = {
     [PSEL_BOUNDARY_MIN_LENGTH] = "min size",
     [PSEL_BOUNDARY_FORCED]     = "forced threshold",
     [PSEL_BOUNDARY_CROSSOVER]  = "crossover",
-    [PSEL_BOUNDARY_BIAS_BOUND] = "bias bound"
+    [PSEL_BOUNDARY_BIAS_BOUND] = "bias bound",
+    [PSEL_BOUNDARY_MARGIN]     = "switch margin"
 };
 
 static const char *psel_perf_type_name(const psel_select_t *select)
@@ -201,6 +202,8 @@ static void psel_boundary_str(const psel_select_t *select,
                                   100.0 * psel_select_switch_margin(select),
                                   psel_select_switch_margin_source(select),
                                   b.margin_crossing);
+        break;
+    case PSEL_BOUNDARY_LAST: /* a count, never a reason */
         break;
     }
     ucs_string_buffer_appendf(strb, "\n");
@@ -790,6 +793,8 @@ static void psel_select_dump_json_in_c_locale(FILE *stream,
         fputs((row + 1 < table->count) ? "},\n" : "}\n", stream);
     }
     fputs("  ],\n  \"boundaries\": [\n", stream);
+    UCS_STATIC_ASSERT(ucs_static_array_size(psel_boundary_reason_names) ==
+                      PSEL_BOUNDARY_LAST);
     for (row = 0; row + 1 < table->count; ++row) {
         psel_select_boundary(select, table, row, &b);
         fprintf(stream, "    {\"at\": %zu, \"reason\": \"%s\", \"crossing\": ",

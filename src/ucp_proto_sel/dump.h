@@ -18,8 +18,9 @@ typedef enum {
     PSEL_BOUNDARY_FORCED,       /**< A forced threshold (UCX_PSEL_*_THRESH) */
     PSEL_BOUNDARY_CROSSOVER,    /**< The cost lines cross */
     PSEL_BOUNDARY_BIAS_BOUND,   /**< The rendezvous bias hit its x2 bound */
-    PSEL_BOUNDARY_MARGIN        /**< The right one beats the left by the
+    PSEL_BOUNDARY_MARGIN,       /**< The right one beats the left by the
                                      switch margin from here */
+    PSEL_BOUNDARY_LAST
 } psel_boundary_reason_t;
 
 /** Explanation of the boundary after row @a row of a table. */

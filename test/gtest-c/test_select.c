@@ -582,6 +582,44 @@ static void test_margin_switches_beyond(void **state)
     check_mocks(2, "UCX_PSEL_SWITCH_MARGIN=12%", twelve);
 }
 
+/* Both dumps name a boundary the margin moved, the JSON by its reason */
+static void test_margin_dump_reason(void **state)
+{
+    const psel_select_table_t *table;
+    psel_config_t config;
+    psel_select_t select;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *stream;
+
+    memset(mock_defs, 0, sizeof(mock_defs));
+    mock_defs[0] = (mock_def_t){0, 1, {{SIZE_MAX, 1, 1.0}}, MOCK_AUTO, NULL};
+    mock_defs[1] = (mock_def_t){0, 1, {{SIZE_MAX, 5, 0.4}}, MOCK_AUTO, NULL};
+    assert_int_equal(read_config(&config, "UCX_PSEL_RNDV_PERF_DIFF=0",
+                                 "UCX_PSEL_SWITCH_MARGIN=2", NULL), UCS_OK);
+    assert_int_equal(psel_select_init(&select, mock_protos, 2, &no_lanes,
+                                      &config), UCS_OK);
+    assert_int_equal(psel_select_build(&select, contig_host(), &table),
+                     UCS_OK);
+
+    stream = open_memstream(&buf, &len);
+    psel_select_dump(stream, &select, table, "ep_cfg[0]", PSEL_DUMP_EXPLAIN);
+    fclose(stream);
+    assert_non_null(strstr(buf, "at 6932: mock/a -> mock/b: cost lines cross "
+                                "at 6666.7 bytes; mock/b is cheaper than "
+                                "mock/a by the 2.0% switch margin"));
+    free(buf);
+
+    stream = open_memstream(&buf, &len);
+    psel_select_dump_json(stream, &select, table, "ep_cfg[0]");
+    fclose(stream);
+    assert_non_null(strstr(buf, "{\"at\": 6932, \"reason\": \"switch margin\""));
+    free(buf);
+
+    psel_select_cleanup(&select);
+    psel_config_release(&config);
+}
+
 /*
  * Where the candidates change (the start, a protocol's end), the natural
  * order decides within the margin: a = 1 + 1.00x and b = 1 + 0.99x from 0
@@ -1389,6 +1427,7 @@ int main(void)
         cmocka_unit_test(test_same_line_rounded_ties),
         cmocka_unit_test(test_margin_tie_keeps),
         cmocka_unit_test(test_margin_switches_beyond),
+        cmocka_unit_test(test_margin_dump_reason),
         cmocka_unit_test(test_margin_natural_order),
         cmocka_unit_test(test_margin_auto),
         cmocka_unit_test(test_caps_shared),
