@@ -117,7 +117,7 @@ ucx_src_args() {
 
 # ------------------------------------------------------------------------
 # The UCX matrix: protosel against other UCX releases than the installed one
-# (docs/ucx-versions.md). A release is built once into
+# (docs/runtime-library.md). A release is built once into
 # ${XDG_CACHE_HOME:-~/.cache}/protosel/ucx/<version>/ (its configured,
 # built source tree and its install prefix), protosel against it into
 # build-ucx-<version>/.
@@ -304,8 +304,15 @@ run_tests() {
     else
         make -C "$dir" -j"$(nproc)" check || rc=$?
     fi
-    [ $rc -ne 0 ] && find "$dir/test" -name '*.log' ! -name test-suite.log -exec grep -l -E "^(FAIL|ERROR|not ok)" {} + 2>/dev/null |
-        while read -r f; do echo "---- $f"; tail -40 "$f"; done
+    # the logs of the tests run (of every test when none were named)
+    if [ $rc -ne 0 ]; then
+        if [ ${#tests[@]} -gt 0 ]; then
+            for t in "${tests[@]}"; do [ -f "$dir/$t.log" ] && echo "$dir/$t.log"; done
+        else
+            find "$dir/test" -name '*.log' ! -name test-suite.log
+        fi | xargs -r grep -l -E "^(FAIL|ERROR|not ok)" 2>/dev/null |
+            while read -r f; do echo "---- $f"; tail -40 "$f"; done
+    fi
     summarize_tests "$dir" "${tests[@]}" || rc=1
     return $rc
 }
@@ -340,7 +347,7 @@ ucx_matrix_test() {
 }
 
 # The UCX releases ./dev.sh test checks besides the installed one: one per
-# era of UCP's protocol API (docs/ucx-versions.md)
+# era of UCP's protocol API (docs/runtime-library.md)
 ucx_matrix=${PSEL_UCX_MATRIX-1.16.0 1.18.1 1.22.0}
 
 install_missing_packages

@@ -11,7 +11,7 @@
 # PKG_CONFIG_PATH=/opt/ucx-1.22/lib/pkgconfig picks another), and its
 # ucx_info is the one of that prefix, else the first on PATH.
 # The protocol tier has one adapter per era of UCP's protocol API
-# (docs/ucx-versions.md), chosen here from the tree's version:
+# (docs/runtime-library.md), chosen here from the tree's version:
 # proto_tier_init.c for 1.13 to 1.16 (init() fills caps), proto_tier_probe.c
 # for 1.18 on (probe() adds instances with a ucp_proto_perf_t). 1.17, which
 # has both, builds proto_tier_none.c, and configure says so.
@@ -83,7 +83,7 @@ AC_DEFUN([PSEL_CHECK_UCX_SRC], [
     AS_CASE([$PSEL_UCX_SRC_VERSION],
         [1.1[[3456]].*], [psel_proto_tier=yes; psel_proto_tier_era=init],
         [0.*|1.[[0-9]].*|1.1[[0-2]].*|1.17.*],
-              [AC_MSG_WARN([the protocol tier has no adapter for UCX $PSEL_UCX_SRC_VERSION's protocols (1.13-1.16 and 1.18 on have one); only the config tier is built: see docs/ucx-versions.md])
+              [AC_MSG_WARN([the protocol tier has no adapter for UCX $PSEL_UCX_SRC_VERSION's protocols (1.13-1.16 and 1.18 on have one); only the config tier is built: see docs/runtime-library.md])
                AC_DEFINE_UNQUOTED([PSEL_PROTO_TIER_UNPORTED], ["$PSEL_UCX_SRC_VERSION"],
                    [UCX release of the source tree the protocol tier was not ported to])],
         [?*], [psel_proto_tier=yes; psel_proto_tier_era=probe])

@@ -34,8 +34,8 @@ static const char *psel_ep_ip_str(const struct sockaddr_storage *addr,
  * leaves from the local device: UCT tcp 1.13 says every address is
  * reachable, and a connection goes out wherever the route for its
  * destination points, so a lane between devices of different subnets would
- * run over another lane's wire. Only prunes: where the route cannot be
- * looked up, UCT's answer stands. */
+ * run over another lane's wire (UCT asks the route too from 1.20).
+ * Only prunes: where the route cannot be looked up, UCT's answer stands. */
 static int psel_ep_tcp_route_ok(psel_ep_h ep, unsigned local, unsigned remote)
 {
     const char *dev_name = ep->worker->local.resources[local].dev_name;
@@ -84,13 +84,15 @@ int psel_ep_is_reachable(void *arg, unsigned local, unsigned remote)
     const psel_address_entry_t *entry = &ep->address.entries[remote];
     const char *tl_name = ep->worker->local.resources[local].tl_name;
 
+    /* the route first: newer UCT tcp asks the route too, and then protosel
+     * would never say (debug log) which pairs it drops */
     if (strcmp(tl_name, entry->tl_name) ||
-        !uct_iface_is_reachable(wif->iface,
-                                (const uct_device_addr_t*)entry->dev_addr,
-                                (const uct_iface_addr_t*)entry->iface_addr)) {
+        (!strcmp(tl_name, "tcp") && !psel_ep_tcp_route_ok(ep, local, remote))) {
         return 0;
     }
-    return strcmp(tl_name, "tcp") || psel_ep_tcp_route_ok(ep, local, remote);
+    return uct_iface_is_reachable(wif->iface,
+                                  (const uct_device_addr_t*)entry->dev_addr,
+                                  (const uct_iface_addr_t*)entry->iface_addr);
 }
 
 ucs_status_t psel_ep_connect_to_iface(psel_ep_h ep, unsigned local,

@@ -296,8 +296,10 @@ static ucs_status_t psel_egr_zcopy_progress(psel_proto_req_t *req)
     uct_iov_t iov;
 
     if (req->comp.func == NULL) {
-        /* first call: register, and hold one count until all is posted */
-        if (req->length > 0) {
+        /* first call: register (where the memory domain does: tcp from
+         * UCX 1.20 sends unregistered memory), and hold one count until
+         * all is posted */
+        if ((req->length > 0) && req->ep->lane_info[lane].iface->mem_reg) {
             status = uct_md_mem_reg(req->ep->lane_info[lane].iface->md,
                                     (void*)req->buffer,
                                     req->length, UCT_MD_MEM_ACCESS_LOCAL_READ,

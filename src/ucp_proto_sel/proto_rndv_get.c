@@ -61,8 +61,9 @@ static ucs_status_t psel_rndv_get_recv_start(psel_rndv_recv_t *op,
                           info[lane].remote_rkey_size);
                 return UCS_ERR_INVALID_PARAM;
             }
-            status = uct_rkey_unpack(info[lane].iface->component, in->rkey,
-                                     &op->rkeys[lane]);
+            status = psel_rndv_rkey_unpack(info[lane].iface->component,
+                                           in->rkey, in->rec.rkey_size,
+                                           &op->rkeys[lane]);
             if (status != UCS_OK) {
                 ucs_error("rendezvous get: unpacking the rkey of lane %u "
                           "failed: %s", lane, ucs_status_string(status));

@@ -565,4 +565,17 @@ psel_rndv_priv(const psel_proto_req_t *req)
 ucs_status_t psel_rndv_recv_register(psel_rndv_recv_t *op,
                                      unsigned iface_index, unsigned access);
 
+/**
+ * Unpack the peer's rkey of @a rkey_size bytes for @a component. An empty
+ * one is the memory domain that needs none (cma from UCX 1.20 reads and
+ * writes by pid): UCT_INVALID_RKEY, as UCP passes for such a domain.
+ */
+ucs_status_t psel_rndv_rkey_unpack(uct_component_h component,
+                                   const void *packed, size_t rkey_size,
+                                   uct_rkey_bundle_t *bundle);
+
+/** Release an rkey of psel_rndv_rkey_unpack. */
+void psel_rndv_rkey_release(uct_component_h component,
+                            uct_rkey_bundle_t *bundle);
+
 #endif

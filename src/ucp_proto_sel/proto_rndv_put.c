@@ -84,8 +84,9 @@ static ucs_status_t psel_rndv_put_send_rtr(psel_proto_req_t *req,
         if (lane < 0) {
             continue;
         }
-        status = uct_rkey_unpack(info[lane].iface->component, in->rkey,
-                                 &rndv->rkeys[lane]);
+        status = psel_rndv_rkey_unpack(info[lane].iface->component,
+                                       in->rkey, in->rec.rkey_size,
+                                       &rndv->rkeys[lane]);
         if (status != UCS_OK) {
             ucs_error("rendezvous RTR: unpacking the rkey of lane %d "
                       "failed: %s", lane, ucs_status_string(status));

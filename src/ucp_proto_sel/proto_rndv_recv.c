@@ -59,8 +59,8 @@ static void psel_rndv_recv_finish(psel_rndv_recv_t *op, ucs_status_t status)
 
     for (i = 0; i < PSEL_MAX_LANES; ++i) {
         if (op->rkey_map & UCS_BIT(i)) {
-            uct_rkey_release(op->super.ep->lane_info[i].iface->component,
-                             &op->rkeys[i]);
+            psel_rndv_rkey_release(op->super.ep->lane_info[i].iface->component,
+                                   &op->rkeys[i]);
         }
     }
     for (i = 0; i < worker->num_ifaces; ++i) {
@@ -180,6 +180,27 @@ ucs_status_t psel_rndv_recv_register(psel_rndv_recv_t *op,
     }
     op->md_map |= UCS_BIT(iface->md_index);
     return UCS_OK;
+}
+
+ucs_status_t psel_rndv_rkey_unpack(uct_component_h component,
+                                   const void *packed, size_t rkey_size,
+                                   uct_rkey_bundle_t *bundle)
+{
+    if (rkey_size == 0) {
+        bundle->rkey   = UCT_INVALID_RKEY;
+        bundle->handle = NULL;
+        bundle->type   = NULL;
+        return UCS_OK;
+    }
+    return uct_rkey_unpack(component, packed, bundle);
+}
+
+void psel_rndv_rkey_release(uct_component_h component,
+                            uct_rkey_bundle_t *bundle)
+{
+    if (bundle->rkey != UCT_INVALID_RKEY) {
+        uct_rkey_release(component, bundle);
+    }
 }
 
 /* The RTR: the mode's records (with the rkeys of the entries the sender

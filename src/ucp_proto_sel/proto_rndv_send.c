@@ -28,8 +28,8 @@ static void psel_rndv_release(psel_proto_req_t *req)
 
     for (lane = 0; lane < PSEL_MAX_LANES; ++lane) {
         if (rndv->rkey_map & UCS_BIT(lane)) {
-            uct_rkey_release(req->ep->lane_info[lane].iface->component,
-                             &rndv->rkeys[lane]);
+            psel_rndv_rkey_release(req->ep->lane_info[lane].iface->component,
+                                   &rndv->rkeys[lane]);
         }
         if (rndv->memh_owner & UCS_BIT(lane)) {
             uct_md_mem_dereg(req->ep->lane_info[lane].iface->md,

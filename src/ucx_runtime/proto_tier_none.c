@@ -1,7 +1,7 @@
 /*
  * The protocol tier when protosel was configured without --with-ucx-src,
  * or with the tree of a UCX release it has no adapter for
- * (docs/ucx-versions.md): never available, quietly unless the user asked
+ * (docs/runtime-library.md): never available, quietly unless the user asked
  * for it (the config tier acts).
  */
 #ifdef HAVE_CONFIG_H

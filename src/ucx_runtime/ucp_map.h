@@ -2,7 +2,7 @@
  * @file ucp_map.h
  * Which of protosel's cost lines each of stock UCP's protocols takes: one
  * table per era of UCP's protocol API, the era of the UCX this build
- * compiles against (docs/ucx-versions.md). Free of UCP's internal types,
+ * compiles against (docs/runtime-library.md). Free of UCP's internal types,
  * so that psel_info --ucp and the config tier apply the same rule as the
  * protocol tier: a line measured on one mechanism never stands in for a
  * UCP protocol that works another way.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # libucs_protosel.so.0, protosel as a UCS plugin, in the real programs of a
-# UCX >= 1.22 (docs/ucx-versions.md): loaded from UCX_PLUGIN_PATH by
+# UCX >= 1.22 (docs/runtime-library.md): loaded from UCX_PLUGIN_PATH by
 # libucs's constructor, it redirects UCP's entry points; the protocol tier
 # acts by default (test_ucx_runtime_info.sh compares its tables through the
 # plugin), and the config tier's settings (UCX_PSEL_TIER=config) show in the
