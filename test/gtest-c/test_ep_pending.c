@@ -193,7 +193,7 @@ static pid_t start_peer(unsigned slot, peer_role_t role, size_t size,
     pid_t pid;
 
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    pid = fork();
+    pid = psel_test_fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         close(sv[0]);

@@ -77,9 +77,12 @@ static int receiver(int sock, int healthy)
         return 1;
     }
     if (!healthy) {
-        for (;;) {
-            pause(); /* until SIGKILL */
+        /* until SIGKILL, or the test's own deadline has long passed */
+        deadline = now_sec() + 120;
+        while (now_sec() < deadline) {
+            sleep(1);
         }
+        return 4;
     }
     deadline = now_sec() + 30;
     for (i = 0; i < PF_GOOD_MSGS; ++i) {
@@ -118,7 +121,7 @@ static pid_t start_receiver(int healthy, void **address, size_t *len,
     pid_t pid;
 
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    pid = fork();
+    pid = psel_test_fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         close(sv[0]);
@@ -349,7 +352,7 @@ static void run_sender_dies_mid_get(const char *tls)
     setenv("UCX_PSEL_NET_DEVICES", "lo", 1);
     setenv("UCX_PSEL_PROTOS", "rndv/get", 1);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    pid = fork();
+    pid = psel_test_fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         close(sv[0]);

@@ -226,7 +226,7 @@ static pid_t fault_fork(const fault_case_t *c, int healthy, int *sock)
     pid_t pid;
 
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    pid = fork();
+    pid = psel_test_fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         close(sv[0]);

@@ -184,7 +184,7 @@ static void run_soak(const char *tls)
     setenv("UCX_PSEL_TLS", tls, 1);
     setenv("UCX_PSEL_NET_DEVICES", "lo", 1);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    pid = fork();
+    pid = psel_test_fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         close(sv[0]);
@@ -389,7 +389,7 @@ static void run_departed_clients(const char *tls, const char *protos)
     setenv("UCX_PSEL_TLS", tls, 1);
     setenv("UCX_PSEL_NET_DEVICES", "lo", 1);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    soak_children[0] = fork();
+    soak_children[0] = psel_test_fork();
     assert_true(soak_children[0] >= 0);
     if (soak_children[0] == 0) {
         close(sv[0]);
@@ -401,7 +401,7 @@ static void run_departed_clients(const char *tls, const char *protos)
 
     /* one client at a time, each a new process (this one has no worker) */
     for (i = 0; i < DEPART_CLIENTS; ++i) {
-        pid = fork();
+        pid = psel_test_fork();
         assert_true(pid >= 0);
         if (pid == 0) {
             if (protos != NULL) {

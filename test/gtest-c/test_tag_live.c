@@ -407,7 +407,7 @@ static void run_live(const live_test_t *t)
 
     assert_true(t->count <= LIVE_MAX_MSGS);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    pid = fork();
+    pid = psel_test_fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         close(sv[0]);

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/select.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -193,6 +194,21 @@ int psel_test_has_transport(const char *tl_name)
     }
     psel_resource_table_cleanup(&table);
     return found;
+}
+
+pid_t psel_test_fork(void)
+{
+    pid_t parent = getpid();
+    pid_t pid    = fork();
+
+    if (pid == 0) {
+        /* the parent may have gone between fork() and prctl() */
+        if ((prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) ||
+            (getppid() != parent)) {
+            _exit(127);
+        }
+    }
+    return pid;
 }
 
 int psel_test_wait_child(pid_t pid, double timeout_sec)

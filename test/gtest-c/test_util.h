@@ -64,6 +64,13 @@ int psel_test_has_transport(const char *tl_name);
 int psel_test_wait_child(pid_t pid, double timeout_sec);
 
 /**
+ * fork() for a test's peer process: the child gets SIGKILL when the test
+ * process ends, so that a failed assertion (which skips the test's own
+ * kill and wait) never leaves a peer behind.
+ */
+pid_t psel_test_fork(void);
+
+/**
  * Close @a ep with a flush, progressing @a worker up to 30 s.
  * @return the close request's status (UCS_ERR_TIMED_OUT if it did not end).
  */
