@@ -8,7 +8,8 @@
  * never do). What UCP really runs at each size is read from its
  * UCX_PROTO_INFO tables: the sender's tag-send tables (single and multi),
  * and for a rendezvous the receiver's "data fetch" (get, or an RTR) and
- * the sender's "data send" after an RTR (put or am). The sizes where it
+ * the sender's "data send" after an RTR (put or am); from UCX 1.18, which
+ * prints no fetch table, the tag-send row itself. The sizes where it
  * runs the protocol forced are measured through the UCP path of the
  * session (perftest_ucp.c), and the lines are fitted in natural order, as
  * protosel's own (calibrate_setup.c), into PSEL_CALIB_VIA_UCP lines keyed
@@ -191,7 +192,10 @@ static const psel_cmp_row_t *cal_ucp_ran(const cal_ucp_tables_t *tables,
         return row;
     }
     if (!tables->have[PSEL_UCX_TABLE_RNDV_FETCH]) {
-        return NULL;
+        /* UCX 1.18 on prints no fetch table: the tag-send row names how
+         * the data moves, but for "no data fetch" (size 0; every row of
+         * 1.16, which does not say) */
+        return strstr(row->desc, "no data fetch") ? NULL : row;
     }
     row = cal_ucp_row(&tables->table[PSEL_UCX_TABLE_RNDV_FETCH], size);
     if ((row == NULL) || !strcmp(row->proto, "rndv/get") ||

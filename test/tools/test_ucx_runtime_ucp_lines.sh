@@ -203,4 +203,24 @@ for kind in path ucp mix; do
     fi
 done
 
+# psel_calibrate --ucp reads from this UCX's tables which rendezvous
+# protocol ran when it was forced: 1.13 from the fetch and send tables,
+# 1.18 on from the tag-send rows. It may measure it, refuse it for noise,
+# or find that UCP ran another (UCX 1.18 sends by active messages below
+# some size whatever the scheme); what must not happen is "what its tables
+# do not say". UCX 1.16's rows all say "no data fetch": there it must.
+calibrate=${PSEL_CALIBRATE:-./src/tools/psel_calibrate}
+run timeout -k 5 120 "$calibrate" -q -u -t tcp -m 65536 -o "$tmp/ucp-cal.txt"
+result "psel_calibrate --ucp -q -t tcp: measures UCP's protocols or refuses saying why" \
+    $(( $? > 1 )) "$tmp/all"
+for p in rndv/am rndv/put; do
+    if [ "${ucx_built%.*}" = 1.16 ]; then
+        expect "... UCX 1.16: $p is left to UCP's own line, its tables not saying what ran" \
+            "^# tcp  $p +tcp/lo +UCP does not run it: it ran what its tables do not say"
+    else
+        expect "... $p: it reads which protocol UCP ran" \
+            "^# tcp  $p +(tcp/lo +[0-9]+ sizes|- +UCP cannot run it here: it ran [a-z]+/[a-z]+ over tcp/lo)"
+    fi
+done
+
 tap_done
