@@ -729,6 +729,8 @@ bench_cleanup() {
 # psel_calibrate (next to psel_info) into FILE for the transports asked
 # (shm, tcp or both), under TIMEOUT seconds; its output goes to FILE.log
 # (FILE.ucp.log with --ucp: stock UCP's protocols, added to FILE).
+# Returns 0 when it wrote lines, 2 when it refused every line (noise:
+# nothing written), 1 when it failed.
 psel_calibration() {
     local file=$1 quick=$2 max=$3 trs=$4 tmo=$5 ucp=${6:-} cal args=() rc log
     cal=$(dirname "$psel_info")/psel_calibrate
@@ -742,6 +744,11 @@ psel_calibration() {
     timeout -k 5 "$tmo" "$cal" "${args[@]}" >"$log" 2>&1 &
     pids+=("$!")
     wait "$!"; rc=$?
+    if [ $rc = 1 ] && grep -q '^psel_calibrate: refused: ' "$log"; then
+        echo "$me: psel_calibrate refused every line (noise), nothing written:" \
+             "$(grep '^psel_calibrate: refused: ' "$log" | cut -c1-200); see $log" >&2
+        return 2
+    fi
     if [ $rc != 0 ] || [ ! -s "$file" ]; then
         echo "$me: psel_calibrate failed (exit $rc$([ $rc = 124 ] && echo ": timed out after $tmo s")):" \
              "$(grep -v '^#' "$log" | tail -n 3 | tr '\n' ' ' | cut -c1-300)" >&2

@@ -165,10 +165,18 @@ if [ -z "$calibration" ]; then
     max=$max_size
     [ -n "$sizes_opt" ] && max=$(printf '%s\n' $sizes_opt | sort -n | tail -1)
     [ "$max" -lt 65536 ] && max=65536
-    psel_calibration "$calibration" $quick "$max" "$transports" $([ $quick = 1 ] && echo 300 || echo 1200) || exit 1
+    # a calibration that refuses every line (noise) is what a user may get:
+    # the library then keeps its attribute lines for that part
+    psel_calibration "$calibration" $quick "$max" "$transports" $([ $quick = 1 ] && echo 300 || echo 1200)
+    [ $? = 1 ] && exit 1
     # stock UCP's own protocols, into the same file: the lines the library
     # puts into UCP first
-    psel_calibration "$calibration" $quick "$max" "$transports" $([ $quick = 1 ] && echo 300 || echo 1200) --ucp || exit 1
+    psel_calibration "$calibration" $quick "$max" "$transports" $([ $quick = 1 ] && echo 300 || echo 1200) --ucp
+    [ $? = 1 ] && exit 1
+    if [ ! -s "$calibration" ]; then
+        echo "$me: both calibrations refused every line: the library runs on its attribute lines (calibration none)" >&2
+        calibration=none
+    fi
     echo "$me: calibration took $((SECONDS - start)) s" >&2
 fi
 psel_env_extra=("UCX_PSEL_CALIBRATION=$calibration")

@@ -213,33 +213,44 @@ static void golden_setup(void)
                                 NULL};
 }
 
-static void check_golden(const golden_row_t *expected, ...)
+/* Build the table of the mocks 0..n-1 with up to three settings (a NULL
+ * ends them); checks it */
+static void check_table(unsigned n, const char *const *settings,
+                        const golden_row_t *expected)
 {
     const psel_select_table_t *table;
-    const char *setting;
-    const char *settings[8];
-    unsigned n = 0;
     psel_config_t config;
     psel_select_t select;
-    va_list ap;
 
-    va_start(ap, expected);
-    while ((setting = va_arg(ap, const char*)) != NULL) {
-        settings[n++] = setting;
-    }
-    va_end(ap);
-    settings[n] = NULL;
-
-    golden_setup();
-    assert_int_equal(read_config(&config, settings[0], settings[1],
-                                 settings[2], NULL), UCS_OK);
-    assert_int_equal(psel_select_init(&select, mock_protos, 4, &no_lanes,
+    assert_int_equal(read_config(&config, settings[0],
+                                 settings[0] ? settings[1] : NULL,
+                                 (settings[0] && settings[1]) ? settings[2] :
+                                                                NULL,
+                                 NULL), UCS_OK);
+    assert_int_equal(psel_select_init(&select, mock_protos, n, &no_lanes,
                                       &config), UCS_OK);
     assert_int_equal(psel_select_build(&select, contig_host(), &table),
                      UCS_OK);
     assert_table(table, expected);
     psel_select_cleanup(&select);
     psel_config_release(&config);
+}
+
+/* The four golden mocks with the settings given (NULL-terminated) */
+static void check_golden(const golden_row_t *expected, ...)
+{
+    const char *settings[4] = {NULL};
+    const char *setting;
+    unsigned n = 0;
+    va_list ap;
+
+    va_start(ap, expected);
+    while (((setting = va_arg(ap, const char*)) != NULL) && (n < 3)) {
+        settings[n++] = setting;
+    }
+    va_end(ap);
+    golden_setup();
+    check_table(4, settings, expected);
 }
 
 static void test_golden_auto(void **state)
@@ -502,29 +513,14 @@ static void test_brute_force(void **state)
     psel_config_release(&config);
 }
 
-/*
- * Two protocols whose cost lines are the same but for rounding (a peer's
- * attributes come as f32 in its address): the first of the list takes
- * every size, as it does when the lines are equal, where the exact
- * comparison let the second win below their crossing near 48 KiB.
- */
-/* Build the table of the mocks 0..n-1 with one setting; checks it */
+/* The mocks 0..n-1 with exact crossings (no rendezvous bias) and one
+ * setting */
 static void check_mocks(unsigned n, const char *setting,
                         const golden_row_t *expected)
 {
-    const psel_select_table_t *table;
-    psel_config_t config;
-    psel_select_t select;
+    const char *settings[] = {"UCX_PSEL_RNDV_PERF_DIFF=0", setting, NULL};
 
-    assert_int_equal(read_config(&config, "UCX_PSEL_RNDV_PERF_DIFF=0",
-                                 setting, NULL), UCS_OK);
-    assert_int_equal(psel_select_init(&select, mock_protos, n, &no_lanes,
-                                      &config), UCS_OK);
-    assert_int_equal(psel_select_build(&select, contig_host(), &table),
-                     UCS_OK);
-    assert_table(table, expected);
-    psel_select_cleanup(&select);
-    psel_config_release(&config);
+    check_table(n, settings, expected);
 }
 
 /*
@@ -672,6 +668,12 @@ static void test_margin_auto(void **state)
     free(calib);
 }
 
+/*
+ * Two protocols whose cost lines are the same but for rounding (a peer's
+ * attributes come as f32 in its address): the first of the list takes
+ * every size, as it does when the lines are equal, where the exact
+ * comparison let the second win below their crossing near 48 KiB.
+ */
 static void test_same_line_rounded_ties(void **state)
 {
     const double c_us = 2.48, m_ns = 0.0856;
