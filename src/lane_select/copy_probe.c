@@ -1,6 +1,7 @@
 /*
  * The copy probe (copy_probe.h): memcpy and process_vm_readv() timed on
- * this host, and their bandwidths given to the shared-memory transports.
+ * this host, and their bandwidths given to the transports that copy on
+ * this host: shared memory and tcp over loopback.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* process_vm_readv */
@@ -11,6 +12,7 @@
 
 #include "copy_probe.h"
 #include "clock.h"
+#include "reachability.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
@@ -137,6 +139,11 @@ static const ucs_linear_func_t *
 psel_copy_probe_line_of(const psel_copy_probe_t *probe,
                         const psel_resource_t *resource)
 {
+    if (psel_resource_is_tcp_loopback(resource)) {
+        /* a kernel copy on each side, the two sides on their own CPUs; UCT
+         * advertises the 100 Mb/s of a device without a link speed */
+        return &probe->memcpy_cost;
+    }
     if (resource->dev_type != UCT_DEVICE_TYPE_SHM) {
         return NULL;
     }

@@ -9,8 +9,8 @@
  * configured constants (UCX_POSIX_BW, UCX_SYSV_BW: 12179 MB/s; UCX_CMA_BW:
  * 11145 MB/s), and UCX's copy bandwidth is a fixed figure per CPU vendor
  * (5800 MB/s). On a machine that copies ten times faster, those figures
- * make every copy protocol look ten times dearer than it is (bench/README.md,
- * "The whole table without a calibration"). Internal: not installed.
+ * make every copy protocol look ten times dearer than it is (docs/calibration.md,
+ * "Copies timed at start"). Internal: not installed.
  */
 #ifndef PSEL_LANE_SELECT_COPY_PROBE_H_
 #define PSEL_LANE_SELECT_COPY_PROBE_H_
@@ -59,11 +59,13 @@ static inline double psel_copy_probe_bw(ucs_linear_func_t cost)
 
 
 /**
- * Use a probe's figures for the live table's shared-memory transports:
- * those that move active messages by copy through shared memory (posix,
- * sysv, xpmem: memcpy's bandwidth) and cma (process_vm_readv's). Their
- * UCT figure moves to psel_resource_t::bw_advertised. Other transports,
- * and a table read from a file, must not be passed here.
+ * Use a probe's figures for the live table's transports that move data
+ * by copies on this host: those that move active messages by copy through
+ * shared memory (posix, sysv, xpmem: memcpy's bandwidth), cma
+ * (process_vm_readv's), and tcp over the loopback interface (memcpy's: a
+ * kernel copy on each side). Their UCT figure moves to
+ * psel_resource_t::bw_advertised; other transports keep theirs. A table
+ * read from a file must not be passed here.
  *
  * @return How many resources took a measured bandwidth.
  */

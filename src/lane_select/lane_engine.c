@@ -65,8 +65,9 @@ static double psel_pair_latency(const psel_resource_t *local,
                    psel_resource_latency(remote, num_eps));
 }
 
-/* The slower side's bandwidth; but a shared-memory transport timed on this
- * host (copy_probe.h) keeps this host's figure: its peer shares the memory,
+/* The slower side's bandwidth; but a transport timed on this host
+ * (copy_probe.h: shared memory, tcp over loopback) keeps this host's
+ * figure: its peer is on this host,
  * and the peer's own timing of it differs only by noise, which would make
  * two processes' tables differ */
 static double psel_pair_bandwidth(const psel_resource_t *local,

@@ -7,6 +7,11 @@
 #include <string.h>
 
 
+int psel_resource_is_tcp_loopback(const psel_resource_t *resource)
+{
+    return !strcmp(resource->tl_name, "tcp") && !strcmp(resource->dev_name, "lo");
+}
+
 int psel_resource_tl_is_ib(const char *tl_name)
 {
     static const char *ib_tls[] = {"rc", "rc_verbs", "rc_mlx5", "dc",
@@ -46,8 +51,8 @@ int psel_resource_rule_reachable(const psel_resource_t *local,
         /* one fabric: any port of any HCA reaches any other */
         return 1;
     }
-    if (!strcmp(local->tl_name, "tcp") &&
-        (!strcmp(local->dev_name, "lo") || !strcmp(remote->dev_name, "lo"))) {
+    if (psel_resource_is_tcp_loopback(local) ||
+        psel_resource_is_tcp_loopback(remote)) {
         /* 127.0.0.1 never leaves the host */
         return same_host != PSEL_PEER_REMOTE_HOST;
     }

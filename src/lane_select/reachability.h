@@ -4,7 +4,7 @@
  * live uct_iface_is_reachable() call is possible because one side is only a
  * description of another machine.
  *
- * Rules, in order (see also src/lane_select/README.md):
+ * Rules, in order (see also docs/lane-selection.md):
  * 1. Different transport names are never reachable (UCP also pairs lanes
  *    only by transport name), and neither are different device types.
  * 2. Loopback (self) and accelerator copy transports (cuda_copy, gdr_copy,
@@ -60,5 +60,14 @@ int psel_resource_rule_reachable(const psel_resource_t *local,
  *         mlx5), which rule 4 treats as one fabric.
  */
 int psel_resource_tl_is_ib(const char *tl_name);
+
+
+/**
+ * @param [in] resource A resource.
+ *
+ * @return Nonzero if @a resource is tcp over the loopback interface ("lo"),
+ *         which never leaves the host (rule 5).
+ */
+int psel_resource_is_tcp_loopback(const psel_resource_t *resource);
 
 #endif

@@ -157,10 +157,13 @@ result "psel_info -e: rndv/get not applicable (tcp has no get_zcopy)" $? "$tmp/i
 result "psel_info -e, PROTOS=rndv/get: no endpoint, rndv/get named not applicable" \
     $? "$tmp/info_get"
 
-info info_put2 UCX_PSEL_PROTOS=rndv/put &&
-    info info_put1 UCX_PSEL_PROTOS=rndv/put UCX_PSEL_MAX_RNDV_LANES=1 &&
-    info info_am2 UCX_PSEL_PROTOS=rndv/am UCX_PSEL_MAX_EAGER_LANES=2 &&
-    info info_am1 UCX_PSEL_PROTOS=rndv/am
+# one copy bandwidth for the four processes: each would time its own, and
+# rndv/am's copy-out would differ between them by the noise of that timing
+copy_bw=UCX_PSEL_BCOPY_BW=10000MBs
+info info_put2 $copy_bw UCX_PSEL_PROTOS=rndv/put &&
+    info info_put1 $copy_bw UCX_PSEL_PROTOS=rndv/put UCX_PSEL_MAX_RNDV_LANES=1 &&
+    info info_am2 $copy_bw UCX_PSEL_PROTOS=rndv/am UCX_PSEL_MAX_EAGER_LANES=2 &&
+    info info_am1 $copy_bw UCX_PSEL_PROTOS=rndv/am
 result "psel_info -e -x with rndv/put and rndv/am forced, one and two lanes" $? \
     "$tmp/info_put2" "$tmp/info_put1" "$tmp/info_am2" "$tmp/info_am1"
 two_lanes "$tmp/info_am2" rndv/am
