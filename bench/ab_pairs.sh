@@ -13,7 +13,7 @@
 # each tool's own median would.
 #
 # A benchmark, not a test: it exits 0 once the summary is printed. See
-# bench/README.md, "8 B streaming: the count was the bench's".
+# bench/README.md, "Small messages against UCX".
 set -u
 
 usage() {

@@ -83,7 +83,7 @@ typedef struct psel_worker_iface {
  * the next slots undisturbed and the receiver takes them in a burst. A
  * worker that sends between its receives never waits (ping-pong latency is
  * untouched); a burst from many peers does arm it (no sender id in the
- * short header). src/core/README.md, "A streaming receiver slips".
+ * short header). docs/data-path.md, "A streaming receiver slips".
  */
 typedef struct psel_rx_slip {
     double   duration;      /**< Seconds; 0: off */

@@ -302,7 +302,7 @@ void psel_resource_from_uct(psel_resource_t *resource,
     if ((iface == NULL) || !psel_discover_estimate(iface, iface_attr, resource))
 #endif
     {
-        /* the installed UCT's own rules (README, "Per-operation costs") */
+        /* the installed UCT's own rules (docs/lane-selection.md, "Per-operation costs") */
         psel_resource_op_cost_derive(resource, NULL);
     }
 }

@@ -89,7 +89,7 @@ double psel_resource_latency(const psel_resource_t *resource, size_t num_eps);
  * Derive the per-operation costs of a resource from its attributes with the
  * rules of UCX's own estimates (uct_iface_estimate_perf) of the UCX version
  * that printed them; the rules, each with the UCX function that applies it,
- * are in src/lane_select/README.md ("Per-operation costs"). Sets
+ * are in docs/lane-selection.md ("Per-operation costs"). Sets
  * op_cost[] and op_cost_source = PSEL_OP_COST_DERIVED.
  *
  * @param [inout] resource     Resource with its attributes filled.

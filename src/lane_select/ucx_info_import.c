@@ -1,6 +1,6 @@
 /**
  * @file ucx_info_import.c
- * Parser of `ucx_info -d` text. See ucx_info_import.h and README.md for the
+ * Parser of `ucx_info -d` text. See ucx_info_import.h and docs/lane-selection.md for the
  * accepted layouts and the rules for values the text does not show.
  */
 #include "ucx_info_import.h"

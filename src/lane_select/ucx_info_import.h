@@ -4,7 +4,7 @@
  * into a resource table, so that lane selection can run on the resources of
  * a machine that is not this one.
  *
- * Accepted input, in short (the full grammar is in src/lane_select/README.md):
+ * Accepted input, in short (the full grammar is in docs/lane-selection.md):
  * - Only lines whose first non-blank character is '#' are parsed. Other lines
  *   (a fixture's "key: value" header, log lines interleaved by UCX_LOG_LEVEL,
  *   shell prompts) are skipped; before the first '#' line, a header line

@@ -1,6 +1,6 @@
 /*
  * Memory footprint of lanes at N peers, from UCX 1.13.1's defaults; see
- * footprint.h and README.md.
+ * footprint.h and docs/scale.md.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

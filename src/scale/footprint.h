@@ -8,7 +8,7 @@
  * once per peer and lane (a reliable-connection queue pair, a socket). The
  * total is shared + per_peer x N. Each term names the UCX setting it comes
  * from and the UCX source file that holds the default, so a user can check
- * it and change it. See README.md for the model of every transport.
+ * it and change it. See docs/scale.md for the model of every transport.
  */
 #ifndef PSEL_SCALE_FOOTPRINT_H_
 #define PSEL_SCALE_FOOTPRINT_H_

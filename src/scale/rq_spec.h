@@ -115,7 +115,7 @@ typedef struct psel_rq_suggest_params {
 } psel_rq_suggest_params_t;
 
 /**
- * Derive a specification from a selection (see README.md for the rules):
+ * Derive a specification from a selection (docs/scale.md, "Suggesting a spec"):
  * sizes from the eager rows plus a 64 B header allowance, to powers of two,
  * at least 128 B; the largest holds the largest eager message (capped at
  * 64 KiB without rendezvous); at most 4 queues. The first queue is P (it

@@ -1,10 +1,9 @@
 /*
  * psel_calibrate: the crossovers of a setup's fitted lines, measured again
- * in alternation. The sweeps measure one protocol after the other, and
- * this VM's speed drifts in between: egr/bcopy over sysv read 10.0 us at
- * 128 KiB in its sweep and 7.4 us minutes later, and the table gave
- * 92683-185364 B to rndv/am at up to 1.42x the best time (bench/README.md,
- * "Stop 26"). At each crossover the two protocols that meet are measured
+ * in alternation. The sweeps measure one protocol after the other, and a
+ * VM's speed can drift in between, so that two lines fitted minutes apart
+ * cross where the protocols do not (docs/calibration.md). At each
+ * crossover the two protocols that meet are measured
  * at half, at and at twice its size, lower-upper-upper-lower, and
  * psel_calib_cross_judge() scales the upper line where their ratio is not
  * the lines'.

@@ -103,7 +103,7 @@ ucs_status_t psel_oob_barrier(psel_oob_t *oob);
 int psel_oob_peer_closed(psel_oob_t *oob);
 
 /** Store @a bytes (up to 8) of @a value little-endian, as every protosel
- *  wire format (README, "Wire formats"). */
+ *  wire format (docs/wire-formats.md). */
 void psel_oob_put_le(uint8_t *p, uint64_t value, unsigned bytes);
 
 /** Load @a bytes (up to 8) of a little-endian integer. */

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PSEL_INFO_PROXY_DEFAULT   1e-6  /* --proxy-overhead, see README */
+#define PSEL_INFO_PROXY_DEFAULT   1e-6  /* --proxy-overhead, docs/scale.md */
 #define PSEL_INFO_SWEEP_MIN_MAX   65536 /* the plot goes at least this far */
 #define PSEL_INFO_SWEEP_MAX_SETS  8     /* distinct lane sets drawn */
 
@@ -442,7 +442,7 @@ void psel_info_footprint_print(FILE *stream, const psel_info_ep_ctx_t *ctx,
         return;
     }
     fprintf(stream, "# memory per process with %zu peer%s over these "
-            "lanes, at UCX 1.13.1's defaults (src/scale/README.md):\n",
+            "lanes, at UCX 1.13.1's defaults (docs/scale.md):\n",
             peers, (peers == 1) ? "" : "s");
     footprint_print_terms(stream, &fp);
     for (i = 0; i < fp.num_unmodelled; ++i) {

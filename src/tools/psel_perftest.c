@@ -138,7 +138,7 @@ static void pt_usage(FILE *stream)
         "                    from 64 KiB); ucx_perftest has no such mode\n"
         "     -m host[,host] -D contig[,contig] -T 1 -M single -E poll\n"
         "                    accepted for compatibility (the only supported values)\n"
-        "     -h             show this help message\n"
+        "     -h, --help     show this help message\n"
         "\n"
         "  Output format:\n"
         "     -N             use numeric formatting (thousands separator)\n"
@@ -314,6 +314,7 @@ static int pt_parse_args(int argc, char **argv, pt_opts_t *opts)
         {"bind", required_argument, NULL, PT_OPT_BIND},
         {"ucp", no_argument, NULL, PT_OPT_UCP},
         {"cold", no_argument, NULL, PT_OPT_COLD},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}
     };
     uint64_t value;

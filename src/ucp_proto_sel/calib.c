@@ -1,8 +1,8 @@
 /*
  * Calibration data: the store (lines and their points) and the identity of
  * this host. Fits: calib_fit.c; the text file: calib_file.c; host check and
- * application to protocol caps: calib_apply.c. Format: README.md,
- * "Calibration file".
+ * application to protocol caps: calib_apply.c. Format: docs/calibration.md,
+ * "The calibration file".
  */
 #include "calib_int.h"
 

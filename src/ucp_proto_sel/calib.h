@@ -8,7 +8,7 @@
  * of a ping-pong, *multi* the time per message when streaming. This module
  * stores those points per (protocol, lanes, memory type) line, fits cost lines
  * `c + m·size` to them per size range, saves and loads them (format: the
- * "Calibration file" section of src/ucp_proto_sel/README.md), tells whether a
+ * "The calibration file" section of docs/calibration.md), tells whether a
  * file belongs to this host, and replaces a protocol's attribute-derived perf
  * ranges with the measured ones. Pure logic: no UCT, no measurement.
  */
@@ -242,7 +242,7 @@ unsigned psel_calib_natural_rank(unsigned cfg_priority, size_t max_length);
 
 /**
  * Fit the lines of one transport setup so that noise cannot turn into a
- * table (see README.md, "Noise and natural order"):
+ * table (docs/calibration.md, "Natural order"):
  *  1. a point whose run spread is above @a max_spread is dropped; a line
  *     that loses more than a third of its points, or keeps fewer than 2,
  *     is refused (cleared: it is not written, its protocol keeps its

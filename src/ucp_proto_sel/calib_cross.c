@@ -1,7 +1,7 @@
 /*
  * Crossovers of a transport setup's fitted lines, checked by measuring the
  * two protocols that meet there in alternation. See calib.h,
- * psel_calib_crossovers() and psel_calib_cross_judge(), and README.md,
+ * psel_calib_crossovers() and psel_calib_cross_judge(), and docs/calibration.md,
  * "Crossovers measured in alternation".
  */
 #include "calib_int.h"

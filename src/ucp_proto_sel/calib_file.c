@@ -1,6 +1,6 @@
 /*
  * The calibration file: writing (atomically, by rename) and parsing with
- * line numbers. Format: README.md, "Calibration file".
+ * line numbers. Format: docs/calibration.md, "The calibration file".
  */
 #include "calib_int.h"
 
@@ -102,7 +102,7 @@ static void psel_calib_append_size(ucs_string_buffer_t *strb, size_t size)
     }
 }
 
-/* The record keywords of a line's data path (README.md) */
+/* The record keywords of a line's data path (docs/calibration.md) */
 static const char *psel_calib_keyword(psel_calib_via_t via, const char *what)
 {
     static const char *names[PSEL_CALIB_VIA_LAST][3] = {

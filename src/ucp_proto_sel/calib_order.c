@@ -3,7 +3,7 @@
  * noisy points dropped, noisy lines refused, ties within noise go to the
  * natural order, and a fitted table that leaves the natural order without
  * the points showing it refuses the line that makes the turn. See calib.h,
- * psel_calib_fit_in_order(), and README.md, "Noise and natural order".
+ * psel_calib_fit_in_order(), and docs/calibration.md, "Natural order".
  */
 #include "calib_int.h"
 

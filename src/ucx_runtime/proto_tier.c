@@ -352,7 +352,7 @@ int psel_proto_tier_available(void *libucp, char *why, size_t max, int *quiet)
 /*
  * protosel's view of UCP's resource @a rsc_index as @a wiface has it open.
  * The per-operation costs come from the rules of the installed UCX
- * (lane_select/README.md, "Per-operation costs"), not from asking the
+ * (docs/lane-selection.md, "Per-operation costs"), not from asking the
  * iface (uct_iface_estimate_perf): this tier runs only in the UCX version
  * it was built for, whose rules those are (test_resource checks them
  * against the live estimate of every transport here), and the question

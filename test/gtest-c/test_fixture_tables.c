@@ -343,8 +343,8 @@ static const golden_lane_t lanes_001[] = {
 /*
  * UCX 1.17 estimates each IB operation class apart (uct_ib_iface_estimate_
  * perf, UCX_IB_SEND_OVERHEAD "bcopy:5ns,cqe:20ns,db:40ns,wqe_fetch:350ns,
- * wqe_post:<overhead>"), and the import applies it (README, "Per-operation
- * costs"). For rc_mlx5 (latency 600 + 1·N ns: 601 at N = 1 endpoint,
+ * wqe_post:<overhead>"), and the import applies it (docs/lane-selection.md,
+ * "Per-operation costs"). For rc_mlx5 (latency 600 + 1·N ns: 601 at N = 1 endpoint,
  * overhead 40 ns), per class: latency, send before the post, after it,
  * receive:
  *   short  601        40       40       40   (inline WQE: no fetch)
@@ -501,7 +501,7 @@ static void test_048_one_rndv_lane(void **state)
 
 /* ------------------------------------------------------------------------
  * 002: GPU node, ConnectX-6 HDR, UCX 1.16, cuda_copy/cuda_ipc/gdr_copy.
- * Per-operation costs (README "Per-operation costs", UCX 1.16 rules):
+ * Per-operation costs (docs/lane-selection.md "Per-operation costs", UCX 1.16 rules):
  *   rc_mlx5 (L 600 + 1·N, o 40): at N = 1 endpoint short 601/40/40/40,
  *     bcopy 951/45/40/40, zcopy 951/40/60/40 (latency/send before/after/
  *     receive, ns)

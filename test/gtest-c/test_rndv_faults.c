@@ -15,7 +15,7 @@
  * dies by its own hand at its point; over tcp the survivor may kill it
  * from outside at any time. (A process killed from outside while it writes
  * into a peer's shared-memory FIFO leaves that slot unfinished, and UCT's
- * mm FIFO then stops for every sender: a UCT limit, README "Peer failure".)
+ * mm FIFO then stops for every sender: a UCT limit, docs/data-path.md "Peer failure".)
  */
 #include "test_util.h"
 

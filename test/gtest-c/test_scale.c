@@ -657,7 +657,7 @@ static void test_loggp_from_lines(void **state)
 
 /*
  * One lane by hand: 001 at 2 endpoints, egr/short over rc_mlx5 at n = 100
- * B, 3 processes (k = 2). UCX 1.17's short class on rc_mlx5 (README,
+ * B, 3 processes (k = 2). UCX 1.17's short class on rc_mlx5 (docs/lane-selection.md,
  * "Per-operation costs"): latency 600 + 1 x 2 = 602 ns, send_pre 40 ns,
  * send_post 40 ns (the doorbell), recv 40 ns; bw 23588.47 MB/s; copies at
  * UCX_PSEL_BCOPY_BW 5800 MB/s, c_m = 1 / (5800 x 2^20) s/B each.

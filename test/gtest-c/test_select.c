@@ -1020,14 +1020,14 @@ static void test_seed_formula_rndv_am(void **state)
  *
  *   eager zcopy:  etime = ecost + x*egro + x/ebw + eover
  *     ecost = 4 us, eover = L + o_send + o_recv = 1.5 us
- *     egro  = 0.1 ns/B + 1/2^32 s/B (the receiver's copy-out, README
- *             "Decisions") = 0.33283064365 ns/B, 1/ebw = 1 ns/B
+ *     egro  = 0.1 ns/B + 1/2^32 s/B (the receiver's copy-out, docs/
+ *             decisions.md) = 0.33283064365 ns/B, 1/ebw = 1 ns/B
  *     etime = 5.5 us + x * 1.33283064365 ns/B
  *   rndv/get:     rtime = d*((1+rrc)(rcost + x*rgro) + 4*rlat + 3*rover
  *                         + x/rbw), rrc = 1
  *     (1+rrc)(rcost + x*rgro) = 8 us + x * 0.2 ns/B
  *     4*rlat = 4 us; 3*rover = 3 * 0.5 us = 1.5 us, plus the first data
- *     operation's send overhead, 0.25 us (README "Decisions")
+ *     operation's send overhead, 0.25 us (docs/decisions.md)
  *     rtime = 0.99 * (13.75 us + x * 1.2 ns/B)
  *           = 13.6125 us + x * 1.188 ns/B
  *   etime = rtime at x = (13.6125 - 5.5) us / (1.33283064365 - 1.188) ns/B

@@ -1222,8 +1222,8 @@ static void check_truncation(const char *fixture)
 
         /* cut inside line k: an error, or what the k lines before give,
          * except that a block's last line may complete its block, and a
-         * cut inside its words may lose flags (README, "Errors and partial
-         * input"); inside an open block always an error */
+         * cut inside its words may lose flags (docs/lane-selection.md,
+         * "Errors and cut input"); inside an open block always an error */
         for (i = 1; (k < nlines) && (i <= 3); ++i) {
             line_len = strchr(lines[k], '\n') - lines[k];
             cut_at   = (i * line_len) / 4;

@@ -40,7 +40,7 @@ psel_info=${PSEL_INFO:-./src/tools/psel_info}
 perftest=${PSEL_PERFTEST:-./src/tools/psel_perftest}
 tolerance=${PSEL_CAL_TOLERANCE:-1.25}
 # one copy figure for attribute tables compared across processes (each
-# process times its own copies: README "Copies timed at start")
+# process times its own copies: docs/calibration.md "Copies timed at start")
 attr_pin=(UCX_PSEL_BCOPY_BW=5800MBs)
 tmp=$(mktemp -d)
 server_pid=
@@ -135,7 +135,7 @@ if [ -n "$have_cal" ]; then
 fi
 
 # each crossover of the fitted lines was measured again in alternation: one
-# line each, with one of the verdicts (src/ucp_proto_sel/README.md,
+# line each, with one of the verdicts (docs/calibration.md,
 # "Crossovers measured in alternation"), naming two protocols at a size
 if [ -n "$have_cal" ]; then
     crossovers=$(sed -n '/^# crossovers measured in alternation:$/,/^# /p' "$tmp/cal.out" | grep -v '^# ')
