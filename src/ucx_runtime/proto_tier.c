@@ -158,28 +158,36 @@ const char *psel_proto_tier_built_for(void)
     return UCT_VERNO_STRING;
 }
 
-/* Writable, per /proc/self/maps: UCP's protocol objects are plain data,
- * but a build with them in read-only memory must not crash the host */
-static int psel_pt_writable(const void *addr)
+/*
+ * Which of @a count addresses are writable, per /proc/self/maps, read once
+ * for all of them: UCP's protocol objects are plain data, but a build with
+ * them in read-only memory must not crash the host. @a writable[i] is
+ * nonzero for a writable @a addrs[i]; all zero if the maps cannot be read.
+ */
+static void psel_pt_writable(const void *const *addrs, unsigned count,
+                             int *writable)
 {
-    unsigned long start, end, a = (unsigned long)addr;
+    unsigned long start, end, a;
     char perms[8], line[512];
-    int writable = 0;
+    unsigned i;
     FILE *f;
 
+    memset(writable, 0, sizeof(*writable) * count);
     f = fopen("/proc/self/maps", "r");
     if (f == NULL) {
-        return 0;
+        return;
     }
     while (fgets(line, sizeof(line), f) != NULL) {
-        if ((sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3) &&
-            (a >= start) && (a < end)) {
-            writable = (perms[1] == 'w');
-            break;
+        if ((sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3) ||
+            (perms[1] != 'w')) {
+            continue;
+        }
+        for (i = 0; i < count; ++i) {
+            a            = (unsigned long)addrs[i];
+            writable[i] |= (a >= start) && (a < end);
         }
     }
     fclose(f);
-    return writable;
 }
 
 /* The GNU build id of a loaded object, as lowercase hex */
@@ -285,6 +293,7 @@ int psel_proto_tier_available(void *libucp, char *why, size_t max, int *quiet)
     unsigned (*protocols_count)(void);
     unsigned major, minor, release, i, count, mapped;
     unsigned want_major, want_minor, want_release;
+    int writable[ucs_static_array_size(psel_pt.protos)];
     ucp_proto_t **protocols;
 
     *quiet          = 0;
@@ -326,11 +335,12 @@ int psel_proto_tier_available(void *libucp, char *why, size_t max, int *quiet)
                  "keeps", count, ucs_static_array_size(psel_pt.protos));
         return 0;
     }
+    psel_pt_writable((const void *const*)protocols, count, writable);
     for (i = 0, mapped = 0; i < count; ++i) {
         if (psel_ucp_map_find(protocols[i]->name) == NULL) {
             continue;
         }
-        if (!psel_pt_writable(protocols[i])) {
+        if (!writable[i]) {
             snprintf(why, max, "UCP's protocol %s is in read-only memory",
                      protocols[i]->name);
             return 0;
@@ -1219,6 +1229,7 @@ void psel_proto_tier_install(void *libucp, const psel_config_t *config,
 {
     unsigned (*protocols_count)(void) = dlsym(libucp, "ucp_protocols_count");
     ucp_proto_t **protocols           = dlsym(libucp, "ucp_protocols");
+    int writable[ucs_static_array_size(psel_pt.protos)];
     const psel_ucp_map_entry_t *entries;
     const psel_proto_t *proto;
     psel_pt_proto_t *pt;
@@ -1283,9 +1294,10 @@ void psel_proto_tier_install(void *libucp, const psel_config_t *config,
         }
     }
     psel_pt.num_protos = count;
+    psel_pt_writable((const void *const*)protocols, count, writable);
     for (i = 0; i < count; ++i) {
         pt = &psel_pt.protos[i];
-        if (!psel_pt_era_wrapped(pt) && psel_pt_writable(pt->proto)) {
+        if (!psel_pt_era_wrapped(pt) && writable[i]) {
             psel_pt_era_wrap(pt);
         }
     }
