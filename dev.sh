@@ -28,7 +28,7 @@ shift || true
 
 packages=(build-essential autoconf automake libtool pkg-config
           libucx-dev ucx-utils libibverbs-dev rdma-core libcmocka-dev
-          iproute2 gnuplot-nox locales dpkg-dev libnuma-dev openmpi-bin libopenmpi-dev
+          iproute2 gnuplot-nox groff-base locales dpkg-dev libnuma-dev openmpi-bin libopenmpi-dev
           valgrind)
 
 log() { printf '[dev.sh] %s\n' "$*" >&2; }
