@@ -34,9 +34,6 @@ ucs_status_t psel_context_create(psel_context_h *context_p)
     if (status != UCS_OK) {
         goto err_release_calib;
     }
-    psel_config_measure_copies(&context->config);
-    psel_config_apply_copies(&context->config, &context->resources);
-
     status = psel_resource_filter_report(&context->resources,
                                          &context->config.tls, "UCX_PSEL_TLS",
                                          &context->config.net_devices,
@@ -44,6 +41,10 @@ ucs_status_t psel_context_create(psel_context_h *context_p)
     if (status != UCS_OK) {
         goto err_cleanup_resources;
     }
+    /* after the filter: tcp over loopback is timed only without shared
+     * memory among the transports in use (copy_probe.h) */
+    psel_config_measure_copies(&context->config);
+    psel_config_apply_copies(&context->config, &context->resources);
 
     *context_p = context;
     return UCS_OK;

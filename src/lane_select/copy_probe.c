@@ -139,11 +139,6 @@ static const ucs_linear_func_t *
 psel_copy_probe_line_of(const psel_copy_probe_t *probe,
                         const psel_resource_t *resource)
 {
-    if (psel_resource_is_tcp_loopback(resource)) {
-        /* a kernel copy on each side, the two sides on their own CPUs; UCT
-         * advertises the 100 Mb/s of a device without a link speed */
-        return &probe->memcpy_cost;
-    }
     if (resource->dev_type != UCT_DEVICE_TYPE_SHM) {
         return NULL;
     }
@@ -156,16 +151,38 @@ psel_copy_probe_line_of(const psel_copy_probe_t *probe,
     return NULL;
 }
 
+/* Does @a table hold a transport that copies through shared memory? */
+static int psel_copy_probe_has_shm(const psel_copy_probe_t *probe,
+                                   const psel_resource_table_t *table)
+{
+    unsigned i;
+
+    for (i = 0; i < table->count; ++i) {
+        if (psel_copy_probe_line_of(probe, &table->resources[i]) != NULL) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 unsigned psel_copy_probe_apply(const psel_copy_probe_t *probe,
                                psel_resource_table_t *table)
 {
+    /* tcp over loopback moves data by a kernel copy on each side, the two
+     * sides on their own CPUs; UCT advertises the 100 Mb/s of a device
+     * without a link speed. Beside shared memory it keeps that figure:
+     * shared memory serves a peer on this host, and the two would copy on
+     * the same CPUs, not add up as two rails */
+    int tcp_loopback = !psel_copy_probe_has_shm(probe, table);
     const ucs_linear_func_t *line;
     psel_resource_t *resource;
     unsigned i, count = 0;
 
     for (i = 0; i < table->count; ++i) {
         resource = &table->resources[i];
-        line     = psel_copy_probe_line_of(probe, resource);
+        line     = (tcp_loopback && psel_resource_is_tcp_loopback(resource)) ?
+                   &probe->memcpy_cost :
+                   psel_copy_probe_line_of(probe, resource);
         if ((line == NULL) || (psel_copy_probe_bw(*line) == 0)) {
             continue;
         }

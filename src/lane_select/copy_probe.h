@@ -63,9 +63,11 @@ static inline double psel_copy_probe_bw(ucs_linear_func_t cost)
  * by copies on this host: those that move active messages by copy through
  * shared memory (posix, sysv, xpmem: memcpy's bandwidth), cma
  * (process_vm_readv's), and tcp over the loopback interface (memcpy's: a
- * kernel copy on each side). Their UCT figure moves to
- * psel_resource_t::bw_advertised; other transports keep theirs. A table
- * read from a file must not be passed here.
+ * kernel copy on each side) where @a table has no shared-memory transport
+ * (beside one, tcp/lo would copy on the same CPUs, not add a rail). Their
+ * UCT figure moves to psel_resource_t::bw_advertised; other transports
+ * keep theirs. Pass the table as filtered by the user's transports. A
+ * table read from a file must not be passed here.
  *
  * @return How many resources took a measured bandwidth.
  */

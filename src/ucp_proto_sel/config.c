@@ -350,10 +350,10 @@ const char *psel_config_copy_source_str(const psel_config_t *config)
     switch (config->copy_bw_source) {
     case PSEL_BCOPY_BW_SOURCE_MEASURED:
         return "timed on this host at start, as were the bandwidths of "
-               "shared memory and tcp over loopback; UCX_PSEL_BCOPY_BW=auto";
+               "the transports that copy on this host; UCX_PSEL_BCOPY_BW=auto";
     case PSEL_BCOPY_BW_SOURCE_FILE:
-        return "timed on the snapshot's host, as were its bandwidths of "
-               "shared memory and tcp over loopback; UCX_PSEL_BCOPY_BW=auto";
+        return "timed on the snapshot's host, as were the bandwidths of "
+               "its transports that copy there; UCX_PSEL_BCOPY_BW=auto";
     case PSEL_BCOPY_BW_SOURCE_SET:
         return "UCX_PSEL_BCOPY_BW";
     default:

@@ -314,7 +314,6 @@ static ucs_status_t psel_rt_derive(const ucp_config_t *config)
         if (status != UCS_OK) {
             goto out_filter;
         }
-        psel_config_apply_copies(&psel_rt.config, &psel_rt.resources);
         psel_rt.discovered = 1;
     }
 
@@ -330,6 +329,9 @@ static ucs_status_t psel_rt_derive(const ucp_config_t *config)
     if (status != UCS_OK) {
         goto out_free;
     }
+    /* after the filter: tcp over loopback is timed only without shared
+     * memory among the transports in use (copy_probe.h) */
+    psel_config_apply_copies(&psel_rt.config, &local);
 
     status = psel_rt_derive_for(&filter, &local, PSEL_PEER_SAME_HOST,
                                 &same_host);

@@ -655,7 +655,7 @@ static void test_copy_probe_apply_to_live_table(void **state)
 {
     psel_copy_probe_t probe = {ucs_linear_func_make(1e-7, 1.0 / 40e9),
                                ucs_linear_func_make(1e-6, 1.0 / 10e9)};
-    psel_resource_table_t table = live_table;
+    psel_resource_table_t table = live_table, tcp_only = live_table;
     const psel_resource_t *uct, *res;
     unsigned i, expected = 0;
 
@@ -665,21 +665,18 @@ static void test_copy_probe_apply_to_live_table(void **state)
            sizeof(*table.resources) * table.count);
     for (i = 0; i < table.count; ++i) {
         res       = &table.resources[i];
-        expected += ((res->dev_type == UCT_DEVICE_TYPE_SHM) &&
-                     (!strcmp(res->tl_name, "cma") ||
-                      (res->cap_flags & UCT_IFACE_FLAG_AM_BCOPY))) ||
-                    (!strcmp(res->tl_name, "tcp") &&
-                     !strcmp(res->dev_name, "lo"));
+        expected += (res->dev_type == UCT_DEVICE_TYPE_SHM) &&
+                    (!strcmp(res->tl_name, "cma") ||
+                     (res->cap_flags & UCT_IFACE_FLAG_AM_BCOPY));
     }
-    assert_true(expected >= 3); /* posix, sysv and tcp over lo */
+    assert_true(expected >= 2); /* posix and sysv; tcp/lo beside them keeps
+                                   UCT's figure */
     assert_int_equal(psel_copy_probe_apply(&probe, &table), expected);
 
     for (i = 0; i < table.count; ++i) {
         res = &table.resources[i];
         uct = &live_table.resources[i];
-        if (!strcmp(res->tl_name, "posix") || !strcmp(res->tl_name, "sysv") ||
-            (!strcmp(res->tl_name, "tcp") && !strcmp(res->dev_name, "lo"))) {
-            /* tcp over loopback: a kernel copy on each side */
+        if (!strcmp(res->tl_name, "posix") || !strcmp(res->tl_name, "sysv")) {
             assert_true(res->bw_dedicated == 40e9);
         } else if (!strcmp(res->tl_name, "cma")) {
             assert_true(res->bw_dedicated == 10e9);
@@ -692,6 +689,28 @@ static void test_copy_probe_apply_to_live_table(void **state)
         assert_true(res->bw_shared == 0);
         assert_true(res->bw_advertised == uct->bw_dedicated + uct->bw_shared);
     }
+
+    /* tcp alone (UCX_PSEL_TLS=tcp): over loopback it takes memcpy's
+     * figure, a kernel copy on each side; other devices keep UCT's */
+    tcp_only.count     = 0;
+    tcp_only.resources = malloc(sizeof(*tcp_only.resources) * table.count);
+    assert_non_null(tcp_only.resources);
+    for (i = 0; i < live_table.count; ++i) {
+        if (!strcmp(live_table.resources[i].tl_name, "tcp")) {
+            tcp_only.resources[tcp_only.count++] = live_table.resources[i];
+        }
+    }
+    assert_int_equal(psel_copy_probe_apply(&probe, &tcp_only), 1); /* lo */
+    for (i = 0; i < tcp_only.count; ++i) {
+        res = &tcp_only.resources[i];
+        if (!strcmp(res->dev_name, "lo")) {
+            assert_true(res->bw_dedicated == 40e9);
+            assert_true(res->bw_advertised > 0);
+        } else {
+            assert_true(res->bw_advertised == 0);
+        }
+    }
+    free(tcp_only.resources);
 
     /* timed again, without process_vm_readv: UCT's figure stays beside */
     probe.memcpy_cost  = ucs_linear_func_make(0, 1.0 / 20e9);

@@ -275,7 +275,7 @@ expect "... with this host's timed copies" "^copy_bw = [0-9]" "$tmp/snap.txt"
 expect "... and UCT's figure beside a timed one" "^bw_advertised = [1-9]" "$tmp/snap.txt"
 check "psel_info -e on the snapshot" "$info" -e --local "$tmp/snap.txt" --same-host
 expect "... takes the snapshot's timed copies" \
-    "memory copies at [0-9]* MB/s (timed on the snapshot's host, as were its bandwidths of shared memory and tcp over loopback; UCX_PSEL_BCOPY_BW=auto)"
+    "memory copies at [0-9]* MB/s (timed on the snapshot's host, as were the bandwidths of its transports that copy there; UCX_PSEL_BCOPY_BW=auto)"
 check "psel_info -e on a ucx_info -d dump" "$info" -e --local "$fixtures/000-debian12-vm-ucx1.13.1.txt"
 expect "... takes UCX's estimate: a dump has no timed copies" \
     "memory copies at 5800 MB/s (UCX's estimate: no copies were timed for these resources; UCX_PSEL_BCOPY_BW=auto)"

@@ -57,7 +57,7 @@ none=(env UCX_PSEL_CALIBRATION=none)
 # -e and -x: the cost lines in use, side by side with the attributes
 check "psel_info -e -x without calibration" "${none[@]}" "${tcp[@]}" "$info" -e -x
 expect "... says its cost lines are the attributes with this host's copies, and how to measure them" \
-    "^# cost lines: the transports' advertised attributes, memory copies at [0-9]* MB/s (timed on this host at start, as were the bandwidths of shared memory and tcp over loopback; UCX_PSEL_BCOPY_BW=auto); to measure this machine's protocols, run psel_calibrate: selection uses its file from then on (UCX_PSEL_CALIBRATION=auto)$"
+    "^# cost lines: the transports' advertised attributes, memory copies at [0-9]* MB/s (timed on this host at start, as were the bandwidths of the transports that copy on this host; UCX_PSEL_BCOPY_BW=auto); to measure this machine's protocols, run psel_calibrate: selection uses its file from then on (UCX_PSEL_CALIBRATION=auto)$"
 absent "... and names no measurement" "measured on"
 absent "... and has no side-by-side section" "^thresholds:"
 check "psel_info -e with UCX_PSEL_BCOPY_BW set" "${none[@]}" "${tcp[@]}" UCX_PSEL_BCOPY_BW=5800MBs "$info" -e
