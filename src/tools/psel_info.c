@@ -50,6 +50,8 @@ enum {
 typedef struct {
     int         devices, endpoint, explain, json, config, all_types;
     int         ucx_env, quiet, for_ucp;
+    unsigned    features;   /* PSEL_FEATURE_*: the operations of -e */
+    int         atomics;    /* -u a: say that UCP's lines apply */
     const char *local_path, *peer_path, *save_path;
     const char *plot_path, *plot_keep, *ucx_conf;
     const char *compare_path;
@@ -67,6 +69,9 @@ static void usage(FILE *stream)
             "                selection table (default peer: this machine, another process)\n"
             "  -x            with -e: explain every candidate's cost, crossovers, margins\n"
             "  -a            with -e: all buffer types (contig, iov, generic), not just contig\n"
+            "  -u FEATURES   with -e: the operations, as ucx_info's letters: t tag send,\n"
+            "                r put and get, m active messages, a atomics (not modelled:\n"
+            "                UCP's lines apply); default t\n"
             "  -j            print JSON for scripts: one object with -c's \"config\",\n"
             "                -d's \"resources\" and -e's members (alone: -e)\n"
             "  -c            print every UCX_PSEL_* variable with its value and doc\n"
@@ -174,16 +179,14 @@ static const char *table_name(const psel_resource_table_t *table)
 /* Build the tables of the buffer types asked for (contig first, then iov,
  * generic, and contig of each other memory type the lanes can send from).
  * With a calibration, also the tables the transports' attributes alone give. */
-static unsigned build_tables(psel_select_t *select, psel_select_t *attrs,
-                             unsigned count, uint64_t mem_types,
-                             psel_info_table_t *tables)
+static unsigned build_op_tables(psel_select_t *select, psel_select_t *attrs,
+                                psel_op_t op, unsigned count,
+                                uint64_t mem_types, psel_info_table_t *tables)
 {
     psel_buffer_type_t types[3 + UCS_MEMORY_TYPE_LAST] = {
-        psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_CONTIG,
-                         UCS_MEMORY_TYPE_HOST, 1),
-        psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_IOV, UCS_MEMORY_TYPE_HOST, 4),
-        psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_GENERIC,
-                         UCS_MEMORY_TYPE_HOST, 1),
+        psel_buffer_type(op, PSEL_DT_CONTIG, UCS_MEMORY_TYPE_HOST, 1),
+        psel_buffer_type(op, PSEL_DT_IOV, UCS_MEMORY_TYPE_HOST, 4),
+        psel_buffer_type(op, PSEL_DT_GENERIC, UCS_MEMORY_TYPE_HOST, 1),
     };
     unsigned i, built = 0, num_types = 3;
     psel_info_table_t *t;
@@ -191,8 +194,7 @@ static unsigned build_tables(psel_select_t *select, psel_select_t *attrs,
 
     for (mt = UCS_MEMORY_TYPE_HOST + 1; mt < UCS_MEMORY_TYPE_LAST; ++mt) {
         if (mem_types & UCS_BIT(mt)) {
-            types[num_types++] = psel_buffer_type(PSEL_OP_TAG_SEND,
-                                                  PSEL_DT_CONTIG, mt, 1);
+            types[num_types++] = psel_buffer_type(op, PSEL_DT_CONTIG, mt, 1);
         }
     }
     for (i = 0; i < ucs_min(count, num_types); ++i) {
@@ -201,15 +203,36 @@ static unsigned build_tables(psel_select_t *select, psel_select_t *attrs,
         if ((psel_select_build(select, types[i], &t->table) != UCS_OK) ||
             ((attrs != NULL) &&
              (psel_select_build(attrs, types[i], &t->attrs) != UCS_OK))) {
-            fprintf(stderr, "psel_info: no selection table (see the error "
-                    "above); check UCX_PSEL_PROTOS, UCX_PSEL_TLS and the "
-                    "thresholds\n");
+            fprintf(stderr, "psel_info: no %s table (each protocol's reason "
+                    "is above); check UCX_PSEL_PROTOS, UCX_PSEL_TLS and the "
+                    "thresholds\n", psel_op_name(op));
             continue;
         }
         if (attrs == NULL) {
             t->attrs = t->table;
         }
         ++built;
+    }
+    return built;
+}
+
+/* Build the tables of the endpoint's operations (tag send, put, get, am
+ * send), for each the buffer types asked for: contig first, then iov,
+ * generic, and contig of each other memory type the lanes can send from.
+ * With a calibration, also the tables the transports' attributes alone
+ * give. */
+static unsigned build_tables(const psel_ep_config_t *ep, psel_select_t *select,
+                             psel_select_t *attrs, unsigned count,
+                             uint64_t mem_types, psel_info_table_t *tables)
+{
+    unsigned built = 0;
+    psel_op_t op;
+
+    for (op = 0; op < PSEL_OP_LAST; ++op) {
+        if (ep->op_mask & UCS_BIT(op)) {
+            built += build_op_tables(select, attrs, op, count, mem_types,
+                                     tables + built);
+        }
     }
     return built;
 }
@@ -234,7 +257,8 @@ static void print_tables(const psel_info_table_t *tables, unsigned count,
         if (opts->explain && (t->select->calib != NULL)) {
             psel_select_dump_compare(stdout, t->select, t->table, t->attrs);
         }
-        if (opts->explain && (t->table->buf_type.dt_class == PSEL_DT_CONTIG) &&
+        if (opts->explain && (t->table->buf_type.op == PSEL_OP_TAG_SEND) &&
+            (t->table->buf_type.dt_class == PSEL_DT_CONTIG) &&
             (t->table->buf_type.mem_type == UCS_MEMORY_TYPE_HOST)) {
             psel_ucx_thresh_dump(stdout, t->select, t->table);
         }
@@ -271,6 +295,17 @@ static void print_ucp_inline_note(const psel_select_table_t *single,
            "for a send the transport refuses\n", inline_row->max_length);
 }
 
+/* The ucx_perftest test that streams operation @a op */
+static const char *stream_test_name(psel_op_t op)
+{
+    switch (op) {
+    case PSEL_OP_PUT:     return "ucp_put_bw";
+    case PSEL_OP_GET:     return "ucp_get";
+    case PSEL_OP_AM_SEND: return "ucp_am_bw";
+    default:              return "tag_bw";
+    }
+}
+
 /* The contiguous host table of streamed sends (PSEL_SEND_FLAG_STREAM, as
  * tag_bw sends), selected on the multi cost: with -j always (member
  * "streamed"), as text when its rows are not those of @a single (the table
@@ -302,10 +337,12 @@ static void print_stream_table(psel_ep_config_t *ep,
     ucs_string_buffer_cleanup(&rows_single);
     ucs_string_buffer_cleanup(&rows_stream);
     if (same) {
-        printf("# streamed sends (multi cost, as tag_bw): the same table\n\n");
+        printf("# streamed sends (multi cost, as %s): the same table\n\n",
+               stream_test_name(single->table->buf_type.op));
         return;
     }
-    printf("# streamed sends (multi cost, as tag_bw):\n");
+    printf("# streamed sends (multi cost, as %s):\n",
+           stream_test_name(single->table->buf_type.op));
     psel_select_dump(stdout, &ep->stream, table, "streamed",
                      opts->explain ? PSEL_DUMP_EXPLAIN : 0);
     if (opts->for_ucp) {
@@ -321,7 +358,7 @@ static int show_endpoint(const psel_resource_table_t *local,
                          const psel_info_opts_t *opts)
 {
     psel_ep_params_t params = {
-        .features = PSEL_FEATURE_TAG,
+        .features = opts->features,
         .local    = local,
         .remote   = peer,
         .locality = opts->locality,
@@ -334,7 +371,8 @@ static int show_endpoint(const psel_resource_table_t *local,
     };
     unsigned num_print = opts->all_types ? 3 + UCS_MEMORY_TYPE_LAST : 1;
     psel_info_ep_ctx_t ctx;
-    psel_info_table_t tables[3 + UCS_MEMORY_TYPE_LAST];
+    unsigned i;
+    psel_info_table_t tables[PSEL_OP_LAST * (3 + UCS_MEMORY_TYPE_LAST)];
     psel_select_t *attrs = NULL;
     psel_ep_config_t *ep;
     unsigned count;
@@ -365,7 +403,7 @@ static int show_endpoint(const psel_resource_table_t *local,
     }
 
     /* --ucx-env weighs the host buffer types only */
-    count = build_tables(&ep->select, attrs, opts->ucx_env ? 3 : num_print,
+    count = build_tables(ep, &ep->select, attrs, opts->ucx_env ? 3 : num_print,
                          psel_lane_sets_mem_types(&ep->lanes.sets), tables);
     if (count == 0) {
         goto out_attrs;
@@ -386,7 +424,7 @@ static int show_endpoint(const psel_resource_table_t *local,
         psel_select_dump_json_calib(stdout, &ep->select);
         psel_tool_json_member(stdout, "tables");
         printf("[\n");
-        print_tables(tables, ucs_min(count, num_print), opts);
+        print_tables(tables, count, opts);
         printf("]");
         print_stream_table(ep, &tables[0], opts);
         if (opts->scale.peers > 0) {
@@ -405,8 +443,17 @@ static int show_endpoint(const psel_resource_table_t *local,
         if (opts->scale.peers > 0) {
             psel_info_footprint_print(stdout, &ctx, opts->scale.peers);
         }
-        print_tables(tables, ucs_min(count, num_print), opts);
-        print_stream_table(ep, &tables[0], opts);
+        print_tables(tables, count, opts);
+        for (i = 0; i < count; ++i) {
+            if ((tables[i].table->buf_type.dt_class == PSEL_DT_CONTIG) &&
+                (tables[i].table->buf_type.mem_type == UCS_MEMORY_TYPE_HOST)) {
+                print_stream_table(ep, &tables[i], opts);
+            }
+        }
+        if (opts->atomics) {
+            printf("# atomics: protosel models none; UCP's own lines "
+                   "select them\n\n");
+        }
     }
 
     ret = 0;
@@ -419,7 +466,7 @@ static int show_endpoint(const psel_resource_table_t *local,
                                         opts->scale.peers);
     } else if ((opts->plot_path != NULL) &&
                (psel_info_plot(opts->plot_path, opts->plot_keep, tables,
-                               ucs_min(count, num_print), calib) != 0)) {
+                               count, calib) != 0)) {
         ret = 1;
     }
     if (opts->scale.rq_suggest) {
@@ -442,6 +489,36 @@ out_ep:
 out_free:
     free(ep);
     return ret;
+}
+
+/* -u FEATURES: ucx_info's letters */
+static int parse_features(const char *letters, psel_info_opts_t *opts)
+{
+    const char *p;
+
+    opts->features = 0;
+    opts->atomics  = 0;
+    for (p = letters; *p != '\0'; ++p) {
+        switch (*p) {
+        case 't': opts->features |= PSEL_FEATURE_TAG; break;
+        case 'r': opts->features |= PSEL_FEATURE_RMA; break;
+        case 'm': opts->features |= PSEL_FEATURE_AM; break;
+        case 'a': opts->atomics   = 1; break;
+        default:
+            fprintf(stderr, "psel_info: -u %s: unknown feature '%c' at "
+                    "position %ld; the letters are t (tag send), r (put and "
+                    "get), m (active messages) and a (atomics)\n", letters,
+                    *p, (long)(p - letters) + 1);
+            return -1;
+        }
+    }
+    if (opts->features == 0) {
+        fprintf(stderr, "psel_info: -u '%s' names no operation protosel "
+                "selects for: add t, r or m (atomics keep UCP's lines)\n",
+                letters);
+        return -1;
+    }
+    return 0;
 }
 
 static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
@@ -468,7 +545,8 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
     memset(opts, 0, sizeof(*opts));
     opts->locality = -1;
     psel_info_scale_defaults(&opts->scale);
-    while ((c = getopt_long(argc, argv, "dexajcqh", long_opts, NULL)) != -1) {
+    opts->features = PSEL_FEATURE_TAG;
+    while ((c = getopt_long(argc, argv, "dexajcqu:h", long_opts, NULL)) != -1) {
         switch (c) {
         case 'd': opts->devices   = 1; break;
         case 'e': opts->endpoint  = 1; break;
@@ -477,6 +555,12 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         case 'j': opts->json      = 1; break;
         case 'c': opts->config    = 1; break;
         case 'q': opts->quiet     = 1; break;
+        case 'u':
+            if (parse_features(optarg, opts) != 0) {
+                return -1;
+            }
+            opts->endpoint = 1;
+            break;
         case OPT_LOCAL: opts->local_path = optarg; break;
         case OPT_PEER:  opts->peer_path  = optarg; break;
         case OPT_SAVE:  opts->save_path  = optarg; break;
@@ -520,6 +604,12 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         (opts->devices || opts->endpoint || opts->config)) {
         fprintf(stderr, "psel_info: with -j, --compare-ucx prints a JSON "
                 "document of its own; run -c, -d and -e -j apart\n");
+        return -1;
+    }
+    if ((opts->features != PSEL_FEATURE_TAG) &&
+        (opts->ucx_env || (opts->compare_path != NULL))) {
+        fprintf(stderr, "psel_info: --ucx-env, --ucx-conf and --compare-ucx "
+                "cover tag send only; run them without -u\n");
         return -1;
     }
     if (opts->ucx_env && (opts->devices || opts->endpoint || opts->config ||

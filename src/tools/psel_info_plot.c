@@ -297,7 +297,8 @@ static int plot_panel(psel_plot_t *plot, unsigned panel,
     sep = ", \\\n     ";
 
     for (i = 0; i < table->num_protos; ++i) {
-        if (t->attrs->status[i] != UCS_OK) {
+        if ((t->attrs->status[i] != UCS_OK) ||
+            !psel_select_serves(t->select, table, i)) {
             continue;
         }
         name  = t->select->protos[i]->name;

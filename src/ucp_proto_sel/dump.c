@@ -256,6 +256,9 @@ static void psel_explain_piece(const psel_select_t *select,
     unsigned i;
 
     for (i = 0; i < table->num_protos; ++i) {
+        if (!psel_select_serves(select, table, i)) {
+            continue;
+        }
         caps = &table->caps[i];
         ucs_string_buffer_appendf(strb, "    %c %-12s ",
                                   (i == winner) ? '*' : ' ',
@@ -420,17 +423,29 @@ psel_select_dump_protos_in_c_locale(FILE *stream, const psel_select_t *select,
                                     const psel_select_table_t *table)
 {
     UCS_STRING_BUFFER_ONSTACK(status, 256);
+    int width = 10;
     unsigned i;
 
-    fprintf(stream, "# %-10s %-24s %s\n", "protocol", "applies to", "lanes");
+    /* the protocols of the table's operation; the others are not weighed */
     for (i = 0; i < table->num_protos; ++i) {
+        if (psel_select_serves(select, table, i)) {
+            width = ucs_max(width, (int)strlen(select->protos[i]->name));
+        }
+    }
+    fprintf(stream, "# %-*s %-24s %s\n", width, "protocol", "applies to",
+            "lanes");
+    for (i = 0; i < table->num_protos; ++i) {
+        if (!psel_select_serves(select, table, i)) {
+            continue;
+        }
         ucs_string_buffer_reset(&status);
         psel_select_proto_status_str(table, i, &status);
         if (table->status[i] == UCS_OK) {
-            fprintf(stream, "# %-10s %-24s %s\n", select->protos[i]->name,
-                    ucs_string_buffer_cstr(&status), table->caps[i].desc);
+            fprintf(stream, "# %-*s %-24s %s\n", width,
+                    select->protos[i]->name, ucs_string_buffer_cstr(&status),
+                    table->caps[i].desc);
         } else {
-            fprintf(stream, "# %-10s %s\n", select->protos[i]->name,
+            fprintf(stream, "# %-*s %s\n", width, select->protos[i]->name,
                     ucs_string_buffer_cstr(&status));
         }
     }
@@ -668,7 +683,9 @@ psel_select_dump_compare_in_c_locale(FILE *stream,
                               "protocol", "lanes", "sizes", "attributes",
                               "measured");
     for (i = 0; i < mtable->num_protos; ++i) {
-        psel_compare_proto(measured, mtable, atable, i, &strb);
+        if (psel_select_serves(measured, mtable, i)) {
+            psel_compare_proto(measured, mtable, atable, i, &strb);
+        }
     }
     ucs_string_buffer_appendf(&strb, "thresholds:\n  attributes: ");
     psel_select_rows_str(atable, &strb);
@@ -763,6 +780,7 @@ static void psel_select_dump_json_in_c_locale(FILE *stream,
                                               const char *title)
 {
     const psel_select_elem_t *elem;
+    const char *sep;
     psel_boundary_t b;
     unsigned row, i;
 
@@ -805,10 +823,14 @@ static void psel_select_dump_json_in_c_locale(FILE *stream,
         fputs((row + 2 < table->count) ? "},\n" : "}\n", stream);
     }
     fputs("  ],\n  \"candidates\": [\n", stream);
-    for (i = 0; i < table->num_protos; ++i) {
-        psel_json_candidate(stream, select, table, i);
-        fputs((i + 1 < table->num_protos) ? ",\n" : "\n", stream);
+    for (i = 0, sep = ""; i < table->num_protos; ++i) {
+        if (psel_select_serves(select, table, i)) {
+            fputs(sep, stream);
+            psel_json_candidate(stream, select, table, i);
+            sep = ",\n";
+        }
     }
+    fputs("\n", stream);
     fputs("  ]\n}\n", stream);
 }
 

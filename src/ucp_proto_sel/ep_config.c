@@ -15,7 +15,10 @@
 
 static uint64_t psel_ep_ops_of_features(unsigned features)
 {
-    return (features & PSEL_FEATURE_TAG) ? UCS_BIT(PSEL_OP_TAG_SEND) : 0;
+    return ((features & PSEL_FEATURE_TAG) ? UCS_BIT(PSEL_OP_TAG_SEND) : 0) |
+           ((features & PSEL_FEATURE_RMA) ?
+            (UCS_BIT(PSEL_OP_PUT) | UCS_BIT(PSEL_OP_GET)) : 0) |
+           ((features & PSEL_FEATURE_AM) ? UCS_BIT(PSEL_OP_AM_SEND) : 0);
 }
 
 static void psel_ep_lane_limits(const psel_config_t *config, uint32_t roles,
@@ -109,8 +112,11 @@ ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
     ep->stream.ucp_filter    = params->ucp_filter;
     ep->stream.caps_from     = &ep->select;
 
+    /* the operations with a data path (tag send) must be covered now; the
+     * others' tables are built when asked for, and say there what they
+     * miss */
     for (op = 0; op < PSEL_OP_LAST; ++op) {
-        if (!(ep->op_mask & UCS_BIT(op))) {
+        if (!(ep->op_mask & UCS_BIT(op)) || (op != PSEL_OP_TAG_SEND)) {
             continue;
         }
         status = psel_select_build(&ep->select,

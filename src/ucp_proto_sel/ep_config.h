@@ -20,7 +20,9 @@
 
 /** Features an endpoint is created for. */
 enum {
-    PSEL_FEATURE_TAG = 1u << 0   /**< Tagged send/receive */
+    PSEL_FEATURE_TAG = 1u << 0,  /**< Tagged send/receive */
+    PSEL_FEATURE_RMA = 1u << 1,  /**< put and get (cost model only) */
+    PSEL_FEATURE_AM  = 1u << 2   /**< Active messages (cost model only) */
 };
 
 

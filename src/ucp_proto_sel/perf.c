@@ -13,7 +13,10 @@
 #include <stdint.h>
 
 static const char *psel_op_names[] = {
-    [PSEL_OP_TAG_SEND] = "tag send"
+    [PSEL_OP_TAG_SEND] = "tag send",
+    [PSEL_OP_PUT]      = "put",
+    [PSEL_OP_GET]      = "get",
+    [PSEL_OP_AM_SEND]  = "am send"
 };
 
 static const char *psel_dt_class_names[] = {

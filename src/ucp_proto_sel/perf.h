@@ -22,6 +22,12 @@
 /** Operations that protocols serve. */
 typedef enum {
     PSEL_OP_TAG_SEND,       /**< Tagged send */
+    PSEL_OP_PUT,            /**< One-sided write (ucp_put_nbx): cost model
+                                 only, no data path */
+    PSEL_OP_GET,            /**< One-sided read (ucp_get_nbx): cost model
+                                 only */
+    PSEL_OP_AM_SEND,        /**< Active message send (ucp_am_send_nbx):
+                                 cost model only */
     PSEL_OP_LAST
 } psel_op_t;
 

@@ -181,4 +181,7 @@ extern const psel_proto_t *const psel_builtin_protos[];
 /** Number of entries in psel_builtin_protos. */
 extern const unsigned psel_num_builtin_protos;
 
+/** The built-in protocol named @a name ("egr/short"), or NULL. */
+const psel_proto_t *psel_proto_by_name(const char *name);
+
 #endif

@@ -349,6 +349,58 @@ void psel_proto_add_range(psel_proto_caps_t *caps, size_t max_length,
     }
 }
 
+void psel_proto_am_stages(const psel_lane_set_perf_t *perf, psel_op_class_t op,
+                          ucs_linear_func_t send, ucs_linear_func_t recv,
+                          psel_proto_stages_t *stages)
+{
+    const psel_op_cost_t *cost = &perf->op[op];
+
+    memset(stages, 0, sizeof(*stages));
+    stages->latency   = cost->latency;
+    stages->send      = send;
+    stages->send.c   += cost->send_pre;
+    stages->send_post = cost->send_post;
+    stages->wire      = ucs_linear_func_make(0, 1.0 / perf->bandwidth);
+    stages->recv      = recv;
+    stages->recv.c   += cost->recv;
+    stages->frag_send = cost->send_pre + cost->send_post;
+}
+
+ucs_status_t psel_proto_am_bcopy_setup(const psel_proto_init_params_t *params,
+                                       size_t hdr_len, ucs_linear_func_t *copy,
+                                       psel_lane_set_t *set,
+                                       psel_lane_set_perf_t *perf,
+                                       size_t *frag_size,
+                                       psel_proto_caps_t *caps)
+{
+    ucs_status_t status;
+    size_t min_length;
+
+    /* pack and unpack: memcpy, or the memory-type copy engine (gdr_copy or
+     * cuda_copy for cuda memory) as UCX's bcopy protocols do */
+    status = psel_proto_copy_time(params, 0, copy, NULL, caps);
+    if (status != UCS_OK) {
+        return status;
+    }
+    status = psel_proto_lane_set(params, PSEL_LANE_ROLE_AM_BW,
+                                 PSEL_LANE_CAP_AM_BCOPY, 1, set, perf, caps);
+    if (status != UCS_OK) {
+        return status;
+    }
+    return psel_proto_frag_sizes(set, PSEL_LANE_CAP_AM_BCOPY, hdr_len,
+                                 &min_length, frag_size, caps);
+}
+
+void psel_proto_add_frag_ranges(psel_proto_caps_t *caps,
+                                const psel_proto_stages_t *stages,
+                                size_t frag_size)
+{
+    if (frag_size < PSEL_FRAG_UNLIMITED) {
+        psel_proto_add_range(caps, frag_size, stages, PSEL_FRAG_UNLIMITED);
+    }
+    psel_proto_add_range(caps, SIZE_MAX, stages, frag_size);
+}
+
 void psel_proto_rndv_stages(const psel_lane_set_perf_t *ctrl,
                             const psel_op_cost_t *data, int receiver_posts,
                             psel_proto_stages_t *stages)

@@ -209,6 +209,40 @@ void psel_proto_add_range(psel_proto_caps_t *caps, size_t max_length,
                           const psel_proto_stages_t *stages, size_t frag_size);
 
 /**
+ * One active message of an operation class, in UCX's stages: the latency
+ * (single only), the sender's CPU before its post (then what it spends on
+ * each byte: @a send) and after it, the wire, the receiver's CPU (then its
+ * per-byte work: @a recv); each fragment after the first costs the sender
+ * its send_pre + send_post again.
+ */
+void psel_proto_am_stages(const psel_lane_set_perf_t *perf, psel_op_class_t op,
+                          ucs_linear_func_t send, ucs_linear_func_t recv,
+                          psel_proto_stages_t *stages);
+
+/**
+ * What a copy-in copy-out protocol over active-message bcopy works with:
+ * the copy's line (memcpy, or the buffer's memory-type copy engine), the
+ * am_bw lane with its costs, and the payload of a fragment after a header
+ * of @a hdr_len bytes. UCS_ERR_UNSUPPORTED with the reason in @a caps.
+ */
+ucs_status_t psel_proto_am_bcopy_setup(const psel_proto_init_params_t *params,
+                                       size_t hdr_len, ucs_linear_func_t *copy,
+                                       psel_lane_set_t *set,
+                                       psel_lane_set_perf_t *perf,
+                                       size_t *frag_size,
+                                       psel_proto_caps_t *caps);
+
+/**
+ * The ranges of a protocol that sends in fragments of @a frag_size, up to
+ * every size: one operation up to @a frag_size (no fragment charge), then
+ * each fragment after the first costing its CPU again
+ * (psel_proto_add_range).
+ */
+void psel_proto_add_frag_ranges(psel_proto_caps_t *caps,
+                                const psel_proto_stages_t *stages,
+                                size_t frag_size);
+
+/**
  * The stages of a rendezvous message apart from its data's registration,
  * copies and wire time: the latencies (3 control messages, then the data),
  * each host's CPU for the control messages (they go sender -> receiver ->

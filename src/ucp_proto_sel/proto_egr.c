@@ -29,30 +29,6 @@ void psel_eager_hdr_error(const char *what, size_t length, size_t hdr_length,
     }
 }
 
-/*
- * One eager message of an operation class, in UCX's stages: the latency
- * (single only), the sender's CPU before its post (then what it spends on
- * each byte: @a send) and after it, the wire, the receiver's CPU (then its
- * per-byte work: @a recv); each fragment after the first costs the sender
- * its send_pre + send_post again.
- */
-static void psel_egr_stages(const psel_lane_set_perf_t *perf,
-                            psel_op_class_t op, ucs_linear_func_t send,
-                            ucs_linear_func_t recv, psel_proto_stages_t *stages)
-{
-    const psel_op_cost_t *cost = &perf->op[op];
-
-    memset(stages, 0, sizeof(*stages));
-    stages->latency   = cost->latency;
-    stages->send      = send;
-    stages->send.c   += cost->send_pre;
-    stages->send_post = cost->send_post;
-    stages->wire      = ucs_linear_func_make(0, 1.0 / perf->bandwidth);
-    stages->recv      = recv;
-    stages->recv.c   += cost->recv;
-    stages->frag_send = cost->send_pre + cost->send_post;
-}
-
 static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
                                         psel_proto_caps_t *caps)
 {
@@ -81,7 +57,7 @@ static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
 
     /* the CPU copies the payload into the send and out of the receive
      * buffers, as for bcopy */
-    psel_egr_stages(&perf, PSEL_OP_CLASS_SHORT, copy, copy, &stages);
+    psel_proto_am_stages(&perf, PSEL_OP_CLASS_SHORT, copy, copy, &stages);
     psel_proto_add_range(caps,
                          set.lanes[0]->am.max_short - PSEL_EAGER_SHORT_HDR,
                          &stages, SIZE_MAX);
@@ -99,31 +75,17 @@ static ucs_status_t psel_egr_bcopy_init(const psel_proto_init_params_t *params,
     ucs_linear_func_t copy;
     psel_lane_set_t set;
     ucs_status_t status;
-    size_t frag_size, min_length;
+    size_t frag_size;
 
-    /* pack and unpack: memcpy, or the memory-type copy engine (gdr_copy or
-     * cuda_copy for cuda memory) as UCX's eager bcopy does */
-    status = psel_proto_copy_time(params, 0, &copy, NULL, caps);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    status = psel_proto_lane_set(params, PSEL_LANE_ROLE_AM_BW,
-                                 PSEL_LANE_CAP_AM_BCOPY, 1, &set, &perf, caps);
-    if (status != UCS_OK) {
-        return status;
-    }
-    status = psel_proto_frag_sizes(&set, PSEL_LANE_CAP_AM_BCOPY,
-                                   PSEL_EAGER_HDR, &min_length, &frag_size,
-                                   caps);
+    status = psel_proto_am_bcopy_setup(params, PSEL_EAGER_HDR, &copy, &set,
+                                       &perf, &frag_size, caps);
     if (status != UCS_OK) {
         return status;
     }
 
     /* pack on the sender and unpack on the receiver: a copy each */
-    psel_egr_stages(&perf, PSEL_OP_CLASS_BCOPY, copy, copy, &stages);
-    psel_proto_add_range(caps, frag_size, &stages, SIZE_MAX);
-    psel_proto_add_range(caps, SIZE_MAX, &stages, frag_size);
+    psel_proto_am_stages(&perf, PSEL_OP_CLASS_BCOPY, copy, copy, &stages);
+    psel_proto_add_frag_ranges(caps, &stages, frag_size);
     psel_proto_set_lanes(&set, NULL, frag_size, 0, caps);
     return UCS_OK;
 }
@@ -172,13 +134,10 @@ static ucs_status_t psel_egr_zcopy_init(const psel_proto_init_params_t *params,
 
     /* seed: ecost + x·egro + x/ebw + eover, egro with the copy-out: the
      * sender registers, the receiver copies the message out */
-    psel_egr_stages(&perf, PSEL_OP_CLASS_ZCOPY, perf.reg_cost, copy_out,
+    psel_proto_am_stages(&perf, PSEL_OP_CLASS_ZCOPY, perf.reg_cost, copy_out,
                     &stages);
     caps->min_length = min_length;
-    if (frag_size < PSEL_FRAG_UNLIMITED) {
-        psel_proto_add_range(caps, frag_size, &stages, SIZE_MAX);
-    }
-    psel_proto_add_range(caps, SIZE_MAX, &stages, frag_size);
+    psel_proto_add_frag_ranges(caps, &stages, frag_size);
     psel_proto_set_lanes(&set, NULL, frag_size, 1, caps);
     return UCS_OK;
 }
@@ -407,6 +366,35 @@ const psel_proto_t psel_proto_egr_zcopy = {
     .progress = psel_egr_zcopy_progress,
     .abort    = psel_egr_zcopy_abort,
     .reset    = psel_egr_zcopy_reset
+};
+
+/*
+ * Active messages (ucp_am_send_nbx) go by the same eager machinery as tag
+ * sends, with UCP's active-message names: the same lanes and costs, cost
+ * model only (protosel's data path sends tags).
+ */
+const psel_proto_t psel_proto_am_egr_short = {
+    .name       = "am/egr/short",
+    .desc       = "active message eager short",
+    .op_mask    = UCS_BIT(PSEL_OP_AM_SEND),
+    .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM),
+    .init       = psel_egr_short_init
+};
+
+const psel_proto_t psel_proto_am_egr_bcopy = {
+    .name       = "am/egr/bcopy",
+    .desc       = "active message eager copy-in copy-out",
+    .op_mask    = UCS_BIT(PSEL_OP_AM_SEND),
+    .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM_BW),
+    .init       = psel_egr_bcopy_init
+};
+
+const psel_proto_t psel_proto_am_egr_zcopy = {
+    .name       = "am/egr/zcopy",
+    .desc       = "active message eager zero-copy",
+    .op_mask    = UCS_BIT(PSEL_OP_AM_SEND),
+    .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM_BW),
+    .init       = psel_egr_zcopy_init
 };
 
 int psel_proto_egr_short_lane(const psel_proto_t *proto, const void *priv)

@@ -437,6 +437,9 @@ static void psel_envelope_report_uncovered(const psel_envelope_t *env,
     psel_size_str(end, &strb);
     ucs_string_buffer_appendf(&strb, ":");
     for (i = 0; i < table->num_protos; ++i) {
+        if (!psel_select_serves(select, table, i)) {
+            continue;
+        }
         ucs_string_buffer_appendf(&strb, " %s (", select->protos[i]->name);
         psel_select_proto_status_str(table, i, &strb);
         ucs_string_buffer_appendf(&strb, ");");

@@ -273,4 +273,13 @@ static inline size_t psel_proto_caps_max_length(const psel_proto_caps_t *caps)
     return caps->ranges[caps->num_ranges - 1].max_length;
 }
 
+/** Whether protos[@a i] of @a select serves the operation of @a table: the
+ *  others are never weighed there, and listings leave them out */
+static inline int psel_select_serves(const psel_select_t *select,
+                                     const psel_select_table_t *table,
+                                     unsigned i)
+{
+    return !!(select->protos[i]->op_mask & UCS_BIT(table->buf_type.op));
+}
+
 #endif

@@ -846,18 +846,6 @@ static void psel_pt_dump(psel_pt_ep_t *ep, ucp_worker_h worker,
  * The lines of a UCP protocol
  */
 
-static const psel_proto_t *psel_pt_builtin(const char *name)
-{
-    unsigned i;
-
-    for (i = 0; i < psel_num_builtin_protos; ++i) {
-        if (!strcmp(psel_builtin_protos[i]->name, name)) {
-            return psel_builtin_protos[i];
-        }
-    }
-    return NULL;
-}
-
 /* The buffer type protosel knows for a UCP selection parameter, or 0 */
 static int psel_pt_buffer_type(const ucp_proto_select_param_t *param,
                                psel_buffer_type_t *bt)
@@ -1266,12 +1254,12 @@ void psel_proto_tier_install(void *libucp, const psel_config_t *config,
     psel_pt.op_names = dlsym(libucp, "ucp_operation_names");
     if (psel_pt.num_rndv_all == 0) {
         for (i = 0; i < ucs_static_array_size(psel_pt_rndv_all); ++i) {
-            if ((proto = psel_pt_builtin(psel_pt_rndv_all[i])) != NULL) {
+            if ((proto = psel_proto_by_name(psel_pt_rndv_all[i])) != NULL) {
                 psel_pt.rndv_all[psel_pt.num_rndv_all++] = proto;
             }
         }
         for (i = 0; i < ucs_static_array_size(psel_pt_rndv_rtr); ++i) {
-            if ((proto = psel_pt_builtin(psel_pt_rndv_rtr[i])) != NULL) {
+            if ((proto = psel_proto_by_name(psel_pt_rndv_rtr[i])) != NULL) {
                 psel_pt.rndv_rtr[psel_pt.num_rndv_rtr++] = proto;
             }
         }

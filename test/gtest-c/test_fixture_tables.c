@@ -194,6 +194,39 @@ static void check_fixture(const char *fixture, const char *setting,
     check_fixture_rows(fixture, setting, lanes, rows, 1);
 }
 
+/* The contiguous host table of @a op between two machines like @a fixture
+ * (another host), the endpoint created for tag, RMA and active messages */
+static void check_fixture_op(const char *fixture, psel_op_t op,
+                             const golden_row_t *rows)
+{
+    const psel_select_table_t *sel;
+    psel_resource_table_t table;
+    psel_ep_params_t params;
+    psel_config_t config;
+    psel_ep_config_t ep;
+
+    assert_int_equal(psel_ucx_info_import_file(psel_test_fixture_path(fixture),
+                                               &table), UCS_OK);
+    psel_env_reset(NULL);
+    assert_int_equal(psel_config_read(&config), UCS_OK);
+    memset(&params, 0, sizeof(params));
+    params.features = PSEL_FEATURE_TAG | PSEL_FEATURE_RMA | PSEL_FEATURE_AM;
+    params.local    = &table;
+    params.remote   = &table;
+    params.locality = PSEL_PEER_REMOTE_HOST;
+    params.config   = &config;
+    assert_int_equal(psel_ep_config_init(&ep, &params), UCS_OK);
+    assert_int_equal(psel_select_build(&ep.select,
+                                       psel_buffer_type(op, PSEL_DT_CONTIG,
+                                                        UCS_MEMORY_TYPE_HOST,
+                                                        1),
+                                       &sel), UCS_OK);
+    assert_rows(sel, rows, 1);
+    psel_ep_config_cleanup(&ep);
+    psel_config_release(&config);
+    free(table.resources);
+}
+
 /* The whole contig tag-send table of @a mem_type memory between two
  * machines like @a table, at @a locality, with the default config */
 static void check_table(const psel_resource_table_t *table, int locality,
@@ -674,6 +707,48 @@ static void test_004_two_rails_without_hash(void **state)
     check_fixture(F004, NULL, lanes, rows);
 }
 
+/*
+ * 004, put and get (-u r). Every class costs the attributes (UCX 1.13.0):
+ * L = 0.601 us, send 0.04, receive 0.04; memcpy 0.164427 ns/B (UCX's 5800
+ * MB/s).
+ *   put/offload/zcopy on both HCAs: L + two MDs' lookups 2·0.05 + 0.04 =
+ *     0.741 us + 0.040430 ns/B.
+ *   put/am/bcopy on rc_mlx5/mlx5_0:1: L + 0.04 + 0.04 = 0.681 us + two
+ *     copies and one lane's wire, 2·0.164427 + 0.080860 = 0.409714 ns/B.
+ *   They cross at 0.060 / (0.409714 - 0.040430) = 162.5 B: ..162 by
+ *     active messages.
+ *   get/offload/zcopy: 2L + 0.1 + 0.04 = 1.342 us + 0.040430 ns/B, from
+ *     the get_zcopy minimum, 65 B; get/am/bcopy 2L + 2·0.08 = 1.362 us +
+ *     0.409714 ns/B takes 0..64 only (at 65 B: 1.389 against 1.345 us).
+ * Active messages are the tag table with UCP's active-message names (the
+ * same lines).
+ */
+static void test_004_put_get_am(void **state)
+{
+    static const golden_row_t put[] = {
+        {162, "put/am/bcopy", "rc_mlx5/mlx5_0:1"},
+        {SIZE_MAX, "put/offload/zcopy",
+         "rc_mlx5/mlx5_0:1 50% + rc_mlx5/mlx5_1:1 50%"},
+        ROWS_END
+    };
+    static const golden_row_t get[] = {
+        {64, "get/am/bcopy", "rc_mlx5/mlx5_0:1"},
+        {SIZE_MAX, "get/offload/zcopy",
+         "rc_mlx5/mlx5_0:1 50% + rc_mlx5/mlx5_1:1 50%"},
+        ROWS_END
+    };
+    static const golden_row_t am[] = {
+        {304, "am/egr/short", "rc_mlx5/mlx5_0:1"},
+        {10109, "am/egr/zcopy", "rc_mlx5/mlx5_0:1"},
+        {SIZE_MAX, "am/rndv/get", "rc_mlx5/mlx5_0:1 50% + rc_mlx5/mlx5_1:1 50%"},
+        ROWS_END
+    };
+
+    check_fixture_op(F004, PSEL_OP_PUT, put);
+    check_fixture_op(F004, PSEL_OP_GET, get);
+    check_fixture_op(F004, PSEL_OP_AM_SEND, am);
+}
+
 /* ------------------------------------------------------------------------
  * RoCE and a RoCE LAG bond. No complete public dump of either was found
  * (test/fixtures/README.md), so these are the rc_mlx5 block of fixture 002
@@ -789,6 +864,7 @@ int main(void)
         cmocka_unit_test(test_002_gpu_node_remote_host),
         cmocka_unit_test(test_003_ucx16_layout),
         cmocka_unit_test(test_004_two_rails_without_hash),
+        cmocka_unit_test(test_004_put_get_am),
         cmocka_unit_test(test_roce_port),
         cmocka_unit_test(test_roce_bond_two_paths),
     };

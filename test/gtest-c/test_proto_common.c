@@ -26,15 +26,12 @@
 
 static const psel_proto_t *builtin(const char *name)
 {
-    unsigned i;
+    const psel_proto_t *proto = psel_proto_by_name(name);
 
-    for (i = 0; i < psel_num_builtin_protos; ++i) {
-        if (!strcmp(psel_builtin_protos[i]->name, name)) {
-            return psel_builtin_protos[i];
-        }
+    if (proto == NULL) {
+        fail_msg("no built-in protocol %s", name);
     }
-    fail_msg("no built-in protocol %s", name);
-    return NULL;
+    return proto;
 }
 
 static psel_config_t config;

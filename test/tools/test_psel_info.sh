@@ -280,6 +280,48 @@ check "psel_info -e on a ucx_info -d dump" "$info" -e --local "$fixtures/000-deb
 expect "... takes UCX's estimate: a dump has no timed copies" \
     "memory copies at 5800 MB/s (UCX's estimate: no copies were timed for these resources; UCX_PSEL_BCOPY_BW=auto)"
 
+# -u: the operations, as ucx_info's letters; tag send alone by default
+check "psel_info -e prints tag send only" "$info" -e
+! has '^| ep .*| \(put\|get\|am send\), ' && ! has '^# put/'
+result "... no put, get or am table, no put/get/am protocol listed" $?
+ib2="$fixtures/004-rhel7-4xcx5-edr-nohash-ucx1.13.txt"
+check "psel_info -u trm on a two-rail ConnectX dump" \
+    env UCX_PSEL_SWITCH_MARGIN=0 "$info" -u trm --local "$ib2"
+for op in "tag send" put get "am send"; do
+    expect "... a table of $op" "^| ep  *| $op, contig host memory"
+done
+expect "... put zero-copy on both rails, by bandwidth" \
+    '^| [0-9]*\.\.inf | put zero-copy \[put/offload/zcopy\] *| rc_mlx5/mlx5_0:1 50% + rc_mlx5/mlx5_1:1 50% |'
+expect "... get below the get_zcopy minimum (65 B) by active messages" \
+    '^|   0\.\.64 | get by active messages \[get/am/bcopy\]'
+expect "... active messages by UCP's am/* protocols" '^| [0-9]*\.\.inf | active message rendezvous, zero-copy read from remote \[am/rndv/get\]'
+expect "... streamed puts named as ucx_perftest's test" '^# streamed sends (multi cost, as ucp_put_bw):'
+check "psel_info -j -u trm" env UCX_PSEL_SWITCH_MARGIN=0 "$info" -j -u trm --local "$ib2"
+cp "$tmp/out" "$tmp/ops.json"
+check "... every operation's table covers 0..inf" python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+ops = [t["operation"] for t in doc["tables"]]
+assert ops == ["tag send", "put", "get", "am send"], ops
+for t in doc["tables"]:
+    rows = t["rows"]
+    assert rows[0]["start"] == 0 and rows[-1]["end"] == "inf", t["operation"]
+    for a, b in zip(rows, rows[1:]):
+        assert b["start"] == a["end"] + 1, (t["operation"], a, b)
+    names = [c["protocol"] for c in t["candidates"]]
+    prefix = {"tag send": ("egr/", "rndv/"), "put": ("put/",),
+              "get": ("get/",), "am send": ("am/",)}[t["operation"]]
+    assert all(n.startswith(prefix) for n in names), (t["operation"], names)
+' "$tmp/ops.json"
+check "psel_info -u ra says that atomics keep UCP's lines" "$info" -u ra
+expect "... in one line" "^# atomics: protosel models none; UCP's own lines select them"
+check "psel_info -u a alone is refused" bash -c "! '$info' -u a"
+expect "... saying what to add" "names no operation protosel selects for: add t, r or m" "$tmp/err"
+check "psel_info -u tz is refused" bash -c "! '$info' -u tz"
+expect "... naming the letter and where" "unknown feature 'z' at position 2" "$tmp/err"
+check "psel_info -u r --ucx-env is refused" bash -c "! '$info' -u r --ucx-env"
+expect "... --ucx-env covers tag send only" "cover tag send only; run them without -u" "$tmp/err"
+
 # config listing
 check "psel_info -c lists the variables" "$info" -c
 expect "... with documentation" "UCX_PSEL_RNDV_PERF_DIFF"

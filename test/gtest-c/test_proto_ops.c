@@ -1,0 +1,313 @@
+/*
+ * Unit tests of the cost lines of put, get and active-message sends over
+ * mock lanes (proto_rma.c, and the active-message definitions beside the
+ * tag ones),
+ * and of their tables. Every literal is worked out by hand in the comment
+ * next to it, from the mock lanes' made-up attributes (mock_lanes.c) and
+ * these settings: memcpy at 5e9 B/s (0.2 ns/B), a registration-cache lookup
+ * of 50 ns, at most 2 rma_bw lanes, no switch margin.
+ *
+ * A mock lane has no per-class costs: every class costs its latency, its
+ * send overhead before the post (after it: 0) and its receive overhead.
+ *   posix/memory  L 80 ns, o 10 ns, 12179 MB/s: 1/bw = 1e9 / (12179 x
+ *                 1048576) = 0.0783048 ns/B; am short 100, bcopy 8256
+ *   cma/memory    L 80 ns, o 2000 ns, 11145 MB/s: 0.0855697 ns/B; put and
+ *                 get zcopy without a size limit; registers (50 ns)
+ *   rc_mlx5/mlx5_0:1, :2  L 600 ns, o 40 ns, 11600 MB/s each, one memory
+ *                 domain; put and get zcopy up to 1 GiB
+ */
+#include "mock_lanes.h"
+
+#include <ucp_proto_sel/proto_common.h>
+#include <ucp_proto_sel/select.h>
+#include <ucs/sys/math.h>
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#define US 1e-6
+#define NS 1e-9
+
+static psel_config_t config;
+
+static int setup(void **state)
+{
+    if (psel_config_read(&config) != UCS_OK) {
+        return -1;
+    }
+    config.switch_margin   = 0;
+    config.copy_bw         = 5e9;
+    config.rcache_overhead = 50e-9;
+    config.max_rndv_lanes  = 2;
+    config.rndv_perf_diff  = 0;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    psel_config_release(&config);
+    return 0;
+}
+
+static const psel_proto_t *builtin(const char *name)
+{
+    const psel_proto_t *proto = psel_proto_by_name(name);
+
+    if (proto == NULL) {
+        fail_msg("no built-in protocol %s", name);
+    }
+    return proto;
+}
+
+static psel_buffer_type_t contig(psel_op_t op)
+{
+    return psel_buffer_type(op, PSEL_DT_CONTIG, UCS_MEMORY_TYPE_HOST, 1);
+}
+
+static ucs_status_t proto_init(const char *name, const psel_mock_ep_t *ep,
+                               psel_op_t op, psel_proto_caps_t *caps)
+{
+    psel_proto_init_params_t params = {contig(op), &ep->sets, &config};
+
+    memset(caps, 0, sizeof(*caps));
+    caps->cfg_thresh = PSEL_THRESH_AUTO;
+    return builtin(name)->init(&params, caps);
+}
+
+static void assert_close(double a, double b)
+{
+    if (!(fabs(a - b) <= 1e-6 * fabs(b))) {
+        fail_msg("%.9g is not within 1e-6 of %.9g", a, b);
+    }
+}
+
+/* the single line at @a size: c [us] + m [ns/B] */
+static void assert_single(const psel_proto_caps_t *caps, size_t size,
+                          double c_us, double m_ns)
+{
+    const psel_perf_range_t *range = psel_proto_caps_range(caps, size);
+
+    assert_non_null(range);
+    assert_close(range->perf[PSEL_PERF_SINGLE].c, c_us * US);
+    assert_close(range->perf[PSEL_PERF_SINGLE].m, m_ns * NS);
+}
+
+/*
+ * Shared memory, put:
+ *   put/offload/zcopy over cma: the initiator registers (50 ns) and posts
+ *     (2000 ns), one latency (80): 2.130 us + 0.0855697 ns/B, one range
+ *     (no size limit). Streaming: the poster's 2.050 us per message until
+ *     the wire is slower, from 2050 / 0.0855697 = 23957.1 B.
+ *   put/am/bcopy over posix: a copy in (0.2 ns/B) and its send overhead
+ *     (10), the wire (0.0783048), a copy out (0.2) and the receive
+ *     overhead (10), one latency (80): 0.100 us + 0.4783048 ns/B up to one
+ *     fragment, 8256 - 16 B of header = 8240 B; above it each further
+ *     fragment costs the sender 10 ns: + 10 / 8240 = 0.0012136 ns/B.
+ */
+static void test_put_lines_shm(void **state)
+{
+    psel_proto_caps_t caps;
+    psel_mock_ep_t ep;
+
+    psel_mock_ep_shm(&ep);
+    assert_int_equal(proto_init("put/offload/zcopy", &ep, PSEL_OP_PUT, &caps),
+                     UCS_OK);
+    assert_string_equal(caps.desc, "cma/memory");
+    assert_int_equal(caps.num_ranges, 2);
+    assert_int_equal(caps.ranges[0].max_length, 23957);
+    assert_single(&caps, 0, 2.130, 0.0855697);
+    assert_close(caps.ranges[0].perf[PSEL_PERF_MULTI].c, 2.050 * US);
+    assert_single(&caps, SIZE_MAX, 2.130, 0.0855697);
+    assert_close(caps.ranges[1].perf[PSEL_PERF_MULTI].m, 0.0855697 * NS);
+
+    assert_int_equal(proto_init("put/am/bcopy", &ep, PSEL_OP_PUT, &caps),
+                     UCS_OK);
+    assert_string_equal(caps.desc, "posix/memory");
+    assert_single(&caps, 8240, 0.100, 0.4783048);
+    assert_single(&caps, 8241, 0.100, 0.4783048 + 0.0012136);
+    assert_single(&caps, SIZE_MAX, 0.100, 0.4783048 + 0.0012136);
+}
+
+/*
+ * Shared memory, get: the data comes back, so both take two latencies.
+ *   get/offload/zcopy: 2 x 80 + 50 + 2000 = 2.210 us + 0.0855697 ns/B.
+ *   get/am/bcopy: the request costs its sender 10 and its receiver 10 more
+ *     than put/am/bcopy: 2 x 80 + 2 x 20 = 0.200 us + 0.4783048 ns/B.
+ */
+static void test_get_lines_shm(void **state)
+{
+    psel_proto_caps_t caps;
+    psel_mock_ep_t ep;
+
+    psel_mock_ep_shm(&ep);
+    assert_int_equal(proto_init("get/offload/zcopy", &ep, PSEL_OP_GET, &caps),
+                     UCS_OK);
+    assert_single(&caps, SIZE_MAX, 2.210, 0.0855697);
+    assert_int_equal(proto_init("get/am/bcopy", &ep, PSEL_OP_GET, &caps),
+                     UCS_OK);
+    assert_single(&caps, 8240, 0.200, 0.4783048);
+}
+
+/*
+ * The tables over shared memory cover every size, one protocol giving way
+ * to the other where the single lines cross:
+ *   put: 0.100 + 0.4783048x = 2.130 + 0.0855697x at x = 2030 / 0.3927351 =
+ *        5168.88 B (below the 8240 B fragment): put/am/bcopy to 5168.
+ *   get: 0.200 + 0.4783048x = 2.210 + 0.0855697x at 2010 / 0.3927351 =
+ *        5117.95 B: get/am/bcopy to 5117.
+ */
+static void test_tables_shm(void **state)
+{
+    static const struct {
+        psel_op_t   op;
+        const char *small, *large;
+        size_t      last_small;
+    } expect[] = {
+        {PSEL_OP_PUT, "put/am/bcopy", "put/offload/zcopy", 5168},
+        {PSEL_OP_GET, "get/am/bcopy", "get/offload/zcopy", 5117}
+    };
+    const psel_proto_t *protos[PSEL_SELECT_MAX_PROTOS];
+    const psel_select_table_t *table;
+    psel_select_t select;
+    psel_mock_ep_t ep;
+    unsigned i;
+
+    psel_mock_ep_shm(&ep);
+    for (i = 0; i < psel_num_builtin_protos; ++i) {
+        protos[i] = psel_builtin_protos[i];
+    }
+    assert_int_equal(psel_select_init(&select, protos, psel_num_builtin_protos,
+                                      &ep.sets, &config), UCS_OK);
+    for (i = 0; i < 2; ++i) {
+        assert_int_equal(psel_select_build(&select, contig(expect[i].op),
+                                           &table), UCS_OK);
+        assert_int_equal(table->count, 2);
+        assert_string_equal(table->elems[0].proto->name, expect[i].small);
+        assert_int_equal(table->elems[0].max_length, expect[i].last_small);
+        assert_string_equal(table->elems[1].proto->name, expect[i].large);
+        assert_int_equal(table->elems[1].max_length, SIZE_MAX);
+    }
+    psel_select_cleanup(&select);
+}
+
+/*
+ * Two rails of one HCA, put and get zero-copy on both ports: the bytes
+ * split in halves, the wire at the summed bandwidth, 1e9 / (23200 x
+ * 1048576) = 0.04110665 ns/B; one memory domain registers once (50 ns);
+ * one latency of 600 and the send overhead 40:
+ *   put: 0.690 us + 0.04110665 ns/B up to 1 GiB (the put_zcopy limit), then
+ *        + 40 / 2^30 per byte for the further fragments;
+ *   get: 2 x 600 + 50 + 40 = 1.290 us + 0.04110665 ns/B.
+ */
+static void test_two_rails_ib(void **state)
+{
+    psel_proto_caps_t caps;
+    psel_mock_ep_t ep;
+
+    psel_mock_ep_ib(&ep);
+    assert_int_equal(proto_init("put/offload/zcopy", &ep, PSEL_OP_PUT, &caps),
+                     UCS_OK);
+    assert_string_equal(caps.desc,
+                        "rc_mlx5/mlx5_0:1 50% + rc_mlx5/mlx5_0:2 50%");
+    assert_single(&caps, 1ul << 30, 0.690, 0.04110665);
+    assert_single(&caps, SIZE_MAX, 0.690, 0.04110665 + 40.0 / (1ul << 30));
+    assert_int_equal(proto_init("get/offload/zcopy", &ep, PSEL_OP_GET, &caps),
+                     UCS_OK);
+    assert_single(&caps, 1ul << 30, 1.290, 0.04110665);
+}
+
+/*
+ * Unequal rails: port 2 at 5800 MB/s, its share a third as the lane
+ * selection gives it by bandwidth (11600 : 5800 = 2 : 1). The wire moves
+ * the bytes at the sum, 1e9 / (17400 x 1048576) = 0.0548089 ns/B, each
+ * lane its share.
+ */
+static void test_unequal_rails_ib(void **state)
+{
+    psel_proto_caps_t caps;
+    psel_lane_set_t *set;
+    psel_mock_ep_t ep;
+
+    psel_mock_ep_ib(&ep);
+    ep.lanes[1].bandwidth = 5800.0 * UCS_MBYTE;
+    set                   = &ep.sets.role[PSEL_LANE_ROLE_RMA_BW];
+    set->shares[0]        = 2.0 / 3;
+    set->shares[1]        = 1.0 / 3;
+    assert_int_equal(proto_init("put/offload/zcopy", &ep, PSEL_OP_PUT, &caps),
+                     UCS_OK);
+    assert_string_equal(caps.desc,
+                        "rc_mlx5/mlx5_0:1 67% + rc_mlx5/mlx5_0:2 33%");
+    assert_single(&caps, 1ul << 30, 0.690, 0.0548089);
+
+    /* with one rma_bw lane allowed, the faster alone: 11600 MB/s, 1e9 /
+     * (11600 x 1048576) = 0.0822133 ns/B */
+    config.max_rndv_lanes = 1;
+    assert_int_equal(proto_init("get/offload/zcopy", &ep, PSEL_OP_GET, &caps),
+                     UCS_OK);
+    config.max_rndv_lanes = 2;
+    assert_string_equal(caps.desc, "rc_mlx5/mlx5_0:1");
+    assert_single(&caps, 1ul << 30, 1.290, 0.0822133);
+}
+
+/* Without put or get zero-copy on the rma_bw lane, the operation still has
+ * its protocol by active messages, and says why the other is out */
+static void test_no_rma_lane(void **state)
+{
+    psel_proto_caps_t caps;
+    psel_mock_ep_t ep;
+
+    psel_mock_ep_shm(&ep);
+    ep.lanes[1].caps &= ~PSEL_LANE_CAP_GET_ZCOPY;
+    assert_int_equal(proto_init("get/offload/zcopy", &ep, PSEL_OP_GET, &caps),
+                     UCS_ERR_UNSUPPORTED);
+    assert_string_equal(caps.desc, "rma_bw lane cma/memory has no get_zcopy");
+    assert_int_equal(proto_init("get/am/bcopy", &ep, PSEL_OP_GET, &caps),
+                     UCS_OK);
+}
+
+/* An active message costs what a tag send of the same protocol costs: the
+ * same machinery, lanes and lines (UCP's am/egr and tag egr protocols) */
+static void test_am_lines_are_tag_lines(void **state)
+{
+    static const char *pairs[][2] = {
+        {"am/egr/short", "egr/short"}, {"am/egr/bcopy", "egr/bcopy"},
+        {"am/egr/zcopy", "egr/zcopy"}, {"am/rndv/am", "rndv/am"},
+        {"am/rndv/get", "rndv/get"},   {"am/rndv/put", "rndv/put"}
+    };
+    psel_proto_caps_t am, tag;
+    psel_mock_ep_t ep;
+    unsigned i;
+
+    psel_mock_ep_ib(&ep);
+    for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); ++i) {
+        assert_int_equal(proto_init(pairs[i][0], &ep, PSEL_OP_AM_SEND, &am),
+                         UCS_OK);
+        assert_int_equal(proto_init(pairs[i][1], &ep, PSEL_OP_TAG_SEND, &tag),
+                         UCS_OK);
+        assert_int_equal(am.num_ranges, tag.num_ranges);
+        assert_memory_equal(am.ranges, tag.ranges,
+                            am.num_ranges * sizeof(am.ranges[0]));
+        assert_string_equal(am.desc, tag.desc);
+        assert_true(builtin(pairs[i][0])->progress == NULL);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_put_lines_shm),
+        cmocka_unit_test(test_get_lines_shm),
+        cmocka_unit_test(test_tables_shm),
+        cmocka_unit_test(test_two_rails_ib),
+        cmocka_unit_test(test_unequal_rails_ib),
+        cmocka_unit_test(test_no_rma_lane),
+        cmocka_unit_test(test_am_lines_are_tag_lines)
+    };
+
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
