@@ -164,7 +164,21 @@ typedef struct psel_proto {
     const struct psel_rndv_mode_ops *rndv; /**< Rendezvous: its mode (both
                                                 halves, the wire); else NULL */
     unsigned                    flags;     /**< PSEL_PROTO_FLAG_* */
+    const char                 *twin;      /**< The protocol of another
+                                                operation that does the same
+                                                work ("egr/bcopy" for
+                                                "am/egr/bcopy"): its measured
+                                                lines, and the UCP protocols
+                                                that stand for it, are this
+                                                one's; NULL: none */
 } psel_proto_t;
+
+/** The name @a proto's measured lines and UCP mapping go by: its twin's,
+ *  or its own */
+static inline const char *psel_proto_lines_name(const psel_proto_t *proto)
+{
+    return (proto->twin != NULL) ? proto->twin : proto->name;
+}
 
 
 /**

@@ -371,10 +371,50 @@ const psel_proto_t psel_proto_egr_zcopy = {
 /*
  * Active messages (ucp_am_send_nbx) go by the same eager machinery as tag
  * sends, with UCP's active-message names: the same lanes and costs, cost
- * model only (protosel's data path sends tags).
+ * model only (protosel's data path sends tags). An eager active message
+ * of more than one fragment is left to rendezvous: UCP assembles it in a
+ * buffer it allocates per message (ucp_am_long_first_handler), a cost
+ * protosel does not model (docs/decisions.md).
  */
+static void psel_am_one_fragment(psel_proto_caps_t *caps)
+{
+    size_t frag_size = ((const psel_proto_lanes_priv_t*)caps->priv)->frag_size;
+    unsigned i;
+
+    for (i = 0; i < caps->num_ranges; ++i) {
+        if (caps->ranges[i].max_length >= frag_size) {
+            caps->ranges[i].max_length = frag_size;
+            caps->num_ranges           = i + 1;
+            return;
+        }
+    }
+}
+
+static ucs_status_t psel_am_egr_bcopy_init(const psel_proto_init_params_t *params,
+                                           psel_proto_caps_t *caps)
+{
+    ucs_status_t status = psel_egr_bcopy_init(params, caps);
+
+    if (status == UCS_OK) {
+        psel_am_one_fragment(caps);
+    }
+    return status;
+}
+
+static ucs_status_t psel_am_egr_zcopy_init(const psel_proto_init_params_t *params,
+                                           psel_proto_caps_t *caps)
+{
+    ucs_status_t status = psel_egr_zcopy_init(params, caps);
+
+    if (status == UCS_OK) {
+        psel_am_one_fragment(caps);
+    }
+    return status;
+}
+
 const psel_proto_t psel_proto_am_egr_short = {
     .name       = "am/egr/short",
+    .twin       = "egr/short",
     .desc       = "active message eager short",
     .op_mask    = UCS_BIT(PSEL_OP_AM_SEND),
     .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM),
@@ -383,18 +423,20 @@ const psel_proto_t psel_proto_am_egr_short = {
 
 const psel_proto_t psel_proto_am_egr_bcopy = {
     .name       = "am/egr/bcopy",
+    .twin       = "egr/bcopy",
     .desc       = "active message eager copy-in copy-out",
     .op_mask    = UCS_BIT(PSEL_OP_AM_SEND),
     .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM_BW),
-    .init       = psel_egr_bcopy_init
+    .init       = psel_am_egr_bcopy_init
 };
 
 const psel_proto_t psel_proto_am_egr_zcopy = {
     .name       = "am/egr/zcopy",
+    .twin       = "egr/zcopy",
     .desc       = "active message eager zero-copy",
     .op_mask    = UCS_BIT(PSEL_OP_AM_SEND),
     .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM_BW),
-    .init       = psel_egr_zcopy_init
+    .init       = psel_am_egr_zcopy_init
 };
 
 int psel_proto_egr_short_lane(const psel_proto_t *proto, const void *priv)

@@ -3,7 +3,7 @@
  * names; cost model only, protosel's data path sends tags:
  *  put/offload/zcopy  put_zcopy from the registered buffer, over the rma_bw
  *                     lanes, each taking its bandwidth share of the bytes;
- *  get/offload/zcopy  get_zcopy into the registered buffer, the same lanes;
+ *  get/zcopy  get_zcopy into the registered buffer, the same lanes;
  *  put/am/bcopy       an active message carries the data, the peer's CPU
  *                     copies it into place (any transport with AM);
  *  get/am/bcopy       an active message asks, the peer's CPU replies with
@@ -153,7 +153,7 @@ const psel_proto_t psel_proto_put_am = {
 };
 
 const psel_proto_t psel_proto_get_zcopy = {
-    .name       = "get/offload/zcopy",
+    .name       = "get/zcopy",
     .desc       = "get zero-copy",
     .op_mask    = UCS_BIT(PSEL_OP_GET),
     .lane_roles = UCS_BIT(PSEL_LANE_ROLE_RMA_BW),

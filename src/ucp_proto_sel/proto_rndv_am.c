@@ -133,6 +133,7 @@ const psel_proto_t psel_proto_rndv_am = {
 /* ucp_am_send_nbx's rendezvous over the same mode: cost model only */
 const psel_proto_t psel_proto_am_rndv_am = {
     .name       = "am/rndv/am",
+    .twin       = "rndv/am",
     .desc       = "active message rendezvous, data by active messages",
     .op_mask    = UCS_BIT(PSEL_OP_AM_SEND),
     .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM) | UCS_BIT(PSEL_LANE_ROLE_AM_BW),

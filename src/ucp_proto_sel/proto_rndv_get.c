@@ -151,6 +151,7 @@ const psel_proto_t psel_proto_rndv_get = {
 /* ucp_am_send_nbx's rendezvous over the same mode: cost model only */
 const psel_proto_t psel_proto_am_rndv_get = {
     .name       = "am/rndv/get",
+    .twin       = "rndv/get",
     .desc       = "active message rendezvous, zero-copy read from remote",
     .op_mask    = UCS_BIT(PSEL_OP_AM_SEND),
     .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM) | UCS_BIT(PSEL_LANE_ROLE_RMA_BW),

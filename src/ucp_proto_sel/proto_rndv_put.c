@@ -155,6 +155,7 @@ const psel_proto_t psel_proto_rndv_put = {
 /* ucp_am_send_nbx's rendezvous over the same mode: cost model only */
 const psel_proto_t psel_proto_am_rndv_put = {
     .name       = "am/rndv/put",
+    .twin       = "rndv/put",
     .desc       = "active message rendezvous, zero-copy write to remote",
     .op_mask    = UCS_BIT(PSEL_OP_AM_SEND),
     .lane_roles = UCS_BIT(PSEL_LANE_ROLE_AM) | UCS_BIT(PSEL_LANE_ROLE_RMA_BW),

@@ -696,11 +696,12 @@ static ucs_status_t psel_select_calib_apply(const psel_select_t *select,
     psel_calib_applied_t applied;
 
     if (!select->calib_for_ucp) {
-        applied = psel_calib_apply(select->calib, proto->name, caps->lanes,
-                                   mem_type, caps) ?
+        applied = psel_calib_apply(select->calib, psel_proto_lines_name(proto),
+                                   caps->lanes, mem_type, caps) ?
                   PSEL_CALIB_APPLIED_PROTOSEL : PSEL_CALIB_APPLIED_NONE;
     } else {
-        applied = psel_calib_apply_for_ucp(select->calib, proto->name,
+        applied = psel_calib_apply_for_ucp(select->calib,
+                                           psel_proto_lines_name(proto),
                                            caps->lanes, mem_type, caps);
     }
 

@@ -743,8 +743,16 @@ psel_pt_table_caps(const psel_select_table_t *table, const char *name,
     return NULL;
 }
 
+/* The protosel table whose lines UCP's protocol @a e takes: the
+ * active-message one, or tag send's (with the rendezvous) */
+static psel_op_t psel_pt_map_op(const psel_ucp_map_entry_t *e)
+{
+    return !strcmp(e->op_name, "am_send") ? PSEL_OP_AM_SEND :
+                                            PSEL_OP_TAG_SEND;
+}
+
 /* UCX_PSEL_PROTO_INFO=y: where the lines of each of UCP's mapped protocols
- * come from, over this configuration's lanes */
+ * of @a table's operation come from, over this configuration's lanes */
 static void psel_pt_dump_sources(FILE *f, const psel_select_table_t *table)
 {
     const psel_ucp_map_entry_t *entries, *e;
@@ -755,7 +763,9 @@ static void psel_pt_dump_sources(FILE *f, const psel_select_table_t *table)
     entries = psel_ucp_map_entries(&count);
     fprintf(f, "# UCP's protocols (mapping of UCX %s):\n", psel_ucp_map_era());
     for (e = entries; e < entries + count; ++e) {
-        if (psel_pt_proto_by_name(e->ucp_name) == NULL) {
+        if (psel_pt_map_op(e) != table->buf_type.op) {
+            continue; /* another operation's */
+        } else if (psel_pt_proto_by_name(e->ucp_name) == NULL) {
             fprintf(f, "#   %-17s not in this UCP\n", e->ucp_name);
             continue;
         }
@@ -823,7 +833,7 @@ static void psel_pt_dump(psel_pt_ep_t *ep, ucp_worker_h worker,
     fprintf(f, "protosel: worker %p ep_cfg[%u]: UCP's lanes %s; %s cost "
             "lines for UCP's %s protocols\n", worker, ep_cfg_index,
             ep->lanes_str, (perf == PSEL_PERF_MULTI) ? "multi" : "single",
-            "tag-send");
+            (bt.op == PSEL_OP_AM_SEND) ? "active-message" : "tag-send");
     psel_select_dump_cost_source(f, &ep->sel[perf][PSEL_PT_SEL_ALL], table);
     psel_pt_dump_sources(f, table);
     snprintf(title, sizeof(title), "protosel ep_cfg[%u]%s", ep_cfg_index,
@@ -846,10 +856,14 @@ static void psel_pt_dump(psel_pt_ep_t *ep, ucp_worker_h worker,
  * The lines of a UCP protocol
  */
 
-/* The buffer type protosel knows for a UCP selection parameter, or 0 */
+/* The buffer type protosel knows for a UCP selection parameter, or 0: an
+ * active message's, or else a tag send's (the rendezvous selections serve
+ * both, on the same lines) */
 static int psel_pt_buffer_type(const ucp_proto_select_param_t *param,
                                psel_buffer_type_t *bt)
 {
+    psel_op_t op = (psel_pt_param_op_id(param) == UCP_OP_ID_AM_SEND) ?
+                   PSEL_OP_AM_SEND : PSEL_OP_TAG_SEND;
     psel_dt_class_t dt_class;
 
     switch (param->dt_class) {
@@ -858,7 +872,7 @@ static int psel_pt_buffer_type(const ucp_proto_select_param_t *param,
     case UCP_DATATYPE_GENERIC: dt_class = PSEL_DT_GENERIC; break;
     default:                   return 0;
     }
-    *bt = psel_buffer_type(PSEL_OP_TAG_SEND, dt_class, param->mem_type,
+    *bt = psel_buffer_type(op, dt_class, param->mem_type,
                            ucs_max(param->sg_count, 1));
     return 1;
 }
@@ -867,6 +881,7 @@ int psel_pt_op_modelled(const ucp_proto_select_param_t *param)
 {
     switch (psel_pt_param_op_id(param)) {
     case UCP_OP_ID_TAG_SEND:
+    case UCP_OP_ID_AM_SEND:
     case UCP_OP_ID_RNDV_SEND:
     case UCP_OP_ID_RNDV_RECV:
         return 1;
@@ -913,14 +928,18 @@ static psel_pt_sel_t psel_pt_rival_sel(int op_id)
 static int psel_pt_owns(const psel_ucp_map_entry_t *data,
                         const psel_proto_t *proto)
 {
+    /* an active message's rendezvous rows are their tag twins' */
+    const char *name = !strncmp(proto->name, "am/rndv/", 8) ?
+                       psel_proto_lines_name(proto) : proto->name;
+
     switch (data->kind) {
     case PSEL_UCP_MAP_RNDV_ALL:
-        return !strncmp(proto->name, "rndv/", 5);
+        return !strncmp(name, "rndv/", 5);
     case PSEL_UCP_MAP_RNDV_RTR:
         return !strcmp(proto->name, "rndv/am") ||
                !strcmp(proto->name, "rndv/put");
     default:
-        return !strcmp(proto->name, data->psel_name);
+        return !strcmp(name, data->psel_name);
     }
 }
 
@@ -944,6 +963,10 @@ static unsigned psel_pt_lines(const psel_ucp_map_entry_t *data,
     kind          = (data->kind == PSEL_UCP_MAP_RNDV_ALL) ? PSEL_PT_SEL_RNDV :
                     (data->kind == PSEL_UCP_MAP_RNDV_RTR) ? PSEL_PT_SEL_RTR :
                     PSEL_PT_SEL_ALL;
+    if ((kind != PSEL_PT_SEL_ALL) ||
+        ((data->psel_name != NULL) && !strncmp(data->psel_name, "rndv/", 5))) {
+        bt.op = PSEL_OP_TAG_SEND; /* the rendezvous lines of every send */
+    }
     if (psel_select_build(psel_pt_select(ep, kind, perf), bt, &table) !=
         UCS_OK) {
         return 0;
@@ -1052,7 +1075,8 @@ static ucs_status_t psel_pt_owned(const psel_ucp_map_entry_t *data, int op_id,
         start = owners[row].max_length + 1;
     }
     /* a rendezvous against eager: at the sender */
-    scale     = ((op_id == UCP_OP_ID_TAG_SEND) &&
+    scale     = (((op_id == UCP_OP_ID_TAG_SEND) ||
+                  (op_id == UCP_OP_ID_AM_SEND)) &&
                  ((data->kind == PSEL_UCP_MAP_RNDV_ALL) ||
                   !strncmp(data->psel_name, "rndv/", 5))) ?
                 psel_config_rndv_bias(psel_pt.config) : 1.0;

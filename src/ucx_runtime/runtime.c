@@ -417,9 +417,10 @@ static void psel_rt_config_read(const char *env_prefix, ucp_config_t *config)
                               sizeof(value)) == UCS_OK) && (value[0] == 'y');
 
     if (psel_rt.proto_tier && v2) {
-        psel_rt_info("protosel: protocol tier: UCP's tag-send and rendezvous "
-                     "protocols take protosel's cost lines for each endpoint "
-                     "configuration (UCX_PROTO_INFO=y prints UCP's tables)");
+        psel_rt_info("protosel: protocol tier: UCP's tag-send, "
+                     "active-message and rendezvous protocols take "
+                     "protosel's cost lines for each endpoint configuration "
+                     "(UCX_PROTO_INFO=y prints UCP's tables)");
         goto out;
     }
 

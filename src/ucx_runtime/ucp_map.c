@@ -32,6 +32,22 @@
     {"egr/multi/zcopy",  "tag_send", PSEL_UCP_MAP_LINE, "egr/zcopy", \
      PSEL_UCP_WORK_SAME, PSEL_UCP_MULTI_FRAG_DELTA}
 
+/* Active messages, on protosel's active-message lines: eager up to one
+ * fragment (beyond it UCP assembles the message in a buffer it allocates,
+ * which protosel does not model, so its lines stop there and rendezvous
+ * takes over), and the rendezvous lines of tag send */
+#define PSEL_UCP_MAP_AM_EAGER \
+    {"am/egr/short",        "am_send", PSEL_UCP_MAP_LINE, "am/egr/short", \
+     PSEL_UCP_WORK_SAME, 0}, \
+    {"am/egr/single/bcopy", "am_send", PSEL_UCP_MAP_LINE, "am/egr/bcopy", \
+     PSEL_UCP_WORK_SAME, 0}, \
+    {"am/egr/multi/bcopy",  "am_send", PSEL_UCP_MAP_LINE, "am/egr/bcopy", \
+     PSEL_UCP_WORK_SAME, PSEL_UCP_MULTI_FRAG_DELTA}, \
+    {"am/egr/single/zcopy", "am_send", PSEL_UCP_MAP_LINE, "am/egr/zcopy", \
+     PSEL_UCP_WORK_SAME, 0}, \
+    {"am/egr/multi/zcopy",  "am_send", PSEL_UCP_MAP_LINE, "am/egr/zcopy", \
+     PSEL_UCP_WORK_SAME, PSEL_UCP_MULTI_FRAG_DELTA}
+
 /* The rendezvous data protocols: the receiver's fetch, the sender's send
  * after an RTR */
 #define PSEL_UCP_MAP_RNDV_DATA \
@@ -49,7 +65,9 @@ static const psel_ucp_map_entry_t psel_ucp_map[] = {
     PSEL_UCP_MAP_EAGER,
     {"tag/rndv", "tag_send",  PSEL_UCP_MAP_RNDV_ALL, NULL, PSEL_UCP_WORK_SAME, 0},
     {"rndv/rtr", "rndv_recv", PSEL_UCP_MAP_RNDV_RTR, NULL, PSEL_UCP_WORK_SAME, 0},
-    PSEL_UCP_MAP_RNDV_DATA
+    PSEL_UCP_MAP_RNDV_DATA,
+    PSEL_UCP_MAP_AM_EAGER,
+    {"am/rndv",  "am_send",   PSEL_UCP_MAP_RNDV_ALL, NULL, PSEL_UCP_WORK_SAME, 0}
 };
 static const char psel_ucp_map_era_name[] = "1.13";
 #elif !PSEL_UCX_AT_LEAST(1, 18)
@@ -61,7 +79,9 @@ static const psel_ucp_map_entry_t psel_ucp_map[] = {
     {"rndv/rtr", "rndv_recv", PSEL_UCP_MAP_RNDV_RTR, NULL, PSEL_UCP_WORK_SAME, 0},
     PSEL_UCP_MAP_RNDV_DATA,
     {"rndv/am/zcopy", "rndv_send", PSEL_UCP_MAP_LINE, "rndv/am",
-     PSEL_UCP_WORK_ZCOPY, 0}
+     PSEL_UCP_WORK_ZCOPY, 0},
+    PSEL_UCP_MAP_AM_EAGER,
+    {"am/rndv",  "am_send",   PSEL_UCP_MAP_RNDV_ALL, NULL, PSEL_UCP_WORK_SAME, 0}
 };
 static const char psel_ucp_map_era_name[] = "1.14-1.17";
 #else
@@ -73,7 +93,13 @@ static const psel_ucp_map_entry_t psel_ucp_map[] = {
     {"rndv/rtr", "rndv_recv", PSEL_UCP_MAP_REMOTE, NULL, PSEL_UCP_WORK_SAME, 0},
     PSEL_UCP_MAP_RNDV_DATA,
     {"rndv/am/zcopy", "rndv_send", PSEL_UCP_MAP_LINE, "rndv/am",
-     PSEL_UCP_WORK_ZCOPY, 0}
+     PSEL_UCP_WORK_ZCOPY, 0},
+    PSEL_UCP_MAP_AM_EAGER,
+    /* 1.22: multi-fragment zero-copy with packet sequence numbers, the
+     * same work; it gives the tie to the plain one */
+    {"am/egr/multi/zcopy/psn", "am_send", PSEL_UCP_MAP_LINE, "am/egr/zcopy",
+     PSEL_UCP_WORK_SAME, 2 * PSEL_UCP_MULTI_FRAG_DELTA},
+    {"am/rndv",  "am_send",   PSEL_UCP_MAP_REMOTE, NULL, PSEL_UCP_WORK_SAME, 0}
 };
 static const char psel_ucp_map_era_name[] = "1.18 and later";
 #endif
@@ -119,12 +145,17 @@ int psel_ucp_map_stand_in(const psel_proto_t *proto,
                           const psel_proto_caps_t *caps, char *why,
                           size_t max)
 {
+    /* an active message's rendezvous runs UCP's rendezvous data
+     * protocols, as tag send's does: "am/rndv/get" stands where its twin
+     * "rndv/get" does */
+    const char *name   = !strncmp(proto->name, "am/rndv/", 8) ?
+                         psel_proto_lines_name(proto) : proto->name;
     const char *others = NULL;
     unsigned i;
 
     for (i = 0; i < PSEL_UCP_MAP_COUNT; ++i) {
         if ((psel_ucp_map[i].kind != PSEL_UCP_MAP_LINE) ||
-            strcmp(psel_ucp_map[i].psel_name, proto->name)) {
+            strcmp(psel_ucp_map[i].psel_name, name)) {
             continue;
         }
         if (psel_ucp_map_same_work(&psel_ucp_map[i], caps)) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # libprotosel_ucx.so in stock ucx_info: with UCX_PROTO_ENABLE=y and
-# UCX_PROTO_INFO=y, the tag-send table UCP prints under the library is
-# protosel's for UCP (psel_info -e --ucp --same-process), on shared memory
+# UCX_PROTO_INFO=y, the tag-send and active-message tables UCP prints under
+# the library are protosel's for UCP (psel_info -e [-u m] --ucp
+# --same-process), and its put table is stock UCP's, on shared memory
 # (posix,sysv,cma) and tcp, with a calibration and with attributes only,
 # compared at 64 log-spaced sizes and at every boundary (ucx_tables.py).
 # Then the config tier (UCX_PSEL_TIER=config) and psel_info --ucx-conf.
@@ -45,6 +46,34 @@ for tr in $trs; do
         cat "$tmp/out"
         check "... and so is protosel's own view over UCP's lanes" \
             $tables compare "$f.json" "$f.ucx" --protosel --title "protosel ep_cfg\\[[0-9]+\\] *\\|"
+        # active messages: UCP's table is protosel's active-message table
+        check "psel_info -e -j -u m --ucp --same-process, $what" \
+            env UCX_PSEL_CALIBRATION="$cal" UCX_PSEL_TLS="${ucx_tls[$tr]}" "$info" -e -j -u m --ucp --same-process
+        cp "$tmp/out" "$f-am.json"
+        check "ucx_info -e -u m under the library, $what" \
+            env "${lib_env[@]}" UCX_PSEL_CALIBRATION="$cal" UCX_TLS="${ucx_tls[$tr]}" \
+                UCX_PROTO_ENABLE=y UCX_PROTO_INFO=y UCX_PSEL_PROTO_INFO=y ucx_info -e -u m
+        cp "$tmp/all" "$f-am.ucx"
+        expect "... am/egr/short takes protosel's line" \
+            "#   am/egr/short  *protosel's am/egr/short" "$f-am.ucx"
+        absent "... without a warning" "UCX  *(WARN|ERROR) " "$f-am.ucx"
+        check "... UCP's active-message table is protosel's" $tables compare \
+            "$f-am.json" "$f-am.ucx" --rndv-any-lanes \
+            --title "ucp_am_send\\*(\\(\\))? from host memory"
+        cat "$tmp/out"
+        # put keeps UCP's lines (docs/runtime-library.md): the same table
+        # as without the library (ucx_info has no remote key, so UCP's put
+        # table is its emulation by active messages, and there is no get
+        # table)
+        check "ucx_info -e -u rm under the library, $what" \
+            env "${lib_env[@]}" UCX_PSEL_CALIBRATION="$cal" UCX_TLS="${ucx_tls[$tr]}" \
+                UCX_PROTO_ENABLE=y UCX_PROTO_INFO=y ucx_info -e -u rm
+        $tables ucx-rows "$tmp/all" --title "ucp_put\\*(\\(\\))? from" >"$tmp/rows-lib" 2>&1
+        check "... stock, without it" env UCX_TLS="${ucx_tls[$tr]}" \
+            UCX_PROTO_ENABLE=y UCX_PROTO_INFO=y ucx_info -e -u rm
+        $tables ucx-rows "$tmp/all" --title "ucp_put\\*(\\(\\))? from" >"$tmp/rows-stock" 2>&1
+        [ -s "$tmp/rows-stock" ] && cmp -s "$tmp/rows-lib" "$tmp/rows-stock"
+        result "... UCP's put table is stock UCP's" $? "$tmp/rows-lib" "$tmp/rows-stock"
     done
     $tables psel-rows "$tmp/$tr-none.json" >"$tmp/$tr-attr.rows"
     $tables psel-rows "$tmp/$tr-cal.txt.json" >"$tmp/$tr-cal.rows"
