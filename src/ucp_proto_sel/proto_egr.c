@@ -376,40 +376,31 @@ const psel_proto_t psel_proto_egr_zcopy = {
  * buffer it allocates per message (ucp_am_long_first_handler), a cost
  * protosel does not model (docs/decisions.md).
  */
-static void psel_am_one_fragment(psel_proto_caps_t *caps)
+static ucs_status_t psel_am_one_fragment(ucs_status_t status,
+                                         psel_proto_caps_t *caps)
 {
     size_t frag_size = ((const psel_proto_lanes_priv_t*)caps->priv)->frag_size;
     unsigned i;
 
-    for (i = 0; i < caps->num_ranges; ++i) {
+    for (i = 0; (status == UCS_OK) && (i < caps->num_ranges); ++i) {
         if (caps->ranges[i].max_length >= frag_size) {
             caps->ranges[i].max_length = frag_size;
             caps->num_ranges           = i + 1;
-            return;
         }
     }
+    return status;
 }
 
 static ucs_status_t psel_am_egr_bcopy_init(const psel_proto_init_params_t *params,
                                            psel_proto_caps_t *caps)
 {
-    ucs_status_t status = psel_egr_bcopy_init(params, caps);
-
-    if (status == UCS_OK) {
-        psel_am_one_fragment(caps);
-    }
-    return status;
+    return psel_am_one_fragment(psel_egr_bcopy_init(params, caps), caps);
 }
 
 static ucs_status_t psel_am_egr_zcopy_init(const psel_proto_init_params_t *params,
                                            psel_proto_caps_t *caps)
 {
-    ucs_status_t status = psel_egr_zcopy_init(params, caps);
-
-    if (status == UCS_OK) {
-        psel_am_one_fragment(caps);
-    }
-    return status;
+    return psel_am_one_fragment(psel_egr_zcopy_init(params, caps), caps);
 }
 
 const psel_proto_t psel_proto_am_egr_short = {
