@@ -29,7 +29,10 @@ enum {
     PSEL_LANE_CAP_PUT_ZCOPY = 1u << 3,
     PSEL_LANE_CAP_GET_ZCOPY = 1u << 4,
     PSEL_LANE_CAP_AMO       = 1u << 5,
-    PSEL_LANE_CAP_MEM_REG   = 1u << 6   /**< Its MD registers memory */
+    PSEL_LANE_CAP_MEM_REG   = 1u << 6,  /**< Its MD registers memory */
+    PSEL_LANE_CAP_PUT_SHORT = 1u << 7,
+    PSEL_LANE_CAP_PUT_BCOPY = 1u << 8,
+    PSEL_LANE_CAP_GET_BCOPY = 1u << 9
 };
 
 
@@ -39,6 +42,7 @@ typedef enum {
     PSEL_LANE_ROLE_AM_BW,   /**< bcopy/zcopy active messages: bandwidth */
     PSEL_LANE_ROLE_RMA_BW,  /**< get/put zcopy: bandwidth */
     PSEL_LANE_ROLE_AMO,     /**< Atomic operations */
+    PSEL_LANE_ROLE_RMA,     /**< put/get short and bcopy: latency */
     PSEL_LANE_ROLE_LAST
 } psel_lane_role_t;
 
@@ -59,8 +63,8 @@ typedef struct psel_lane {
                                            and zcopy sizes, zcopy alignment
                                            and iov entries (the local
                                            iface's uct_iface_attr.cap.am) */
-    psel_op_limits_t  get;            /**< get_zcopy's limits (cap.get) */
-    psel_op_limits_t  put;            /**< put_zcopy's limits (cap.put) */
+    psel_op_limits_t  get;            /**< get's limits (cap.get) */
+    psel_op_limits_t  put;            /**< put's limits (cap.put) */
     uint64_t          reg_mem_types;  /**< Memory types its zero-copy operations
                                            reach: registered, or accessed by an
                                            MD that needs no memory handle */
@@ -79,17 +83,20 @@ typedef struct psel_lane {
 
 
 /**
- * The limits of the zero-copy operation a lane capability names: @a cap is
- * PSEL_LANE_CAP_AM_ZCOPY, _GET_ZCOPY or _PUT_ZCOPY (anything else: am).
- * Each operation keeps its own: a protocol that reads checks get's
- * sizes and iov entries, one that writes put's.
+ * The limits of the operation a lane capability names: get's for
+ * PSEL_LANE_CAP_GET_*, put's for PSEL_LANE_CAP_PUT_*, else am's. Each
+ * operation keeps its own: a protocol that reads checks get's sizes and
+ * iov entries, one that writes put's.
  */
 static inline const psel_op_limits_t *
-psel_lane_zcopy_limits(const psel_lane_t *lane, uint32_t cap)
+psel_lane_op_limits(const psel_lane_t *lane, uint32_t cap)
 {
     switch (cap) {
     case PSEL_LANE_CAP_GET_ZCOPY:
+    case PSEL_LANE_CAP_GET_BCOPY:
         return &lane->get;
+    case PSEL_LANE_CAP_PUT_SHORT:
+    case PSEL_LANE_CAP_PUT_BCOPY:
     case PSEL_LANE_CAP_PUT_ZCOPY:
         return &lane->put;
     default:

@@ -214,12 +214,42 @@ static int psel_amo_applies(const psel_resource_t *rsc)
            ((rsc->atomic64_ops | rsc->atomic64_fops) != 0);
 }
 
+/* As UCP's rma lanes (ucp_wireup_add_rma_lanes) to registered memory:
+ * put_short, put_bcopy and get_bcopy, on a memory domain that registers
+ * the peer's buffers or needs no key. UCP also asks for a pending queue,
+ * which every transport with these operations has and ucx_info -d does
+ * not print. UCP's further
+ * rma lanes to memory that a shared-memory transport allocated
+ * (ucp_mem_map with UCP_MEM_MAP_ALLOCATE) are not modelled
+ * (docs/decisions.md) */
+static int psel_rma_applies(const psel_resource_t *rsc)
+{
+    const uint64_t flags = UCT_IFACE_FLAG_PUT_SHORT | UCT_IFACE_FLAG_PUT_BCOPY |
+                           UCT_IFACE_FLAG_GET_BCOPY;
+
+    return psel_rsc_connects(rsc) && psel_rsc_handles_host(rsc) &&
+           ((rsc->cap_flags & flags) == flags) &&
+           ((rsc->md_flags & UCT_MD_FLAG_REG) ||
+            !(rsc->md_flags & (UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY)));
+}
+
+/* rma: 1e-3 / (lat + o_l + 4K/bw), UCP's score for 4 KiB one-sided
+ * operations (ucp_wireup_rma_score_func) */
+static double psel_rma_score(const psel_resource_t *local,
+                             const psel_resource_t *remote,
+                             const psel_pair_perf_t *perf)
+{
+    return 1e-3 / (perf->latency + local->overhead +
+                   (PSEL_LANE_RMA_SCORE_SIZE / perf->bandwidth));
+}
+
 static const psel_lane_selector_t psel_lane_selectors[PSEL_LANE_ROLE_LAST] = {
     [PSEL_LANE_ROLE_AM]     = {"am", psel_am_applies, psel_am_score},
     [PSEL_LANE_ROLE_AM_BW]  = {"am_bw", psel_am_bw_applies, psel_am_bw_score},
     [PSEL_LANE_ROLE_RMA_BW] = {"rma_bw", psel_rma_bw_applies,
                                psel_rma_bw_score},
-    [PSEL_LANE_ROLE_AMO]    = {"amo", psel_amo_applies, psel_am_score}
+    [PSEL_LANE_ROLE_AMO]    = {"amo", psel_amo_applies, psel_am_score},
+    [PSEL_LANE_ROLE_RMA]    = {"rma", psel_rma_applies, psel_rma_score}
 };
 
 const char *psel_lane_role_name(psel_lane_role_t role)
@@ -367,6 +397,12 @@ static void psel_lane_fill(const psel_lane_select_params_t *params,
                            PSEL_LANE_CAP_PUT_ZCOPY : 0) |
                           ((f & UCT_IFACE_FLAG_GET_ZCOPY) ?
                            PSEL_LANE_CAP_GET_ZCOPY : 0) |
+                          ((f & UCT_IFACE_FLAG_PUT_SHORT) ?
+                           PSEL_LANE_CAP_PUT_SHORT : 0) |
+                          ((f & UCT_IFACE_FLAG_PUT_BCOPY) ?
+                           PSEL_LANE_CAP_PUT_BCOPY : 0) |
+                          ((f & UCT_IFACE_FLAG_GET_BCOPY) ?
+                           PSEL_LANE_CAP_GET_BCOPY : 0) |
                           (psel_amo_applies(rsc) ? PSEL_LANE_CAP_AMO : 0) |
                           ((rsc->md_flags & UCT_MD_FLAG_REG) ?
                            PSEL_LANE_CAP_MEM_REG : 0);
@@ -855,17 +891,15 @@ ucs_status_t psel_lanes_from_layout(const psel_resource_table_t *local,
 static void psel_ep_lanes_print_in_c_locale(FILE *stream,
                                             const psel_ep_lanes_t *ep)
 {
+    char roles_buf[PSEL_MAX_LANES][128];
     const psel_lane_t *lane;
-    char roles_buf[128];
     unsigned i, role;
-    UCS_STRING_BUFFER_FIXED(roles, roles_buf, sizeof(roles_buf));
+    int width = 40;
 
-    fprintf(stream, "#\n# %4s  %-22s %-40s %9s %10s %9s\n", "lane",
-            "transport/device", "roles (score)", "latency", "bandwidth",
-            "overhead");
+    /* the roles column is as wide as its longest entry */
     for (i = 0; i < ep->num_lanes; ++i) {
-        lane = &ep->lanes[i];
-        ucs_string_buffer_reset(&roles);
+        UCS_STRING_BUFFER_FIXED(roles, roles_buf[i], sizeof(roles_buf[i]));
+
         for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
             if (ep->info[i].roles & UCS_BIT(role)) {
                 ucs_string_buffer_appendf(&roles, "%s(%.3g) ",
@@ -874,9 +908,16 @@ static void psel_ep_lanes_print_in_c_locale(FILE *stream,
             }
         }
         ucs_string_buffer_rtrim(&roles, " ");
-        fprintf(stream, "# %4u  %-22s %-40s %6.0f ns %5.0f MB/s %6.0f ns\n",
-                i, lane->name, ucs_string_buffer_cstr(&roles),
-                lane->latency * 1e9,
+        width = ucs_max(width, (int)strlen(roles_buf[i]));
+    }
+
+    fprintf(stream, "#\n# %4s  %-22s %-*s %9s %10s %9s\n", "lane",
+            "transport/device", width, "roles (score)", "latency",
+            "bandwidth", "overhead");
+    for (i = 0; i < ep->num_lanes; ++i) {
+        lane = &ep->lanes[i];
+        fprintf(stream, "# %4u  %-22s %-*s %6.0f ns %5.0f MB/s %6.0f ns\n",
+                i, lane->name, width, roles_buf[i], lane->latency * 1e9,
                 lane->bandwidth / UCS_MBYTE, lane->overhead_send * 1e9);
     }
     fprintf(stream, "#\n");

@@ -12,6 +12,7 @@
  *  - am_bw:  bcopy/zcopy AM bandwidth.  1 / (256K/bw + lat + o_l)
  *  - rma_bw: get/put zcopy bandwidth.   1 / (256K/bw + lat + o_l + reg(256K))
  *  - amo:    64-bit atomics.            1e-3 / (lat + o_l + o_r)
+ *  - rma:    put/get short and bcopy.   1e-3 / (lat + o_l + 4K/bw)
  * Ties go to the higher device priority, then to a peer device of the same
  * name, then to the earlier resource. A device is one dev_name of one device
  * type, whatever the transport; all shared-memory and self transports count
@@ -65,6 +66,9 @@
 
 /** Eager message whose wire time the am score of a measured lane counts. */
 #define PSEL_LANE_AM_MEASURED_SIZE  (8 * 1024)
+
+/** One-sided operation that the rma score is taken at (as UCX). */
+#define PSEL_LANE_RMA_SCORE_SIZE  4096.0
 
 
 /**

@@ -34,6 +34,7 @@ static void psel_ep_lane_limits(const psel_config_t *config, uint32_t roles,
     limits[PSEL_LANE_ROLE_AM_BW]  = config->max_eager_lanes;
     limits[PSEL_LANE_ROLE_RMA_BW] = config->max_rndv_lanes;
     limits[PSEL_LANE_ROLE_AMO]    = 1;
+    limits[PSEL_LANE_ROLE_RMA]    = 1;
     for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
         params->max_lanes[role] = (roles & UCS_BIT(role)) ? limits[role] : 0;
     }

@@ -36,6 +36,9 @@ static const char *psel_lane_caps_name(uint32_t lane_caps)
     case PSEL_LANE_CAP_AM_ZCOPY:  return "am_zcopy";
     case PSEL_LANE_CAP_PUT_ZCOPY: return "put_zcopy";
     case PSEL_LANE_CAP_GET_ZCOPY: return "get_zcopy";
+    case PSEL_LANE_CAP_PUT_SHORT: return "put_short";
+    case PSEL_LANE_CAP_PUT_BCOPY: return "put_bcopy";
+    case PSEL_LANE_CAP_GET_BCOPY: return "get_bcopy";
     case PSEL_LANE_CAP_AMO:       return "atomics";
     default:                      return "required capabilities";
     }
@@ -245,7 +248,7 @@ ucs_status_t psel_proto_check_zcopy(const psel_proto_init_params_t *params,
                                           "memory", set->lanes[i]->name,
                                           ucs_memory_type_names[bt.mem_type]);
         }
-        max_iov = psel_lane_zcopy_limits(set->lanes[i], lane_cap)->max_iov;
+        max_iov = psel_lane_op_limits(set->lanes[i], lane_cap)->max_iov;
         if ((bt.dt_class == PSEL_DT_IOV) && (bt.sg_count > max_iov)) {
             return psel_proto_unsupported(caps, "lane %s: %s takes at most "
                                           "%zu iov entries, not %u",
@@ -262,21 +265,24 @@ ucs_status_t psel_proto_frag_sizes(const psel_lane_set_t *set,
                                    size_t *min_length, size_t *frag_size,
                                    psel_proto_caps_t *caps)
 {
+    const uint32_t bcopy_caps = PSEL_LANE_CAP_AM_BCOPY |
+                                PSEL_LANE_CAP_PUT_BCOPY |
+                                PSEL_LANE_CAP_GET_BCOPY;
+    int is_bcopy              = !!(lane_cap & bcopy_caps);
     const psel_op_limits_t *limits;
     size_t min = 0, max = SIZE_MAX, lane_max;
     unsigned i;
 
     for (i = 0; i < set->count; ++i) {
-        limits   = psel_lane_zcopy_limits(set->lanes[i], lane_cap);
-        lane_max = (lane_cap == PSEL_LANE_CAP_AM_BCOPY) ? limits->max_bcopy :
-                                                          limits->max_zcopy;
+        limits   = psel_lane_op_limits(set->lanes[i], lane_cap);
+        lane_max = is_bcopy ? limits->max_bcopy : limits->max_zcopy;
         if (lane_max <= hdr) {
             return psel_proto_unsupported(caps, "lane %s: %s holds no "
                                           "payload", set->lanes[i]->name,
                                           psel_lane_caps_name(lane_cap));
         }
         max = ucs_min(max, lane_max - hdr);
-        if (lane_cap != PSEL_LANE_CAP_AM_BCOPY) {
+        if (!is_bcopy) {
             min = ucs_max(min, limits->min_zcopy);
         }
     }

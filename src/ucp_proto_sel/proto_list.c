@@ -19,8 +19,11 @@
     _X(rndv_get) \
     _X(rndv_put) \
     _X(rndv_mtype) \
+    _X(put_short) \
+    _X(put_bcopy) \
     _X(put_zcopy) \
     _X(put_am) \
+    _X(get_bcopy) \
     _X(get_zcopy) \
     _X(get_am) \
     _X(am_egr_short) \

@@ -481,6 +481,7 @@ static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
         case PSEL_LANE_ROLE_AM:     list = &key->am_lane;     break;
         case PSEL_LANE_ROLE_AM_BW:  list = key->am_bw_lanes;  break;
         case PSEL_LANE_ROLE_RMA_BW: list = key->rma_bw_lanes; break;
+        case PSEL_LANE_ROLE_RMA:    list = key->rma_lanes;    break;
         default:                    list = key->amo_lanes;    break;
         }
         count = 0;

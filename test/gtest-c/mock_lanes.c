@@ -57,12 +57,18 @@ void psel_mock_ep_shm(psel_mock_ep_t *ep)
     memset(ep, 0, sizeof(*ep));
     lane = psel_mock_ep_add_lane(ep, "posix/memory",
                                  PSEL_LANE_CAP_AM_SHORT |
-                                 PSEL_LANE_CAP_AM_BCOPY,
+                                 PSEL_LANE_CAP_AM_BCOPY |
+                                 PSEL_LANE_CAP_PUT_SHORT |
+                                 PSEL_LANE_CAP_PUT_BCOPY |
+                                 PSEL_LANE_CAP_GET_BCOPY,
                                  UCS_BIT(PSEL_LANE_ROLE_AM) |
                                  UCS_BIT(PSEL_LANE_ROLE_AM_BW),
                                  80e-9, 12179.0 * UCS_MBYTE, 10e-9);
-    lane->am.max_short = 100;
-    lane->am.max_bcopy = 8256;
+    lane->am.max_short  = 100;
+    lane->am.max_bcopy  = 8256;
+    lane->put.max_short = 256;
+    lane->put.max_bcopy = 8192;
+    lane->get.max_bcopy = 8192;
     lane = psel_mock_ep_add_lane(ep, "cma/memory", PSEL_LANE_CAP_GET_ZCOPY |
                                  PSEL_LANE_CAP_PUT_ZCOPY |
                                  PSEL_LANE_CAP_MEM_REG,
@@ -75,7 +81,9 @@ void psel_mock_ep_ib(psel_mock_ep_t *ep)
 {
     const uint32_t caps = PSEL_LANE_CAP_AM_SHORT | PSEL_LANE_CAP_AM_BCOPY |
                           PSEL_LANE_CAP_AM_ZCOPY | PSEL_LANE_CAP_GET_ZCOPY |
-                          PSEL_LANE_CAP_PUT_ZCOPY | PSEL_LANE_CAP_MEM_REG;
+                          PSEL_LANE_CAP_PUT_ZCOPY | PSEL_LANE_CAP_MEM_REG |
+                          PSEL_LANE_CAP_PUT_SHORT | PSEL_LANE_CAP_PUT_BCOPY |
+                          PSEL_LANE_CAP_GET_BCOPY;
     psel_lane_t *lane;
     unsigned port;
 
@@ -84,8 +92,9 @@ void psel_mock_ep_ib(psel_mock_ep_t *ep)
         lane = psel_mock_ep_add_lane(ep, (port == 1) ? "rc_mlx5/mlx5_0:1" :
                                                        "rc_mlx5/mlx5_0:2",
                                      caps,
-                                     ((port == 1) ? UCS_BIT(PSEL_LANE_ROLE_AM) :
-                                                    0) |
+                                     ((port == 1) ?
+                                      (UCS_BIT(PSEL_LANE_ROLE_AM) |
+                                       UCS_BIT(PSEL_LANE_ROLE_RMA)) : 0) |
                                      UCS_BIT(PSEL_LANE_ROLE_AM_BW) |
                                      UCS_BIT(PSEL_LANE_ROLE_RMA_BW),
                                      600e-9, 11600.0 * UCS_MBYTE, 40e-9);
@@ -94,6 +103,9 @@ void psel_mock_ep_ib(psel_mock_ep_t *ep)
         lane->am.max_zcopy  = 8256;
         lane->get.max_zcopy = 1ul << 30;
         lane->put.max_zcopy = 1ul << 30;
+        lane->put.max_short = 220;
+        lane->put.max_bcopy = 8192;
+        lane->get.max_bcopy = 8192;
         lane->reg_cost      = ucs_linear_func_make(16e-6, 0.06e-9);
         lane->md_index      = 0; /* both ports of one HCA: one MD */
     }

@@ -711,15 +711,20 @@ static void test_004_two_rails_without_hash(void **state)
  * 004, put and get (-u r). Every class costs the attributes (UCX 1.13.0):
  * L = 0.601 us, send 0.04, receive 0.04; memcpy 0.164427 ns/B (UCX's 5800
  * MB/s).
+ *   put/offload/short on the rma lane, rc_mlx5/mlx5_0:1 (the better
+ *     score, the earlier of two equal ones): L + 0.04 = 0.641 us + a copy
+ *     and one lane's wire, 0.164427 + 0.080860 = 0.245287 ns/B, to its
+ *     put_short limit of 2 KiB. put/offload/bcopy has the same line (one
+ *     lane, to 8256 B); the list's order keeps short.
  *   put/offload/zcopy on both HCAs: L + two MDs' lookups 2·0.05 + 0.04 =
- *     0.741 us + 0.040430 ns/B.
- *   put/am/bcopy on rc_mlx5/mlx5_0:1: L + 0.04 + 0.04 = 0.681 us + two
- *     copies and one lane's wire, 2·0.164427 + 0.080860 = 0.409714 ns/B.
- *   They cross at 0.060 / (0.409714 - 0.040430) = 162.5 B: ..162 by
- *     active messages.
- *   get/zcopy: 2L + 0.1 + 0.04 = 1.342 us + 0.040430 ns/B, from
- *     the get_zcopy minimum, 65 B; get/am/bcopy 2L + 2·0.08 = 1.362 us +
- *     0.409714 ns/B takes 0..64 only (at 65 B: 1.389 against 1.345 us).
+ *     0.741 us + 0.040430 ns/B. They cross at 0.100 / (0.245287 -
+ *     0.040430) = 488.1 B: ..488 by put/offload/short.
+ *   put/am/bcopy (L + 0.04 + 0.04 = 0.681 us + two copies and the wire,
+ *     0.409714 ns/B) is dearer than put/offload/short at every size.
+ *   get/bcopy on rc_mlx5/mlx5_0:1: 2L + 0.04 = 1.242 us + 0.245287 ns/B;
+ *     get/zcopy: 2L + 0.1 + 0.04 = 1.342 us + 0.040430 ns/B from the
+ *     get_zcopy minimum, 65 B: the same crossing, ..488 by get/bcopy.
+ *     get/am/bcopy (2L + 2·0.08 = 1.362 us + 0.409714 ns/B) never wins.
  * Active messages: the tag table's lines with UCP's active-message names,
  * eager to one fragment only (am_zcopy's 8222 B, below egr/zcopy's 10109
  * crossing), then the rendezvous the tag table takes, rndv/get.
@@ -727,13 +732,13 @@ static void test_004_two_rails_without_hash(void **state)
 static void test_004_put_get_am(void **state)
 {
     static const golden_row_t put[] = {
-        {162, "put/am/bcopy", "rc_mlx5/mlx5_0:1"},
+        {488, "put/offload/short", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "put/offload/zcopy",
          "rc_mlx5/mlx5_0:1 50% + rc_mlx5/mlx5_1:1 50%"},
         ROWS_END
     };
     static const golden_row_t get[] = {
-        {64, "get/am/bcopy", "rc_mlx5/mlx5_0:1"},
+        {488, "get/bcopy", "rc_mlx5/mlx5_0:1"},
         {SIZE_MAX, "get/zcopy",
          "rc_mlx5/mlx5_0:1 50% + rc_mlx5/mlx5_1:1 50%"},
         ROWS_END

@@ -27,7 +27,9 @@
 
 #define CAP_ALL (UCT_IFACE_FLAG_CONNECT_TO_EP | UCT_IFACE_FLAG_AM_SHORT | \
                  UCT_IFACE_FLAG_AM_BCOPY | UCT_IFACE_FLAG_AM_ZCOPY | \
-                 UCT_IFACE_FLAG_PUT_ZCOPY | UCT_IFACE_FLAG_GET_ZCOPY)
+                 UCT_IFACE_FLAG_PUT_ZCOPY | UCT_IFACE_FLAG_GET_ZCOPY | \
+                 UCT_IFACE_FLAG_PUT_SHORT | UCT_IFACE_FLAG_PUT_BCOPY | \
+                 UCT_IFACE_FLAG_GET_BCOPY)
 
 /* A network resource with every capability; tests take away what they
  * check. The memory domain is named after the device. */
@@ -308,6 +310,7 @@ static void test_score_formulas(void **state)
                                                  PSEL_PEER_REMOTE_HOST);
     double lat, bw, o_l, o_r, reg;
 
+    params.max_lanes[PSEL_LANE_ROLE_RMA] = 1;
     psel_resource_table_init(&local);
     psel_resource_table_init(&remote);
     lrsc              = make_rsc("rc_mlx5", "mlx5_0:1", 0, 700, 40);
@@ -335,6 +338,8 @@ static void test_score_formulas(void **state)
     assert_rel(ep.info[0].score[PSEL_LANE_ROLE_RMA_BW],
                1.0 / (262144 / bw + lat + o_l + reg));
     assert_rel(ep.info[0].score[PSEL_LANE_ROLE_AMO], 1e-3 / (lat + o_l + o_r));
+    assert_rel(ep.info[0].score[PSEL_LANE_ROLE_RMA],
+               1e-3 / (lat + o_l + 4096 / bw));
 
     /* the lane's facts, which protocol costs are built from */
     assert_rel(ep.lanes[0].latency, lat);
@@ -1062,6 +1067,58 @@ static void test_measured_rails_set_the_shares(void **state)
 }
 
 /* ------------------------------------------------------------------------
+ * The rma lane: the best latency among the resources with put short, put
+ * bcopy and get bcopy whose memory domain can reach the peer's registered
+ * buffers (UCP's rma lane to registered memory)
+ */
+static void test_rma_lane(void **state)
+{
+    psel_lane_select_params_t params = params_of(0, 0, 0, 0,
+                                                 PSEL_PEER_REMOTE_HOST);
+    psel_resource_table_t table;
+    psel_resource_t slow, fast;
+    psel_ep_lanes_t ep;
+
+    params.max_lanes[PSEL_LANE_ROLE_RMA] = 1;
+    slow = make_rsc("rc_mlx5", "mlx5_0:1", 12000, 900, 40);
+    fast = make_rsc("rc_verbs", "mlx5_1:1", 12000, 600, 40);
+
+    /* a memory domain that registers nothing and needs keys (posix or
+     * sysv): the slower lane */
+    fast.md_flags = UCT_MD_FLAG_ALLOC | UCT_MD_FLAG_NEED_RKEY;
+    psel_resource_table_init(&table);
+    table_add(&table, &slow);
+    table_add(&table, &fast);
+    select_self(&table, &params, &ep);
+    assert_int_equal(ep.sets.role[PSEL_LANE_ROLE_RMA].count, 1);
+    assert_string_equal(ep.sets.role[PSEL_LANE_ROLE_RMA].lanes[0]->name,
+                        "rc_mlx5/mlx5_0:1");
+    assert_true(ep.sets.role[PSEL_LANE_ROLE_RMA].lanes[0]->caps &
+                PSEL_LANE_CAP_PUT_SHORT);
+    psel_resource_table_cleanup(&table);
+
+    /* registering: the faster */
+    fast.md_flags = UCT_MD_FLAG_REG;
+    psel_resource_table_init(&table);
+    table_add(&table, &slow);
+    table_add(&table, &fast);
+    select_self(&table, &params, &ep);
+    assert_string_equal(ep.sets.role[PSEL_LANE_ROLE_RMA].lanes[0]->name,
+                        "rc_verbs/mlx5_1:1");
+    psel_resource_table_cleanup(&table);
+
+    /* without get bcopy (tcp has none of the three): the slower */
+    fast.cap_flags &= ~UCT_IFACE_FLAG_GET_BCOPY;
+    psel_resource_table_init(&table);
+    table_add(&table, &slow);
+    table_add(&table, &fast);
+    select_self(&table, &params, &ep);
+    assert_string_equal(ep.sets.role[PSEL_LANE_ROLE_RMA].lanes[0]->name,
+                        "rc_mlx5/mlx5_0:1");
+    psel_resource_table_cleanup(&table);
+}
+
+/* ------------------------------------------------------------------------
  * One lane for several roles; roles without lanes
  */
 static void test_lane_serves_roles_once(void **state)
@@ -1073,6 +1130,7 @@ static void test_lane_serves_roles_once(void **state)
                                                  PSEL_PEER_REMOTE_HOST);
     unsigned role;
 
+    params.max_lanes[PSEL_LANE_ROLE_RMA] = 1;
     psel_resource_table_init(&table);
     rsc = make_rsc("rc_mlx5", "mlx5_0:1", 12000, 600, 40);
     table_add(&table, &rsc);
@@ -1236,6 +1294,7 @@ int main(void)
         cmocka_unit_test(test_amo_needs_atomics),
         cmocka_unit_test(test_needs_connection),
         cmocka_unit_test(test_score_formulas),
+        cmocka_unit_test(test_rma_lane),
         cmocka_unit_test(test_timed_local_bandwidth_kept),
         cmocka_unit_test(test_score_ranks_roles),
         cmocka_unit_test(test_reach_transports),

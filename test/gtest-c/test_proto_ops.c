@@ -10,11 +10,17 @@
  * A mock lane has no per-class costs: every class costs its latency, its
  * send overhead before the post (after it: 0) and its receive overhead.
  *   posix/memory  L 80 ns, o 10 ns, 12179 MB/s: 1/bw = 1e9 / (12179 x
- *                 1048576) = 0.0783048 ns/B; am short 100, bcopy 8256
+ *                 1048576) = 0.0783048 ns/B; am short 100, bcopy 8256;
+ *                 put short 256, put and get bcopy 8192, but no rma lane:
+ *                 its memory domain registers nothing (the peer's user
+ *                 buffers are out of its reach, as in UCP)
  *   cma/memory    L 80 ns, o 2000 ns, 11145 MB/s: 0.0855697 ns/B; put and
- *                 get zcopy without a size limit; registers (50 ns)
- *   rc_mlx5/mlx5_0:1, :2  L 600 ns, o 40 ns, 11600 MB/s each, one memory
- *                 domain; put and get zcopy up to 1 GiB
+ *                 get zcopy without a size limit, no bcopy; registers
+ *                 (50 ns); the rma_bw lane
+ *   rc_mlx5/mlx5_0:1, :2  L 600 ns, o 40 ns, 11600 MB/s each (0.0822133
+ *                 ns/B), one memory domain; put and get zcopy up to 1 GiB,
+ *                 put short 220, put and get bcopy 8192; port 1 the rma
+ *                 lane, both rma_bw lanes
  */
 #include "mock_lanes.h"
 
@@ -99,6 +105,8 @@ static void assert_single(const psel_proto_caps_t *caps, size_t size,
 
 /*
  * Shared memory, put:
+ *   put/offload/short: no rma lane.
+ *   put/offload/bcopy: the rma_bw lane (cma) has no put_bcopy.
  *   put/offload/zcopy over cma: the initiator registers (50 ns) and posts
  *     (2000 ns), one latency (80): 2.130 us + 0.0855697 ns/B, one range
  *     (no size limit). Streaming: the poster's 2.050 us per message until
@@ -115,6 +123,14 @@ static void test_put_lines_shm(void **state)
     psel_mock_ep_t ep;
 
     psel_mock_ep_shm(&ep);
+    assert_int_equal(proto_init("put/offload/short", &ep, PSEL_OP_PUT, &caps),
+                     UCS_ERR_UNSUPPORTED);
+    assert_string_equal(caps.desc, "no rma lane");
+
+    assert_int_equal(proto_init("put/offload/bcopy", &ep, PSEL_OP_PUT, &caps),
+                     UCS_ERR_UNSUPPORTED);
+    assert_string_equal(caps.desc, "rma_bw lane cma/memory has no put_bcopy");
+
     assert_int_equal(proto_init("put/offload/zcopy", &ep, PSEL_OP_PUT, &caps),
                      UCS_OK);
     assert_string_equal(caps.desc, "cma/memory");
@@ -138,6 +154,7 @@ static void test_put_lines_shm(void **state)
  *   get/zcopy: 2 x 80 + 50 + 2000 = 2.210 us + 0.0855697 ns/B.
  *   get/am/bcopy: the request costs its sender 10 and its receiver 10 more
  *     than put/am/bcopy: 2 x 80 + 2 x 20 = 0.200 us + 0.4783048 ns/B.
+ *   get/bcopy: the rma_bw lane (cma) has no get_bcopy.
  */
 static void test_get_lines_shm(void **state)
 {
@@ -151,48 +168,105 @@ static void test_get_lines_shm(void **state)
     assert_int_equal(proto_init("get/am/bcopy", &ep, PSEL_OP_GET, &caps),
                      UCS_OK);
     assert_single(&caps, 8240, 0.200, 0.4783048);
+    assert_int_equal(proto_init("get/bcopy", &ep, PSEL_OP_GET, &caps),
+                     UCS_ERR_UNSUPPORTED);
+    assert_string_equal(caps.desc, "rma_bw lane cma/memory has no get_bcopy");
 }
 
 /*
  * The tables over shared memory cover every size, one protocol giving way
- * to the other where the single lines cross:
+ * to the next where it ends or the single lines cross:
  *   put: 0.100 + 0.4783048x = 2.130 + 0.0855697x at x = 2030 / 0.3927351 =
  *        5168.88 B (below the 8240 B fragment): put/am/bcopy to 5168.
  *   get: 0.200 + 0.4783048x = 2.210 + 0.0855697x at 2010 / 0.3927351 =
  *        5117.95 B: get/am/bcopy to 5117.
+ * Over the mock HCA, whose rma lane has put short and both rma_bw lanes
+ * put and get bcopy, the offload protocols take the small sizes:
+ *   put: put/offload/short and put/offload/bcopy have the same line to
+ *        220 B, 0.640 + 0.2822133x; the order of the list keeps short.
+ *        put/offload/zcopy (0.690 + 0.04110665x) is cheaper from 50 /
+ *        0.24110665 = 207.38 B: put/offload/short to 207.
+ *   get: get/bcopy 1.240 + 0.2822133x against get/zcopy 1.290 +
+ *        0.04110665x: the same crossing, get/bcopy to 207.
  */
-static void test_tables_shm(void **state)
+static void assert_table(const psel_mock_ep_t *ep, psel_op_t op,
+                         const char *const *names, const size_t *last,
+                         unsigned count)
 {
-    static const struct {
-        psel_op_t   op;
-        const char *small, *large;
-        size_t      last_small;
-    } expect[] = {
-        {PSEL_OP_PUT, "put/am/bcopy", "put/offload/zcopy", 5168},
-        {PSEL_OP_GET, "get/am/bcopy", "get/zcopy", 5117}
-    };
     const psel_proto_t *protos[PSEL_SELECT_MAX_PROTOS];
     const psel_select_table_t *table;
     psel_select_t select;
-    psel_mock_ep_t ep;
     unsigned i;
 
-    psel_mock_ep_shm(&ep);
     for (i = 0; i < psel_num_builtin_protos; ++i) {
         protos[i] = psel_builtin_protos[i];
     }
     assert_int_equal(psel_select_init(&select, protos, psel_num_builtin_protos,
-                                      &ep.sets, &config), UCS_OK);
-    for (i = 0; i < 2; ++i) {
-        assert_int_equal(psel_select_build(&select, contig(expect[i].op),
-                                           &table), UCS_OK);
-        assert_int_equal(table->count, 2);
-        assert_string_equal(table->elems[0].proto->name, expect[i].small);
-        assert_int_equal(table->elems[0].max_length, expect[i].last_small);
-        assert_string_equal(table->elems[1].proto->name, expect[i].large);
-        assert_int_equal(table->elems[1].max_length, SIZE_MAX);
+                                      &ep->sets, &config), UCS_OK);
+    assert_int_equal(psel_select_build(&select, contig(op), &table), UCS_OK);
+    assert_int_equal(table->count, count);
+    for (i = 0; i < count; ++i) {
+        assert_string_equal(table->elems[i].proto->name, names[i]);
+        assert_int_equal(table->elems[i].max_length, last[i]);
     }
     psel_select_cleanup(&select);
+}
+
+static void test_tables(void **state)
+{
+    static const char *const put_shm[] = {"put/am/bcopy", "put/offload/zcopy"};
+    static const size_t put_shm_last[] = {5168, SIZE_MAX};
+    static const char *const get_shm[] = {"get/am/bcopy", "get/zcopy"};
+    static const size_t get_shm_last[] = {5117, SIZE_MAX};
+    static const char *const put_ib[]  = {"put/offload/short",
+                                          "put/offload/zcopy"};
+    static const char *const get_ib[]  = {"get/bcopy", "get/zcopy"};
+    static const size_t ib_last[]      = {207, SIZE_MAX};
+    psel_mock_ep_t ep;
+
+    psel_mock_ep_shm(&ep);
+    assert_table(&ep, PSEL_OP_PUT, put_shm, put_shm_last, 2);
+    assert_table(&ep, PSEL_OP_GET, get_shm, get_shm_last, 2);
+    psel_mock_ep_ib(&ep);
+    assert_table(&ep, PSEL_OP_PUT, put_ib, ib_last, 2);
+    assert_table(&ep, PSEL_OP_GET, get_ib, ib_last, 2);
+}
+
+/*
+ * The offload protocols over the mock HCA, on port 1 (the rma lane; the
+ * bcopy protocols take the first rma_bw lane, as UCP runs them on one):
+ * one latency (600), the send overhead (40), a copy in (0.2 ns/B) and the
+ * wire of one port (0.0822133 ns/B):
+ *   put/offload/short: 0.640 us + 0.2822133 ns/B up to 220 B;
+ *   put/offload/bcopy: the same to one fragment (8192 B); each further
+ *     fragment costs the initiator 40 ns more: + 40 / 8192 = 0.0048828
+ *     ns/B;
+ *   get/bcopy: two latencies, the initiator copies out: 1.240 us +
+ *     0.2822133 ns/B to 8192 B, then + 0.0048828 ns/B.
+ */
+static void test_offload_ib(void **state)
+{
+    psel_proto_caps_t caps;
+    psel_mock_ep_t ep;
+
+    psel_mock_ep_ib(&ep);
+    assert_int_equal(proto_init("put/offload/short", &ep, PSEL_OP_PUT, &caps),
+                     UCS_OK);
+    assert_string_equal(caps.desc, "rc_mlx5/mlx5_0:1");
+    assert_int_equal(caps.ranges[caps.num_ranges - 1].max_length, 220);
+    assert_single(&caps, 220, 0.640, 0.2822133);
+
+    assert_int_equal(proto_init("put/offload/bcopy", &ep, PSEL_OP_PUT, &caps),
+                     UCS_OK);
+    assert_string_equal(caps.desc, "rc_mlx5/mlx5_0:1");
+    assert_single(&caps, 8192, 0.640, 0.2822133);
+    assert_single(&caps, SIZE_MAX, 0.640, 0.2822133 + 0.0048828);
+
+    assert_int_equal(proto_init("get/bcopy", &ep, PSEL_OP_GET, &caps),
+                     UCS_OK);
+    assert_single(&caps, 8192, 1.240, 0.2822133);
+    assert_single(&caps, SIZE_MAX, 1.240, 0.2822133 + 0.0048828);
+
 }
 
 /*
@@ -321,7 +395,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_put_lines_shm),
         cmocka_unit_test(test_get_lines_shm),
-        cmocka_unit_test(test_tables_shm),
+        cmocka_unit_test(test_tables),
+        cmocka_unit_test(test_offload_ib),
         cmocka_unit_test(test_two_rails_ib),
         cmocka_unit_test(test_unequal_rails_ib),
         cmocka_unit_test(test_no_rma_lane),

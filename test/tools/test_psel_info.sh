@@ -292,10 +292,16 @@ for op in "tag send" put get "am send"; do
 done
 expect "... put zero-copy on both rails, by bandwidth" \
     '^| [0-9]*\.\.inf | put zero-copy \[put/offload/zcopy\] *| rc_mlx5/mlx5_0:1 50% + rc_mlx5/mlx5_1:1 50% |'
-expect "... get below the get_zcopy minimum (65 B) by active messages" \
-    '^|   0\.\.64 | get by active messages \[get/am/bcopy\]'
+expect "... small puts by put short on the rma lane (test_fixture_tables works out 488 B)" \
+    '^|   0\.\.488 | put short \[put/offload/short\] *| rc_mlx5/mlx5_0:1 *|'
+expect "... small gets by get/bcopy on one rail, to the same crossing" \
+    '^|   0\.\.488 | get copy-out \[get/bcopy\] *| rc_mlx5/mlx5_0:1 *|'
+expect "... the lane list names the rma lane" '^#  *0  rc_mlx5/mlx5_0:1 .* rma([0-9.e+]*)  '
 expect "... active messages by UCP's am/* protocols" '^| [0-9]*\.\.inf | active message rendezvous, zero-copy read from remote \[am/rndv/get\]'
 expect "... streamed puts named as ucx_perftest's test" '^# streamed sends (multi cost, as ucp_put_bw):'
+check "psel_info -u t on the same dump" "$info" -u t --local "$ib2"
+! has ' rma(' && has ' rma_bw('
+result "... a tag-send endpoint selects no rma lane" $?
 check "psel_info -j -u trm" env UCX_PSEL_SWITCH_MARGIN=0 "$info" -j -u trm --local "$ib2"
 cp "$tmp/out" "$tmp/ops.json"
 check "... every operation's table covers 0..inf" python3 -c '
