@@ -51,6 +51,8 @@ typedef struct {
     int         devices, endpoint, explain, json, config, all_types;
     int         ucx_env, quiet, for_ucp;
     unsigned    features;   /* PSEL_FEATURE_*: the operations of -e */
+    int         features_given; /* -u: the operations of -e, or of
+                                   --compare-ucx */
     int         atomics;    /* -u a: say that UCP's lines apply */
     const char *local_path, *peer_path, *save_path;
     const char *plot_path, *plot_keep, *ucx_conf;
@@ -95,9 +97,10 @@ static void usage(FILE *stream)
             "  --ucp         select as libprotosel_ucx.so does in stock UCP: cost lines\n"
             "                measured through UCP (psel_calibrate --ucp) first, protocols\n"
             "                UCP does not run left out (--ucx-env, --ucx-conf imply it)\n"
-            "  --compare-ucx FILE  UCX's tag-send table for this machine (UCX_PROTO_INFO\n"
-            "                or ucx_info -e output) beside protosel's for the same lanes,\n"
-            "                with the reasons where they differ (-j: JSON)\n");
+            "  --compare-ucx FILE  UCX's table of each operation of -u (tag send by\n"
+            "                default) for this machine (UCX_PROTO_INFO or ucx_info -e\n"
+            "                output) beside protosel's for the same lanes, with the\n"
+            "                reasons where they differ (-j: JSON)\n");
     psel_info_scale_usage(stream);
     fprintf(stream,
             "  -h            this help\n"
@@ -492,6 +495,47 @@ out_free:
 }
 
 /* -u FEATURES: ucx_info's letters */
+/*
+ * --compare-ucx for each operation of -u: tag send, put, get, active
+ * messages. One operation prints one comparison (with -j one JSON
+ * object); several print one after the other (with -j, one member each,
+ * named as the operation: "tag_send", "put", "get", "am_send").
+ */
+static int compare_ucx(const psel_info_opts_t *opts,
+                       const psel_resource_table_t *local,
+                       const psel_resource_table_t *peer,
+                       const psel_config_t *config)
+{
+    static const struct {
+        psel_op_t   op;
+        unsigned    feature;
+        const char *member;
+    } ops[] = {
+        {PSEL_OP_TAG_SEND, PSEL_FEATURE_TAG, "tag_send"},
+        {PSEL_OP_PUT,      PSEL_FEATURE_RMA, "put"},
+        {PSEL_OP_GET,      PSEL_FEATURE_RMA, "get"},
+        {PSEL_OP_AM_SEND,  PSEL_FEATURE_AM,  "am_send"}
+    };
+    unsigned i, count = 0;
+    int ret = 0;
+
+    for (i = 0; i < ucs_static_array_size(ops); ++i) {
+        count += !!(opts->features & ops[i].feature);
+    }
+    for (i = 0; i < ucs_static_array_size(ops); ++i) {
+        if (!(opts->features & ops[i].feature)) {
+            continue;
+        }
+        if (opts->json && (count > 1)) {
+            psel_tool_json_member(stdout, ops[i].member);
+        }
+        ret |= psel_info_compare_ucx(opts->compare_path, ops[i].op, local,
+                                     peer, config, opts->locality_given ?
+                                     opts->locality : -1, opts->json);
+    }
+    return ret;
+}
+
 static int parse_features(const char *letters, psel_info_opts_t *opts)
 {
     const char *p;
@@ -559,7 +603,7 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
             if (parse_features(optarg, opts) != 0) {
                 return -1;
             }
-            opts->endpoint = 1;
+            opts->features_given = 1;
             break;
         case OPT_LOCAL: opts->local_path = optarg; break;
         case OPT_PEER:  opts->peer_path  = optarg; break;
@@ -596,6 +640,9 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
         fprintf(stderr, "psel_info: --plot-keep needs --plot FILE\n");
         return -1;
     }
+    if (opts->features_given && (opts->compare_path == NULL)) {
+        opts->endpoint = 1; /* -u: -e for those operations */
+    }
     if (opts->json && !opts->devices && !opts->config &&
         (opts->compare_path == NULL)) {
         opts->endpoint = 1; /* -j alone: -e's JSON */
@@ -606,10 +653,9 @@ static int parse_args(int argc, char **argv, psel_info_opts_t *opts)
                 "document of its own; run -c, -d and -e -j apart\n");
         return -1;
     }
-    if ((opts->features != PSEL_FEATURE_TAG) &&
-        (opts->ucx_env || (opts->compare_path != NULL))) {
-        fprintf(stderr, "psel_info: --ucx-env, --ucx-conf and --compare-ucx "
-                "cover tag send only; run them without -u\n");
+    if ((opts->features != PSEL_FEATURE_TAG) && opts->ucx_env) {
+        fprintf(stderr, "psel_info: --ucx-env and --ucx-conf cover tag send "
+                "only; run them without -u\n");
         return -1;
     }
     if (opts->ucx_env && (opts->devices || opts->endpoint || opts->config ||
@@ -721,11 +767,9 @@ int main(int argc, char **argv)
             goto out_local;
         }
         if (opts.compare_path != NULL) {
-            ret = psel_info_compare_ucx(opts.compare_path, &local,
-                                        (opts.peer_path != NULL) ? &peer :
-                                                                   &local,
-                                        &config, opts.locality_given ?
-                                        opts.locality : -1, opts.json);
+            ret = compare_ucx(&opts, &local,
+                              (opts.peer_path != NULL) ? &peer : &local,
+                              &config);
         } else {
             ret = show_endpoint(&local, (opts.peer_path != NULL) ? &peer :
                                                                    &local,

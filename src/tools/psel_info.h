@@ -109,11 +109,13 @@ int psel_info_ucx_env(const psel_resource_table_t *local,
 
 
 /**
- * --compare-ucx FILE: UCX's tag-send table for a machine (protocols v2 table
- * or the v1 "tag_send:" line) beside protosel's over the same lanes, range
- * by range, with the reasons where they differ (psel_info_compare.c).
+ * --compare-ucx FILE: UCX's table of an operation for a machine (tag send:
+ * a protocols v2 table or the v1 "tag_send:" line; put, get and active
+ * messages: the v2 table) beside protosel's over the same lanes, range by
+ * range, with the reasons where they differ (psel_info_compare.c).
  *
  * @param [in] path      UCX's output.
+ * @param [in] op        The operation (PSEL_OP_*).
  * @param [in] local     Local resources (the machine UCX ran on).
  * @param [in] peer      The peer's resources.
  * @param [in] config    protosel's settings.
@@ -122,7 +124,8 @@ int psel_info_ucx_env(const psel_resource_table_t *local,
  *
  * @return 0, or 1 with the reason on stderr.
  */
-int psel_info_compare_ucx(const char *path, const psel_resource_table_t *local,
+int psel_info_compare_ucx(const char *path, psel_op_t op,
+                          const psel_resource_table_t *local,
                           const psel_resource_table_t *peer,
                           const psel_config_t *config, int locality, int json);
 /* ------------------------------------------------------------------------

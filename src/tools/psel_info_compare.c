@@ -1,12 +1,15 @@
 /*
- * psel_info --compare-ucx FILE: UCX's own tag-send table for a machine
- * beside protosel's for the same lanes, range by range, with the reasons
- * for every range where they differ.
+ * psel_info --compare-ucx FILE: UCX's own table of an operation for a
+ * machine beside protosel's for the same lanes, range by range, with the
+ * reasons for every range where they differ.
  *
- * FILE holds what UCX printed: a protocols v2 table (UCX_PROTO_INFO=y or
- * `ucx_info -e` of UCX 1.13 to 1.20, with or without UCX's log prefix or
- * ucx_info's '#'), or the protocols v1 threshold lines of `ucx_info -e`
- * ("tag_send: 0..<egr/short>..93..<egr/bcopy>..8256..<rndv>..(inf)").
+ * FILE holds what UCX printed: for tag send a protocols v2 table
+ * (UCX_PROTO_INFO=y or `ucx_info -e` of UCX 1.13 to 1.20, with or without
+ * UCX's log prefix or ucx_info's '#'), or the protocols v1 threshold lines
+ * of `ucx_info -e` ("tag_send: 0..<egr/short>..93..<egr/bcopy>..8256..
+ * <rndv>..(inf)"); for put, get and active messages the v2 table of single
+ * operations, else the streamed one, compared with protosel's streamed
+ * table.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -108,6 +111,7 @@ static int psel_cmp_version_is(const psel_cmp_ucx_t *ucx, unsigned minor)
 /* The reasons of one differing range: protosel's costs at its first size
  * (the explain mode's numbers), then the UCX rules that apply */
 static void psel_cmp_explain(const psel_ep_config_t *ep,
+                             const psel_select_t *select,
                              const psel_select_table_t *table,
                              const psel_cmp_ucx_t *ucx,
                              psel_cmp_range_t *range)
@@ -118,7 +122,7 @@ static void psel_cmp_explain(const psel_ep_config_t *ep,
     unsigned i, best, n_lanes;
 
     /* 1. what protosel's model says at this size */
-    t_mine = psel_select_cost(&ep->select,
+    t_mine = psel_select_cost(select,
                               &table->caps[range->psel->proto_index],
                               range->start, 1);
     for (i = 0; i < table->num_protos; ++i) {
@@ -135,9 +139,9 @@ static void psel_cmp_explain(const psel_ep_config_t *ep,
                 (range->start >= table->caps[i].min_length) &&
                 (range->start <= psel_proto_caps_max_length(&table->caps[i])) &&
                 ((best == table->num_protos) ||
-                 (psel_select_cost(&ep->select, &table->caps[i], range->start,
+                 (psel_select_cost(select, &table->caps[i], range->start,
                                    1) <
-                  psel_select_cost(&ep->select, &table->caps[best],
+                  psel_select_cost(select, &table->caps[best],
                                    range->start, 1)))) {
                 best = i;
             }
@@ -158,7 +162,7 @@ static void psel_cmp_explain(const psel_ep_config_t *ep,
         psel_cmp_reason(range, "protosel's %s starts at %zu bytes",
                         table->protos[i]->name, table->caps[i].min_length);
     } else if (i != range->psel->proto_index) {
-        t_theirs = psel_select_cost(&ep->select, &table->caps[i],
+        t_theirs = psel_select_cost(select, &table->caps[i],
                                     range->start, 1);
         psel_cmp_reason(range, "at %zu bytes protosel costs %s %.3f us and "
                         "%s %.3f us (%+.1f%%)", range->start, mine,
@@ -245,16 +249,21 @@ static int psel_cmp_lanes_equal(const char *ucx_cell, const char *psel_desc)
     return 1;
 }
 
-/* The same class of protocol: eager ("egr/...") or rendezvous
- * ("rndv/..."), the part before the '/' */
+/* The same class of protocol: the name without its last part, so eager
+ * ("egr/...") or rendezvous ("rndv/..."), "am/egr/..." or "am/rndv/...",
+ * by the transport ("put/offload/...", "get/...") or by active messages
+ * ("put/am/...", "get/am/...") */
 static int psel_cmp_same_class(const char *a, const char *b)
 {
-    size_t len = strcspn(a, "/");
+    const char *ea = strrchr(a, '/'), *eb = strrchr(b, '/');
+    size_t len     = (ea != NULL) ? (size_t)(ea - a) : strlen(a);
 
-    return (len == strcspn(b, "/")) && !strncmp(a, b, len);
+    return (len == ((eb != NULL) ? (size_t)(eb - b) : strlen(b))) &&
+           !strncmp(a, b, len);
 }
 
 static unsigned psel_cmp_merge(const psel_ep_config_t *ep,
+                               const psel_select_t *select,
                                const psel_select_table_t *table,
                                const psel_cmp_ucx_t *ucx,
                                psel_cmp_range_t *ranges, unsigned max)
@@ -307,7 +316,7 @@ static unsigned psel_cmp_merge(const psel_ep_config_t *ep,
             r->mark = ' ';
         }
         if ((r->mark != ' ') && (r->ucx != NULL)) {
-            psel_cmp_explain(ep, table, ucx, r);
+            psel_cmp_explain(ep, select, table, ucx, r);
         }
     }
     return count;
@@ -321,11 +330,21 @@ static void psel_cmp_print_text(const char *path, const psel_cmp_ucx_t *ucx,
 {
     char a[32], b[32], size[80];
     unsigned i, j, same = 0;
+    int width = 12; /* the protocol names' column: the longest name */
 
-    printf("#\n# UCX (%s%s) %s\n#   from %s\n", ucx->ucx_version[0] ?
+    for (i = 0; i < count; ++i) {
+        width = ucs_max(width, (int)strlen(ranges[i].psel->proto->name));
+        if (ranges[i].ucx != NULL) {
+            width = ucs_max(width, (int)strlen(ranges[i].ucx->proto));
+        }
+    }
+
+    printf("#\n# UCX (%s%s) %s\n#   from %s%s\n", ucx->ucx_version[0] ?
            ucx->ucx_version : "version unknown",
            (ucx->version == 2) ? ", protocols v2" : ", protocols v1",
-           ucx->title, path);
+           ucx->title, path, ucx->streamed ?
+           "\n#   streamed operations: protosel's table on the multi cost" :
+           "");
     printf("# protosel: the same lanes (");
     for (i = 0; i < ucx->num_lanes; ++i) {
         printf("%s%s", i ? " " : "", ucx->lanes[i]);
@@ -335,26 +354,27 @@ static void psel_cmp_print_text(const char *path, const psel_cmp_ucx_t *ucx,
            (peer == local) ? "" : peer->origin,
            (locality == PSEL_PEER_SAME_PROCESS) ? "this process" :
            (locality == PSEL_PEER_SAME_HOST) ? "this host" : "another host");
-    printf("#   %-22s | %-12s %-34s | %-12s %s\n", "size", "UCX", "",
-           "protosel", "");
+    printf("#   %-22s | %-*s %-34s | %-*s %s\n", "size", width, "UCX", "",
+           width, "protosel", "");
     for (i = 0; i < count; ++i) {
         snprintf(size, sizeof(size), "%s..%s",
                  psel_size_or_inf_str(ranges[i].start, a, sizeof(a)),
                  psel_size_or_inf_str(ranges[i].end, b, sizeof(b)));
-        printf("# %c %-22s | %-12s %-34.34s | %-12s %s\n", ranges[i].mark,
-               size, ranges[i].ucx ? ranges[i].ucx->proto : "-",
+        printf("# %c %-22s | %-*s %-34.34s | %-*s %s\n", ranges[i].mark,
+               size, width, ranges[i].ucx ? ranges[i].ucx->proto : "-",
                ranges[i].ucx ? (ranges[i].ucx->lanes[0] ?
                                 ranges[i].ucx->lanes : ranges[i].ucx->desc) :
                                "",
-               ranges[i].psel->proto->name, ranges[i].psel_lanes);
+               width, ranges[i].psel->proto->name, ranges[i].psel_lanes);
         for (j = 0; j < ranges[i].num_reasons; ++j) {
             printf("#       why: %s\n", ranges[i].reasons[j]);
         }
         same += (ranges[i].mark == ' ');
     }
-    printf("#\n# '*': another protocol class (eager or rendezvous), '+': "
-           "another protocol of the same class, '~': the same protocol over "
-           "other lanes; %u of %u ranges agree\n", same, count);
+    printf("#\n# '*': another protocol class (eager or rendezvous; by the "
+           "transport or by active messages), '+': another protocol of the "
+           "same class, '~': the same protocol over other lanes; %u of %u "
+           "ranges agree\n", same, count);
     if (v1->valid) {
         if (v1->fallback) {
             printf("# UCX 1.x's rendezvous threshold over these lanes: none "
@@ -380,7 +400,8 @@ static void psel_cmp_print_json(const char *path, const psel_cmp_ucx_t *ucx,
     psel_json_string(stdout, path);
     printf(", \"ucx_version\": ");
     psel_json_string(stdout, ucx->ucx_version);
-    printf(", \"ucx_protocols\": %d, \"title\": ", ucx->version);
+    printf(", \"ucx_protocols\": %d, \"streamed\": %s, \"title\": ",
+           ucx->version, ucx->streamed ? "true" : "false");
     psel_json_string(stdout, ucx->title);
     printf(", \"resources\": ");
     psel_json_string(stdout, local->origin);
@@ -428,7 +449,21 @@ static void psel_cmp_print_json(const char *path, const psel_cmp_ucx_t *ucx,
     printf("\n]}\n");
 }
 
-int psel_info_compare_ucx(const char *path,
+/* The feature of endpoint init that enables @a op */
+static unsigned psel_cmp_feature(psel_op_t op)
+{
+    switch (op) {
+    case PSEL_OP_PUT:
+    case PSEL_OP_GET:
+        return PSEL_FEATURE_RMA;
+    case PSEL_OP_AM_SEND:
+        return PSEL_FEATURE_AM;
+    default:
+        return PSEL_FEATURE_TAG;
+    }
+}
+
+int psel_info_compare_ucx(const char *path, psel_op_t op,
                           const psel_resource_table_t *local_in,
                           const psel_resource_table_t *peer_in,
                           const psel_config_t *config, int locality, int json)
@@ -440,6 +475,7 @@ int psel_info_compare_ucx(const char *path,
     psel_ucx_thresh_t v1;
     psel_cmp_ucx_t *ucx;
     psel_ep_config_t *ep;
+    psel_select_t *select;
     unsigned count;
     int ret = 1, read_status;
     FILE *stream;
@@ -454,7 +490,7 @@ int psel_info_compare_ucx(const char *path,
     if (stream == NULL) {
         goto out_free;
     }
-    read_status = psel_ucx_table_read(stream, path, ucx);
+    read_status = psel_ucx_table_read_op(stream, path, op, ucx);
     fclose(stream);
     if (read_status != 0) {
         goto out_free;
@@ -506,19 +542,23 @@ int psel_info_compare_ucx(const char *path,
     }
 
     memset(&params, 0, sizeof(params));
-    params.features = PSEL_FEATURE_TAG;
+    params.features = psel_cmp_feature(op);
     params.local    = &local;
     params.remote   = &peer;
     params.locality = locality;
     params.config   = config;
-    if ((psel_ep_config_init(ep, &params) != UCS_OK) ||
-        (psel_select_build(&ep->select,
-                           psel_buffer_type(PSEL_OP_TAG_SEND, PSEL_DT_CONTIG,
-                                            ucx->mem_type, 1),
-                           &table) != UCS_OK)) {
-        ucs_error("%s: protosel has no table over UCX's lanes (see above)",
+    if (psel_ep_config_init(ep, &params) != UCS_OK) {
+        ucs_error("%s: protosel has no endpoint over UCX's lanes (see above)",
                   path);
         goto out_free_tables;
+    }
+    select = ucx->streamed ? &ep->stream : &ep->select;
+    if (psel_select_build(select, psel_buffer_type(op, PSEL_DT_CONTIG,
+                                                   ucx->mem_type, 1),
+                          &table) != UCS_OK) {
+        ucs_error("%s: protosel has no table over UCX's lanes (see above)",
+                  path);
+        goto out_ep;
     }
 
     ranges = calloc(PSEL_CMP_MAX_ROWS * 2, sizeof(*ranges));
@@ -526,8 +566,12 @@ int psel_info_compare_ucx(const char *path,
         ucs_error("out of memory");
         goto out_ep;
     }
-    count = psel_cmp_merge(ep, table, ucx, ranges, PSEL_CMP_MAX_ROWS * 2);
-    psel_ucx_thresh_compute(&ep->select, &v1);
+    count = psel_cmp_merge(ep, select, table, ucx, ranges,
+                           PSEL_CMP_MAX_ROWS * 2);
+    memset(&v1, 0, sizeof(v1));
+    if (op == PSEL_OP_TAG_SEND) {
+        psel_ucx_thresh_compute(&ep->select, &v1);
+    }
     if (json) {
         psel_cmp_print_json(path, ucx, local_in, peer_in, locality, &v1,
                             ranges, count);

@@ -1,5 +1,5 @@
 /*
- * Reading UCX's tag-send tables; see psel_ucx_table.h.
+ * Reading UCX's tables; see psel_ucx_table.h.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -82,11 +82,11 @@ static int psel_cmp_size(const char **p, size_t *size)
     return 1;
 }
 
-/* protosel's name for a UCX protocol description */
-static void psel_cmp_class(const char *desc, char *proto, size_t max)
+/* A description without UCX's marks ("(?)", "(!)") and without
+ * "multi-frag": "(?) rendezvous zero-copy read from remote" */
+static const char *psel_cmp_desc_core(const char *desc)
 {
     const char *d = desc;
-    const char *name;
 
     while ((*d == '(') && (strchr(d, ')') != NULL)) { /* "(?)" "(!)" */
         d = strchr(d, ')') + 1;
@@ -100,6 +100,15 @@ static void psel_cmp_class(const char *desc, char *proto, size_t max)
             ++d;
         }
     }
+    return d;
+}
+
+/* protosel's name for a UCX protocol description of tag send */
+static void psel_cmp_class(const char *desc, char *proto, size_t max)
+{
+    const char *d = psel_cmp_desc_core(desc);
+    const char *name;
+
     if (!strcasecmp(d, "rendezvous zero-copy") || !strcasecmp(d, "zero-copy")) {
         name = "rndv/am"; /* rndv/am/zcopy, UCX 1.16 on */
     } else if (!strncasecmp(d, "rendezvous", 10)) {
@@ -133,6 +142,39 @@ static void psel_cmp_class(const char *desc, char *proto, size_t max)
         name = "none";
     } else {
         name = "?";
+    }
+    snprintf(proto, max, "%s", name);
+}
+
+/* protosel's name for a UCX protocol description of a put, a get or an
+ * active message (ucp_proto_single_query and ucp_proto_multi_query's
+ * words: "short", "copy-in", "copy-out", "zero-copy", "software
+ * emulation" for put and get by active messages) */
+static void psel_cmp_class_op(const char *desc, psel_op_t op, char *proto,
+                              size_t max)
+{
+    const char *d    = psel_cmp_desc_core(desc);
+    const char *name = "?";
+
+    if (!strcasecmp(d, "software emulation")) {
+        name = (op == PSEL_OP_PUT) ? "put/am/bcopy" :
+               (op == PSEL_OP_GET) ? "get/am/bcopy" : "?";
+    } else if (op == PSEL_OP_AM_SEND) {
+        if (!strncasecmp(d, "rendezvous", 10) && (max > 3)) {
+            memcpy(proto, "am/", 3); /* am/rndv/get: tag's name after am/ */
+            psel_cmp_class(desc, proto + 3, max - 3);
+            return;
+        }
+        name = !strcasecmp(d, "short")     ? "am/egr/short" :
+               !strcasecmp(d, "copy-in")   ? "am/egr/bcopy" :
+               !strcasecmp(d, "zero-copy") ? "am/egr/zcopy" : "?";
+    } else if (op == PSEL_OP_PUT) {
+        name = !strcasecmp(d, "short")     ? "put/offload/short" :
+               !strcasecmp(d, "copy-in")   ? "put/offload/bcopy" :
+               !strcasecmp(d, "zero-copy") ? "put/offload/zcopy" : "?";
+    } else if (op == PSEL_OP_GET) {
+        name = !strcasecmp(d, "copy-out")  ? "get/bcopy" :
+               !strcasecmp(d, "zero-copy") ? "get/zcopy" : "?";
     }
     snprintf(proto, max, "%s", name);
 }
@@ -415,7 +457,13 @@ static const char *psel_ucx_table_titles[PSEL_UCX_TABLE_LAST] = {
     [PSEL_UCX_TABLE_TAG_SEND]       = "by ucp_tag_send*",
     [PSEL_UCX_TABLE_TAG_SEND_MULTI] = "by ucp_tag_send*(multi)",
     [PSEL_UCX_TABLE_RNDV_FETCH]     = "rendezvous data fetch",
-    [PSEL_UCX_TABLE_RNDV_SEND]      = "rendezvous data send"
+    [PSEL_UCX_TABLE_RNDV_SEND]      = "rendezvous data send",
+    [PSEL_UCX_TABLE_PUT]            = "by ucp_put*",
+    [PSEL_UCX_TABLE_PUT_MULTI]      = "by ucp_put*(multi)",
+    [PSEL_UCX_TABLE_GET]            = "by ucp_get*",
+    [PSEL_UCX_TABLE_GET_MULTI]      = "by ucp_get*(multi)",
+    [PSEL_UCX_TABLE_AM_SEND]        = "by ucp_am_send*",
+    [PSEL_UCX_TABLE_AM_SEND_MULTI]  = "by ucp_am_send*(multi)"
 };
 
 /* Does @a text name the table @a marker stands for: the marker, "()" or
@@ -441,6 +489,7 @@ int psel_ucx_table_read_kind(FILE *f, const char *path,
 {
     psel_cmp_ucx_t *cur;
     char *line = NULL, *text, *title, cell[sizeof(cur->title)];
+    char version[sizeof(cur->ucx_version)] = "";
     int in_table = 0, found = 0;
     size_t cap = 0;
     unsigned i;
@@ -452,6 +501,11 @@ int psel_ucx_table_read_kind(FILE *f, const char *path,
     while (getline(&line, &cap, f) >= 0) {
         line[strcspn(line, "\r\n")] = '\0';
         text = psel_cmp_strip(line);
+        /* the version: a fixture's header, or ucx_info -v */
+        if (!strncmp(text, "ucx_version:", 12) ||
+            !strncmp(text, "Library version:", 16)) {
+            sscanf(strchr(text, ':') + 1, " %31s", version);
+        }
         /* a title row: "| <ep and config> | <title> |"; one without its
          * second cell is no title */
         title = (*text == '|') ? strchr(text + 1, '|') : NULL;
@@ -518,6 +572,51 @@ int psel_ucx_table_read_kind(FILE *f, const char *path,
         ucs_debug("%s: no complete '%s' table", path,
                   psel_ucx_table_titles[kind]);
         return -1;
+    }
+    memcpy(ucx->ucx_version, version, sizeof(ucx->ucx_version));
+    return 0;
+}
+
+int psel_ucx_table_read_op(FILE *f, const char *path, psel_op_t op,
+                           psel_cmp_ucx_t *ucx)
+{
+    static const struct {
+        psel_ucx_table_kind_t single, multi;
+        const char            *what, *how;
+    } kinds[PSEL_OP_LAST] = {
+        [PSEL_OP_PUT]     = {PSEL_UCX_TABLE_PUT, PSEL_UCX_TABLE_PUT_MULTI,
+                             "put", "ucx_perftest -t ucp_put_bw (ucx_info -e "
+                             "prints no put table)"},
+        [PSEL_OP_GET]     = {PSEL_UCX_TABLE_GET, PSEL_UCX_TABLE_GET_MULTI,
+                             "get", "ucx_perftest -t ucp_get (ucx_info -e "
+                             "prints no get table)"},
+        [PSEL_OP_AM_SEND] = {PSEL_UCX_TABLE_AM_SEND,
+                             PSEL_UCX_TABLE_AM_SEND_MULTI, "active-message",
+                             "ucx_info -e -u m"}
+    };
+    unsigned i;
+
+    if (op == PSEL_OP_TAG_SEND) {
+        return psel_ucx_table_read(f, path, ucx);
+    }
+    if ((op >= PSEL_OP_LAST) || (kinds[op].what == NULL)) {
+        ucs_error("%s: no table of UCX to read for operation %d", path, op);
+        return -1;
+    }
+    ucx->streamed = 0;
+    if (psel_ucx_table_read_kind(f, path, kinds[op].single, ucx) != 0) {
+        rewind(f);
+        if (psel_ucx_table_read_kind(f, path, kinds[op].multi, ucx) != 0) {
+            ucs_error("%s: no UCX %s table from host memory: expected what "
+                      "UCX_PROTO_ENABLE=y UCX_PROTO_INFO=y %s prints",
+                      path, kinds[op].what, kinds[op].how);
+            return -1;
+        }
+        ucx->streamed = 1;
+    }
+    for (i = 0; i < ucx->num_rows; ++i) {
+        psel_cmp_class_op(ucx->rows[i].desc, op, ucx->rows[i].proto,
+                          sizeof(ucx->rows[i].proto));
     }
     return 0;
 }

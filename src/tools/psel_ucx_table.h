@@ -1,6 +1,6 @@
 /**
  * @file psel_ucx_table.h
- * Read the tag-send table UCX printed for a machine: a protocols v2 table
+ * Read the tables UCX printed for a machine. Tag send: a protocols v2 table
  * (UCX_PROTO_INFO=y, or `ucx_info -e` of UCX 1.13 to 1.20; with or without
  * UCX's log prefix or ucx_info's '#') or the protocols v1 line of `ucx_info
  * -e` ("tag_send: 0..<egr/short>..93..<egr/bcopy>..8256..<rndv>..(inf)"),
@@ -12,6 +12,7 @@
 #define PSEL_TOOLS_PSEL_UCX_TABLE_H_
 
 #include <lane_select/resource.h>
+#include <ucp_proto_sel/perf.h>
 #include <ucs/memory/memory_type.h>
 
 #include <stddef.h>
@@ -39,6 +40,8 @@ typedef struct psel_cmp_ucx {
     psel_cmp_row_t rows[PSEL_CMP_MAX_ROWS];
     unsigned       num_lanes;          /* transport/device pairs seen */
     char           lanes[PSEL_CMP_MAX_LANES][PSEL_NAME_MAX * 2];
+    int            streamed;           /* the table of streamed operations
+                                          ("(multi)"): the multi cost's */
     char           ucx_version[32];    /* "" if the file does not say */
     double         bcopy_bw;           /* UCX's estimate [B/s], 0 if unknown */
     int            locality;           /* what the file suggests, or -1 */
@@ -65,6 +68,12 @@ typedef enum {
                                          receiver's choice (get, or an RTR) */
     PSEL_UCX_TABLE_RNDV_SEND,       /**< "rendezvous data send()": the
                                          sender's after an RTR (put, am) */
+    PSEL_UCX_TABLE_PUT,             /**< "ucp_put*()" */
+    PSEL_UCX_TABLE_PUT_MULTI,       /**< "ucp_put*(multi)" */
+    PSEL_UCX_TABLE_GET,             /**< "ucp_get*()" */
+    PSEL_UCX_TABLE_GET_MULTI,       /**< "ucp_get*(multi)" */
+    PSEL_UCX_TABLE_AM_SEND,         /**< "ucp_am_send*()" */
+    PSEL_UCX_TABLE_AM_SEND_MULTI,   /**< "ucp_am_send*(multi)" */
     PSEL_UCX_TABLE_LAST
 } psel_ucx_table_kind_t;
 
@@ -80,6 +89,19 @@ typedef enum {
  */
 int psel_ucx_table_read_kind(FILE *f, const char *path,
                              psel_ucx_table_kind_t kind, psel_cmp_ucx_t *ucx);
+
+
+/**
+ * Read UCX's table of operation @a op: tag send as psel_ucx_table_read();
+ * put, get and active messages as psel_ucx_table_read_kind(), the table of
+ * single operations, else the streamed one (ucx_perftest's ucp_get prints
+ * only that; @a ucx->streamed says which), with rows named as protosel's
+ * protocols of that operation ("put/offload/short", "am/rndv/get").
+ *
+ * @return 0, or -1 with a message saying what to print instead.
+ */
+int psel_ucx_table_read_op(FILE *stream, const char *name, psel_op_t op,
+                           psel_cmp_ucx_t *ucx);
 
 
 /**

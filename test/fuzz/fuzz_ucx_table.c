@@ -44,12 +44,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     ucx = calloc(1, sizeof(*ucx));
     assert(ucx != NULL);
-    /* kind -1: the first tag-send table; then each kind of table */
-    for (kind = -1; kind < PSEL_UCX_TABLE_LAST; ++kind) {
+    /* kind -1: the first tag-send table; then each kind of table; then
+     * the table of each operation (PSEL_UCX_TABLE_LAST + op) */
+    for (kind = -1; kind < PSEL_UCX_TABLE_LAST + PSEL_OP_LAST; ++kind) {
         in = fmemopen((void*)data, size, "r");
         assert(in != NULL);
         ret = (kind < 0) ? psel_ucx_table_read(in, "fuzz", ucx) :
-              psel_ucx_table_read_kind(in, "fuzz", kind, ucx);
+              (kind < PSEL_UCX_TABLE_LAST) ?
+              psel_ucx_table_read_kind(in, "fuzz", kind, ucx) :
+              psel_ucx_table_read_op(in, "fuzz", kind - PSEL_UCX_TABLE_LAST,
+                                     ucx);
         fclose(in);
         if (ret != 0) {
             continue;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Bounded fuzz replay of the reader of UCX's tag-send tables (psel_info
+# Bounded fuzz replay of the reader of UCX's tables (psel_info
 # --compare-ucx): the UCX table fixtures and test/fuzz/corpus/ucx_table, then
 # deterministic mutations of them. PSEL_FUZZ_RUNS overrides the count.
 top=${PSEL_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}

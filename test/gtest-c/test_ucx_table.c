@@ -238,6 +238,83 @@ static void test_title_without_second_cell_skipped(void **state)
                                PSEL_UCX_TABLE_RNDV_SEND, &ucx), -1);
 }
 
+/*
+ * Put, get and active-message tables (psel_ucx_table_read_op): rows named
+ * as protosel's protocols of the operation; a get table of streamed
+ * operations only is read as such. Rows as UCX 1.13.1 words them
+ * (ucp_proto_single_query / ucp_proto_multi_query); the rma_bw rows made
+ * up over an rc_mlx5 lane.
+ */
+static const char ops[] =
+    P "| 0x5600 ep_cfg[0] | remote memory write by ucp_put*() from host memory to host    |\n"
+    P "+------------------+------------------------------------+------------------+\n"
+    P "|           0..220 | short                              | rc_mlx5/mlx5_0:1 |\n"
+    P "|        221..8192 | copy-in                            | rc_mlx5/mlx5_0:1 |\n"
+    P "|       8193..inf  | zero-copy                          | rc_mlx5/mlx5_0:1 |\n"
+    P "+------------------+------------------------------------+------------------+\n"
+    P "| 0x5600 ep_cfg[0] | remote memory read by ucp_get*(multi) into host memory from host    |\n"
+    P "+------------------+------------------------------------+------------------+\n"
+    P "|           0..512 | copy-out                           | rc_mlx5/mlx5_0:1 |\n"
+    P "|          513..inf | zero-copy                         | rc_mlx5/mlx5_0:1 |\n"
+    P "+------------------+------------------------------------+------------------+\n"
+    P "| 0x5600 ep_cfg[0] | active message by ucp_am_send*() from host memory    |\n"
+    P "+------------------+-------------------------------------------+-------------+\n"
+    P "|            0..92 | short                                     | sysv/memory |\n"
+    P "|         93..6237 | copy-in                                   | sysv/memory |\n"
+    P "|        6238..inf | (?) rendezvous zero-copy read from remote | cma/memory  |\n"
+    P "+------------------+-------------------------------------------+-------------+\n";
+
+static int read_op(const char *text, psel_op_t op, psel_cmp_ucx_t *ucx)
+{
+    FILE *f = fmemopen((void*)text, strlen(text), "r");
+    int ret;
+
+    assert_non_null(f);
+    ret = psel_ucx_table_read_op(f, "test", op, ucx);
+    fclose(f);
+    return ret;
+}
+
+static void test_put_get_am_tables(void **state)
+{
+    static const struct {
+        psel_op_t   op;
+        int         streamed;
+        unsigned    rows;
+        const char *names[3];
+    } expect[] = {
+        {PSEL_OP_PUT, 0, 3, {"put/offload/short", "put/offload/bcopy",
+                             "put/offload/zcopy"}},
+        {PSEL_OP_GET, 1, 2, {"get/bcopy", "get/zcopy"}},
+        {PSEL_OP_AM_SEND, 0, 3, {"am/egr/short", "am/egr/bcopy",
+                                 "am/rndv/get"}}
+    };
+    psel_cmp_ucx_t ucx;
+    unsigned i, r;
+
+    for (i = 0; i < sizeof(expect) / sizeof(expect[0]); ++i) {
+        assert_int_equal(read_op(ops, expect[i].op, &ucx), 0);
+        assert_int_equal(ucx.streamed, expect[i].streamed);
+        assert_int_equal(ucx.num_rows, expect[i].rows);
+        for (r = 0; r < expect[i].rows; ++r) {
+            assert_string_equal(ucx.rows[r].proto, expect[i].names[r]);
+        }
+        assert_true(ucx.rows[expect[i].rows - 1].end == SIZE_MAX);
+    }
+
+    /* "software emulation": put and get by active messages */
+    assert_int_equal(read_op(
+        P "| 0x5600 ep_cfg[0] | remote memory write by ucp_put*() from host memory to host    |\n"
+        P "+------------------+--------------------+--------+\n"
+        P "|           0..inf | software emulation | tcp/lo |\n"
+        P "+------------------+--------------------+--------+\n",
+        PSEL_OP_PUT, &ucx), 0);
+    assert_string_equal(ucx.rows[0].proto, "put/am/bcopy");
+
+    /* no get table at all: refused */
+    assert_int_equal(read_op(shm_stock, PSEL_OP_GET, &ucx), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_incomplete_tables_refused),
         cmocka_unit_test(test_title_without_second_cell_skipped),
         cmocka_unit_test(test_tables_of_ucx_1_22),
+        cmocka_unit_test(test_put_get_am_tables),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
