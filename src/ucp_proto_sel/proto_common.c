@@ -260,6 +260,21 @@ ucs_status_t psel_proto_check_zcopy(const psel_proto_init_params_t *params,
     return UCS_OK;
 }
 
+ucs_status_t psel_proto_short_lane(const psel_proto_init_params_t *params,
+                                   psel_lane_role_t role, uint32_t lane_cap,
+                                   psel_lane_set_t *set,
+                                   psel_lane_set_perf_t *perf,
+                                   psel_proto_caps_t *caps_out)
+{
+    if (!psel_proto_buffer_is_host(params) ||
+        (params->buf_type.dt_class == PSEL_DT_GENERIC) ||
+        (params->buf_type.sg_count != 1)) {
+        return psel_proto_unsupported(caps_out,
+                                      "needs one contiguous host buffer");
+    }
+    return psel_proto_lane_set(params, role, lane_cap, 1, set, perf, caps_out);
+}
+
 ucs_status_t psel_proto_frag_sizes(const psel_lane_set_t *set,
                                    uint32_t lane_cap, size_t hdr,
                                    size_t *min_length, size_t *frag_size,

@@ -122,6 +122,17 @@ ucs_status_t psel_proto_lane_set(const psel_proto_init_params_t *params,
                                  psel_lane_set_perf_t *perf,
                                  psel_proto_caps_t *caps_out);
 
+/**
+ * The lane of a short protocol (the payload written into the transport as
+ * the operation is posted): one contiguous host buffer only, and the best
+ * lane of @a role with @a lane_cap, as psel_proto_lane_set().
+ */
+ucs_status_t psel_proto_short_lane(const psel_proto_init_params_t *params,
+                                   psel_lane_role_t role, uint32_t lane_cap,
+                                   psel_lane_set_t *set,
+                                   psel_lane_set_perf_t *perf,
+                                   psel_proto_caps_t *caps_out);
+
 /** Fill caps->desc with the lanes and shares of @a set and caps->priv with
  *  their indices; flag PSEL_PROTO_CAP_COPY unless @a zcopy. */
 void psel_proto_set_lanes(const psel_lane_set_t *set, const psel_lane_t *ctrl,

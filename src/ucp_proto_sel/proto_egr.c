@@ -39,14 +39,8 @@ static ucs_status_t psel_egr_short_init(const psel_proto_init_params_t *params,
     psel_lane_set_t set;
     ucs_status_t status;
 
-    if (!psel_proto_buffer_is_host(params) ||
-        (params->buf_type.dt_class == PSEL_DT_GENERIC) ||
-        (params->buf_type.sg_count != 1)) {
-        return psel_proto_unsupported(caps, "needs one contiguous host buffer");
-    }
-
-    status = psel_proto_lane_set(params, PSEL_LANE_ROLE_AM,
-                                 PSEL_LANE_CAP_AM_SHORT, 1, &set, &perf, caps);
+    status = psel_proto_short_lane(params, PSEL_LANE_ROLE_AM,
+                                   PSEL_LANE_CAP_AM_SHORT, &set, &perf, caps);
     if (status != UCS_OK) {
         return status;
     }

@@ -54,31 +54,46 @@ static void psel_rma_stages(const psel_lane_set_perf_t *perf,
 }
 
 /*
- * put_zcopy or get_zcopy over the rma_bw lanes that have it: the initiator
- * registers its buffer and posts the operations, the wire moves the bytes
- * at the lanes' summed bandwidth, the peer's CPU does nothing. A get waits
- * for the data to come back: two latencies (UCP's response flag), a put
- * one.
+ * put or get offloaded to the rma_bw lanes that have the operation:
+ *  - zero-copy: over the rma_bw lanes, each taking its bandwidth share of
+ *    the bytes; the initiator registers its buffer and posts, the peer's
+ *    CPU does nothing;
+ *  - bcopy: on the first rma_bw lane that has it (UCP runs them on one
+ *    lane, UCP_PROTO_RMA_MAX_BCOPY_LANES), in fragments of its max_bcopy;
+ *    the initiator's CPU packs a put's data into each fragment and unpacks
+ *    each fragment of a get's.
  */
-static ucs_status_t psel_rma_zcopy_init(const psel_proto_init_params_t *params,
-                                        uint32_t lane_cap, unsigned latencies,
-                                        psel_proto_caps_t *caps)
+static ucs_status_t psel_rma_offload_init(const psel_proto_init_params_t *params,
+                                          uint32_t lane_cap, unsigned latencies,
+                                          psel_proto_caps_t *caps)
 {
+    int zcopy = !!(lane_cap & (PSEL_LANE_CAP_PUT_ZCOPY |
+                               PSEL_LANE_CAP_GET_ZCOPY));
+    ucs_linear_func_t initiator;
     psel_lane_set_perf_t perf;
     psel_proto_stages_t stages;
     psel_lane_set_t set;
     size_t frag_size, min_length;
     ucs_status_t status;
 
+    if (!zcopy) {
+        status = psel_proto_copy_time(params, 0, &initiator, NULL, caps);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
     status = psel_proto_lane_set(params, PSEL_LANE_ROLE_RMA_BW, lane_cap,
-                                 params->config->max_rndv_lanes, &set, &perf,
-                                 caps);
+                                 zcopy ? params->config->max_rndv_lanes : 1,
+                                 &set, &perf, caps);
     if (status != UCS_OK) {
         return status;
     }
-    status = psel_proto_check_zcopy(params, &set, lane_cap, caps);
-    if (status != UCS_OK) {
-        return status;
+    if (zcopy) {
+        status = psel_proto_check_zcopy(params, &set, lane_cap, caps);
+        if (status != UCS_OK) {
+            return status;
+        }
+        initiator = perf.reg_cost;
     }
     status = psel_proto_frag_sizes(&set, lane_cap, 0, &min_length, &frag_size,
                                    caps);
@@ -86,24 +101,24 @@ static ucs_status_t psel_rma_zcopy_init(const psel_proto_init_params_t *params,
         return status;
     }
 
-    psel_rma_stages(&perf, PSEL_OP_CLASS_ZCOPY, perf.reg_cost, latencies,
-                    &stages);
+    psel_rma_stages(&perf, zcopy ? PSEL_OP_CLASS_ZCOPY : PSEL_OP_CLASS_BCOPY,
+                    initiator, latencies, &stages);
     caps->min_length = min_length;
     psel_proto_add_frag_ranges(caps, &stages, frag_size);
-    psel_proto_set_lanes(&set, NULL, frag_size, 1, caps);
+    psel_proto_set_lanes(&set, NULL, frag_size, zcopy, caps);
     return UCS_OK;
 }
 
 static ucs_status_t psel_put_zcopy_init(const psel_proto_init_params_t *params,
                                         psel_proto_caps_t *caps)
 {
-    return psel_rma_zcopy_init(params, PSEL_LANE_CAP_PUT_ZCOPY, 1, caps);
+    return psel_rma_offload_init(params, PSEL_LANE_CAP_PUT_ZCOPY, 1, caps);
 }
 
 static ucs_status_t psel_get_zcopy_init(const psel_proto_init_params_t *params,
                                         psel_proto_caps_t *caps)
 {
-    return psel_rma_zcopy_init(params, PSEL_LANE_CAP_GET_ZCOPY, 2, caps);
+    return psel_rma_offload_init(params, PSEL_LANE_CAP_GET_ZCOPY, 2, caps);
 }
 
 /*
@@ -122,13 +137,8 @@ static ucs_status_t psel_put_short_init(const psel_proto_init_params_t *params,
     ucs_status_t status;
     size_t max_short;
 
-    if (!psel_proto_buffer_is_host(params) ||
-        (params->buf_type.dt_class == PSEL_DT_GENERIC) ||
-        (params->buf_type.sg_count != 1)) {
-        return psel_proto_unsupported(caps, "needs one contiguous host buffer");
-    }
-    status = psel_proto_lane_set(params, PSEL_LANE_ROLE_RMA,
-                                 PSEL_LANE_CAP_PUT_SHORT, 1, &set, &perf, caps);
+    status = psel_proto_short_lane(params, PSEL_LANE_ROLE_RMA,
+                                   PSEL_LANE_CAP_PUT_SHORT, &set, &perf, caps);
     if (status != UCS_OK) {
         return status;
     }
@@ -145,55 +155,16 @@ static ucs_status_t psel_put_short_init(const psel_proto_init_params_t *params,
     return UCS_OK;
 }
 
-/*
- * put_bcopy or get_bcopy on the first rma_bw lane that has it (UCP runs
- * them on one lane, UCP_PROTO_RMA_MAX_BCOPY_LANES), in fragments of the
- * lane's max_bcopy: the initiator's CPU packs a put's data into each
- * fragment, and unpacks each fragment of a get's.
- */
-static ucs_status_t psel_rma_bcopy_init(const psel_proto_init_params_t *params,
-                                        uint32_t lane_cap, unsigned latencies,
-                                        psel_proto_caps_t *caps)
-{
-    psel_lane_set_perf_t perf;
-    psel_proto_stages_t stages;
-    ucs_linear_func_t copy;
-    psel_lane_set_t set;
-    size_t frag_size, min_length;
-    ucs_status_t status;
-
-    status = psel_proto_copy_time(params, 0, &copy, NULL, caps);
-    if (status != UCS_OK) {
-        return status;
-    }
-    status = psel_proto_lane_set(params, PSEL_LANE_ROLE_RMA_BW, lane_cap, 1,
-                                 &set, &perf, caps);
-    if (status != UCS_OK) {
-        return status;
-    }
-    status = psel_proto_frag_sizes(&set, lane_cap, 0, &min_length, &frag_size,
-                                   caps);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    psel_rma_stages(&perf, PSEL_OP_CLASS_BCOPY, copy, latencies, &stages);
-    caps->min_length = 0;
-    psel_proto_add_frag_ranges(caps, &stages, frag_size);
-    psel_proto_set_lanes(&set, NULL, frag_size, 0, caps);
-    return UCS_OK;
-}
-
 static ucs_status_t psel_put_bcopy_init(const psel_proto_init_params_t *params,
                                         psel_proto_caps_t *caps)
 {
-    return psel_rma_bcopy_init(params, PSEL_LANE_CAP_PUT_BCOPY, 1, caps);
+    return psel_rma_offload_init(params, PSEL_LANE_CAP_PUT_BCOPY, 1, caps);
 }
 
 static ucs_status_t psel_get_bcopy_init(const psel_proto_init_params_t *params,
                                         psel_proto_caps_t *caps)
 {
-    return psel_rma_bcopy_init(params, PSEL_LANE_CAP_GET_BCOPY, 2, caps);
+    return psel_rma_offload_init(params, PSEL_LANE_CAP_GET_BCOPY, 2, caps);
 }
 
 /*
