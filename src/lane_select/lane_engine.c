@@ -185,16 +185,22 @@ static uint64_t psel_rsc_zcopy_mem_types(const psel_resource_t *rsc)
     return 0;
 }
 
-/* A peer's resource from its address has the MD flags alone (REG where it
+/* Can one-sided operations reach a peer's registered buffer over it? A
+ * peer's resource from its address has the MD flags alone (REG where it
  * offers zero-copy RMA): the flags decide, the memory types are the local
  * lane's to check */
+static int psel_rsc_reaches_registered(const psel_resource_t *rsc)
+{
+    return (rsc->md_flags & UCT_MD_FLAG_REG) ||
+           !(rsc->md_flags & (UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY));
+}
+
 static int psel_rma_bw_applies(const psel_resource_t *rsc)
 {
     return psel_rsc_connects(rsc) &&
            (rsc->cap_flags & (UCT_IFACE_FLAG_GET_ZCOPY |
                               UCT_IFACE_FLAG_PUT_ZCOPY)) &&
-           ((rsc->md_flags & UCT_MD_FLAG_REG) ||
-            !(rsc->md_flags & (UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY)));
+           psel_rsc_reaches_registered(rsc);
 }
 
 /* rma_bw: 1 / (256K/bw + lat + o_l + reg(256K)) */
@@ -217,10 +223,9 @@ static int psel_amo_applies(const psel_resource_t *rsc)
 /* As UCP's rma lanes (ucp_wireup_add_rma_lanes) to registered memory:
  * put_short, put_bcopy and get_bcopy, on a memory domain that registers
  * the peer's buffers or needs no key. UCP also asks for a pending queue,
- * which every transport with these operations has and ucx_info -d does
- * not print. UCP's further
- * rma lanes to memory that a shared-memory transport allocated
- * (ucp_mem_map with UCP_MEM_MAP_ALLOCATE) are not modelled
+ * which every transport with these operations has and ucx_info -d does not
+ * print. UCP's further rma lanes to memory that a shared-memory transport
+ * allocated (ucp_mem_map with UCP_MEM_MAP_ALLOCATE) are not modelled
  * (docs/decisions.md) */
 static int psel_rma_applies(const psel_resource_t *rsc)
 {
@@ -229,8 +234,7 @@ static int psel_rma_applies(const psel_resource_t *rsc)
 
     return psel_rsc_connects(rsc) && psel_rsc_handles_host(rsc) &&
            ((rsc->cap_flags & flags) == flags) &&
-           ((rsc->md_flags & UCT_MD_FLAG_REG) ||
-            !(rsc->md_flags & (UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY)));
+           psel_rsc_reaches_registered(rsc);
 }
 
 /* rma: 1e-3 / (lat + o_l + 4K/bw), UCP's score for 4 KiB one-sided
