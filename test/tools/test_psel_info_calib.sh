@@ -83,6 +83,43 @@ assert cands["egr/zcopy"]["calibrated"] is True
 assert cands["rndv/put"]["calibrated"] is False
 ' "$tmp/json"
 
+# lines that tie within the calibration's noise keep one boundary: the
+# tcp/lo example of the issue on flip-flops (egr/short and egr/bcopy 1-3 %
+# apart, measured with a 3 % run spread: the switch margin is 6 %)
+{ sed 's/^protosel-calibration 1$/protosel-calibration 4/' "$tmp/cal.txt" | sed '/^range\|^point/d'
+  echo "noise 3.0 12.0 0.0 0.00 0"
+  echo "range egr/short tcp/lo host 64 10000 2000 10000 2000"
+  echo "range egr/short tcp/lo host 128 10200 2000 10200 2000"
+  echo "range egr/short tcp/lo host 909 9900 2000 9900 2000"
+  echo "range egr/short tcp/lo host inf 10200 2000 10200 2000"
+  echo "point egr/short tcp/lo host 8 10016 10016"
+  echo "range egr/bcopy tcp/lo host inf 10050 2000 10050 2000"
+  echo "point egr/bcopy tcp/lo host 8 10066 10066"
+} >"$tmp/tie.txt"
+# eager_switches FILE: the most times one of the file's tables turns
+# between egr/short and egr/bcopy from one row to the next
+eager_switches() {
+    awk 'match($0, /^\| *[0-9]+\.\.[0-9inf]+ *\| [^[]*\[[a-z\/]+\]/) {
+             p = substr($0, RSTART, RLENGTH); sub(/.*\[/, "", p); sub(/\]/, "", p)
+             if ((p == "egr/short" && prev == "egr/bcopy") ||
+                 (p == "egr/bcopy" && prev == "egr/short")) n++
+             prev = p; next }
+         { if (n > max) max = n; n = 0; prev = "" }
+         END { if (n > max) max = n; print max + 0 }' "$1"
+}
+check "psel_info -e -x on lines that tie within the recorded noise" \
+    env UCX_PSEL_CALIBRATION="$tmp/tie.txt" "${tcp[@]}" "$info" -e -x
+cp "$tmp/out" "$tmp/tie-x"
+expect "... -x names the tie and the margin" \
+    "a tie within the 6.0% switch margin, the calibration's run spread" "$tmp/tie-x"
+check "... one boundary between egr/short and egr/bcopy" \
+    test "$(eager_switches "$tmp/tie-x")" = 1
+check "psel_info -e on the same lines without a margin" \
+    env UCX_PSEL_CALIBRATION="$tmp/tie.txt" UCX_PSEL_SWITCH_MARGIN=0 "${tcp[@]}" "$info" -e
+cp "$tmp/out" "$tmp/exact"
+check "... alternates where the lines cross (what the margin prevents)" \
+    test "$(eager_switches "$tmp/exact")" -ge 3
+
 # bad and foreign files
 { head -8 "$tmp/cal.txt"; echo "range egr/short tcp/lo host inf 1000 zero 500 0"; } >"$tmp/bad.txt"
 fails "a malformed calibration file stops psel_info -e" \
