@@ -246,6 +246,11 @@ ucs_config_field_t psel_config_table[] = {
      "Maximal number of rma_bw lanes for rendezvous get and put (1..16).",
      ucs_offsetof(psel_config_t, max_rndv_lanes), UCS_CONFIG_TYPE_UINT},
 
+    {"MAX_RMA_LANES", "1",
+     "Maximal number of rma_bw lanes for put and get zero-copy (1..16), as\n"
+     "UCX_MAX_RMA_RAILS.",
+     ucs_offsetof(psel_config_t, max_rma_lanes), UCS_CONFIG_TYPE_UINT},
+
     {"ENABLE", "y",
      "With libprotosel_ucx.so preloaded into a stock UCX application\n"
      "(LD_PRELOAD, or UCX_PLUGIN_PATH from UCX 1.22), select UCP's protocols\n"
@@ -289,7 +294,8 @@ static ucs_status_t psel_config_check(const psel_config_t *config)
         return UCS_ERR_INVALID_PARAM;
     }
     if (!psel_config_lanes_valid("MAX_EAGER_LANES", config->max_eager_lanes) ||
-        !psel_config_lanes_valid("MAX_RNDV_LANES", config->max_rndv_lanes)) {
+        !psel_config_lanes_valid("MAX_RNDV_LANES", config->max_rndv_lanes) ||
+        !psel_config_lanes_valid("MAX_RMA_LANES", config->max_rma_lanes)) {
         return UCS_ERR_INVALID_PARAM;
     }
     if (!(config->multi_lane_max_ratio >= 1)) {

@@ -22,6 +22,7 @@ static uint64_t psel_ep_ops_of_features(unsigned features)
 }
 
 static void psel_ep_lane_limits(const psel_config_t *config, uint32_t roles,
+                                uint64_t op_mask,
                                 psel_lane_select_params_t *params)
 {
     unsigned limits[PSEL_LANE_ROLE_LAST];
@@ -32,7 +33,13 @@ static void psel_ep_lane_limits(const psel_config_t *config, uint32_t roles,
     /* as in UCX, UCX_PSEL_MAX_EAGER_LANES counts the am_bw lanes, which
      * rndv/am streams over too */
     limits[PSEL_LANE_ROLE_AM_BW]  = config->max_eager_lanes;
+    /* rendezvous and, with put or get, their zero-copy protocols take
+     * their lanes from the rma_bw ones */
     limits[PSEL_LANE_ROLE_RMA_BW] = config->max_rndv_lanes;
+    if (op_mask & (UCS_BIT(PSEL_OP_PUT) | UCS_BIT(PSEL_OP_GET))) {
+        limits[PSEL_LANE_ROLE_RMA_BW] = ucs_max(config->max_rndv_lanes,
+                                                config->max_rma_lanes);
+    }
     limits[PSEL_LANE_ROLE_AMO]    = 1;
     limits[PSEL_LANE_ROLE_RMA]    = 1;
     for (role = 0; role < PSEL_LANE_ROLE_LAST; ++role) {
@@ -74,7 +81,7 @@ ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
     }
 
     /* 4. lanes */
-    psel_ep_lane_limits(config, ep->lane_roles, &ep->lane_params);
+    psel_ep_lane_limits(config, ep->lane_roles, ep->op_mask, &ep->lane_params);
     ep->lane_params.locality      = params->locality;
     ep->lane_params.is_reachable  = params->is_reachable;
     ep->lane_params.reachable_arg = params->reachable_arg;

@@ -55,9 +55,9 @@ static void psel_rma_stages(const psel_lane_set_perf_t *perf,
 
 /*
  * put or get offloaded to the rma_bw lanes that have the operation:
- *  - zero-copy: over the rma_bw lanes, each taking its bandwidth share of
- *    the bytes; the initiator registers its buffer and posts, the peer's
- *    CPU does nothing;
+ *  - zero-copy: over up to UCX_PSEL_MAX_RMA_LANES of them (1, as UCP's
+ *    UCX_MAX_RMA_RAILS), each taking its bandwidth share of the bytes; the
+ *    initiator registers its buffer and posts, the peer's CPU does nothing;
  *  - bcopy: on the first rma_bw lane that has it (UCP runs them on one
  *    lane, UCP_PROTO_RMA_MAX_BCOPY_LANES), in fragments of its max_bcopy;
  *    the initiator's CPU packs a put's data into each fragment and unpacks
@@ -83,7 +83,7 @@ static ucs_status_t psel_rma_offload_init(const psel_proto_init_params_t *params
         }
     }
     status = psel_proto_lane_set(params, PSEL_LANE_ROLE_RMA_BW, lane_cap,
-                                 zcopy ? params->config->max_rndv_lanes : 1,
+                                 zcopy ? params->config->max_rma_lanes : 1,
                                  &set, &perf, caps);
     if (status != UCS_OK) {
         return status;

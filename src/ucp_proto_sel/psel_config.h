@@ -92,6 +92,8 @@ typedef struct psel_config {
                                                   UCS_ULUNITS_AUTO */
     unsigned                max_eager_lanes; /**< Max lanes for eager bw */
     unsigned                max_rndv_lanes;  /**< Max lanes for rendezvous */
+    unsigned                max_rma_lanes;   /**< Max lanes for put and get
+                                                  zero-copy */
     double                  multi_lane_max_ratio; /**< Drop lanes slower than
                                                        best/ratio */
     double                  keepalive_interval; /**< Seconds between

@@ -716,14 +716,17 @@ static void test_004_two_rails_without_hash(void **state)
  *     and one lane's wire, 0.164427 + 0.080860 = 0.245287 ns/B, to its
  *     put_short limit of 2 KiB. put/offload/bcopy has the same line (one
  *     lane, to 8256 B); the list's order keeps short.
- *   put/offload/zcopy on both HCAs: L + two MDs' lookups 2·0.05 + 0.04 =
- *     0.741 us + 0.040430 ns/B. They cross at 0.100 / (0.245287 -
- *     0.040430) = 488.1 B: ..488 by put/offload/short.
+ *   put/offload/zcopy on one HCA (UCX_PSEL_MAX_RMA_LANES is 1, as UCX's
+ *     UCX_MAX_RMA_RAILS): L + one MD's lookup 0.05 + 0.04 = 0.691 us +
+ *     one lane's wire, 0.080860 ns/B. They cross at 0.050 / (0.245287 -
+ *     0.080860) = 304.1 B: ..304 by put/offload/short.
  *   put/am/bcopy (L + 0.04 + 0.04 = 0.681 us + two copies and the wire,
  *     0.409714 ns/B) is dearer than put/offload/short at every size.
  *   get/bcopy on rc_mlx5/mlx5_0:1: 2L + 0.04 = 1.242 us + 0.245287 ns/B;
- *     get/zcopy: 2L + 0.1 + 0.04 = 1.342 us + 0.040430 ns/B from the
- *     get_zcopy minimum, 65 B: the same crossing, ..488 by get/bcopy.
+ *     get/zcopy on the same HCA: 2L + 0.05 + 0.04 = 1.292 us + 0.080860
+ *     ns/B from the get_zcopy minimum, 65 B: the same crossing, ..304 by
+ *     get/bcopy. (With two lanes allowed both go over both HCAs,
+ *     test_psel_info.sh.)
  *     get/am/bcopy (2L + 2·0.08 = 1.362 us + 0.409714 ns/B) never wins.
  * Active messages: the tag table's lines with UCP's active-message names,
  * eager to one fragment only (am_zcopy's 8222 B, below egr/zcopy's 10109
@@ -732,15 +735,13 @@ static void test_004_two_rails_without_hash(void **state)
 static void test_004_put_get_am(void **state)
 {
     static const golden_row_t put[] = {
-        {488, "put/offload/short", "rc_mlx5/mlx5_0:1"},
-        {SIZE_MAX, "put/offload/zcopy",
-         "rc_mlx5/mlx5_0:1 50% + rc_mlx5/mlx5_1:1 50%"},
+        {304, "put/offload/short", "rc_mlx5/mlx5_0:1"},
+        {SIZE_MAX, "put/offload/zcopy", "rc_mlx5/mlx5_0:1"},
         ROWS_END
     };
     static const golden_row_t get[] = {
-        {488, "get/bcopy", "rc_mlx5/mlx5_0:1"},
-        {SIZE_MAX, "get/zcopy",
-         "rc_mlx5/mlx5_0:1 50% + rc_mlx5/mlx5_1:1 50%"},
+        {304, "get/bcopy", "rc_mlx5/mlx5_0:1"},
+        {SIZE_MAX, "get/zcopy", "rc_mlx5/mlx5_0:1"},
         ROWS_END
     };
     static const golden_row_t am[] = {

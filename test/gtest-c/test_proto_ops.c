@@ -5,7 +5,8 @@
  * and of their tables. Every literal is worked out by hand in the comment
  * next to it, from the mock lanes' made-up attributes (mock_lanes.c) and
  * these settings: memcpy at 5e9 B/s (0.2 ns/B), a registration-cache lookup
- * of 50 ns, at most 2 rma_bw lanes, no switch margin.
+ * of 50 ns, at most 2 rma_bw lanes for rendezvous and 2 for put and get
+ * zero-copy (UCX_PSEL_MAX_RMA_LANES; its default is 1), no switch margin.
  *
  * A mock lane has no per-class costs: every class costs its latency, its
  * send overhead before the post (after it: 0) and its receive overhead.
@@ -50,6 +51,7 @@ static int setup(void **state)
     config.copy_bw         = 5e9;
     config.rcache_overhead = 50e-9;
     config.max_rndv_lanes  = 2;
+    config.max_rma_lanes   = 2;
     config.rndv_perf_diff  = 0;
     return 0;
 }
@@ -318,12 +320,13 @@ static void test_unequal_rails_ib(void **state)
                         "rc_mlx5/mlx5_0:1 67% + rc_mlx5/mlx5_0:2 33%");
     assert_single(&caps, 1ul << 30, 0.690, 0.0548089);
 
-    /* with one rma_bw lane allowed, the faster alone: 11600 MB/s, 1e9 /
-     * (11600 x 1048576) = 0.0822133 ns/B */
-    config.max_rndv_lanes = 1;
+    /* with one lane for put and get allowed (UCX_PSEL_MAX_RMA_LANES=1, its
+     * default), the faster alone: 11600 MB/s, 1e9 / (11600 x 1048576) =
+     * 0.0822133 ns/B */
+    config.max_rma_lanes = 1;
     assert_int_equal(proto_init("get/zcopy", &ep, PSEL_OP_GET, &caps),
                      UCS_OK);
-    config.max_rndv_lanes = 2;
+    config.max_rma_lanes = 2;
     assert_string_equal(caps.desc, "rc_mlx5/mlx5_0:1");
     assert_single(&caps, 1ul << 30, 1.290, 0.0822133);
 }

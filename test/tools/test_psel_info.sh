@@ -322,20 +322,23 @@ check "psel_info -e prints tag send only" "$info" -e
 ! has '^| ep .*| \(put\|get\|am send\), ' && ! has '^# put/'
 result "... no put, get or am table, no put/get/am protocol listed" $?
 ib2="$fixtures/004-rhel7-4xcx5-edr-nohash-ucx1.13.txt"
-check "psel_info -u trm on a two-rail ConnectX dump" \
-    env UCX_PSEL_SWITCH_MARGIN=0 "$info" -u trm --local "$ib2"
+check "psel_info -u trm on a two-rail ConnectX dump, two rails for put and get" \
+    env UCX_PSEL_SWITCH_MARGIN=0 UCX_PSEL_MAX_RMA_LANES=2 "$info" -u trm --local "$ib2"
 for op in "tag send" put get "am send"; do
     expect "... a table of $op" "^| ep  *| $op, contig host memory"
 done
 expect "... put zero-copy on both rails, by bandwidth" \
     '^| [0-9]*\.\.inf | put zero-copy \[put/offload/zcopy\] *| rc_mlx5/mlx5_0:1 50% + rc_mlx5/mlx5_1:1 50% |'
-expect "... small puts by put short on the rma lane (test_fixture_tables works out 488 B)" \
+expect "... small puts by put short on the rma lane (0.100 us / (0.245287 - 0.040430) ns/B = 488.1 B)" \
     '^|   0\.\.488 | put short \[put/offload/short\] *| rc_mlx5/mlx5_0:1 *|'
 expect "... small gets by get/bcopy on one rail, to the same crossing" \
     '^|   0\.\.488 | get copy-out \[get/bcopy\] *| rc_mlx5/mlx5_0:1 *|'
 expect "... the lane list names the rma lane" '^#  *0  rc_mlx5/mlx5_0:1 .* rma([0-9.e+]*)  '
 expect "... active messages by UCP's am/* protocols" '^| [0-9]*\.\.inf | active message rendezvous, zero-copy read from remote \[am/rndv/get\]'
 expect "... streamed puts named as ucx_perftest's test" '^# streamed sends (multi cost, as ucp_put_bw):'
+check "psel_info -u r on the same dump: one rail for put and get by default, as UCX_MAX_RMA_RAILS" \
+    env UCX_PSEL_SWITCH_MARGIN=0 "$info" -u r --local "$ib2"
+expect "... put zero-copy on one HCA" '^| [0-9]*\.\.inf | put zero-copy \[put/offload/zcopy\] *| rc_mlx5/mlx5_0:1 *|'
 check "psel_info -u t on the same dump" "$info" -u t --local "$ib2"
 ! has ' rma(' && has ' rma_bw('
 result "... a tag-send endpoint selects no rma lane" $?
