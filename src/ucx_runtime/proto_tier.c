@@ -100,6 +100,8 @@ typedef struct psel_pt_ep {
     psel_resource_table_t table;                 /* over rscs */
     psel_ep_lanes_t       lanes;
     char                  lanes_str[256];        /* for the dumps */
+    unsigned              max_rma_lanes;         /* UCP's UCX_MAX_RMA_RAILS,
+                                                    0 where it has none */
     psel_config_t         config[PSEL_PERF_LAST];/* select_perf per flavour */
     int                   inited[PSEL_PERF_LAST];
     psel_select_t         sel[PSEL_PERF_LAST][PSEL_PT_SEL_LAST];
@@ -447,6 +449,12 @@ static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
     /* UCP selected the lanes for its estimate of endpoints (UCX_NUM_EPS,
      * ucp_params.estimated_num_eps): the lane facts are taken at it too */
     ep->layout.num_eps = ucs_max(context->config.est_num_eps, 1);
+#if PSEL_UCX_AT_LEAST(1, 16)
+    /* put and get zero-copy run on as many rma_bw lanes as UCP allows */
+    ep->max_rma_lanes  = context->config.ext.max_rma_lanes;
+#else
+    ep->max_rma_lanes  = 0;
+#endif
     ep->num_rscs       = 0;
     for (lane = 0; lane < key->num_lanes; ++lane) {
         lane_map[lane] = UINT_MAX;
@@ -579,6 +587,10 @@ static ucs_status_t psel_pt_select_init(psel_pt_ep_t *ep, psel_perf_type_t perf)
     UCS_STATIC_ASSERT(ucs_static_array_size(protos) == PSEL_PT_SEL_LAST);
     ep->config[perf]             = *psel_pt.config;
     ep->config[perf].select_perf = perf;
+    if (ep->max_rma_lanes > 0) {
+        ep->config[perf].max_rma_lanes = ucs_min(ep->max_rma_lanes,
+                                                 PSEL_MAX_LANES);
+    }
     /* the tables are printed here, once, not by every build */
     ep->config[perf].proto_info  = PSEL_PROTO_INFO_NO;
     for (i = 0; i < PSEL_PT_SEL_LAST; ++i) {
@@ -745,10 +757,12 @@ psel_pt_table_caps(const psel_select_table_t *table, const char *name,
 }
 
 /* The protosel table whose lines UCP's protocol @a e takes: the
- * active-message one, or tag send's (with the rendezvous) */
+ * active-message, put or get one, or tag send's (with the rendezvous) */
 static psel_op_t psel_pt_map_op(const psel_ucp_map_entry_t *e)
 {
     return !strcmp(e->op_name, "am_send") ? PSEL_OP_AM_SEND :
+           !strcmp(e->op_name, "put")     ? PSEL_OP_PUT :
+           !strcmp(e->op_name, "get")     ? PSEL_OP_GET :
                                             PSEL_OP_TAG_SEND;
 }
 
@@ -834,7 +848,7 @@ static void psel_pt_dump(psel_pt_ep_t *ep, ucp_worker_h worker,
     fprintf(f, "protosel: worker %p ep_cfg[%u]: UCP's lanes %s; %s cost "
             "lines for UCP's %s protocols\n", worker, ep_cfg_index,
             ep->lanes_str, (perf == PSEL_PERF_MULTI) ? "multi" : "single",
-            (bt.op == PSEL_OP_AM_SEND) ? "active-message" : "tag-send");
+            psel_op_name(bt.op));
     psel_select_dump_cost_source(f, &ep->sel[perf][PSEL_PT_SEL_ALL], table);
     psel_pt_dump_sources(f, table);
     snprintf(title, sizeof(title), "protosel ep_cfg[%u]%s", ep_cfg_index,
@@ -858,14 +872,21 @@ static void psel_pt_dump(psel_pt_ep_t *ep, ucp_worker_h worker,
  */
 
 /* The buffer type protosel knows for a UCP selection parameter, or 0: an
- * active message's, or else a tag send's (the rendezvous selections serve
- * both, on the same lines) */
+ * active message's, a put's, a get's, or else a tag send's (the
+ * rendezvous selections serve tag send and active messages, on the same
+ * lines) */
 static int psel_pt_buffer_type(const ucp_proto_select_param_t *param,
                                psel_buffer_type_t *bt)
 {
-    psel_op_t op = (psel_pt_param_op_id(param) == UCP_OP_ID_AM_SEND) ?
-                   PSEL_OP_AM_SEND : PSEL_OP_TAG_SEND;
     psel_dt_class_t dt_class;
+    psel_op_t op;
+
+    switch (psel_pt_param_op_id(param)) {
+    case UCP_OP_ID_AM_SEND: op = PSEL_OP_AM_SEND;  break;
+    case UCP_OP_ID_PUT:     op = PSEL_OP_PUT;      break;
+    case UCP_OP_ID_GET:     op = PSEL_OP_GET;      break;
+    default:                op = PSEL_OP_TAG_SEND; break;
+    }
 
     switch (param->dt_class) {
     case UCP_DATATYPE_CONTIG:  dt_class = PSEL_DT_CONTIG;  break;
@@ -883,6 +904,8 @@ int psel_pt_op_modelled(const ucp_proto_select_param_t *param)
     switch (psel_pt_param_op_id(param)) {
     case UCP_OP_ID_TAG_SEND:
     case UCP_OP_ID_AM_SEND:
+    case UCP_OP_ID_PUT:
+    case UCP_OP_ID_GET:
     case UCP_OP_ID_RNDV_SEND:
     case UCP_OP_ID_RNDV_RECV:
         return 1;

@@ -418,9 +418,13 @@ static void psel_rt_config_read(const char *env_prefix, ucp_config_t *config)
 
     if (psel_rt.proto_tier && v2) {
         psel_rt_info("protosel: protocol tier: UCP's tag-send, "
-                     "active-message and rendezvous protocols take "
-                     "protosel's cost lines for each endpoint configuration "
-                     "(UCX_PROTO_INFO=y prints UCP's tables)");
+                     "active-message, rendezvous"
+#if PSEL_UCX_AT_LEAST(1, 14)
+                     ", put and get"
+#endif
+                     " protocols take protosel's cost lines for each "
+                     "endpoint configuration (UCX_PROTO_INFO=y prints UCP's "
+                     "tables)");
         goto out;
     }
 

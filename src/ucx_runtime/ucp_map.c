@@ -48,6 +48,24 @@
     {"am/egr/multi/zcopy",  "am_send", PSEL_UCP_MAP_LINE, "am/egr/zcopy", \
      PSEL_UCP_WORK_SAME, PSEL_UCP_MULTI_FRAG_DELTA}
 
+/* Put and get, on protosel's put and get lines: UCP's names in every
+ * release from 1.13 */
+#define PSEL_UCP_MAP_RMA \
+    {"put/offload/short", "put", PSEL_UCP_MAP_LINE, "put/offload/short", \
+     PSEL_UCP_WORK_SAME, 0}, \
+    {"put/offload/bcopy", "put", PSEL_UCP_MAP_LINE, "put/offload/bcopy", \
+     PSEL_UCP_WORK_SAME, 0}, \
+    {"put/offload/zcopy", "put", PSEL_UCP_MAP_LINE, "put/offload/zcopy", \
+     PSEL_UCP_WORK_SAME, 0}, \
+    {"put/am/bcopy",      "put", PSEL_UCP_MAP_LINE, "put/am/bcopy", \
+     PSEL_UCP_WORK_SAME, 0}, \
+    {"get/bcopy",         "get", PSEL_UCP_MAP_LINE, "get/bcopy", \
+     PSEL_UCP_WORK_SAME, 0}, \
+    {"get/zcopy",         "get", PSEL_UCP_MAP_LINE, "get/zcopy", \
+     PSEL_UCP_WORK_SAME, 0}, \
+    {"get/am/bcopy",      "get", PSEL_UCP_MAP_LINE, "get/am/bcopy", \
+     PSEL_UCP_WORK_SAME, 0}
+
 /* The rendezvous data protocols: the receiver's fetch, the sender's send
  * after an RTR */
 #define PSEL_UCP_MAP_RNDV_DATA \
@@ -81,7 +99,8 @@ static const psel_ucp_map_entry_t psel_ucp_map[] = {
     {"rndv/am/zcopy", "rndv_send", PSEL_UCP_MAP_LINE, "rndv/am",
      PSEL_UCP_WORK_ZCOPY, 0},
     PSEL_UCP_MAP_AM_EAGER,
-    {"am/rndv",  "am_send",   PSEL_UCP_MAP_RNDV_ALL, NULL, PSEL_UCP_WORK_SAME, 0}
+    {"am/rndv",  "am_send",   PSEL_UCP_MAP_RNDV_ALL, NULL, PSEL_UCP_WORK_SAME, 0},
+    PSEL_UCP_MAP_RMA
 };
 static const char psel_ucp_map_era_name[] = "1.14-1.17";
 #else
@@ -99,7 +118,8 @@ static const psel_ucp_map_entry_t psel_ucp_map[] = {
      * same work; it gives the tie to the plain one */
     {"am/egr/multi/zcopy/psn", "am_send", PSEL_UCP_MAP_LINE, "am/egr/zcopy",
      PSEL_UCP_WORK_SAME, 2 * PSEL_UCP_MULTI_FRAG_DELTA},
-    {"am/rndv",  "am_send",   PSEL_UCP_MAP_REMOTE, NULL, PSEL_UCP_WORK_SAME, 0}
+    {"am/rndv",  "am_send",   PSEL_UCP_MAP_REMOTE, NULL, PSEL_UCP_WORK_SAME, 0},
+    PSEL_UCP_MAP_RMA
 };
 static const char psel_ucp_map_era_name[] = "1.18 and later";
 #endif

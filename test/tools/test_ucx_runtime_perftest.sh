@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# libprotosel_ucx.so in a pair of stock ucx_perftest processes: tag_lat and
-# tag_bw, on shared memory and tcp over loopback, run to completion, and the
-# table UCP prints (UCX_PROTO_INFO=y: ucp_tag_send*() for tag_lat,
-# ucp_tag_send*(multi) for tag_bw) is the one protosel prints for the same
+# libprotosel_ucx.so in a pair of stock ucx_perftest processes: tag_lat,
+# tag_bw and ucp_put_bw, on shared memory and tcp over loopback, run to
+# completion, and the table UCP prints (UCX_PROTO_INFO=y: ucp_tag_send*()
+# for tag_lat, ucp_tag_send*(multi) for tag_bw, ucp_put*(multi) for
+# ucp_put_bw from UCX 1.14) is the one protosel prints for the same
 # endpoint configuration (UCX_PSEL_PROTO_INFO=y), and the one protosel's
 # own tool computes in another process, from its own view of this host's
 # resources and lanes (psel_info -e -j --ucp --same-host: an oracle
@@ -62,6 +63,30 @@ for tr in $trs; do
             $tables compare "$d/psel.json" "$d/client" --title "$ucp_title"
         cat "$tmp/out"
     done
+done
+
+# put (ucp_put_bw over the perftest's own buffers): from UCX 1.14 UCP's
+# put table is the one protosel prints for the endpoint; UCX 1.13 runs put
+# and get offload on other lanes than protosel's model, and keeps UCP's
+# lines (docs/runtime-library.md)
+ucx_minor=$(echo "$ucx_built" | awk -F. '{ print $2 + 0 }')
+for tr in $trs; do
+    d=$tmp/$tr-put; mkdir -p "$d"
+    # shellcheck disable=SC2206
+    senv=(${tr_env[$tr]} "${lib_env[@]}" UCX_PROTO_INFO=y UCX_PSEL_PROTO_INFO=y)
+    cenv=("${senv[@]}")
+    check "$tr ucp_put_bw 64 KiB, both sides preloaded" \
+        perftest_pair "$d" senv cenv -t ucp_put_bw -s 65536 -n 200 -w 20 -f
+    check "... prints its final line" final "$d/client"
+    if [ "$ucx_minor" -ge 14 ]; then
+        check "... UCP's put table is the library's own for the endpoint (UCX $ucx_built)" \
+            $tables compare "$d/client" "$d/client" --no-lanes \
+            --title 'ucp_put\*\(multi\) from host memory' \
+            --psel-title 'protosel ep_cfg\[[0-9]+\] multi *\| *put, contig host memory'
+        cat "$tmp/out"
+    else
+        absent "... UCX $ucx_built: put keeps UCP's lines" "lines for UCP's put protocols" "$d/client"
+    fi
 done
 
 # one side only: UCP of the other is stock (protocols v1: the library

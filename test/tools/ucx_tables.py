@@ -2,7 +2,7 @@
 """Compare protosel's tag-send table with the one stock UCP prints.
 
     ucx_tables.py compare PSEL UCX [--sizes N] [--title REGEX] [--protosel]
-                          [--psel-title REGEX] [--rndv-any-lanes]
+                          [--psel-title REGEX] [--rndv-any-lanes] [--no-lanes]
     ucx_tables.py psel-rows PSEL
     ucx_tables.py ucx-rows UCX [--title REGEX]
 
@@ -23,8 +23,11 @@ per message), so the scheme (rndv/get, rndv/put, rndv/am) is compared at
 that size, the class elsewhere. It also compares the rows themselves
 (adjacent rows of one class merged). --rndv-any-lanes leaves out the lanes
 of rendezvous rows: an active message's rendezvous data path is chosen by
-UCP's receiver in a selection of its own. An active-message table's
-protocols (am/egr/short) are compared as their tag twins. Prints a report;
+UCP's receiver in a selection of its own; --no-lanes leaves out the lanes
+of every row (a put's rma lane is chosen by the peer's memory key, which
+protosel does not see). An active-message table's protocols (am/egr/short)
+are compared as their tag twins, put and get protocols by UCP's words for
+them ("short", "copy-in", "software emulation"). Prints a report;
 exit status 1 on any difference, 2 on unreadable input.
 
 `psel-rows` and `ucx-rows` print the rows read: START END PROTOCOL LANES.
@@ -74,6 +77,27 @@ def ucx_class(desc):
     return desc.replace(" ", "_")
 
 
+# protosel's put and get protocols, as UCP describes them in its tables
+RMA_DESC = {
+    "put/offload/short": "short",
+    "put/offload/bcopy": "copy-in",
+    "put/offload/zcopy": "zero-copy",
+    "put/am/bcopy": "software emulation",
+    "get/bcopy": "copy-out",
+    "get/zcopy": "zero-copy",
+    "get/am/bcopy": "software emulation",
+}
+
+
+def psel_class(name):
+    """protosel's protocol name -> the name its UCP row compares as."""
+    if name in RMA_DESC:
+        return ucx_class(RMA_DESC[name])
+    # an active-message table names UCP's protocols (am/egr/short); UCP's
+    # rows say what they do, as the tag table's
+    return re.sub(r"^am/", "", name)
+
+
 def lanes_of(text):
     return tuple(sorted(set(LANE.findall(text))))
 
@@ -105,8 +129,8 @@ def table_rows(lines, title_re, psel):
         start = size_of(m.group(1))
         end = size_of(m.group(2)) if m.group(2) else start
         if psel:
-            pm = re.search(r"\[([a-z]+/[a-z]+)\]", cells[1])
-            proto = pm.group(1) if pm else cells[1]
+            pm = re.search(r"\[([a-z]+(?:/[a-z]+)+)\]", cells[1])
+            proto = psel_class(pm.group(1)) if pm else cells[1]
         else:
             proto = ucx_class(cells[1])
         rows.append((start, end, proto, lanes_of(cells[2] if len(cells) > 2 else "")))
@@ -125,9 +149,7 @@ def read_psel(path, title=PSEL_TITLE):
     rows = []
     for r in doc["tables"][0]["rows"]:
         end = INF if r["end"] in (None, "inf") else int(r["end"])
-        # an active-message table names UCP's protocols (am/egr/short);
-        # UCP's rows say what they do, as the tag table's
-        proto = re.sub(r"^am/", "", r["protocol"])
+        proto = psel_class(r["protocol"])
         rows.append((int(r["start"]), end, proto, lanes_of(r.get("lanes", ""))))
     return rows
 
@@ -155,7 +177,7 @@ def find(rows, size):
 
 
 def compare(psel_path, ucx_path, nsizes, title, second_psel, psel_title,
-            rndv_any_lanes=False):
+            rndv_any_lanes=False, no_lanes=False):
     psel = read_psel(psel_path, psel_title)
     ucx = table_rows(open(ucx_path).read().splitlines(), title, second_psel)
     if not psel or not ucx:
@@ -175,8 +197,8 @@ def compare(psel_path, ucx_path, nsizes, title, second_psel, psel_title,
             continue
         want = p[2] if (u[2].startswith("rndv") and size == u[0]) else cls(p[2])
         got = u[2] if (u[2].startswith("rndv") and size == u[0]) else cls(u[2])
-        lanes_differ = p[3] != u[3] and not (rndv_any_lanes and
-                                             got.startswith("rndv"))
+        lanes_differ = p[3] != u[3] and not no_lanes and \
+            not (rndv_any_lanes and got.startswith("rndv"))
         if want != got or lanes_differ:
             print("size %d: protosel %s on %s, UCP %s on %s"
                   % (size, want, "+".join(p[3]), got, "+".join(u[3])))
@@ -194,7 +216,7 @@ def main(argv):
     # UCX 1.13 writes "ucp_tag_send*()", later releases "ucp_tag_send*"
     title = r"ucp_tag_send\*(\(\))? from host memory"
     args, nsizes, second_psel, psel_title = [], 64, False, PSEL_TITLE
-    rndv_any_lanes = False
+    rndv_any_lanes = no_lanes = False
     i = 1
     while i < len(argv):
         if argv[i] == "--sizes":
@@ -209,6 +231,9 @@ def main(argv):
         elif argv[i] == "--rndv-any-lanes":
             rndv_any_lanes = True
             i += 1
+        elif argv[i] == "--no-lanes":
+            no_lanes = True
+            i += 1
         elif argv[i] == "--title":
             title = argv[i + 1]
             i += 2
@@ -217,7 +242,7 @@ def main(argv):
             i += 1
     if len(args) == 3 and args[0] == "compare":
         return compare(args[1], args[2], nsizes, title, second_psel, psel_title,
-                       rndv_any_lanes)
+                       rndv_any_lanes, no_lanes)
     if len(args) == 2 and args[0] in ("psel-rows", "ucx-rows"):
         if args[0] == "psel-rows":
             rows = read_psel(args[1])
