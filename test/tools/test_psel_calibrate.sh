@@ -7,7 +7,10 @@
 #  3. with it, the tcp and shm tables never pick a protocol that the same
 #     run measured as clearly slower (more than PSEL_CAL_TOLERANCE, 1.25x,
 #     over the fastest protocol measured at the same size, at two
-#     neighbouring measured sizes of a table row);
+#     neighbouring measured sizes of a table row); a pair of protocols of
+#     which the run said the machine's speed changed while or after it
+#     measured one is excused, saying so (their points may come from two
+#     speed levels of this VM, bench/README.md "Known limits");
 #  4. psel_perftest runs with UCX_PSEL_CALIBRATION and reports the same table;
 #  5. a cross-host style session against a psel_perftest server works;
 #  6. bad command lines and a foreign file are reported;
@@ -209,7 +212,8 @@ slower_picks() { # TABLE LANES-REGEX [POINT-KEYWORD (point)]
     awk -v lanes="$2" -v kw="${3:-point}" '
         FNR == NR { s[NR] = $1; e[NR] = $2; p[NR] = $3; rows = NR; next }
         $1 == kw && $3 ~ lanes && $6 != "-" {
-            t[$5, $2] = $6; if (!($5 in best) || $6 < best[$5]) best[$5] = $6
+            t[$5, $2] = $6
+            if (!($5 in best) || $6 < best[$5]) { best[$5] = $6; bestp[$5] = $2 }
             sizes[$5] = 1
         }
         END {
@@ -217,15 +221,23 @@ slower_picks() { # TABLE LANES-REGEX [POINT-KEYWORD (point)]
                 for (r = 1; r <= rows; ++r) {
                     if (x + 0 >= s[r] + 0 && (e[r] == "inf" || x + 0 <= e[r] + 0)) break
                 }
-                if ((x, p[r]) in t) print x, r, p[r], t[x, p[r]], best[x]
+                if ((x, p[r]) in t) print x, r, p[r], t[x, p[r]], best[x], bestp[x]
             }
         }' "$1" "$cal" | sort -n |
     awk -v tol="$tolerance" '
         { slow = ($4 > tol * $5) }
         slow && prev_slow && $2 == prev_row {
-            printf "%s B and %s B: %s %.3f us, fastest %.3f us\n", prev_x, $1, $3, $4 / 1e3, $5 / 1e3
+            printf "%s B and %s B: %s %.3f us, fastest %s %.3f us\n", prev_x, $1, $3, $4 / 1e3, $6, $5 / 1e3
         }
         { prev_slow = slow; prev_row = $2; prev_x = $1 }'
+}
+
+# level_moved PROTO LANES-REGEX: the run said the machine's speed changed
+# while or after it measured PROTO over those lanes (and measured it
+# again): its points and another protocol's may come from two speed
+# levels of the machine, which no comparison of points can tell apart
+level_moved() {
+    grep -E "^$1 over [^:]*${2//[\^\$]/}: the machine's speed changed" "$tmp/cal.out" | head -1
 }
 
 for tr in tcp shm; do
@@ -233,7 +245,20 @@ for tr in tcp shm; do
     else envs=("${shm_env[@]}") lanes='/memory$'; fi
     [ $tr = shm ] && { table "$tmp/shm.cal" "$cal" "${envs[@]}";
                        table "$tmp/shm.attr" none "${envs[@]}"; }
-    slower_picks "$tmp/$tr.cal" "$lanes" >"$tmp/$tr.slower"
+    slower_picks "$tmp/$tr.cal" "$lanes" >"$tmp/$tr.slower.all"
+    # a pair whose points the run says came from two speed levels is
+    # excused, saying so; any other fails
+    : >"$tmp/$tr.slower"
+    while read -r line; do
+        picked=$(echo "$line" | awk '{ print $6 }')
+        fastest=$(echo "$line" | awk '{ print $(NF - 2) }')
+        moved=$(level_moved "$picked" "$lanes"; level_moved "$fastest" "$lanes")
+        if [ -n "$moved" ]; then
+            echo "# $tr: excused, $line: $(echo "$moved" | head -1 | cut -c1-160)"
+        else
+            echo "$line" >>"$tmp/$tr.slower"
+        fi
+    done <"$tmp/$tr.slower.all"
     [ ! -s "$tmp/$tr.slower" ]
     result "$tr: the measured table picks no protocol measured > ${tolerance}x slower" $? \
         "$tmp/$tr.slower" "$tmp/$tr.cal"
