@@ -508,22 +508,21 @@ static int compare_ucx(const psel_info_opts_t *opts,
 {
     static const struct {
         psel_op_t   op;
-        unsigned    feature;
         const char *member;
     } ops[] = {
-        {PSEL_OP_TAG_SEND, PSEL_FEATURE_TAG, "tag_send"},
-        {PSEL_OP_PUT,      PSEL_FEATURE_RMA, "put"},
-        {PSEL_OP_GET,      PSEL_FEATURE_RMA, "get"},
-        {PSEL_OP_AM_SEND,  PSEL_FEATURE_AM,  "am_send"}
+        {PSEL_OP_TAG_SEND, "tag_send"},
+        {PSEL_OP_PUT,      "put"},
+        {PSEL_OP_GET,      "get"},
+        {PSEL_OP_AM_SEND,  "am_send"}
     };
     unsigned i, count = 0;
     int ret = 0;
 
     for (i = 0; i < ucs_static_array_size(ops); ++i) {
-        count += !!(opts->features & ops[i].feature);
+        count += !!(opts->features & psel_ep_feature_of_op(ops[i].op));
     }
     for (i = 0; i < ucs_static_array_size(ops); ++i) {
-        if (!(opts->features & ops[i].feature)) {
+        if (!(opts->features & psel_ep_feature_of_op(ops[i].op))) {
             continue;
         }
         if (opts->json && (count > 1)) {

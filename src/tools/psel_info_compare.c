@@ -449,20 +449,6 @@ static void psel_cmp_print_json(const char *path, const psel_cmp_ucx_t *ucx,
     printf("\n]}\n");
 }
 
-/* The feature of endpoint init that enables @a op */
-static unsigned psel_cmp_feature(psel_op_t op)
-{
-    switch (op) {
-    case PSEL_OP_PUT:
-    case PSEL_OP_GET:
-        return PSEL_FEATURE_RMA;
-    case PSEL_OP_AM_SEND:
-        return PSEL_FEATURE_AM;
-    default:
-        return PSEL_FEATURE_TAG;
-    }
-}
-
 int psel_info_compare_ucx(const char *path, psel_op_t op,
                           const psel_resource_table_t *local_in,
                           const psel_resource_table_t *peer_in,
@@ -542,7 +528,7 @@ int psel_info_compare_ucx(const char *path, psel_op_t op,
     }
 
     memset(&params, 0, sizeof(params));
-    params.features = psel_cmp_feature(op);
+    params.features = psel_ep_feature_of_op(op);
     params.local    = &local;
     params.remote   = &peer;
     params.locality = locality;

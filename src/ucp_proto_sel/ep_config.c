@@ -13,12 +13,30 @@
 #include <ucs/sys/math.h>
 #include <string.h>
 
+unsigned psel_ep_feature_of_op(psel_op_t op)
+{
+    switch (op) {
+    case PSEL_OP_PUT:
+    case PSEL_OP_GET:
+        return PSEL_FEATURE_RMA;
+    case PSEL_OP_AM_SEND:
+        return PSEL_FEATURE_AM;
+    default:
+        return PSEL_FEATURE_TAG;
+    }
+}
+
 static uint64_t psel_ep_ops_of_features(unsigned features)
 {
-    return ((features & PSEL_FEATURE_TAG) ? UCS_BIT(PSEL_OP_TAG_SEND) : 0) |
-           ((features & PSEL_FEATURE_RMA) ?
-            (UCS_BIT(PSEL_OP_PUT) | UCS_BIT(PSEL_OP_GET)) : 0) |
-           ((features & PSEL_FEATURE_AM) ? UCS_BIT(PSEL_OP_AM_SEND) : 0);
+    uint64_t ops = 0;
+    psel_op_t op;
+
+    for (op = 0; op < PSEL_OP_LAST; ++op) {
+        if (features & psel_ep_feature_of_op(op)) {
+            ops |= UCS_BIT(op);
+        }
+    }
+    return ops;
 }
 
 static void psel_ep_lane_limits(const psel_config_t *config, uint32_t roles,

@@ -88,6 +88,9 @@ typedef struct psel_ep_config {
 ucs_status_t psel_ep_config_init(psel_ep_config_t *ep,
                                  const psel_ep_params_t *params);
 
+/** The feature (PSEL_FEATURE_*) that enables operation @a op. */
+unsigned psel_ep_feature_of_op(psel_op_t op);
+
 /** Release the tables of @a ep. */
 void psel_ep_config_cleanup(psel_ep_config_t *ep);
 

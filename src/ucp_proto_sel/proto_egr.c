@@ -373,16 +373,20 @@ const psel_proto_t psel_proto_egr_zcopy = {
 static ucs_status_t psel_am_one_fragment(ucs_status_t status,
                                          psel_proto_caps_t *caps)
 {
-    size_t frag_size = ((const psel_proto_lanes_priv_t*)caps->priv)->frag_size;
+    size_t frag_size;
     unsigned i;
 
-    for (i = 0; (status == UCS_OK) && (i < caps->num_ranges); ++i) {
+    if (status != UCS_OK) {
+        return status;
+    }
+    frag_size = ((const psel_proto_lanes_priv_t*)caps->priv)->frag_size;
+    for (i = 0; i < caps->num_ranges; ++i) {
         if (caps->ranges[i].max_length >= frag_size) {
             caps->ranges[i].max_length = frag_size;
             caps->num_ranges           = i + 1;
         }
     }
-    return status;
+    return UCS_OK;
 }
 
 static ucs_status_t psel_am_egr_bcopy_init(const psel_proto_init_params_t *params,
