@@ -156,9 +156,17 @@ typedef struct {
 #define CAL_LEVEL_REFS 2
 
 
+/** The operation a protocol serves, and so the tests that measure it */
+typedef enum {
+    CAL_OP_TAG,        /* tag_lat, tag_bw */
+    CAL_OP_PUT,        /* put_lat, put_bw: stock UCP only (--ucp) */
+    CAL_OP_GET         /* get_lat, get_bw: likewise */
+} cal_op_t;
+
 /** One protocol of a setup: what its table says, and what was measured. */
 typedef struct {
     char              name[PSEL_CALIB_PROTO_MAX];
+    cal_op_t          op;
     psel_proto_caps_t caps;        /* min_length, the largest size (last
                                       range), lanes, cfg_priority */
     cal_run_t         runs[CAL_MAX_RUNS]; /* where the configuration that
@@ -188,6 +196,18 @@ typedef struct {
     unsigned          num_breaks;
 } cal_proto_t;
 
+
+/** The test that measures @a p's single (latency) or streamed cost */
+static inline pt_test_id_t cal_test(const cal_proto_t *p, int streamed)
+{
+    static const pt_test_id_t tests[][2] = {
+        [CAL_OP_TAG] = {PT_TEST_TAG_LAT, PT_TEST_TAG_BW},
+        [CAL_OP_PUT] = {PT_TEST_PUT_LAT, PT_TEST_PUT_BW},
+        [CAL_OP_GET] = {PT_TEST_GET_LAT, PT_TEST_GET_BW}
+    };
+
+    return tests[p->op][streamed != 0];
+}
 
 /** One measured size of one test. */
 typedef struct {

@@ -53,8 +53,7 @@ static ucs_status_t cal_cross_measure(cal_ctx_t *ctx, const cal_setup_t *setup,
                                       psel_calib_cross_point_t *points,
                                       double end)
 {
-    pt_test_id_t test = (t == PSEL_PERF_SINGLE) ? PT_TEST_TAG_LAT :
-                                                  PT_TEST_TAG_BW;
+    pt_test_id_t test = cal_test(p, t != PSEL_PERF_SINGLE);
     cal_point_status_t result;
     ucs_status_t status;
     cal_point_t point;

@@ -180,12 +180,16 @@ ucs_status_t cal_measure(cal_ctx_t *ctx, pt_test_id_t test, size_t size,
     const cal_mode_t *mode = ctx->opts.mode;
     uint32_t flags         = (size >= CAL_COLD_MIN) ? PT_FLAG_COLD : 0;
     unsigned factor        = pt_tests[test].pingpong ? 2 : 1;
-    uint64_t min_iters     = (test == PT_TEST_TAG_BW) ? CAL_STREAM_MIN : 2;
+    uint64_t min_iters     = pt_tests[test].streamed ? CAL_STREAM_MIN : 2;
     double times[CAL_MAX_REPEATS], probe[3], cost, start;
     cal_cpu_sample_t before, after;
     ucs_status_t status;
     unsigned retry;
     uint64_t iters;
+
+    /* put_lat's message says it arrived by its last byte: 1 byte stands
+     * for 0 (a crossover's neighbours) */
+    size = ucs_max(size, pt_tests[test].min_size);
 
     /* the probe alone would not fit */
     if ((hint > 0) && (psel_oob_time() + 3 * hint * factor > end)) {

@@ -517,7 +517,7 @@ static ucs_status_t cal_check_level(cal_ctx_t *ctx, cal_proto_t *p,
         if (ref->size == 0) {
             continue;
         }
-        status = cal_measure(ctx, PT_TEST_TAG_LAT, ref->size, ref->before,
+        status = cal_measure(ctx, cal_test(p, 0), ref->size, ref->before,
                              psel_oob_time() + CAL_LEVEL_CHECK_TIME, &again,
                              &result);
         if ((status != UCS_OK) || (result == CAL_POINT_LATE)) {
@@ -571,14 +571,17 @@ static ucs_status_t cal_sweep(cal_ctx_t *ctx, const cal_setup_t *setup,
         if (!cal_runs(p, sizes[i])) {
             continue; /* the fallback protocol runs there */
         }
+        if (sizes[i] < pt_tests[cal_test(p, 0)].min_size) {
+            continue; /* put_lat: a put of 0 bytes says nothing arrived */
+        }
         cal_progress(setup, p, i, num_sizes, sizes[i]);
         /* what the previous size took, scaled up: to skip a probe that
          * could not fit anyway */
-        status = cal_measure(ctx, PT_TEST_TAG_LAT, sizes[i],
+        status = cal_measure(ctx, cal_test(p, 0), sizes[i],
                              prev_lat * sizes[i] / ucs_max(prev_size, 1), end,
                              &lat, &res_lat);
         if ((status == UCS_OK) && (res_lat != CAL_POINT_LATE)) {
-            status = cal_measure(ctx, PT_TEST_TAG_BW, sizes[i],
+            status = cal_measure(ctx, cal_test(p, 1), sizes[i],
                                  prev_bw * sizes[i] / ucs_max(prev_size, 1),
                                  end, &bw, &res_bw);
         }

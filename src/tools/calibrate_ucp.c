@@ -38,21 +38,41 @@
 #define CAL_UCP_SETTLE_SIZE  65536 /* no eager short reaches it */
 
 /* The UCP protocols protosel models, as protosel names them, each with its
- * class (copy 0, eager zero-copy 1, rendezvous 2) and the settings that
- * force it: the others' thresholds off, its own at 0 */
+ * operation, its class (copy 0, eager zero-copy 1, rendezvous 2) and the
+ * settings that force it. Tag send: the others' thresholds off, its own at
+ * 0. Put and get (UCX 1.14 on, where the protocol tier maps them): the
+ * operation's other offload protocols left out by UCX_PROTOS, so that only
+ * it and the one by active messages remain (UCP runs that one over any
+ * endpoint: a list that leaves UCP no protocol for some size aborts the
+ * process), and its own threshold at 0 */
 static const struct {
     const char *name;
+    cal_op_t    op;
     unsigned    priority;
     const char *settings;
 } cal_ucp_targets[] = {
-    {"egr/short", 0,
+    {"egr/short", CAL_OP_TAG, 0,
      "UCX_RNDV_THRESH=inf\nUCX_ZCOPY_THRESH=inf\nUCX_BCOPY_THRESH=inf"},
-    {"egr/bcopy", 0,
+    {"egr/bcopy", CAL_OP_TAG, 0,
      "UCX_RNDV_THRESH=inf\nUCX_ZCOPY_THRESH=inf\nUCX_BCOPY_THRESH=0"},
-    {"egr/zcopy", 1, "UCX_RNDV_THRESH=inf\nUCX_ZCOPY_THRESH=0"},
-    {"rndv/am",   2, "UCX_RNDV_THRESH=0\nUCX_RNDV_SCHEME=am"},
-    {"rndv/put",  2, "UCX_RNDV_THRESH=0\nUCX_RNDV_SCHEME=put_zcopy"},
-    {"rndv/get",  2, "UCX_RNDV_THRESH=0\nUCX_RNDV_SCHEME=get_zcopy"}
+    {"egr/zcopy", CAL_OP_TAG, 1, "UCX_RNDV_THRESH=inf\nUCX_ZCOPY_THRESH=0"},
+    {"rndv/am",   CAL_OP_TAG, 2, "UCX_RNDV_THRESH=0\nUCX_RNDV_SCHEME=am"},
+    {"rndv/put",  CAL_OP_TAG, 2, "UCX_RNDV_THRESH=0\nUCX_RNDV_SCHEME=put_zcopy"},
+    {"rndv/get",  CAL_OP_TAG, 2, "UCX_RNDV_THRESH=0\nUCX_RNDV_SCHEME=get_zcopy"},
+    {"put/offload/short", CAL_OP_PUT, 0,
+     "UCX_PROTOS=^put/offload/bcopy,put/offload/zcopy,put/sgl/*"},
+    {"put/offload/bcopy", CAL_OP_PUT, 0,
+     "UCX_PROTOS=^put/offload/short,put/offload/zcopy,put/sgl/*\n"
+     "UCX_BCOPY_THRESH=0"},
+    {"put/offload/zcopy", CAL_OP_PUT, 1,
+     "UCX_PROTOS=^put/offload/short,put/offload/bcopy,put/sgl/*\n"
+     "UCX_ZCOPY_THRESH=0"},
+    {"put/am/bcopy", CAL_OP_PUT, 0, "UCX_PROTOS=^put/offload/*,put/sgl/*"},
+    {"get/bcopy", CAL_OP_GET, 0,
+     "UCX_PROTOS=^get/zcopy\nUCX_BCOPY_THRESH=0"},
+    {"get/zcopy", CAL_OP_GET, 1,
+     "UCX_PROTOS=^get/bcopy\nUCX_ZCOPY_THRESH=0"},
+    {"get/am/bcopy", CAL_OP_GET, 0, "UCX_PROTOS=^get/bcopy,get/zcopy"}
 };
 
 #define CAL_UCP_NUM_TARGETS \
@@ -71,18 +91,20 @@ typedef struct {
 
 /*
  * Reconnect both sides with @a forced, this side with UCX_PROTO_INFO=y,
- * settle with a single and a streaming send (so that UCP selects for both,
- * and for the rendezvous on each side), and read what UCP printed: it
- * prints to the process's stdout, which is a temporary file meanwhile.
+ * settle with a single and a streaming operation of each of @a ops
+ * (UCS_BIT(cal_op_t)), so that UCP selects for both (and for the
+ * rendezvous on each side), and read what UCP printed: it prints to the
+ * process's stdout, which is a temporary file meanwhile.
  */
 static ucs_status_t cal_ucp_configure(cal_ctx_t *ctx, const cal_setup_t *setup,
-                                      const char *forced,
+                                      const char *forced, unsigned ops,
                                       cal_ucp_tables_t *tables)
 {
     char *text     = NULL;
     size_t len     = 0;
     ucs_status_t status;
     FILE *capture, *stream;
+    cal_proto_t op_proto;
     double time;
     unsigned kind, i;
     int saved;
@@ -109,10 +131,14 @@ static ucs_status_t cal_ucp_configure(cal_ctx_t *ctx, const cal_setup_t *setup,
      * a threshold cached at connect): one of each test at a size no eager
      * short reaches */
     status = cal_configure(ctx, setup, forced, "UCX_PROTO_INFO=y");
-    for (i = 0; (status == UCS_OK) && (i < 2); ++i) {
-        status = pt_session_measure(&ctx->run, i ? PT_TEST_TAG_LAT :
-                                    PT_TEST_TAG_BW, CAL_UCP_SETTLE_SIZE, 0,
-                                    CAL_STREAM_MIN, 1, &time);
+    for (i = 0; (status == UCS_OK) && (i < 2 * (CAL_OP_GET + 1)); ++i) {
+        op_proto.op = (cal_op_t)(i / 2);
+        if (ops & UCS_BIT(op_proto.op)) {
+            status = pt_session_measure(&ctx->run, cal_test(&op_proto,
+                                                            !(i % 2)),
+                                        CAL_UCP_SETTLE_SIZE, 0,
+                                        CAL_STREAM_MIN, 1, &time);
+        }
     }
 
     fflush(stdout);
@@ -151,7 +177,8 @@ static ucs_status_t cal_ucp_configure(cal_ctx_t *ctx, const cal_setup_t *setup,
         fclose(stream);
     }
     free(text);
-    if ((status == UCS_OK) && !tables->have[PSEL_UCX_TABLE_TAG_SEND]) {
+    if ((status == UCS_OK) && (ops & UCS_BIT(CAL_OP_TAG)) &&
+        !tables->have[PSEL_UCX_TABLE_TAG_SEND]) {
         fprintf(stderr, "psel_calibrate: UCP printed no tag-send table over "
                 "%s (UCX_PROTO_INFO=y; is this UCX's protocols v2 there?)\n",
                 setup->name);
@@ -174,21 +201,29 @@ static const psel_cmp_row_t *cal_ucp_row(const psel_cmp_ucx_t *table,
 }
 
 /*
- * The row of the protocol UCP runs for @a test at @a size: the sender's
- * tag-send row; for a rendezvous, the receiver's fetch row if it reads
- * (get), else the sender's row after the RTR (put or am). NULL if a table
- * that decides is missing.
+ * The row of the protocol UCP runs for operation @a op, single or
+ * @a streamed, at @a size: the sender's put, get or tag-send row; for a
+ * rendezvous, the receiver's fetch row if it reads (get), else the sender's
+ * row after the RTR (put or am). NULL if a table that decides is missing.
  */
 static const psel_cmp_row_t *cal_ucp_ran(const cal_ucp_tables_t *tables,
-                                         pt_test_id_t test, size_t size)
+                                         cal_op_t op, int streamed,
+                                         size_t size)
 {
-    unsigned kind = ((test == PT_TEST_TAG_BW) &&
-                     tables->have[PSEL_UCX_TABLE_TAG_SEND_MULTI]) ?
-                    PSEL_UCX_TABLE_TAG_SEND_MULTI : PSEL_UCX_TABLE_TAG_SEND;
+    static const unsigned kinds[][2] = {
+        [CAL_OP_TAG] = {PSEL_UCX_TABLE_TAG_SEND, PSEL_UCX_TABLE_TAG_SEND_MULTI},
+        [CAL_OP_PUT] = {PSEL_UCX_TABLE_PUT, PSEL_UCX_TABLE_PUT_MULTI},
+        [CAL_OP_GET] = {PSEL_UCX_TABLE_GET, PSEL_UCX_TABLE_GET_MULTI}
+    };
+    unsigned kind = (streamed && tables->have[kinds[op][1]]) ? kinds[op][1] :
+                    kinds[op][0];
     const psel_cmp_row_t *row;
 
+    if (!tables->have[kind]) {
+        return NULL;
+    }
     row = cal_ucp_row(&tables->table[kind], size);
-    if ((row == NULL) || strncmp(row->proto, "rndv/", 5)) {
+    if ((row == NULL) || (op != CAL_OP_TAG) || strncmp(row->proto, "rndv/", 5)) {
         return row;
     }
     if (!tables->have[PSEL_UCX_TABLE_RNDV_FETCH]) {
@@ -269,7 +304,7 @@ static unsigned cal_ucp_runs(const cal_ucp_tables_t *tables, cal_proto_t *p,
     int joined;
 
     /* what UCP ran instead, at a size every protocol serves */
-    lat = cal_ucp_ran(tables, PT_TEST_TAG_LAT, CAL_UCP_PROBE_SIZE);
+    lat = cal_ucp_ran(tables, p->op, 0, CAL_UCP_PROBE_SIZE);
     if (lat != NULL) {
         cal_ucp_lanes(lat->lanes, lanes, sizeof(lanes));
         snprintf(ran, max, "%s over %s", lat->proto,
@@ -283,8 +318,8 @@ static unsigned cal_ucp_runs(const cal_ucp_tables_t *tables, cal_proto_t *p,
     p->num_breaks = 0;
     for (i = 0; i < num; ++i) {
         end = (i + 1 < num) ? starts[i + 1] - 1 : SIZE_MAX;
-        lat = cal_ucp_ran(tables, PT_TEST_TAG_LAT, starts[i]);
-        bw  = cal_ucp_ran(tables, PT_TEST_TAG_BW, starts[i]);
+        lat = cal_ucp_ran(tables, p->op, 0, starts[i]);
+        bw  = cal_ucp_ran(tables, p->op, 1, starts[i]);
         if ((lat == NULL) || (bw == NULL) || strcmp(lat->proto, p->name) ||
             strcmp(bw->proto, p->name) || strcmp(lat->lanes, bw->lanes)) {
             continue;
@@ -371,6 +406,17 @@ static ucs_status_t cal_ucp_unsupported(cal_ctx_t *ctx,
     return UCS_OK;
 }
 
+/* UCP's put and get run as protosel models them from UCX 1.14 on, where
+ * the protocol tier gives them lines (docs/runtime-library.md); UCX 1.13
+ * keeps its own, so they are not measured there */
+static int cal_ucp_measures_rma(void)
+{
+    unsigned major, minor, release;
+
+    ucp_get_version(&major, &minor, &release);
+    return (major > 1) || ((major == 1) && (minor >= 14));
+}
+
 ucs_status_t cal_ucp_setup(cal_ctx_t *ctx, const cal_setup_t *setup,
                            double end)
 {
@@ -378,24 +424,40 @@ ucs_status_t cal_ucp_setup(cal_ctx_t *ctx, const cal_setup_t *setup,
     psel_calib_line_t *lines[CAL_UCP_NUM_TARGETS];
     cal_ucp_tables_t *seen; /* [0]: UCP's own choice; then each forced */
     char ran[PSEL_PROTO_DESC_MAX + 64];
-    unsigned i, count = 0;
+    unsigned i, count = 0, left, ops, first;
     ucs_status_t status;
     cal_proto_t *p;
     double start;
+
+    ops = UCS_BIT(CAL_OP_TAG);
+    if (cal_ucp_measures_rma()) {
+        ops |= UCS_BIT(CAL_OP_PUT) | UCS_BIT(CAL_OP_GET);
+    } else {
+        printf("# %-4s put and get: not measured, UCX %s keeps UCP's own "
+               "lines for them\n", setup->name, ucp_get_version_string());
+    }
+    for (i = left = 0; i < CAL_UCP_NUM_TARGETS; ++i) {
+        left += !!(ops & UCS_BIT(cal_ucp_targets[i].op));
+    }
 
     seen = calloc(1 + CAL_UCP_NUM_TARGETS, sizeof(*seen));
     if (seen == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
     /* UCP's own choice, for the lanes it estimates each protocol over */
-    status = cal_ucp_configure(ctx, setup, NULL, &seen[0]);
+    status = cal_ucp_configure(ctx, setup, NULL, ops, &seen[0]);
     if (status != UCS_OK) {
         fprintf(stderr, "psel_calibrate: cannot run stock UCP over %s "
                 "(settings: %s)\n", setup->name, setup->settings);
         goto out;
     }
 
-    for (i = 0; i < CAL_UCP_NUM_TARGETS; ++i) {
+    /* the targets are grouped by operation: each group is fitted on its
+     * own, its lines ordered among themselves */
+    for (i = 0, first = 0; i < CAL_UCP_NUM_TARGETS; ++i) {
+        if (!(ops & UCS_BIT(cal_ucp_targets[i].op))) {
+            continue;
+        }
         /* each protocol gets an even share of the time left */
         start = psel_oob_time();
         p     = &protos[count];
@@ -403,42 +465,44 @@ ucs_status_t cal_ucp_setup(cal_ctx_t *ctx, const cal_setup_t *setup,
         ucs_strncpy_zero(p->name, cal_ucp_targets[i].name, sizeof(p->name));
         ucs_strncpy_zero(p->settings, cal_ucp_targets[i].settings,
                          sizeof(p->settings));
+        p->op                = cal_ucp_targets[i].op;
         p->caps.cfg_priority = cal_ucp_targets[i].priority;
         status = cal_ucp_configure(ctx, setup, cal_ucp_targets[i].settings,
-                                   &seen[1 + i]);
+                                   UCS_BIT(p->op), &seen[1 + i]);
         if (status != UCS_OK) {
             goto out;
         }
         if (cal_ucp_runs(&seen[1 + i], p, ran, sizeof(ran)) == 0) {
             status = cal_ucp_unsupported(ctx, setup, p, seen, 2 + i, ran);
+        } else {
+            /* measured without UCX_PROTO_INFO (the tables are read) */
+            status = cal_configure(ctx, setup, p->settings, NULL);
+            if (status == UCS_OK) {
+                lines[count] = psel_calib_line_get_via(&ctx->calib,
+                                                       PSEL_CALIB_VIA_UCP,
+                                                       p->name, p->caps.lanes,
+                                                       UCS_MEMORY_TYPE_HOST);
+                status       = (lines[count] == NULL) ? UCS_ERR_NO_MEMORY :
+                               cal_protocol(ctx, setup, p, lines[count],
+                                            start + (end - start) / left,
+                                            start);
+            }
+            count += (status == UCS_OK);
+        }
+        if (status != UCS_OK) {
+            goto out;
+        }
+        --left;
+        if (((i + 1 == CAL_UCP_NUM_TARGETS) ||
+             (cal_ucp_targets[i + 1].op != p->op)) && (count > first)) {
+            status = cal_fit_setup(ctx, setup, &protos[first], &lines[first],
+                                   count - first);
             if (status != UCS_OK) {
                 goto out;
             }
-            continue;
+            first = count;
         }
-
-        /* measured without UCX_PROTO_INFO (the tables are read) */
-        status = cal_configure(ctx, setup, p->settings, NULL);
-        if (status != UCS_OK) {
-            goto out;
-        }
-        lines[count] = psel_calib_line_get_via(&ctx->calib,
-                                               PSEL_CALIB_VIA_UCP, p->name,
-                                               p->caps.lanes,
-                                               UCS_MEMORY_TYPE_HOST);
-        if (lines[count] == NULL) {
-            status = UCS_ERR_NO_MEMORY;
-            goto out;
-        }
-        status = cal_protocol(ctx, setup, p, lines[count],
-                              start + (end - start) / (CAL_UCP_NUM_TARGETS - i),
-                              start);
-        if (status != UCS_OK) {
-            goto out;
-        }
-        ++count;
     }
-    status = cal_fit_setup(ctx, setup, protos, lines, count);
 
 out:
     free(seen);

@@ -20,22 +20,38 @@
 #include <unistd.h>
 
 const pt_test_info_t pt_tests[PT_TEST_LAST] = {
-    [PT_TEST_TAG_LAT]   = {"tag_lat", "tag match latency",   "latency",  1,  1},
-    [PT_TEST_TAG_BW]    = {"tag_bw",  "tag match bandwidth", "overhead", 32, 0},
-    [PT_TEST_CALIBRATE] = {"calibrate", "calibration session", "", 1, 0},
+    /*                     name, desc, lat_label, window, pingpong,
+     *                     streamed, rma, min_size */
+    [PT_TEST_TAG_LAT]   = {"tag_lat", "tag match latency", "latency", 1, 1,
+                           0, 0, 0},
+    [PT_TEST_TAG_BW]    = {"tag_bw", "tag match bandwidth", "overhead", 32, 0,
+                           1, 0, 0},
+    [PT_TEST_CALIBRATE] = {"calibrate", "calibration session", "", 1, 0,
+                           0, 0, 0},
+    [PT_TEST_PUT_LAT]   = {"put_lat", "put latency", "latency", 1, 1,
+                           0, 1, 1},
+    [PT_TEST_PUT_BW]    = {"put_bw", "put bandwidth", "overhead", 32, 0,
+                           1, 1, 0},
+    [PT_TEST_GET_LAT]   = {"get_lat", "get latency", "latency", 1, 0,
+                           0, 1, 0},
+    [PT_TEST_GET_BW]    = {"get_bw", "get bandwidth", "overhead", 32, 0,
+                           1, 1, 0},
 };
 
 int pt_params_check(const pt_params_t *params, char *err, size_t len)
 {
     if (params->test >= PT_TEST_LAST) {
-        snprintf(err, len, "unknown test id %u (accepted: tag_lat, tag_bw)",
-                 params->test);
+        snprintf(err, len, "unknown test id %u (accepted: 0 to %u)",
+                 params->test, PT_TEST_LAST - 1);
     } else if (params->flags & ~PT_FLAGS_ALL) {
         snprintf(err, len, "unknown test flags 0x%x", params->flags);
     } else if ((params->flags & PT_FLAG_UCP) &&
                (params->test == PT_TEST_CALIBRATE)) {
         snprintf(err, len, "the UCP data path flag (--ucp) applies to "
                  "tag_lat and tag_bw, not to a calibration session");
+    } else if (params->size < pt_tests[params->test].min_size) {
+        snprintf(err, len, "%s needs at least %zu bytes",
+                 pt_tests[params->test].name, pt_tests[params->test].min_size);
     } else if (params->size > PT_MAX_SIZE) {
         snprintf(err, len, "message size %llu is above the limit %llu",
                  (unsigned long long)params->size, PT_MAX_SIZE);
@@ -157,6 +173,11 @@ ucs_status_t pt_handshake_server(pt_run_t *run)
     }
 
     verdict = (pt_params_unpack(wire, &run->params, err, sizeof(err)) != 0);
+    if (!verdict && (run->params.test > PT_TEST_CALIBRATE)) {
+        snprintf(err, sizeof(err), "%s runs inside a calibration session "
+                 "only (psel_calibrate --ucp)", pt_tests[run->params.test].name);
+        verdict = 1;
+    }
     if (verdict) {
         PT_ERR("rejected the client's test: %s\n", err);
     }
@@ -220,6 +241,7 @@ ucs_status_t pt_prepare(pt_run_t *run)
     if (size <= run->buf_size) {
         return UCS_OK;
     }
+    pt_ucp_rma_unmap(run);
     free(run->sbuf);
     free(run->rbuf);
     run->sbuf     = run->rbuf = NULL;

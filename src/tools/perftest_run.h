@@ -58,6 +58,12 @@ typedef enum {
     PT_TEST_TAG_LAT,
     PT_TEST_TAG_BW,
     PT_TEST_CALIBRATE,      /* a calibration session (psel_calibrate) */
+    PT_TEST_PUT_LAT,        /* put ping-pong, as ucx_perftest's ucp_put_lat;
+                               this and the next three: stock UCP only
+                               (psel_calibrate --ucp), perftest_ucp.c */
+    PT_TEST_PUT_BW,         /* streamed puts, then a flush */
+    PT_TEST_GET_LAT,        /* one get at a time, to completion */
+    PT_TEST_GET_BW,         /* streamed gets */
     PT_TEST_LAST
 } pt_test_id_t;
 
@@ -67,6 +73,11 @@ typedef struct {
     const char *lat_label;  /* latency column title */
     unsigned    window;     /* default -O, as ucx_perftest */
     int         pingpong;   /* latency is half the round trip */
+    int         streamed;   /* UCP_OP_ATTR_FLAG_MULTI_SEND: the cost
+                               UCP's (multi) tables select on */
+    int         rma;        /* a put or get test: the peer's buffers are
+                               mapped, their keys exchanged */
+    size_t      min_size;   /* put_lat: its last byte says it arrived */
 } pt_test_info_t;
 
 extern const pt_test_info_t pt_tests[PT_TEST_LAST];
@@ -141,6 +152,12 @@ typedef struct {
     const char      *failure_op;  /* its kind: "send" or "receive" */
     size_t           failure_got; /* its bytes, a truncated receive's */
     pt_timing_t     *timing;    /* a measured client phase's, or NULL */
+    /* put and get tests (PT_PATH_UCP): this side's sbuf and rbuf mapped,
+     * and the peer's, by their remote keys */
+    ucp_mem_h        memh[2];   /* [0] sbuf, [1] rbuf; NULL: not mapped */
+    ucp_rkey_h       peer_rkey[2];
+    uint64_t         peer_addr[2];
+    unsigned         peer_slots; /* slots of the peer's buffers */
 } pt_run_t;
 
 
@@ -324,6 +341,17 @@ ucs_status_t pt_ucp_ep_create(pt_run_t *run, const void *address, size_t len,
  * @a orderly) and destroy the worker and context.
  */
 void pt_ucp_disconnect(pt_run_t *run, int orderly);
+
+/**
+ * UCP path, a put or get test (pt_tests[].rma): map this side's buffers
+ * (again only when pt_prepare() replaced them) and exchange their addresses
+ * and remote keys with the peer over the control connection (the client
+ * first). Both sides call it before each measurement's phases.
+ */
+ucs_status_t pt_ucp_rma_exchange(pt_run_t *run, int is_client);
+
+/** Release the peer's keys and unmap this side's buffers (none: no-op). */
+void pt_ucp_rma_unmap(pt_run_t *run);
 
 /** UCP path: pt_run_phase(). */
 ucs_status_t pt_ucp_run_phase(pt_run_t *run, int is_client, uint64_t iters,

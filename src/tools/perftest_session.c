@@ -67,6 +67,9 @@ static ucs_status_t pt_measure_phases(pt_run_t *run, int is_client,
     timing->last      = psel_time_sec();
 
     status = pt_prepare(run);
+    if ((status == UCS_OK) && pt_tests[run->params.test].rma) {
+        status = pt_ucp_rma_exchange(run, is_client);
+    }
     if (status == UCS_OK) {
         status = pt_warmup(run, is_client);
     }
@@ -159,7 +162,9 @@ static ucs_status_t pt_serve_measure(pt_run_t *run)
     repeats   = psel_oob_get_le(wire + PT_WIRE_PARAMS_SIZE, 4);
     connected = (run->path == PT_PATH_UCP) ? (run->ucp_ep != NULL) :
                                              (run->ep != NULL);
-    if ((run->params.test >= PT_TEST_CALIBRATE) || (repeats == 0) ||
+    if ((run->params.test == PT_TEST_CALIBRATE) ||
+        (pt_tests[run->params.test].rma && (run->path != PT_PATH_UCP)) ||
+        (repeats == 0) ||
         (repeats > PT_SESSION_MAX_REPEATS) || !connected) {
         PT_ERR("rejected a measurement: test %u, %u repeats%s\n",
                run->params.test, repeats,

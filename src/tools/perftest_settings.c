@@ -56,6 +56,8 @@ static const pt_setting_def_t pt_setting_defs[PT_SETTINGS_MAX_KEYS] = {
     {"UCX_BCOPY_THRESH", PT_VALUE_SIZE, NULL, "auto, inf or a size in bytes"},
     {"UCX_RNDV_SCHEME", PT_VALUE_CHOICE, "auto|get_zcopy|put_zcopy|am",
      "auto, get_zcopy, put_zcopy or am"},
+    {"UCX_PROTOS", PT_VALUE_LIST, PT_LOWER PT_DIGITS "_/*",
+     "protocol patterns ([a-z0-9_/*], ',' between, optional leading '^')"},
 };
 
 /* The environment as it was before a session changed it: each name the

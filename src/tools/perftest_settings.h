@@ -38,7 +38,7 @@
 
 #define PT_SETTINGS_MAX_TEXT   1024u  /**< Bytes of the text form */
 #define PT_SETTINGS_MAX_VALUE  255u   /**< Bytes of one value */
-#define PT_SETTINGS_MAX_KEYS   13u    /**< Entries of the allow-list */
+#define PT_SETTINGS_MAX_KEYS   14u    /**< Entries of the allow-list */
 
 
 /** A parsed, checked set of settings: one slot per allowed key. */

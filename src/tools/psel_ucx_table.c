@@ -484,6 +484,20 @@ static int psel_ucx_table_title_is(const char *text, const char *marker)
     return 0;
 }
 
+/* The operation of each table: its rows are named as its protocols */
+static const psel_op_t psel_ucx_table_ops[PSEL_UCX_TABLE_LAST] = {
+    [PSEL_UCX_TABLE_TAG_SEND]       = PSEL_OP_TAG_SEND,
+    [PSEL_UCX_TABLE_TAG_SEND_MULTI] = PSEL_OP_TAG_SEND,
+    [PSEL_UCX_TABLE_RNDV_FETCH]     = PSEL_OP_TAG_SEND,
+    [PSEL_UCX_TABLE_RNDV_SEND]      = PSEL_OP_TAG_SEND,
+    [PSEL_UCX_TABLE_PUT]            = PSEL_OP_PUT,
+    [PSEL_UCX_TABLE_PUT_MULTI]      = PSEL_OP_PUT,
+    [PSEL_UCX_TABLE_GET]            = PSEL_OP_GET,
+    [PSEL_UCX_TABLE_GET_MULTI]      = PSEL_OP_GET,
+    [PSEL_UCX_TABLE_AM_SEND]        = PSEL_OP_AM_SEND,
+    [PSEL_UCX_TABLE_AM_SEND_MULTI]  = PSEL_OP_AM_SEND
+};
+
 int psel_ucx_table_read_kind(FILE *f, const char *path,
                              psel_ucx_table_kind_t kind, psel_cmp_ucx_t *ucx)
 {
@@ -573,6 +587,12 @@ int psel_ucx_table_read_kind(FILE *f, const char *path,
                   psel_ucx_table_titles[kind]);
         return -1;
     }
+    if (psel_ucx_table_ops[kind] != PSEL_OP_TAG_SEND) {
+        for (i = 0; i < ucx->num_rows; ++i) {
+            psel_cmp_class_op(ucx->rows[i].desc, psel_ucx_table_ops[kind],
+                              ucx->rows[i].proto, sizeof(ucx->rows[i].proto));
+        }
+    }
     memcpy(ucx->ucx_version, version, sizeof(ucx->ucx_version));
     return 0;
 }
@@ -594,7 +614,6 @@ int psel_ucx_table_read_op(FILE *f, const char *path, psel_op_t op,
                              PSEL_UCX_TABLE_AM_SEND_MULTI, "active-message",
                              "ucx_info -e -u m"}
     };
-    unsigned i;
 
     if (op == PSEL_OP_TAG_SEND) {
         return psel_ucx_table_read(f, path, ucx);
@@ -613,10 +632,6 @@ int psel_ucx_table_read_op(FILE *f, const char *path, psel_op_t op,
             return -1;
         }
         ucx->streamed = 1;
-    }
-    for (i = 0; i < ucx->num_rows; ++i) {
-        psel_cmp_class_op(ucx->rows[i].desc, op, ucx->rows[i].proto,
-                          sizeof(ucx->rows[i].proto));
     }
     return 0;
 }

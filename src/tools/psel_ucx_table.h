@@ -83,7 +83,9 @@ typedef enum {
  * (UCX_PROTO_INFO=y, with or without its log prefix): rows cover 0..inf
  * one after the other; a row of one size ("0") is that size alone. Rows of
  * the rendezvous tables are named by how the data moves (rndv/get,
- * rndv/put, rndv/am, "none" for no data).
+ * rndv/put, rndv/am, "none" for no data); rows of the put, get and
+ * active-message tables as protosel's protocols of that operation
+ * ("put/offload/short", "am/rndv/get").
  *
  * @return 0, or -1 when @a f holds no such table (a debug message).
  */

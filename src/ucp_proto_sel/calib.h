@@ -24,10 +24,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define PSEL_CALIB_FORMAT_VERSION 4    /**< Written on line 2; 1 to 4 are read
+#define PSEL_CALIB_FORMAT_VERSION 5    /**< Written on line 2; 1 to 5 are read
                                             (2 added noise and rail lines, 3
                                             the rail's peer and B/s, 4 the
-                                            lines measured through UCP) */
+                                            lines measured through UCP, 5
+                                            those of UCP's put and get) */
 #define PSEL_CALIB_PROTO_MAX      32   /**< Bytes of a protocol name, with NUL */
 #define PSEL_CALIB_MAX_LINES      512  /**< Lines (proto, lanes, memtype) per calibration */
 #define PSEL_CALIB_MAX_POINTS     4096 /**< Points per line */

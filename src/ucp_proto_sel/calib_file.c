@@ -810,6 +810,7 @@ static psel_calib_line_t *psel_calib_parse_line_of(psel_calib_parser_t *p,
                                                    char **tokens)
 {
     char proto[PSEL_CALIB_PROTO_MAX], lanes[PSEL_PROTO_DESC_MAX];
+    const psel_proto_t *known;
     psel_calib_line_t *line;
     ucs_memory_type_t mem_type;
 
@@ -827,6 +828,15 @@ static psel_calib_line_t *psel_calib_parse_line_of(psel_calib_parser_t *p,
     if (mem_type == UCS_MEMORY_TYPE_LAST) {
         psel_calib_parse_error(p, "memtype '%s': unknown memory type",
                                tokens[3]);
+        return NULL;
+    }
+
+    known = psel_proto_by_name(proto);
+    if ((via == PSEL_CALIB_VIA_UCP) && (p->version < 5) && (known != NULL) &&
+        (known->op_mask & (UCS_BIT(PSEL_OP_PUT) | UCS_BIT(PSEL_OP_GET)))) {
+        psel_calib_parse_error(p, "%s %s: a line of UCP's put or get, a "
+                               "record of format version 5, in a file of "
+                               "version %u", tokens[0], proto, p->version);
         return NULL;
     }
 

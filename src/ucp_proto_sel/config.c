@@ -251,6 +251,13 @@ ucs_config_field_t psel_config_table[] = {
      "UCX_MAX_RMA_RAILS.",
      ucs_offsetof(psel_config_t, max_rma_lanes), UCS_CONFIG_TYPE_UINT},
 
+    {"PREFER_OFFLOAD", "y",
+     "As UCX_PREFER_OFFLOAD: put and get by active messages (put/am/bcopy,\n"
+     "get/am/bcopy: software emulation, which needs the target to progress)\n"
+     "only where no offload protocol of the operation applies. The protocol\n"
+     "tier takes UCP's own setting.",
+     ucs_offsetof(psel_config_t, prefer_offload), UCS_CONFIG_TYPE_BOOL},
+
     {"ENABLE", "y",
      "With libprotosel_ucx.so preloaded into a stock UCX application\n"
      "(LD_PRELOAD, or UCX_PLUGIN_PATH from UCX 1.22), select UCP's protocols\n"

@@ -45,7 +45,11 @@ enum {
      *  opposed to sending it from the user's registered buffer (zcopy):
      *  which of stock UCP's protocols does the same work (rndv/am/bcopy or
      *  rndv/am/zcopy) depends on it */
-    PSEL_PROTO_CAP_COPY        = 1u << 2
+    PSEL_PROTO_CAP_COPY        = 1u << 2,
+    /** Selected only at sizes where no other protocol of its operation
+     *  applies: UCP's put and get by active messages while
+     *  UCX_PREFER_OFFLOAD=y (their cfg_thresh is then "inf") */
+    PSEL_PROTO_CAP_LAST_RESORT = 1u << 3
 };
 
 

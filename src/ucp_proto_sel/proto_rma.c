@@ -202,6 +202,9 @@ static ucs_status_t psel_rma_am_init(const psel_proto_init_params_t *params,
         stages.send.c  += cost->recv;
     }
     caps->min_length = 0;
+    if (params->config->prefer_offload) {
+        caps->flags |= PSEL_PROTO_CAP_LAST_RESORT;
+    }
     psel_proto_add_frag_ranges(caps, &stages, frag_size);
     psel_proto_set_lanes(&set, NULL, frag_size, 0, caps);
     return UCS_OK;

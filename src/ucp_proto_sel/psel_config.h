@@ -94,6 +94,9 @@ typedef struct psel_config {
     unsigned                max_rndv_lanes;  /**< Max lanes for rendezvous */
     unsigned                max_rma_lanes;   /**< Max lanes for put and get
                                                   zero-copy */
+    int                     prefer_offload;  /**< put and get by active
+                                                  messages only where no
+                                                  offload protocol applies */
     double                  multi_lane_max_ratio; /**< Drop lanes slower than
                                                        best/ratio */
     double                  keepalive_interval; /**< Seconds between

@@ -151,6 +151,19 @@ static uint64_t psel_envelope_candidates(const psel_envelope_t *env, size_t x)
         }
     }
 
+    /* a last resort drops out wherever another protocol applies */
+    for (i = 0; i < env->table->num_protos; ++i) {
+        if ((applicable & UCS_BIT(i)) &&
+            !(env->table->caps[i].flags & PSEL_PROTO_CAP_LAST_RESORT)) {
+            for (i = 0; i < env->table->num_protos; ++i) {
+                if (env->table->caps[i].flags & PSEL_PROTO_CAP_LAST_RESORT) {
+                    applicable &= ~UCS_BIT(i);
+                }
+            }
+            break;
+        }
+    }
+
     if (!forced) {
         return applicable;
     }

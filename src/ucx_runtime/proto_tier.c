@@ -100,6 +100,7 @@ typedef struct psel_pt_ep {
     psel_resource_table_t table;                 /* over rscs */
     psel_ep_lanes_t       lanes;
     char                  lanes_str[256];        /* for the dumps */
+    int                   prefer_offload;        /* UCP's UCX_PREFER_OFFLOAD */
     unsigned              max_rma_lanes;         /* UCP's UCX_MAX_RMA_RAILS,
                                                     0 where it has none */
     psel_config_t         config[PSEL_PERF_LAST];/* select_perf per flavour */
@@ -452,8 +453,12 @@ static ucs_status_t psel_pt_ep_key(ucp_worker_h worker,
 #if PSEL_UCX_AT_LEAST(1, 16)
     /* put and get zero-copy run on as many rma_bw lanes as UCP allows */
     ep->max_rma_lanes  = context->config.ext.max_rma_lanes;
+    /* UCP's put and get by active messages are its last resort unless
+     * UCX_PREFER_OFFLOAD=n (their cfg_thresh "inf"), which the tier keeps */
+    ep->prefer_offload = (context->config.ext.prefer_offload == UCS_YES);
 #else
     ep->max_rma_lanes  = 0;
+    ep->prefer_offload = 1; /* UCP's put and get keep its own lines */
 #endif
     ep->num_rscs       = 0;
     for (lane = 0; lane < key->num_lanes; ++lane) {
@@ -587,6 +592,7 @@ static ucs_status_t psel_pt_select_init(psel_pt_ep_t *ep, psel_perf_type_t perf)
     UCS_STATIC_ASSERT(ucs_static_array_size(protos) == PSEL_PT_SEL_LAST);
     ep->config[perf]             = *psel_pt.config;
     ep->config[perf].select_perf = perf;
+    ep->config[perf].prefer_offload = ep->prefer_offload;
     if (ep->max_rma_lanes > 0) {
         ep->config[perf].max_rma_lanes = ucs_min(ep->max_rma_lanes,
                                                  PSEL_MAX_LANES);
@@ -699,7 +705,9 @@ static psel_pt_ep_t *psel_pt_ep_find(ucp_worker_h worker,
         ep = psel_pt.cache[i];
         if ((ep != NULL) && ep->used && (ep->num_rscs == probe->num_rscs) &&
             !memcmp(ep->rscs, probe->rscs, sizeof(*ep->rscs) * ep->num_rscs) &&
-            !memcmp(&ep->layout, &probe->layout, sizeof(ep->layout))) {
+            !memcmp(&ep->layout, &probe->layout, sizeof(ep->layout)) &&
+            (ep->max_rma_lanes == probe->max_rma_lanes) &&
+            (ep->prefer_offload == probe->prefer_offload)) {
             return ep;
         }
     }
@@ -724,6 +732,9 @@ static psel_pt_ep_t *psel_pt_ep_find(ucp_worker_h worker,
     ep->num_rscs = probe->num_rscs;
     memcpy(ep->rscs, probe->rscs, sizeof(*ep->rscs) * probe->num_rscs);
     ep->layout   = probe->layout;
+    /* UCP's settings that the selection follows: part of the identity */
+    ep->max_rma_lanes  = probe->max_rma_lanes;
+    ep->prefer_offload = probe->prefer_offload;
     return (psel_pt_ep_init(ep) == UCS_OK) ? ep : NULL;
 }
 

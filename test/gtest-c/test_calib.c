@@ -1394,7 +1394,7 @@ static void test_round_trip_write_parse(void **state)
     assert_calib_equal(&calib, &parsed);
 
     /* human- and awk-readable: keyword, names, then numbers in ns */
-    assert_non_null(strstr(text, "\nprotosel-calibration 4\n"));
+    assert_non_null(strstr(text, "\nprotosel-calibration 5\n"));
     assert_non_null(strstr(text, "\nmode quick\n"));
     assert_non_null(strstr(text, "\nnoise 3.25 41.5 0.5 1.875 4\n"));
     /* rails in B/s: 1540.25 x 2^20 = 1615069184, 112.5 x 2^20 = 117964800 */
@@ -1568,8 +1568,15 @@ typedef struct {
 } bad_file_t;
 
 static const bad_file_t bad_files[] = {
-    {"", 1, "missing 'protosel-calibration 4' line"},
-    {"# only a comment\n\n", 2, "missing 'protosel-calibration 4' line"},
+    {"", 1, "missing 'protosel-calibration 5' line"},
+    {"# only a comment\n\n", 2, "missing 'protosel-calibration 5' line"},
+    /* format 5: UCP's put and get */
+    {HDR4 "ucp-range put/offload/zcopy cma/memory host inf 1 1 1 1\n", 7,
+     "ucp-range put/offload/zcopy: a line of UCP's put or get, a record of "
+     "format version 5, in a file of version 4"},
+    {HDR4 "ucp-unsupported get/bcopy cma/memory host\n", 7,
+     "ucp-unsupported get/bcopy: a line of UCP's put or get, a record of "
+     "format version 5, in a file of version 4"},
     /* format 4: lines measured through UCP */
     {HDR "ucp-range egr/bcopy tcp/lo host inf 1 1 1 1\n", 7,
      "ucp-range: a record of format version 4, in a file of version 1"},
@@ -1619,7 +1626,7 @@ static const bad_file_t bad_files[] = {
      "rail tcp/eth0 to every peer: duplicate"},
     {HDR3 "rail tcp/eth0 0002c0a80001 20000 0\n", 7, "rail tcp/eth0: bad "
      "value"},
-    {"hello 1\n", 1, "expected 'protosel-calibration 4' as the first line"},
+    {"hello 1\n", 1, "expected 'protosel-calibration 5' as the first line"},
     {HDR_HOST HDR_MAGIC, 1, "as the first line, got 'host'"},
     {"protosel-calibration x\n", 1, "format version 'x'"},
     {"protosel-calibration 1 2\n", 1, "first line"},
@@ -1824,15 +1831,15 @@ static void test_accepted_variants(void **state)
 
 static void test_other_format_version_unsupported(void **state)
 {
-    static const char text[] = "protosel-calibration 5\nwhatever new\n";
+    static const char text[] = "protosel-calibration 6\nwhatever new\n";
     psel_calib_t calib;
 
     psel_test_log_capture_start();
     assert_int_equal(psel_calib_parse(text, sizeof(text) - 1, "test", &calib),
                      UCS_ERR_UNSUPPORTED);
     psel_test_log_capture_stop();
-    psel_assert_log_contains("test:1: format version 5, this build reads 1 "
-                             "to 4");
+    psel_assert_log_contains("test:1: format version 6, this build reads 1 "
+                             "to 5");
 }
 
 /*

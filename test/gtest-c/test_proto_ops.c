@@ -176,8 +176,10 @@ static void test_get_lines_shm(void **state)
 }
 
 /*
- * The tables over shared memory cover every size, one protocol giving way
- * to the next where it ends or the single lines cross:
+ * The tables over shared memory cover every size. As UCP with its default
+ * UCX_PREFER_OFFLOAD=y, put and get by active messages are a last resort:
+ * cma's zero-copy takes every size. With UCX_PREFER_OFFLOAD=n, one
+ * protocol gives way to the next where the single lines cross:
  *   put: 0.100 + 0.4783048x = 2.130 + 0.0855697x at x = 2030 / 0.3927351 =
  *        5168.88 B (below the 8240 B fragment): put/am/bcopy to 5168.
  *   get: 0.200 + 0.4783048x = 2.210 + 0.0855697x at 2010 / 0.3927351 =
@@ -224,11 +226,19 @@ static void test_tables(void **state)
                                           "put/offload/zcopy"};
     static const char *const get_ib[]  = {"get/bcopy", "get/zcopy"};
     static const size_t ib_last[]      = {207, SIZE_MAX};
+    static const char *const put_shm_offload[] = {"put/offload/zcopy"};
+    static const char *const get_shm_offload[] = {"get/zcopy"};
+    static const size_t all[]          = {SIZE_MAX};
     psel_mock_ep_t ep;
 
     psel_mock_ep_shm(&ep);
+    assert_true(config.prefer_offload); /* UCX_PSEL_PREFER_OFFLOAD=y */
+    assert_table(&ep, PSEL_OP_PUT, put_shm_offload, all, 1);
+    assert_table(&ep, PSEL_OP_GET, get_shm_offload, all, 1);
+    config.prefer_offload = 0;
     assert_table(&ep, PSEL_OP_PUT, put_shm, put_shm_last, 2);
     assert_table(&ep, PSEL_OP_GET, get_shm, get_shm_last, 2);
+    config.prefer_offload = 1;
     psel_mock_ep_ib(&ep);
     assert_table(&ep, PSEL_OP_PUT, put_ib, ib_last, 2);
     assert_table(&ep, PSEL_OP_GET, get_ib, ib_last, 2);

@@ -4,7 +4,10 @@
 # thresholds computed by hand below, and whose protosel lines would give
 # another table. Both tiers and psel_info --ucp must follow the UCP lines,
 # leave out a protocol marked ucp-unsupported, and UCP's own UCX_PROTO_INFO
-# table must be that table. Then a bad file. TAP output; no speed asserted.
+# table must be that table. Then a bad file. From UCX 1.14 the same for
+# put: hand-made put lines decide UCP's put table; and psel_calibrate --ucp
+# measures UCP's put and get protocols (UCX 1.13: says it does not). TAP
+# output; no speed asserted.
 #
 # UCP lines (single = multi), d = 1 (UCX_PSEL_RNDV_PERF_DIFF=0):
 #   egr/short  5000 ns, flat
@@ -213,6 +216,21 @@ calibrate=${PSEL_CALIBRATE:-./src/tools/psel_calibrate}
 run timeout -k 5 120 "$calibrate" -q -u -t tcp -m 65536 -o "$tmp/ucp-cal.txt"
 result "psel_calibrate --ucp -q -t tcp: measures UCP's protocols or refuses saying why" \
     $(( $? > 1 )) "$tmp/all"
+ucx_minor=$(echo "$ucx_built" | awk -F. '{ print $2 + 0 }')
+if [ "$ucx_minor" -ge 14 ]; then
+    # UCP's put and get protocols too, each forced by UCX_PROTOS: measured,
+    # refused for noise, or what UCP ran instead named (over tcp/lo UCP has
+    # no put short, put bcopy or get offload: it runs put/am/bcopy and
+    # get/am/bcopy there)
+    for p in put/offload/short put/offload/bcopy put/offload/zcopy put/am/bcopy \
+             get/bcopy get/zcopy get/am/bcopy; do
+        expect "... $p: measured, or what UCP ran when it was forced" \
+            "^# tcp  $p +(tcp/lo +[0-9]+ sizes|- +UCP cannot run it here: it ran (put|get)/[a-z/]+ over tcp/lo)"
+    done
+else
+    expect "... UCX $ucx_built: put and get not measured, and why" \
+        "^# tcp  put and get: not measured, UCX $ucx_built keeps UCP's own lines for them"
+fi
 for p in rndv/am rndv/put; do
     if [ "${ucx_built%.*}" = 1.16 ]; then
         expect "... UCX 1.16: $p is left to UCP's own line, its tables not saying what ran" \
@@ -222,5 +240,53 @@ for p in rndv/am rndv/put; do
             "^# tcp  $p +(tcp/lo +[0-9]+ sizes|- +UCP cannot run it here: it ran [a-z]+/[a-z]+ over tcp/lo)"
     fi
 done
+
+if [ -s "$tmp/ucp-cal.txt" ]; then
+    check "... its file is of format 5" grep -qx "protosel-calibration 5" "$tmp/ucp-cal.txt"
+fi
+
+# Put lines measured through UCP drive UCP's put table (UCX 1.14 on, where
+# the protocol tier maps put): over tcp/lo, hand-made flat lines that make
+# put/am/bcopy cheapest at every size, or put/offload/zcopy. A ucx_perftest
+# ucp_put_bw pair under the library prints UCP's streamed put table, which
+# must be the library's own for the endpoint, and:
+#  - am lines, UCP's default UCX_PREFER_OFFLOAD=y: zero-copy at every size
+#    (put by active messages needs the target to progress: UCP runs it only
+#    where no offload protocol applies, and so does protosel's model);
+#  - am lines, UCX_PREFER_OFFLOAD=n: software emulation at every size;
+#  - zcopy lines, UCX_PREFER_OFFLOAD=n: zero-copy at every size.
+if [ "$ucx_minor" -ge 14 ]; then
+    header5() { header | sed 's/^protosel-calibration 4$/protosel-calibration 5/'; }
+    { header5
+      echo "ucp-range put/am/bcopy tcp/lo host inf 1000 0 1000 0"
+      echo "ucp-range put/offload/zcopy tcp/lo host inf 3000 0 3000 0"; } >"$tmp/put-am.txt"
+    { header5
+      echo "ucp-range put/am/bcopy tcp/lo host inf 3000 0 3000 0"
+      echo "ucp-range put/offload/zcopy tcp/lo host inf 1000 0 1000 0"; } >"$tmp/put-zcopy.txt"
+    for run in "am y zero-copy" "am n software emulation" "zcopy n zero-copy"; do
+        read -r kind prefer want <<<"$run"
+        d=$tmp/put-$kind-$prefer; mkdir -p "$d"
+        senv=("${uenv[@]}" LD_PRELOAD="$lib" UCX_PSEL_CALIBRATION="$tmp/put-$kind.txt"
+              UCX_PREFER_OFFLOAD="$prefer" UCX_WARN_UNUSED_ENV_VARS=n)
+        # shellcheck disable=SC2034  # perftest_pair reads it by name
+        cenv=("${senv[@]}")
+        check "put lines: $kind cheapest, UCX_PREFER_OFFLOAD=$prefer, ucx_perftest ucp_put_bw 64 KiB" \
+            perftest_pair "$d" senv cenv -t ucp_put_bw -s 65536 -n 200 -w 20
+        absent "... without a warning" "UCX  *(WARN|ERROR) " "$tmp/all"
+        expect "... the endpoint takes them" \
+            "cost lines: .* through UCP for .*put/" "$d/client"
+        check "... UCP's streamed put table is the library's own for the endpoint" \
+            $tables compare "$d/client" "$d/client" --no-lanes \
+            --title 'ucp_put\*\(multi\) from host memory' \
+            --psel-title 'protosel ep_cfg\[[0-9]+\] multi *\| *put, contig host memory'
+        cat "$tmp/out"
+        grep -A12 'ucp_put\*(multi) from host memory' "$d/client" |
+            awk -F'|' '$2 ~ /^ *[0-9]+[KMGT]?(\.\.([0-9]+[KMGT]?|inf))? *$/ {
+                d = $3; gsub(/^ +| +$/, "", d); print d }' >"$d/rows"
+        echo "# put table: $(paste -sd';' "$d/rows")"
+        check "... $want at every size" bash -c \
+            "[ -s '$d/rows' ] && ! grep -vqx '$want' '$d/rows'"
+    done
+fi
 
 tap_done
