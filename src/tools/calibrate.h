@@ -160,7 +160,8 @@ typedef struct {
 typedef enum {
     CAL_OP_TAG,        /* tag_lat, tag_bw */
     CAL_OP_PUT,        /* put_lat, put_bw: stock UCP only (--ucp) */
-    CAL_OP_GET         /* get_lat, get_bw: likewise */
+    CAL_OP_GET,        /* get_lat, get_bw: likewise */
+    CAL_OP_AM          /* am_lat, am_bw: likewise */
 } cal_op_t;
 
 /** One protocol of a setup: what its table says, and what was measured. */
@@ -203,7 +204,8 @@ static inline pt_test_id_t cal_test(const cal_proto_t *p, int streamed)
     static const pt_test_id_t tests[][2] = {
         [CAL_OP_TAG] = {PT_TEST_TAG_LAT, PT_TEST_TAG_BW},
         [CAL_OP_PUT] = {PT_TEST_PUT_LAT, PT_TEST_PUT_BW},
-        [CAL_OP_GET] = {PT_TEST_GET_LAT, PT_TEST_GET_BW}
+        [CAL_OP_GET] = {PT_TEST_GET_LAT, PT_TEST_GET_BW},
+        [CAL_OP_AM]  = {PT_TEST_AM_LAT, PT_TEST_AM_BW}
     };
 
     return tests[p->op][streamed != 0];

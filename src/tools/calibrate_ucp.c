@@ -6,10 +6,13 @@
  * rendezvous scheme; a UCX_PROTOS list naming a protocol UCP cannot run
  * makes UCP abort the process with "could not find a protocol", these
  * never do). What UCP really runs at each size is read from its
- * UCX_PROTO_INFO tables: the sender's tag-send tables (single and multi),
- * and for a rendezvous the receiver's "data fetch" (get, or an RTR) and
- * the sender's "data send" after an RTR (put or am); from UCX 1.18, which
- * prints no fetch table, the tag-send row itself. The sizes where it
+ * UCX_PROTO_INFO tables: the sender's tag-send, active-message, put or
+ * get tables (single and multi), and for a rendezvous the receiver's "data
+ * fetch" (get, or an RTR) and the sender's "data send" after an RTR (put
+ * or am); from UCX 1.18, which prints no fetch table, the sender's row
+ * itself. Put and get are measured from UCX 1.14 (where the protocol tier
+ * maps them), forced by UCX_PROTOS, each operation's lines fitted among
+ * themselves. The sizes where it
  * runs the protocol forced are measured through the UCP path of the
  * session (perftest_ucp.c), and the lines are fitted in natural order, as
  * protosel's own (calibrate_setup.c), into PSEL_CALIB_VIA_UCP lines keyed
@@ -72,7 +75,17 @@ static const struct {
      "UCX_PROTOS=^get/zcopy\nUCX_BCOPY_THRESH=0"},
     {"get/zcopy", CAL_OP_GET, 1,
      "UCX_PROTOS=^get/bcopy\nUCX_ZCOPY_THRESH=0"},
-    {"get/am/bcopy", CAL_OP_GET, 0, "UCX_PROTOS=^get/bcopy,get/zcopy"}
+    {"get/am/bcopy", CAL_OP_GET, 0, "UCX_PROTOS=^get/bcopy,get/zcopy"},
+    {"am/egr/short", CAL_OP_AM, 0,
+     "UCX_RNDV_THRESH=inf\nUCX_ZCOPY_THRESH=inf\nUCX_BCOPY_THRESH=inf"},
+    {"am/egr/bcopy", CAL_OP_AM, 0,
+     "UCX_RNDV_THRESH=inf\nUCX_ZCOPY_THRESH=inf\nUCX_BCOPY_THRESH=0"},
+    {"am/egr/zcopy", CAL_OP_AM, 1, "UCX_RNDV_THRESH=inf\nUCX_ZCOPY_THRESH=0"},
+    {"am/rndv/am", CAL_OP_AM, 2, "UCX_RNDV_THRESH=0\nUCX_RNDV_SCHEME=am"},
+    {"am/rndv/put", CAL_OP_AM, 2,
+     "UCX_RNDV_THRESH=0\nUCX_RNDV_SCHEME=put_zcopy"},
+    {"am/rndv/get", CAL_OP_AM, 2,
+     "UCX_RNDV_THRESH=0\nUCX_RNDV_SCHEME=get_zcopy"}
 };
 
 #define CAL_UCP_NUM_TARGETS \
@@ -131,7 +144,7 @@ static ucs_status_t cal_ucp_configure(cal_ctx_t *ctx, const cal_setup_t *setup,
      * a threshold cached at connect): one of each test at a size no eager
      * short reaches */
     status = cal_configure(ctx, setup, forced, "UCX_PROTO_INFO=y");
-    for (i = 0; (status == UCS_OK) && (i < 2 * (CAL_OP_GET + 1)); ++i) {
+    for (i = 0; (status == UCS_OK) && (i < 2 * (CAL_OP_AM + 1)); ++i) {
         op_proto.op = (cal_op_t)(i / 2);
         if (ops & UCS_BIT(op_proto.op)) {
             status = pt_session_measure(&ctx->run, cal_test(&op_proto,
@@ -200,6 +213,13 @@ static const psel_cmp_row_t *cal_ucp_row(const psel_cmp_ucx_t *table,
     return NULL;
 }
 
+/* An active message's protocol by its tag twin's name ("am/rndv/get":
+ * "rndv/get"), as the rendezvous tables name what follows either */
+static const char *cal_ucp_base(const char *name)
+{
+    return strncmp(name, "am/", 3) ? name : name + 3;
+}
+
 /*
  * The row of the protocol UCP runs for operation @a op, single or
  * @a streamed, at @a size: the sender's put, get or tag-send row; for a
@@ -213,7 +233,8 @@ static const psel_cmp_row_t *cal_ucp_ran(const cal_ucp_tables_t *tables,
     static const unsigned kinds[][2] = {
         [CAL_OP_TAG] = {PSEL_UCX_TABLE_TAG_SEND, PSEL_UCX_TABLE_TAG_SEND_MULTI},
         [CAL_OP_PUT] = {PSEL_UCX_TABLE_PUT, PSEL_UCX_TABLE_PUT_MULTI},
-        [CAL_OP_GET] = {PSEL_UCX_TABLE_GET, PSEL_UCX_TABLE_GET_MULTI}
+        [CAL_OP_GET] = {PSEL_UCX_TABLE_GET, PSEL_UCX_TABLE_GET_MULTI},
+        [CAL_OP_AM]  = {PSEL_UCX_TABLE_AM_SEND, PSEL_UCX_TABLE_AM_SEND_MULTI}
     };
     unsigned kind = (streamed && tables->have[kinds[op][1]]) ? kinds[op][1] :
                     kinds[op][0];
@@ -223,7 +244,8 @@ static const psel_cmp_row_t *cal_ucp_ran(const cal_ucp_tables_t *tables,
         return NULL;
     }
     row = cal_ucp_row(&tables->table[kind], size);
-    if ((row == NULL) || (op != CAL_OP_TAG) || strncmp(row->proto, "rndv/", 5)) {
+    if ((row == NULL) || ((op != CAL_OP_TAG) && (op != CAL_OP_AM)) ||
+        strncmp(cal_ucp_base(row->proto), "rndv/", 5)) {
         return row;
     }
     if (!tables->have[PSEL_UCX_TABLE_RNDV_FETCH]) {
@@ -320,8 +342,10 @@ static unsigned cal_ucp_runs(const cal_ucp_tables_t *tables, cal_proto_t *p,
         end = (i + 1 < num) ? starts[i + 1] - 1 : SIZE_MAX;
         lat = cal_ucp_ran(tables, p->op, 0, starts[i]);
         bw  = cal_ucp_ran(tables, p->op, 1, starts[i]);
-        if ((lat == NULL) || (bw == NULL) || strcmp(lat->proto, p->name) ||
-            strcmp(bw->proto, p->name) || strcmp(lat->lanes, bw->lanes)) {
+        if ((lat == NULL) || (bw == NULL) ||
+            strcmp(cal_ucp_base(lat->proto), cal_ucp_base(p->name)) ||
+            strcmp(cal_ucp_base(bw->proto), cal_ucp_base(p->name)) ||
+            strcmp(lat->lanes, bw->lanes)) {
             continue;
         }
         cal_ucp_lanes(lat->lanes, lanes, sizeof(lanes));
@@ -429,7 +453,7 @@ ucs_status_t cal_ucp_setup(cal_ctx_t *ctx, const cal_setup_t *setup,
     cal_proto_t *p;
     double start;
 
-    ops = UCS_BIT(CAL_OP_TAG);
+    ops = UCS_BIT(CAL_OP_TAG) | UCS_BIT(CAL_OP_AM);
     if (cal_ucp_measures_rma()) {
         ops |= UCS_BIT(CAL_OP_PUT) | UCS_BIT(CAL_OP_GET);
     } else {

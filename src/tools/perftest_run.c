@@ -36,6 +36,10 @@ const pt_test_info_t pt_tests[PT_TEST_LAST] = {
                            0, 1, 0},
     [PT_TEST_GET_BW]    = {"get_bw", "get bandwidth", "overhead", 32, 0,
                            1, 1, 0},
+    [PT_TEST_AM_LAT]    = {"am_lat", "active message latency", "latency", 1,
+                           1, 0, 0, 0},
+    [PT_TEST_AM_BW]     = {"am_bw", "active message bandwidth", "overhead", 32,
+                           0, 1, 0, 0},
 };
 
 int pt_params_check(const pt_params_t *params, char *err, size_t len)
@@ -221,8 +225,9 @@ ucs_status_t pt_prepare(pt_run_t *run)
     run->recv_mask = (run->params.flags & PT_FLAG_WILDCARD) ? 0 :
                      PT_TAG_MASK_FULL;
     /* a failed phase ends the session: nothing of it is counted on */
-    run->sends     = 0;
-    run->recvs     = 0;
+    run->sends      = 0;
+    run->recvs      = 0;
+    run->am_arrived = 0;
     run->failure   = UCS_OK;
 
     /* cold: messages rotate over page-aligned slots that span twice the

@@ -59,11 +59,13 @@ typedef enum {
     PT_TEST_TAG_BW,
     PT_TEST_CALIBRATE,      /* a calibration session (psel_calibrate) */
     PT_TEST_PUT_LAT,        /* put ping-pong, as ucx_perftest's ucp_put_lat;
-                               this and the next three: stock UCP only
+                               this and the next five: stock UCP only
                                (psel_calibrate --ucp), perftest_ucp.c */
     PT_TEST_PUT_BW,         /* streamed puts, then a flush */
     PT_TEST_GET_LAT,        /* one get at a time, to completion */
     PT_TEST_GET_BW,         /* streamed gets */
+    PT_TEST_AM_LAT,         /* active-message ping-pong (ucp_am_lat) */
+    PT_TEST_AM_BW,          /* streamed active messages (ucp_am_bw) */
     PT_TEST_LAST
 } pt_test_id_t;
 
@@ -158,6 +160,8 @@ typedef struct {
     ucp_rkey_h       peer_rkey[2];
     uint64_t         peer_addr[2];
     unsigned         peer_slots; /* slots of the peer's buffers */
+    uint64_t         am_arrived; /* active messages whose data is here,
+                                    since pt_prepare() */
 } pt_run_t;
 
 

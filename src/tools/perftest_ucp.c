@@ -6,7 +6,10 @@
  * UCP selects on its streaming cost lines), tag_lat without (single).
  * Then the put and get loops, which psel_calibrate --ucp measures UCP's
  * put and get protocols with, on buffers each side maps with ucp_mem_map
- * (user memory, as NIXL and MPI windows register theirs).
+ * (user memory, as NIXL and MPI windows register theirs), and the
+ * active-message loops, as ucx_perftest's ucp_am_lat and ucp_am_bw: an
+ * eager message's data is used where UCP hands it over, a rendezvous one
+ * is received into the receive buffer.
  * UCP reads its UCX_* settings from the environment at each connect, so a
  * calibration session's settings (perftest_settings.h) choose what it runs.
  */
@@ -35,6 +38,8 @@ static void pt_ucp_progress_cb(void *arg)
     ucp_worker_progress((ucp_worker_h)arg);
 }
 
+static ucs_status_t pt_ucp_am_handler_set(pt_run_t *run);
+
 ucs_status_t pt_ucp_setup_local(pt_run_t *run, void **address, size_t *len,
                                 char *reason)
 {
@@ -54,10 +59,11 @@ ucs_status_t pt_ucp_setup_local(pt_run_t *run, void **address, size_t *len,
     }
     params.field_mask        = UCP_PARAM_FIELD_FEATURES |
                                UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
-    /* RMA as well: psel_calibrate --ucp measures put and get; UCP's
-     * tag-send tables stay the same with it (UCX 1.16.0 and 1.22.0 over
-     * shared memory) */
-    params.features          = UCP_FEATURE_TAG | UCP_FEATURE_RMA;
+    /* RMA and AM as well: psel_calibrate --ucp measures put, get and
+     * active messages; UCP's tag-send tables stay the same with them (UCX
+     * 1.16.0 and 1.22.0 over shared memory and tcp/lo) */
+    params.features          = UCP_FEATURE_TAG | UCP_FEATURE_RMA |
+                               UCP_FEATURE_AM;
     params.estimated_num_eps = 1;
     status = ucp_init(&params, config, &run->ucp_context);
     ucp_config_release(config);
@@ -80,6 +86,13 @@ ucs_status_t pt_ucp_setup_local(pt_run_t *run, void **address, size_t *len,
     }
     run->oob.progress     = pt_ucp_progress_cb;
     run->oob.progress_arg = run->ucp_worker;
+
+    status = pt_ucp_am_handler_set(run);
+    if (status != UCS_OK) {
+        pt_setup_reason(run, reason, "set the active-message handler", status,
+                        mark);
+        return status;
+    }
 
     status = ucp_worker_get_address(run->ucp_worker, &ucp_address,
                                     &address_len);
@@ -220,6 +233,8 @@ static inline ucs_status_t pt_ucp_recv(pt_run_t *run, void *buf, size_t len,
 
 static ucs_status_t pt_ucp_rma_phase(pt_run_t *run, int is_client,
                                      uint64_t iters, int measured);
+static ucs_status_t pt_ucp_am_phase(pt_run_t *run, int is_client,
+                                    uint64_t iters, int measured);
 
 ucs_status_t pt_ucp_run_phase(pt_run_t *run, int is_client, uint64_t iters,
                               int measured)
@@ -230,6 +245,10 @@ ucs_status_t pt_ucp_run_phase(pt_run_t *run, int is_client, uint64_t iters,
     }
     if (pt_tests[run->params.test].rma) {
         return pt_ucp_rma_phase(run, is_client, iters, measured);
+    }
+    if ((run->params.test == PT_TEST_AM_LAT) ||
+        (run->params.test == PT_TEST_AM_BW)) {
+        return pt_ucp_am_phase(run, is_client, iters, measured);
     }
     return pt_ucp_k_run_phase(run, is_client, iters, measured);
 }
@@ -600,4 +619,195 @@ static ucs_status_t pt_ucp_rma_phase(pt_run_t *run, int is_client,
     }
     return is_client ? pt_ucp_rma_client(run, iters, measured) :
                        pt_ucp_rma_server(run, iters);
+}
+
+
+/* ---------------------------------------------------------------------- */
+/* Active messages                                                        */
+/* ---------------------------------------------------------------------- */
+
+#define PT_AM_ID  0x73  /* the handler's id on both sides */
+
+static void pt_ucp_am_data_cb(void *req, ucs_status_t status, size_t length,
+                              void *arg)
+{
+    pt_run_t *run = arg;
+
+    ucp_request_free(req);
+    if (status != UCS_OK) {
+        pt_fail(run, "receive", status, length);
+    }
+    ++run->am_arrived;
+}
+
+/* An active message arrived: an eager one's data is here (used in place,
+ * as ucx_perftest does); a rendezvous one is received into the receive
+ * buffer, and counted when that completes */
+static ucs_status_t pt_ucp_am_cb(void *arg, const void *header,
+                                 size_t header_length, void *data,
+                                 size_t length, const ucp_am_recv_param_t *rx)
+{
+    pt_run_t *run = arg;
+    ucp_request_param_t param;
+    ucs_status_ptr_t req;
+
+    if (!(rx->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+        ++run->am_arrived;
+        return UCS_OK;
+    }
+    if (length > run->buf_size) {
+        pt_fail(run, "receive", UCS_ERR_MESSAGE_TRUNCATED, length);
+        return UCS_OK;
+    }
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                         UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.recv_am   = pt_ucp_am_data_cb;
+    param.user_data    = run;
+    req = ucp_am_recv_data_nbx(run->ucp_worker, data,
+                               pt_buf(run, run->rbuf, run->am_arrived),
+                               length, &param);
+    if (UCS_PTR_IS_ERR(req)) {
+        pt_fail(run, "receive", UCS_PTR_STATUS(req), length);
+    } else if (req == NULL) {
+        ++run->am_arrived;
+    }
+    return UCS_INPROGRESS; /* UCP's descriptor: the receive has it */
+}
+
+static ucs_status_t pt_ucp_am_handler_set(pt_run_t *run)
+{
+    ucp_am_handler_param_t param;
+
+    param.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
+                       UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
+                       UCP_AM_HANDLER_PARAM_FIELD_CB |
+                       UCP_AM_HANDLER_PARAM_FIELD_ARG;
+    param.id         = PT_AM_ID;
+    param.flags      = UCP_AM_FLAG_WHOLE_MSG;
+    param.cb         = pt_ucp_am_cb;
+    param.arg        = run;
+    return ucp_worker_set_am_recv_handler(run->ucp_worker, &param);
+}
+
+static inline ucs_status_t pt_ucp_am_send(pt_run_t *run, uint64_t i)
+{
+    ucp_request_param_t param;
+
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                         UCP_OP_ATTR_FIELD_USER_DATA;
+    if (pt_tests[run->params.test].streamed) {
+        param.op_attr_mask |= UCP_OP_ATTR_FLAG_MULTI_SEND;
+    }
+    param.cb.send   = pt_ucp_send_cb;
+    param.user_data = run;
+    ++run->sends;
+    return pt_started(run, &run->sends,
+                      ucp_am_send_nbx(run->ucp_ep, PT_AM_ID, NULL, 0,
+                                      pt_buf(run, run->sbuf, i),
+                                      run->params.size, &param));
+}
+
+/* Progress until @a count active messages arrived since pt_prepare() */
+static ucs_status_t pt_ucp_am_wait(pt_run_t *run, uint64_t count,
+                                   const char *what)
+{
+    double deadline = 0;
+    unsigned spins  = 0;
+    ucs_status_t status;
+
+    while (run->am_arrived < count) {
+        ucp_worker_progress(run->ucp_worker);
+        if (ucs_unlikely(++spins == PT_SPINS_PER_CHECK)) {
+            spins  = 0;
+            status = pt_check_stalled(run, &deadline, what);
+            if (status != UCS_OK) {
+                return status;
+            }
+        }
+    }
+    return pt_check_failed(run, what);
+}
+
+/* am_lat: the client sends, the server answers each message with one of
+ * its own; one round trip an iteration. am_bw: the client keeps up to -O
+ * messages in flight, the server acknowledges them all by a tag message,
+ * as tag_bw's. */
+static ucs_status_t pt_ucp_am_phase(pt_run_t *run, int is_client,
+                                    uint64_t iters, int measured)
+{
+    uint64_t base = run->am_arrived, i, acked;
+    ucs_status_t status = UCS_OK;
+
+    if (run->params.test == PT_TEST_AM_LAT) {
+        for (i = 0; (status == UCS_OK) && (i < iters); ++i) {
+            if (!is_client) {
+                status = pt_ucp_am_wait(run, base + i + 1, "active message");
+            }
+            if ((status == UCS_OK) &&
+                UCS_STATUS_IS_ERR(pt_ucp_am_send(run, i))) {
+                return pt_check_failed(run, "active message");
+            }
+            if ((status == UCS_OK) && is_client) {
+                status = pt_ucp_am_wait(run, base + i + 1,
+                                        "active-message reply");
+            }
+            if (status == UCS_OK) {
+                status = pt_ucp_k_wait(run, &run->sends, 0,
+                                       "active message");
+            }
+            if ((status == UCS_OK) && measured && (run->timing != NULL)) {
+                pt_timing_update(run->timing, run->params.size);
+            }
+        }
+        return status;
+    }
+
+    if (!is_client) {
+        status = pt_ucp_am_wait(run, base + iters, "active message");
+        if (status != UCS_OK) {
+            return status;
+        }
+        psel_oob_put_le((uint8_t*)&run->ack, iters, 8);
+        if (UCS_STATUS_IS_ERR(pt_ucp_send(run, &run->ack, sizeof(run->ack),
+                                          PT_TAG_ACK))) {
+            return pt_check_failed(run, "send of the acknowledgement");
+        }
+        return pt_ucp_k_wait(run, &run->sends, 0,
+                             "send of the acknowledgement");
+    }
+
+    run->recv_size = sizeof(run->ack);
+    if (UCS_STATUS_IS_ERR(pt_ucp_recv(run, &run->ack, sizeof(run->ack),
+                                      PT_TAG_ACK, PT_TAG_MASK_FULL))) {
+        return pt_check_failed(run, "receive of the server's "
+                               "acknowledgement");
+    }
+    for (i = 0; i < iters; ++i) {
+        status = pt_ucp_k_wait(run, &run->sends, (int)run->window - 1,
+                               "active message");
+        if (status != UCS_OK) {
+            return status;
+        }
+        if (UCS_STATUS_IS_ERR(pt_ucp_am_send(run, i))) {
+            return pt_check_failed(run, "active message");
+        }
+        if (measured && (run->timing != NULL)) {
+            pt_timing_update(run->timing, run->params.size);
+        }
+    }
+    status = pt_ucp_k_wait(run, &run->sends, 0, "active message");
+    if (status == UCS_OK) {
+        status = pt_ucp_k_wait(run, &run->recvs, 0,
+                               "receive of the server's acknowledgement");
+    }
+    if (status != UCS_OK) {
+        return status;
+    }
+    acked = psel_oob_get_le((const uint8_t*)&run->ack, 8);
+    if (acked != iters) {
+        PT_ERR("the server received %llu active messages, %llu were sent\n",
+               (unsigned long long)acked, (unsigned long long)iters);
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
 }

@@ -28,7 +28,8 @@
                                             (2 added noise and rail lines, 3
                                             the rail's peer and B/s, 4 the
                                             lines measured through UCP, 5
-                                            those of UCP's put and get) */
+                                            those of UCP's put, get and
+                                            active messages) */
 #define PSEL_CALIB_PROTO_MAX      32   /**< Bytes of a protocol name, with NUL */
 #define PSEL_CALIB_MAX_LINES      512  /**< Lines (proto, lanes, memtype) per calibration */
 #define PSEL_CALIB_MAX_POINTS     4096 /**< Points per line */

@@ -833,10 +833,11 @@ static psel_calib_line_t *psel_calib_parse_line_of(psel_calib_parser_t *p,
 
     known = psel_proto_by_name(proto);
     if ((via == PSEL_CALIB_VIA_UCP) && (p->version < 5) && (known != NULL) &&
-        (known->op_mask & (UCS_BIT(PSEL_OP_PUT) | UCS_BIT(PSEL_OP_GET)))) {
-        psel_calib_parse_error(p, "%s %s: a line of UCP's put or get, a "
-                               "record of format version 5, in a file of "
-                               "version %u", tokens[0], proto, p->version);
+        !(known->op_mask & UCS_BIT(PSEL_OP_TAG_SEND))) {
+        psel_calib_parse_error(p, "%s %s: a line of UCP's put, get or active "
+                               "messages, a record of format version 5, in "
+                               "a file of version %u", tokens[0], proto,
+                               p->version);
         return NULL;
     }
 

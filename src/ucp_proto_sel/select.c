@@ -706,15 +706,22 @@ static ucs_status_t psel_select_calib_apply(const psel_select_t *select,
                                             ucs_memory_type_t mem_type,
                                             psel_proto_caps_t *caps)
 {
+    const char *lines_name = psel_proto_lines_name(proto);
     psel_calib_applied_t applied;
 
     if (!select->calib_for_ucp) {
-        applied = psel_calib_apply(select->calib, psel_proto_lines_name(proto),
-                                   caps->lanes, mem_type, caps) ?
+        applied = psel_calib_apply(select->calib, lines_name, caps->lanes,
+                                   mem_type, caps) ?
                   PSEL_CALIB_APPLIED_PROTOSEL : PSEL_CALIB_APPLIED_NONE;
     } else {
-        applied = psel_calib_apply_for_ucp(select->calib,
-                                           psel_proto_lines_name(proto),
+        /* UCP's own protocol of this operation measured (an active
+         * message's, psel_calibrate --ucp) before its twin's lines */
+        if ((proto->twin != NULL) &&
+            (psel_calib_find_via(select->calib, PSEL_CALIB_VIA_UCP,
+                                 proto->name, caps->lanes, mem_type) != NULL)) {
+            lines_name = proto->name;
+        }
+        applied = psel_calib_apply_for_ucp(select->calib, lines_name,
                                            caps->lanes, mem_type, caps);
     }
 

@@ -1572,11 +1572,14 @@ static const bad_file_t bad_files[] = {
     {"# only a comment\n\n", 2, "missing 'protosel-calibration 5' line"},
     /* format 5: UCP's put and get */
     {HDR4 "ucp-range put/offload/zcopy cma/memory host inf 1 1 1 1\n", 7,
-     "ucp-range put/offload/zcopy: a line of UCP's put or get, a record of "
-     "format version 5, in a file of version 4"},
+     "ucp-range put/offload/zcopy: a line of UCP's put, get or active "
+     "messages, a record of format version 5, in a file of version 4"},
     {HDR4 "ucp-unsupported get/bcopy cma/memory host\n", 7,
-     "ucp-unsupported get/bcopy: a line of UCP's put or get, a record of "
-     "format version 5, in a file of version 4"},
+     "ucp-unsupported get/bcopy: a line of UCP's put, get or active "
+     "messages, a record of format version 5, in a file of version 4"},
+    {HDR4 "ucp-point am/egr/bcopy sysv/memory host 1 1 1\n", 7,
+     "ucp-point am/egr/bcopy: a line of UCP's put, get or active messages, "
+     "a record of format version 5, in a file of version 4"},
     /* format 4: lines measured through UCP */
     {HDR "ucp-range egr/bcopy tcp/lo host inf 1 1 1 1\n", 7,
      "ucp-range: a record of format version 4, in a file of version 1"},

@@ -4,10 +4,11 @@
 # thresholds computed by hand below, and whose protosel lines would give
 # another table. Both tiers and psel_info --ucp must follow the UCP lines,
 # leave out a protocol marked ucp-unsupported, and UCP's own UCX_PROTO_INFO
-# table must be that table. Then a bad file. From UCX 1.14 the same for
-# put: hand-made put lines decide UCP's put table; and psel_calibrate --ucp
-# measures UCP's put and get protocols (UCX 1.13: says it does not). TAP
-# output; no speed asserted.
+# table must be that table. Then a bad file. An active message's own UCP
+# line comes before its tag twin's. From UCX 1.14 the same for put:
+# hand-made put lines decide UCP's put table. psel_calibrate --ucp measures
+# UCP's active-message protocols, and its put and get ones from UCX 1.14
+# (UCX 1.13: says it does not). TAP output; no speed asserted.
 #
 # UCP lines (single = multi), d = 1 (UCX_PSEL_RNDV_PERF_DIFF=0):
 #   egr/short  5000 ns, flat
@@ -227,7 +228,13 @@ if [ "$ucx_minor" -ge 14 ]; then
         expect "... $p: measured, or what UCP ran when it was forced" \
             "^# tcp  $p +(tcp/lo +[0-9]+ sizes|- +UCP cannot run it here: it ran (put|get)/[a-z/]+ over tcp/lo)"
     done
-else
+fi
+# active messages on every version: measured, or what UCP ran named
+for p in am/egr/short am/egr/bcopy am/egr/zcopy am/rndv/am am/rndv/put am/rndv/get; do
+    expect "... $p: measured, or what UCP ran when it was forced" \
+        "^# tcp  $p +(tcp/lo +([0-9]+ sizes|UCP does not run it: it ran [a-z/]+ over [a-z/]+ when)|- +UCP cannot run it here: it ran [a-z/]+ over tcp/lo)"
+done
+if [ "$ucx_minor" -lt 14 ]; then
     expect "... UCX $ucx_built: put and get not measured, and why" \
         "^# tcp  put and get: not measured, UCX $ucx_built keeps UCP's own lines for them"
 fi
@@ -244,6 +251,28 @@ done
 if [ -s "$tmp/ucp-cal.txt" ]; then
     check "... its file is of format 5" grep -qx "protosel-calibration 5" "$tmp/ucp-cal.txt"
 fi
+
+# An active message's own line measured through UCP comes before its tag
+# twin's: a cheap am/egr/bcopy line (100 ns flat) against egr/bcopy's
+# (100 us flat) gives the active-message table am/egr/bcopy past eager
+# short, up to its one fragment, while tag send leaves egr/bcopy out.
+{ header | sed 's/^protosel-calibration 4$/protosel-calibration 5/'
+  echo "ucp-range egr/bcopy tcp/lo host inf 100000 0 100000 0"
+  echo "ucp-range am/egr/bcopy tcp/lo host inf 100 0 100 0"; } >"$tmp/am-own.txt"
+aenv=(UCX_PSEL_CALIBRATION="$tmp/am-own.txt" UCX_PSEL_TLS=tcp UCX_PSEL_NET_DEVICES=lo)
+check "psel_info -e -j --ucp -u m with UCP's own am/egr/bcopy line" \
+    env "${aenv[@]}" "$info" -e -j --ucp -u m --same-process
+$tables psel-rows "$tmp/out" >"$tmp/am-own.rows"
+echo "# active messages: $(paste -sd';' "$tmp/am-own.rows")"
+# (psel-rows names an active message's protocols as their tag twins)
+check "... am/egr/bcopy takes sizes" grep -q " egr/bcopy " "$tmp/am-own.rows"
+check "psel_info -e -j --ucp -u t with the same file" \
+    env "${aenv[@]}" "$info" -e -j --ucp -u t --same-process
+check "... where tag send leaves egr/bcopy out" bash -c \
+    "! $tables psel-rows '$tmp/out' | grep -q ' egr/bcopy '"
+check "psel_info -e -x --ucp -u m names the line it took" \
+    env "${aenv[@]}" "$info" -e -x --ucp -u m --same-process
+expect "... through UCP for am/egr/bcopy" "cost lines: measured on .* through UCP for .*am/egr/bcopy"
 
 # Put lines measured through UCP drive UCP's put table (UCX 1.14 on, where
 # the protocol tier maps put): over tcp/lo, hand-made flat lines that make
