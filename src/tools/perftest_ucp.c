@@ -190,19 +190,27 @@ static void pt_ucp_recv_cb(void *req, ucs_status_t status,
     pt_recv_done(arg, status, info->length);
 }
 
+/* The parameters of an operation this side starts, counted in run->sends
+ * (its callback counts it done): streamed in a streaming test */
+static inline void pt_ucp_send_param(pt_run_t *run, ucp_request_param_t *param,
+                                     int streamed)
+{
+    param->op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                          UCP_OP_ATTR_FIELD_USER_DATA;
+    if (streamed) {
+        param->op_attr_mask |= UCP_OP_ATTR_FLAG_MULTI_SEND;
+    }
+    param->cb.send   = pt_ucp_send_cb;
+    param->user_data = run;
+    ++run->sends;
+}
+
 static inline ucs_status_t pt_ucp_send(pt_run_t *run, void *buf, size_t len,
                                        uint64_t tag)
 {
     ucp_request_param_t param;
 
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                         UCP_OP_ATTR_FIELD_USER_DATA;
-    if (pt_tests[run->params.test].streamed) {
-        param.op_attr_mask |= UCP_OP_ATTR_FLAG_MULTI_SEND;
-    }
-    param.cb.send   = pt_ucp_send_cb;
-    param.user_data = run;
-    ++run->sends;
+    pt_ucp_send_param(run, &param, pt_tests[run->params.test].streamed);
     return pt_started(run, &run->sends,
                       ucp_tag_send_nbx(run->ucp_ep, buf, len, tag, &param));
 }
@@ -447,14 +455,7 @@ static inline ucs_status_t pt_ucp_rma(pt_run_t *run, int is_get, uint64_t i)
     ucp_request_param_t param;
     ucs_status_ptr_t req;
 
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                         UCP_OP_ATTR_FIELD_USER_DATA;
-    if (pt_tests[run->params.test].streamed) {
-        param.op_attr_mask |= UCP_OP_ATTR_FLAG_MULTI_SEND;
-    }
-    param.cb.send   = pt_ucp_send_cb;
-    param.user_data = run;
-    ++run->sends;
+    pt_ucp_send_param(run, &param, pt_tests[run->params.test].streamed);
     if (is_get) {
         req = ucp_get_nbx(run->ucp_ep, pt_buf(run, run->rbuf, i), size,
                           pt_ucp_peer_buf(run, 0, i), run->peer_rkey[0],
@@ -467,28 +468,45 @@ static inline ucs_status_t pt_ucp_rma(pt_run_t *run, int is_get, uint64_t i)
     return pt_started(run, &run->sends, req);
 }
 
-/* put_lat: progress until the last byte of message @a i in this side's
- * rbuf says it arrived, then clear it for the next one to that slot */
-static ucs_status_t pt_ucp_wait_arrived(pt_run_t *run, uint64_t i)
+/* Progress until @a done says so for @a arg; a stall, a closed control
+ * connection or a failed completion ends the wait (pt_check_stalled) */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+pt_ucp_progress_until(pt_run_t *run, int (*done)(const pt_run_t*, const void*),
+                      const void *arg, const char *what)
 {
-    volatile uint8_t *last = (uint8_t*)pt_buf(run, run->rbuf, i) +
-                             run->params.size - 1;
     double deadline = 0;
     unsigned spins  = 0;
     ucs_status_t status;
 
-    while (*last != PT_RMA_ARRIVED) {
+    while (!done(run, arg)) {
         ucp_worker_progress(run->ucp_worker);
         if (ucs_unlikely(++spins == PT_SPINS_PER_CHECK)) {
             spins  = 0;
-            status = pt_check_stalled(run, &deadline, "the peer's put");
+            status = pt_check_stalled(run, &deadline, what);
             if (status != UCS_OK) {
                 return status;
             }
         }
     }
-    *last = 0;
-    return UCS_OK;
+    return pt_check_failed(run, what);
+}
+
+static inline int pt_ucp_byte_arrived(const pt_run_t *run, const void *last)
+{
+    return *(const volatile uint8_t*)last == PT_RMA_ARRIVED;
+}
+
+/* put_lat: progress until the last byte of message @a i in this side's
+ * rbuf says it arrived, then clear it for the next one to that slot */
+static ucs_status_t pt_ucp_wait_arrived(pt_run_t *run, uint64_t i)
+{
+    uint8_t *last = (uint8_t*)pt_buf(run, run->rbuf, i) + run->params.size - 1;
+    ucs_status_t status;
+
+    status = pt_ucp_progress_until(run, pt_ucp_byte_arrived, last,
+                                   "the peer's put");
+    *last  = 0;
+    return status;
 }
 
 /* put_lat, one side: put message @a i (its last byte saying so) and wait
@@ -556,11 +574,7 @@ static ucs_status_t pt_ucp_rma_client(pt_run_t *run, uint64_t iters,
     }
     status = pt_ucp_k_wait(run, &run->sends, 0, what);
     if ((status == UCS_OK) && !is_get) {
-        param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                             UCP_OP_ATTR_FIELD_USER_DATA;
-        param.cb.send      = pt_ucp_send_cb;
-        param.user_data    = run;
-        ++run->sends;
+        pt_ucp_send_param(run, &param, 0);
         if (UCS_STATUS_IS_ERR(pt_started(run, &run->sends,
                                          ucp_ep_flush_nbx(run->ucp_ep,
                                                           &param)))) {
@@ -693,39 +707,24 @@ static inline ucs_status_t pt_ucp_am_send(pt_run_t *run, uint64_t i)
 {
     ucp_request_param_t param;
 
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                         UCP_OP_ATTR_FIELD_USER_DATA;
-    if (pt_tests[run->params.test].streamed) {
-        param.op_attr_mask |= UCP_OP_ATTR_FLAG_MULTI_SEND;
-    }
-    param.cb.send   = pt_ucp_send_cb;
-    param.user_data = run;
-    ++run->sends;
+    pt_ucp_send_param(run, &param, pt_tests[run->params.test].streamed);
     return pt_started(run, &run->sends,
                       ucp_am_send_nbx(run->ucp_ep, PT_AM_ID, NULL, 0,
                                       pt_buf(run, run->sbuf, i),
                                       run->params.size, &param));
 }
 
+static inline int pt_ucp_am_count_reached(const pt_run_t *run,
+                                          const void *count)
+{
+    return run->am_arrived >= *(const uint64_t*)count;
+}
+
 /* Progress until @a count active messages arrived since pt_prepare() */
 static ucs_status_t pt_ucp_am_wait(pt_run_t *run, uint64_t count,
                                    const char *what)
 {
-    double deadline = 0;
-    unsigned spins  = 0;
-    ucs_status_t status;
-
-    while (run->am_arrived < count) {
-        ucp_worker_progress(run->ucp_worker);
-        if (ucs_unlikely(++spins == PT_SPINS_PER_CHECK)) {
-            spins  = 0;
-            status = pt_check_stalled(run, &deadline, what);
-            if (status != UCS_OK) {
-                return status;
-            }
-        }
-    }
-    return pt_check_failed(run, what);
+    return pt_ucp_progress_until(run, pt_ucp_am_count_reached, &count, what);
 }
 
 /* am_lat: the client sends, the server answers each message with one of

@@ -133,7 +133,7 @@ static int psel_envelope_applies(const psel_envelope_t *env, unsigned i,
  * priority. Returns a bitmap. */
 static uint64_t psel_envelope_candidates(const psel_envelope_t *env, size_t x)
 {
-    uint64_t applicable = 0, result = 0;
+    uint64_t applicable = 0, result = 0, last_resort = 0;
     unsigned i, max_forced = 0;
     int forced = 0;
     const psel_proto_caps_t *caps;
@@ -153,15 +153,12 @@ static uint64_t psel_envelope_candidates(const psel_envelope_t *env, size_t x)
 
     /* a last resort drops out wherever another protocol applies */
     for (i = 0; i < env->table->num_protos; ++i) {
-        if ((applicable & UCS_BIT(i)) &&
-            !(env->table->caps[i].flags & PSEL_PROTO_CAP_LAST_RESORT)) {
-            for (i = 0; i < env->table->num_protos; ++i) {
-                if (env->table->caps[i].flags & PSEL_PROTO_CAP_LAST_RESORT) {
-                    applicable &= ~UCS_BIT(i);
-                }
-            }
-            break;
+        if (env->table->caps[i].flags & PSEL_PROTO_CAP_LAST_RESORT) {
+            last_resort |= UCS_BIT(i);
         }
+    }
+    if (applicable & ~last_resort) {
+        applicable &= ~last_resort;
     }
 
     if (!forced) {

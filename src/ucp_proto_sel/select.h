@@ -8,6 +8,9 @@
  * Rules, in order, at every message size x:
  *  1. A protocol applies if it serves the operation, passes UCX_PSEL_PROTOS,
  *     its init accepted the buffer type, and min_length <= x <= its max.
+ *     One flagged PSEL_PROTO_CAP_LAST_RESORT (put and get by active
+ *     messages, UCX_PSEL_PREFER_OFFLOAD=y) applies only where no other
+ *     does.
  *  2. Forced thresholds (UCX_PSEL_RNDV_THRESH, UCX_PSEL_ZCOPY_THRESH): a
  *     protocol with cfg_thresh above x is disabled. If some applicable
  *     protocol has cfg_thresh <= x, it is forced: protocols of lower
