@@ -65,7 +65,8 @@ pt_run_pair() {
         env "${_cenv[@]}" timeout -k 5 "$tmo" \
             "$bin" 127.0.0.1 -p "$port" "${cli_pin[@]}" "$@" >"$file" 2>&1 &
         cpid=$!; pids+=("$cpid")
-        wait "$cpid"
+        # a client that failed leaves its server waiting: ended at once
+        wait "$cpid" 2>/dev/null || kill "$spid" 2>/dev/null
         wait "$spid" 2>/dev/null
         final_line "$file" >/dev/null && return 0
     done
@@ -99,6 +100,41 @@ psel_proto() {  # FILE TEST SIZE
         END {
             r = (test == "tag_bw" && ("multi" in got)) ? got["multi"] : got["single"]
             print (r == "" ? "?" : r) }' "$1"
+}
+
+# ucx_lib_setup: the UCX that protosel build $build is for, and how
+# protosel goes into its ucx_perftest: sets bindir, libdir, bin (that
+# ucx_perftest), libs, mode (plugin where the build has the plugin, else
+# preload, unless the caller set it) and psel_env; exports LD_LIBRARY_PATH.
+# Exits with a message when the build or its UCX is missing.
+ucx_lib_setup() {
+    [ -f "$build/Makefile" ] || { echo "$me: no build directory $build (./dev.sh ucx 1.22.0)" >&2; exit 1; }
+    bindir=$(sed -n 's/^PSEL_UCX_BINDIR = //p' "$build/Makefile")
+    libdir=$(sed -n 's/^PSEL_UCX_LIBDIR = //p' "$build/Makefile")
+    bin=$bindir/ucx_perftest
+    libs=$build/src/ucx_runtime/.libs
+    [ -x "$bin" ] || { echo "$me: no $bin (./dev.sh ucx X.Y.Z, or apt-get install ucx-utils)" >&2; exit 1; }
+    if [ -z "$mode" ]; then
+        [ -f "$libs/libucs_protosel.so.0" ] && mode=plugin || mode=preload
+    fi
+    case $mode in
+    plugin)
+        [ -f "$libs/libucs_protosel.so.0" ] ||
+            { echo "$me: no $libs/libucs_protosel.so.0: $build is not built against a UCX with plugins (>= 1.22); use -m preload" >&2; exit 1; }
+        psel_env=(UCX_PLUGIN_PATH="$libs") ;;
+    preload)
+        [ -f "$libs/libprotosel_ucx.so" ] || { echo "$me: no $libs/libprotosel_ucx.so (make -C $build)" >&2; exit 1; }
+        psel_env=(LD_PRELOAD="$libs/libprotosel_ucx.so") ;;
+    *)  echo "$me: -m $mode: plugin or preload" >&2; exit 2 ;;
+    esac
+    export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+}
+
+# ucx_time TEST SIZE FILE: the time per message [us] of a ucx_perftest run:
+# a *_lat test's average latency, size / bandwidth of the others
+ucx_time() {
+    final_line "$3" | awk -v t="$1" -v s="$2" \
+        '{ print (t ~ /_lat$/) ? $3 : s / ($5 * 1048576) * 1e6 }'
 }
 
 median() {  # numbers on stdin

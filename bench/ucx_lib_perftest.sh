@@ -31,30 +31,10 @@ while getopts "b:m:r:c:t:p:h" opt; do
     *) sed -n '2,21p' "$0"; exit 1 ;;
     esac
 done
-[ -f "$build/Makefile" ] || { echo "$me: no build directory $build (./dev.sh ucx 1.22.0)" >&2; exit 1; }
-bindir=$(sed -n 's/^PSEL_UCX_BINDIR = //p' "$build/Makefile")
-libdir=$(sed -n 's/^PSEL_UCX_LIBDIR = //p' "$build/Makefile")
-bin=$bindir/ucx_perftest
-libs=$build/src/ucx_runtime/.libs
-[ -x "$bin" ] || { echo "$me: no $bin (./dev.sh ucx X.Y.Z, or apt-get install ucx-utils)" >&2; exit 1; }
-if [ -z "$mode" ]; then
-    [ -f "$libs/libucs_protosel.so.0" ] && mode=plugin || mode=preload
-fi
-case $mode in
-plugin)
-    [ -f "$libs/libucs_protosel.so.0" ] ||
-        { echo "$me: no $libs/libucs_protosel.so.0: $build is not built against a UCX with plugins (>= 1.22); use -m preload" >&2; exit 1; }
-    psel_env=(UCX_PLUGIN_PATH="$libs") ;;
-preload)
-    [ -f "$libs/libprotosel_ucx.so" ] || { echo "$me: no $libs/libprotosel_ucx.so (make -C $build)" >&2; exit 1; }
-    psel_env=(LD_PRELOAD="$libs/libprotosel_ucx.so") ;;
-*)  echo "$me: -m $mode: plugin or preload" >&2; exit 2 ;;
-esac
-export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-
 pids=() srv_pin=() cli_pin=()
 # shellcheck source=bench/lib_perftest.sh
-. "$top/bench/lib_perftest.sh"   # pt_run_pair, final_line, median
+. "$top/bench/lib_perftest.sh"   # ucx_lib_setup, pt_run_pair, ucx_time, median
+ucx_lib_setup
 clear_ucx_env
 tmp=$(mktemp -d)
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
@@ -85,9 +65,7 @@ for tr in $trs; do
                 f=$tmp/$tr-$test-$size-$run-$round
                 t[$run]=-
                 if pt_run_pair "$bin" "$f" 60 envs envs -t "$test" -s "$size" -n "$n" -w $((n / 10)) -f; then
-                    # *_lat: average latency (column 3); others: MB/s (column 5)
-                    t[$run]=$(final_line "$f" | awk -v t="$test" -v s="$size" \
-                        '{ print (t ~ /_lat$/) ? $3 : s / ($5 * 1048576) * 1e6 }')
+                    t[$run]=$(ucx_time "$test" "$size" "$f")
                 fi
             done
             echo "$round ${t[stock]} ${t[psel]}" >>"$res"
