@@ -96,6 +96,7 @@ ran() {
         END { print desc }'
 }
 
+for test in $tests; do forced "$test" >/dev/null || exit 2; done
 echo "# $me $(date -u +%F), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null)," \
      "$("$bindir/ucx_info" -v | sed -n 's/^# \(Library version: \|Version \)/UCX /p' | head -1)," \
      "protosel by $mode, UCX_PSEL_CALIBRATION=$calib, $rounds rounds, load $(cut -d' ' -f1 /proc/loadavg)"

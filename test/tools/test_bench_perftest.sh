@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The perftest benches stay runnable: bench/ab_pairs.sh and
-# bench/vs_ucx_perftest.sh on shared memory, a few short runs each, against
-# this build's psel_perftest and the installed ucx_perftest. Checks what
+# The perftest benches stay runnable: bench/ab_pairs.sh,
+# bench/vs_ucx_perftest.sh and bench/ucx_regret.sh on shared memory, a few
+# short runs each, against this build's psel_perftest and library and its
+# UCX's ucx_perftest. Checks what
 # they print (pairs, medians, the protocol columns read from both tools'
 # tables) and that bad arguments end with a message. No speed is checked.
 # TAP output.
@@ -105,5 +106,22 @@ for t in tag_lat tag_bw; do
     result "vs_ucx_perftest: $t 8 KiB: protosel's protocol is psel_info's $title table's (${want:-none found})" \
         $? "$tmp/vs" "$tmp/info"
 done
+
+# ucx_regret: one round of ucp_put_bw at 64 KiB over shared memory with
+# this build's library and its UCX's ucx_perftest: the row has stock's and
+# protosel's times, and the summary or -v says what UCP ran when forced
+# (UCX 1.13 has no UCX_PROTOS: its "forced" runs are UCP's own choice)
+timeout 300 "$top/bench/ucx_regret.sh" -b "$PWD" -r 1 -t shm -T ucp_put_bw -s 65536 -v \
+    >"$tmp/regret" 2>"$tmp/regret.err"
+result "ucx_regret: exits 0" $? "$tmp/regret" "$tmp/regret.err"
+grep -Eq '^\| shm  \| ucp_put_bw \| +65536 \| +[0-9.]+ \| +[0-9.]+ \| ' "$tmp/regret"
+result "ucx_regret: a row with stock's and protosel's times" $? "$tmp/regret"
+grep -Eq '^\| shm  \| ucp_put_bw \| [0-9.]+ \([0-9]+ B\), [0-9.]+ +\| [0-9.]+ \([0-9]+ B\), [0-9.]+ +\|$' "$tmp/regret" ||
+    grep -Eq "^# shm ucp_put_bw 65536 put/[a-z/]+ forced: UCP ran '" "$tmp/regret.err"
+result "ucx_regret: the worst regret and geo-mean, or what UCP ran when forced" \
+    $? "$tmp/regret" "$tmp/regret.err"
+timeout 10 "$top/bench/ucx_regret.sh" -b "$PWD" -T ucp_tag_lat >"$tmp/bad" 2>&1
+[ $? = 2 ] && grep -q "put, get and active-message tests only" "$tmp/bad"
+result "ucx_regret: a tag test exits 2 saying why" $? "$tmp/bad"
 
 tap_done
