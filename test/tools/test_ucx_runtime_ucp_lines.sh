@@ -229,10 +229,16 @@ if [ "$ucx_minor" -ge 14 ]; then
             "^# tcp  $p +(tcp/lo +[0-9]+ sizes|- +UCP cannot run it here: it ran (put|get)/[a-z/]+ over tcp/lo)"
     done
 fi
-# active messages on every version: measured, or what UCP ran named
+# active messages on every version: measured, or what UCP ran named (UCX
+# 1.16's rendezvous rows do not say, as for tag send below)
 for p in am/egr/short am/egr/bcopy am/egr/zcopy am/rndv/am am/rndv/put am/rndv/get; do
-    expect "... $p: measured, or what UCP ran when it was forced" \
-        "^# tcp  $p +(tcp/lo +([0-9]+ sizes|UCP does not run it: it ran [a-z/]+ over [a-z/]+ when)|- +UCP cannot run it here: it ran [a-z/]+ over tcp/lo)"
+    if [ "${ucx_built%.*}" = 1.16 ] && [ "${p#am/rndv/}" != "$p" ]; then
+        expect "... UCX 1.16: $p is left to UCP's own line, its tables not saying what ran" \
+            "^# tcp  $p +(tcp/lo +UCP does not run it|- +UCP cannot run it here): it ran what its tables do not say"
+    else
+        expect "... $p: measured, or what UCP ran when it was forced" \
+            "^# tcp  $p +(tcp/lo +([0-9]+ sizes|UCP does not run it: it ran [a-z/]+ over [a-z/]+ when)|- +UCP cannot run it here: it ran [a-z/]+ over tcp/lo)"
+    fi
 done
 if [ "$ucx_minor" -lt 14 ]; then
     expect "... UCX $ucx_built: put and get not measured, and why" \
@@ -241,7 +247,7 @@ fi
 for p in rndv/am rndv/put; do
     if [ "${ucx_built%.*}" = 1.16 ]; then
         expect "... UCX 1.16: $p is left to UCP's own line, its tables not saying what ran" \
-            "^# tcp  $p +tcp/lo +UCP does not run it: it ran what its tables do not say"
+            "^# tcp  $p +(tcp/lo +UCP does not run it|- +UCP cannot run it here): it ran what its tables do not say"
     else
         expect "... $p: it reads which protocol UCP ran" \
             "^# tcp  $p +(tcp/lo +[0-9]+ sizes|- +UCP cannot run it here: it ran [a-z]+/[a-z]+ over tcp/lo)"
