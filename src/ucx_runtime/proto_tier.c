@@ -1304,6 +1304,7 @@ void psel_proto_tier_install(void *libucp, const psel_config_t *config,
     }
     psel_pt.config   = config;
     psel_pt.calib    = calib;
+    psel_pt_rails_init(calib, config->proto_info == PSEL_PROTO_INFO_YES);
     psel_pt.user_rndv_thresh = 0;
     for (i = 0; i < ucs_static_array_size(psel_pt_rndv_thresh_names); ++i) {
         psel_pt.user_rndv_thresh |=

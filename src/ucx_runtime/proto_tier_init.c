@@ -101,8 +101,10 @@ static ucs_status_t psel_pt_init(const ucp_proto_init_params_t *params)
         return UCS_ERR_UNSUPPORTED; /* cannot happen: only these are wrapped */
     }
 
-    /* UCP's own init first: it sets the protocol's private configuration,
-     * and may itself select (rendezvous asks the remote protocols) */
+    /* UCP's own init first: it sets the protocol's private configuration
+     * (weighing multi-lane protocols' lanes by the measured rails), and may
+     * itself select (rendezvous asks the remote protocols) */
+    psel_pt_rails_apply(params->worker, params->ep_config_key);
     orig   = (ucp_proto_init_func_t)pt->orig;
     status = orig(params);
     if (status != UCS_OK) {

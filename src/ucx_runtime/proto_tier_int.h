@@ -13,6 +13,8 @@
 #include "lines.h"
 #include "ucp_map.h"
 
+#include <ucp_proto_sel/calib.h>
+
 #include <lane_select/ucs_compat.h>
 #include <ucp/core/ucp_ep.h>
 #include <ucp/core/ucp_worker.h>
@@ -101,6 +103,22 @@ unsigned psel_pt_new_lines(const psel_pt_proto_t *pt,
                            const psel_rt_line_t *orig, unsigned num_orig,
                            size_t min_length, psel_rt_line_t *out,
                            unsigned *orig_index, size_t *cfg_thresh_p);
+
+
+/**
+ * Measured rails (proto_tier_rails.c): from now on, the ifaces of devices
+ * whose rail @a calib measured (a rail that names no peer) estimate that
+ * bandwidth for UCP, which weighs and drops multi-lane protocols' lanes by
+ * it. @a say: print each such lane once. Called once, at install.
+ */
+void psel_pt_rails_init(const psel_calib_t *calib, int say);
+
+/**
+ * Give the ifaces of @a key's lanes their measured bandwidth, before UCP's
+ * own code of a protocol runs for that endpoint configuration. Cheap when
+ * done already.
+ */
+void psel_pt_rails_apply(ucp_worker_h worker, const ucp_ep_config_key_t *key);
 
 
 /* The adapter of this build's era */

@@ -210,8 +210,10 @@ static void psel_pt_probe(const ucp_proto_init_params_t *params)
         return; /* cannot happen: only these are wrapped */
     }
 
-    /* UCP's own probe first: it sets each instance's private configuration,
-     * and may itself select (rendezvous asks the remote protocols) */
+    /* UCP's own probe first: it sets each instance's private configuration
+     * (weighing multi-lane protocols' lanes by the measured rails), and may
+     * itself select (rendezvous asks the remote protocols) */
+    psel_pt_rails_apply(params->worker, params->ep_config_key);
     first = ucs_array_length(&proto_init->protocols);
     ((ucp_proto_probe_func_t)pt->orig)(params);
     for (i = first; i < ucs_array_length(&proto_init->protocols); ++i) {

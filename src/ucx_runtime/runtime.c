@@ -393,8 +393,39 @@ static void psel_rt_apply(ucp_config_t *config, const char *env_prefix,
                  why ? why : "");
 }
 
+/* Raise UCP's rail count @a name to @a count where it is lower (and the
+ * user did not set it) */
+static void psel_rt_raise_rails(ucp_config_t *config, const char *env_prefix,
+                                const char *name, unsigned count)
+{
+    char current[PSEL_UCX_VALUE_MAX], value[16];
+
+    if ((psel_ucx_config_get(config, name, current, sizeof(current)) ==
+         UCS_OK) && (strtoul(current, NULL, 10) >= count)) {
+        return;
+    }
+    snprintf(value, sizeof(value), "%u", count);
+    psel_rt_apply(config, env_prefix, name, value,
+                  "the rails the calibration measured: UCP weighs them by "
+                  "their measured bandwidth and drops the slow ones");
+}
+
+/* The lanes whose rail the calibration measured for every peer (a rail that
+ * names no peer: the only ones the protocol tier applies) */
+static unsigned psel_rt_measured_rails(void)
+{
+    const psel_calib_t *calib = psel_rt.calib;
+    unsigned i, count = 0;
+
+    for (i = 0; (calib != NULL) && (i < calib->num_rails); ++i) {
+        count += (calib->rails[i].peer[0] == '\0');
+    }
+    return count;
+}
+
 static void psel_rt_config_read(const char *env_prefix, ucp_config_t *config)
 {
+    unsigned rails;
     const psel_ucx_setting_t *s;
     char value[16];
     const char *notes, *end;
@@ -425,6 +456,14 @@ static void psel_rt_config_read(const char *env_prefix, ucp_config_t *config)
                      " protocols take protosel's cost lines for each "
                      "endpoint configuration (UCX_PROTO_INFO=y prints UCP's "
                      "tables)");
+        /* measured rails: put, get and rendezvous may run on all of them
+         * (UCP's RMA default is one rail), split by their measured
+         * bandwidth (proto_tier_rails.c) */
+        rails = psel_rt_measured_rails();
+        if (rails > 1) {
+            psel_rt_raise_rails(config, env_prefix, "MAX_RMA_RAILS", rails);
+            psel_rt_raise_rails(config, env_prefix, "MAX_RNDV_RAILS", rails);
+        }
         goto out;
     }
 
