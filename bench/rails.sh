@@ -11,6 +11,10 @@
 #              same calibration files (issue 11's runtime library): taken
 #              from build/src/ucx_runtime/.libs/libprotosel_ucx.so or
 #              --runtime-lib PATH; left out, saying so, when absent
+# ucp_put_bw (--tests, UCX >= 1.16: a --build against it) runs the stock
+# cases only, and one more:
+#   ucx-rma2   stock ucx_perftest with UCX_MAX_RMA_RAILS=2 (UCP's default
+#              puts over one rail): UCP's own split of put, 50/50
 # For each: the median of --runs runs, the bytes each rail's veth moved
 # (rx + tx in A) and its share, and the aggregate against the sum of the two
 # rails' bandwidths measured alone (the calibration's rail lines). The
@@ -27,10 +31,11 @@ Usage: bench/rails.sh [options]   (as root: network namespaces and tc)
   --rate RATE          the shaped rail's rate, as tc takes it (1gbit)
   --runs N             runs of each case per point (3)
   --sizes "S ..."      message sizes (64K 256K 1M 4M 16M 64M)
-  --tests "T ..."      among tag_bw tag_lat (both)
+  --tests "T ..."      among tag_bw tag_lat ucp_put_bw (tag_bw tag_lat)
   --runtime-lib PATH   libprotosel_ucx.so for the ucx-rt case (default:
                        build/src/ucx_runtime/.libs/libprotosel_ucx.so)
-  --build DIR          protosel's build directory (build)
+  --build DIR          protosel's build directory (build); its UCX's
+                       ucx_perftest runs the stock cases
   --keep DIR           keep every output in DIR (default: a temporary one)
   -h, --help           this help
 EOF
@@ -60,16 +65,31 @@ tools=$build/src/tools
 for t in psel_perftest psel_calibrate; do
     [ -x "$tools/$t" ] || { echo "$me: no $tools/$t (run ./dev.sh build)" >&2; exit 1; }
 done
-command -v ucx_perftest >/dev/null 2>&1 ||
-    { echo "$me: no ucx_perftest (Debian package ucx-utils)" >&2; exit 1; }
+# the UCX the build is for: its ucx_perftest and libraries
+ucx_bindir=$(sed -n 's/^PSEL_UCX_BINDIR = //p' "$build/Makefile" 2>/dev/null)
+ucx_libdir=$(sed -n 's/^PSEL_UCX_LIBDIR = //p' "$build/Makefile" 2>/dev/null)
+ucx_perftest=${ucx_bindir:+$ucx_bindir/}ucx_perftest
+command -v "$ucx_perftest" >/dev/null 2>&1 ||
+    { echo "$me: no $ucx_perftest (Debian package ucx-utils, or ./dev.sh ucx X.Y.Z)" >&2; exit 1; }
+[ -n "$ucx_libdir" ] && export LD_LIBRARY_PATH=$ucx_libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 [ -n "$rtlib" ] || rtlib=$build/src/ucx_runtime/.libs/libprotosel_ucx.so
+rt=
 if [ -f "$rtlib" ]; then
-    cases="psel-cal psel-attr ucx ucx-rt"
+    rt=ucx-rt
     echo "$me: ucx-rt case with $rtlib"
 else
-    cases="psel-cal psel-attr ucx"
     echo "$me: no runtime library at $rtlib (issue 11's libprotosel_ucx.so; build it, or give --runtime-lib PATH): the ucx-rt case is left out"
 fi
+
+# cases_of TEST: the cases that run TEST (psel_perftest has no put)
+cases_of() {
+    case $1 in
+    ucp_put_bw) echo "ucx ucx-rma2 $rt" ;;
+    *)          echo "psel-cal psel-attr ucx $rt" ;;
+    esac
+}
+# is_bw TEST: a bandwidth test (MB/s), else a latency one (p50 usec)
+is_bw() { [ "$1" != tag_lat ]; }
 
 bytes_of() { # SIZE with K/M suffix -> bytes
     case $1 in
@@ -156,10 +176,13 @@ run() {
                cenv=(UCX_PSEL_TLS=tcp UCX_PSEL_CALIBRATION="$cal_b") ;;
     psel-attr) senv=(UCX_PSEL_TLS=tcp UCX_PSEL_CALIBRATION=none)
                cenv=("${senv[@]}") ;;
-    ucx)       bin=ucx_perftest
+    ucx)       bin=$ucx_perftest
                senv=(UCX_TLS=tcp UCX_NET_DEVICES="$dev1,$dev2")
                cenv=("${senv[@]}") ;;
-    ucx-rt)    bin=ucx_perftest
+    ucx-rma2)  bin=$ucx_perftest
+               senv=(UCX_TLS=tcp UCX_NET_DEVICES="$dev1,$dev2" UCX_MAX_RMA_RAILS=2)
+               cenv=("${senv[@]}") ;;
+    ucx-rt)    bin=$ucx_perftest
                senv=(LD_PRELOAD="$rtlib" UCX_TLS=tcp UCX_PSEL_CALIBRATION="${cal_a%.txt}_any.txt")
                cenv=(LD_PRELOAD="$rtlib" UCX_TLS=tcp UCX_PSEL_CALIBRATION="${cal_b%.txt}_any.txt") ;;
     esac
@@ -177,8 +200,20 @@ run() {
     if [ $s != 0 ]; then echo "- $b1 $b2"; return; fi
     # -f: one line "iterations p50 avg overall bw_avg bw_overall mr_avg mr_overall"
     awk -v t="$test" -v b1="$b1" -v b2="$b2" '
-        $1 ~ /^[0-9]+$/ && NF >= 8 { v = (t == "tag_bw") ? $6 : $2 }
+        $1 ~ /^[0-9]+$/ && NF >= 8 { v = (t == "tag_lat") ? $2 : $6 }
         END { print (v == "" ? "-" : v), b1, b2 }' "$file"
+}
+
+# ratio CASE REF: the median of CASE / REF over the rounds where both ran
+# (the test and size of the report loop), with their range
+ratio() {
+    awk -F'\t' -v t="$test" -v s="$sz" -v c="$1" -v ref="$2" '
+        $1 == t && $2 == s && $5 != "-" { if ($3 == ref) u[$4] = $5; if ($3 == c) v[$4] = $5 }
+        END { for (r in v) if ((r in u) && u[r] > 0) print v[r] / u[r] }' "$res" |
+        sort -g | awk '{ a[NR] = $1 }
+            END { if (NR == 0) { print "-"; exit }
+                  m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+                  printf "%.2f (%.2f-%.2f)", m, a[1], a[NR] }'
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -188,13 +223,13 @@ res=$out/results.tsv
 for test in $tests; do
     for sz in $sizes; do
         size=$(bytes_of "$sz")
-        if [ "$test" = tag_bw ]; then
+        if is_bw "$test"; then
             iters=$(( 268435456 / size )); [ $iters -lt 8 ] && iters=8
         else
             iters=$(( 67108864 / size )); [ $iters -lt 4 ] && iters=4
         fi
         for r in $(seq 1 "$runs"); do
-            for cas in $cases; do # alternating: a change of the machine hits all
+            for cas in $(cases_of "$test"); do # alternating: a change of the machine hits all
                 line=$(run "$cas" "$test" "$size" "$iters" "$out/$test.$sz.$cas.$r")
                 printf '%s\t%s\t%s\t%s\t%s\n' "$test" "$sz" "$cas" "$r" "$line" | tr ' ' '\t' >>"$res"
             done
@@ -207,11 +242,16 @@ echo
 echo "### Unequal rails: $dev1 unshaped, $dev2 tbf rate $rate; rails measured alone: $dev1 ${bw1:-?} MB/s, $dev2 ${bw2:-?} MB/s (sum $(awk -v a="${bw1:-0}" -v b="${bw2:-0}" 'BEGIN { printf "%.0f", a + b }') MB/s)"
 for test in $tests; do
     echo
-    if [ "$test" = tag_bw ]; then
-        echo "#### tag_bw: MB/s (median of $runs), the share of bytes on $dev1 / $dev2, aggregate / sum of the rails, and / ucx 50/50"
+    if is_bw "$test"; then
+        echo "#### $test: MB/s (median of $runs), the share of bytes on $dev1 / $dev2, the median against the sum of the rails, and the median of each round's ratio to stock (range)"
         echo
-        echo "| size | case | MB/s | $dev1 / $dev2 bytes | of the rails' sum | x ucx |"
-        echo "|-----:|------|-----:|------------------|------------------:|------:|"
+        if [ "$test" = ucp_put_bw ]; then
+            echo "| size | case | MB/s | $dev1 / $dev2 bytes | of the rails' sum | x ucx | x ucx-rma2 |"
+            echo "|-----:|------|-----:|------------------|------------------:|------:|------:|"
+        else
+            echo "| size | case | MB/s | $dev1 / $dev2 bytes | of the rails' sum | x ucx |"
+            echo "|-----:|------|-----:|------------------|------------------:|------:|"
+        fi
     else
         echo "#### tag_lat: p50 latency in usec (median of $runs), the share of bytes on $dev1 / $dev2"
         echo
@@ -219,15 +259,17 @@ for test in $tests; do
         echo "|-----:|------|-----:|------------------|"
     fi
     for sz in $sizes; do
-        ucx=$(awk -F'\t' -v t="$test" -v s="$sz" '$1 == t && $2 == s && $3 == "ucx" && $5 != "-" { print $5 }' "$res" | median)
-        for cas in $cases; do
+        for cas in $(cases_of "$test"); do
             v=$(awk -F'\t' -v t="$test" -v s="$sz" -v c="$cas" '$1 == t && $2 == s && $3 == c && $5 != "-" { print $5 }' "$res" | median)
             split=$(awk -F'\t' -v t="$test" -v s="$sz" -v c="$cas" '$1 == t && $2 == s && $3 == c { x += $6; y += $7 }
                 END { if (x + y > 0) printf "%.0f%% / %.0f%%", 100 * x / (x + y), 100 * y / (x + y); else print "-" }' "$res")
-            if [ "$test" = tag_bw ]; then
+            if is_bw "$test"; then
                 of=$(awk -v v="$v" -v a="${bw1:-0}" -v b="${bw2:-0}" 'BEGIN { if (v != "-" && a + b > 0) printf "%.0f%%", 100 * v / (a + b); else print "-" }')
-                xu=$(awk -v v="$v" -v u="$ucx" 'BEGIN { if (v != "-" && u != "-" && u > 0) printf "%.2f", v / u; else print "-" }')
-                echo "| $sz | $cas | $v | $split | $of | $xu |"
+                if [ "$test" = ucp_put_bw ]; then
+                    echo "| $sz | $cas | $v | $split | $of | $(ratio "$cas" ucx) | $(ratio "$cas" ucx-rma2) |"
+                else
+                    echo "| $sz | $cas | $v | $split | $of | $(ratio "$cas" ucx) |"
+                fi
             else
                 echo "| $sz | $cas | $v | $split |"
             fi

@@ -74,6 +74,8 @@ typedef struct {
     size_t            max_size;
     const char       *only;        /* "shm" or "tcp", or NULL: both */
     int               verbose;
+    int               any_peer;    /* rails for every peer ('*'), not for
+                                      the server's devices alone */
 } cal_opts_t;
 
 

@@ -422,17 +422,18 @@ static ucs_status_t cal_rails(cal_ctx_t *ctx, const cal_setup_t *setup,
     }
 
     for (i = 0; i < num; ++i) {
-        status = psel_calib_rail_set(&ctx->calib, names[i], peers[i], lat[i],
-                                     bw[i]);
+        status = psel_calib_rail_set(&ctx->calib, names[i],
+                                     ctx->opts.any_peer ? "" : peers[i],
+                                     lat[i], bw[i]);
         if (status != UCS_OK) {
             fprintf(stderr, "psel_calibrate: rail %s: %s\n", names[i],
                     ucs_status_string(status));
             return status;
         }
         printf("# %-4s rail %-20s latency %8.3f us  bandwidth %8.1f MB/s "
-               "(%.0f%% of the fastest), to %s\n", setup->name, names[i],
+               "(%.0f%% of the fastest), to %s%s\n", setup->name, names[i],
                lat[i] * 1e6, bw[i] / UCS_MBYTE, 100 * bw[i] / fastest,
-               peers[i]);
+               peers[i], ctx->opts.any_peer ? ", written for every peer" : "");
     }
     fflush(stdout);
     return cal_write_rails_file(ctx);

@@ -78,6 +78,9 @@ static void cal_usage(FILE *stream)
         "                     for libprotosel_ucx.so; adds them to FILE\n"
         "  -m, --max-size N   largest message size (default 16M)\n"
         "  -p, --port PORT    the server's port (default %u)\n"
+        "  -a, --any-peer     write the rails for every peer ('*'), the ones\n"
+        "                     libprotosel_ucx.so applies (it serves every peer\n"
+        "                     with the same lanes): for hosts with alike rails\n"
         "  -v, --verbose      print every measured point\n"
         "  -h, --help         this help\n", PT_DEFAULT_PORT);
 }
@@ -113,6 +116,7 @@ static int cal_parse_args(int argc, char **argv, cal_opts_t *opts)
         {"port", required_argument, NULL, 'p'},
         {"verbose", no_argument, NULL, 'v'},
         {"ucp", no_argument, NULL, 'u'},
+        {"any-peer", no_argument, NULL, 'a'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}
     };
@@ -124,11 +128,12 @@ static int cal_parse_args(int argc, char **argv, cal_opts_t *opts)
     opts->mode     = &cal_modes[0];
     opts->port     = PT_DEFAULT_PORT;
     opts->max_size = CAL_DEFAULT_MAX_SIZE;
-    while ((c = getopt_long(argc, argv, "qo:t:m:p:vuh", long_opts, NULL)) !=
+    while ((c = getopt_long(argc, argv, "qo:t:m:p:vuah", long_opts, NULL)) !=
            -1) {
         switch (c) {
         case 'q': opts->mode = &cal_modes[1]; break;
         case 'u': opts->path = PT_PATH_UCP; break;
+        case 'a': opts->any_peer = 1; break;
         case 'o': opts->output = optarg; break;
         case 'v': opts->verbose = 1; break;
         case 't':

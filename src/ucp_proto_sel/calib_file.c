@@ -705,7 +705,10 @@ static ucs_status_t psel_calib_parse_rail(psel_calib_parser_t *p,
                                PSEL_CALIB_MAX_RAILS);
         return UCS_ERR_INVALID_PARAM;
     }
-    if ((peer[0] == '\0') && (p->any_peer_line == 0)) {
+    /* format 2 could not name the peer; from format 3 '*' says on purpose
+     * that the rail applies to every peer (the rails libprotosel_ucx.so
+     * applies) */
+    if ((peer[0] == '\0') && (p->version < 3) && (p->any_peer_line == 0)) {
         p->any_peer_line = p->line_no; /* warned once the file is read */
     }
     return UCS_OK;
@@ -1134,11 +1137,10 @@ ucs_status_t psel_calib_parse(const char *text, size_t length,
 
     if (status == UCS_OK) {
         if (p->any_peer_line != 0) {
-            ucs_warn("%s:%u: rails that name no peer (%s): lane selection "
-                     "takes them for endpoints to every host; run "
+            ucs_warn("%s:%u: rails that name no peer (format 2): lane "
+                     "selection takes them for endpoints to every host; run "
                      "psel_calibrate again to record the peer each was "
-                     "measured against", p->name, p->any_peer_line,
-                     (p->version >= 3) ? "'*'" : "format 2");
+                     "measured against", p->name, p->any_peer_line);
         }
         *calib = p->calib;
     } else {

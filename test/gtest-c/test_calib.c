@@ -1879,6 +1879,33 @@ static void test_rail_format_2(void **state)
 }
 
 /*
+ * A rail of format 3 on that names no peer ("*", as psel_calibrate
+ * --any-peer writes it, the rails libprotosel_ucx.so applies) is read
+ * without a warning, for every peer.
+ */
+static void test_rail_any_peer(void **state)
+{
+    static const char v5[] = "protosel-calibration 5\n"
+                             "host node01 0123456789abcdef\nucx 1.22.0\n"
+                             "created 2026-12-08T10:11:12Z\nduration 1\n"
+                             "mode quick\n"
+                             "rail tcp/eth0 * 20000 1539000000\n"
+                             "rail tcp/eth1 00020aea4d01 21000 117440512\n";
+    psel_calib_t calib;
+
+    psel_test_log_capture_start();
+    assert_int_equal(psel_calib_parse(v5, sizeof(v5) - 1, "any.txt", &calib),
+                     UCS_OK);
+    psel_test_log_capture_stop();
+    assert_int_equal(psel_test_log_count(), 0);
+    assert_int_equal(calib.num_rails, 2);
+    assert_string_equal(calib.rails[0].peer, "");
+    assert_string_equal(calib.rails[1].peer, "00020aea4d01");
+    assert_rel_close(calib.rails[0].bandwidth, 1539e6, 1e-12);
+    psel_calib_cleanup(&calib);
+}
+
+/*
  * A format 2 rail whose MB/s are within a file's values but whose B/s are
  * not (above 10^18) is refused where it stands: taken, it could not be
  * written back (found by libFuzzer).
@@ -2638,6 +2665,7 @@ int main(void)
         cmocka_unit_test(test_accepted_variants),
         cmocka_unit_test(test_other_format_version_unsupported),
         cmocka_unit_test(test_rail_format_2),
+        cmocka_unit_test(test_rail_any_peer),
         cmocka_unit_test(test_rail_format_2_too_fast),
         cmocka_unit_test(test_rail_applies_to_its_peer),
         cmocka_unit_test(test_check_host_and_ucx),

@@ -16,6 +16,7 @@
 #  - psel_perftest tag_bw of 1 MiB with the calibration: the veths' byte
 #    counters follow the lanes psel_info showed (the shaped rail carries no
 #    payload when it was dropped). Figures are printed, not checked.
+# Then psel_calibrate --any-peer writes the rails for every peer ('*').
 # Skips (exit 77, "SKIP: reason") where namespaces or tc cannot be used.
 # Everything is bounded by timeout; namespaces are always removed. TAP.
 set -u
@@ -229,6 +230,24 @@ if [ -n "$bw1" ] && [ -n "$bw2" ]; then
     awk -v f="$bw1" -v s="$bw2" 'BEGIN { exit !(f > s) }'
     result "the shaped rail measured slower than the other" $? "$cal"
     follows measured "$cal"
+fi
+
+# --any-peer: the same rails, written for every peer ('*', what
+# libprotosel_ucx.so applies); rails only, no protocol line needed here
+server "$tmp/any.server" UCX_PSEL_CALIBRATION=none ||
+    result "a psel_perftest server starts in $ns_a" 1
+in_b timeout 90 "$calibrate" --quick --any-peer --max-size 64K -o "$tmp/any.txt" \
+    "$a1" -p "$port" >"$tmp/any.out" 2>&1
+wait "$spid" 2>/dev/null
+if [ -z "$(rail "$tmp/any.txt" "$dev1" 5)" ] &&
+   grep -Eq "rails: (refused: other processes|not measured)" "$tmp/any.out"; then
+    skipped "psel_calibrate --any-peer writes the rails for every peer" \
+        "the machine is too busy: $(grep -Em1 "rails: (refused|not measured)" "$tmp/any.out" | sed 's/^# *//' | cut -c1-110)"
+else
+    [ "$(rail "$tmp/any.txt" "$dev1" 3)" = "*" ] && [ "$(rail "$tmp/any.txt" "$dev2" 3)" = "*" ] &&
+        grep -q "to $peer1, written for every peer" "$tmp/any.out"
+    result "psel_calibrate --any-peer writes each rail for every peer ('*'), saying which device it measured" \
+        $? "$tmp/any.out" "$tmp/any.txt"
 fi
 
 tap_done
