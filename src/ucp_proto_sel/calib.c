@@ -155,16 +155,31 @@ const psel_calib_line_t *psel_calib_find_via(const psel_calib_t *calib,
     return psel_calib_lookup(calib, via, proto, lanes, mem_type);
 }
 
-int psel_calib_covers(const psel_calib_t *calib, psel_calib_via_t via,
-                      const char *lanes, ucs_memory_type_t mem_type)
+/* The operations a protocol of that name serves; 0 where it is unknown
+ * (then it shares them with every protocol) */
+static uint64_t psel_calib_proto_ops(const char *proto)
 {
+    const psel_proto_t *known = psel_proto_by_name(proto);
+
+    return (known != NULL) ? known->op_mask : 0;
+}
+
+int psel_calib_covers(const psel_calib_t *calib, psel_calib_via_t via,
+                      const char *proto, const char *lanes,
+                      ucs_memory_type_t mem_type)
+{
+    uint64_t ops = psel_calib_proto_ops(proto), line_ops;
     const psel_calib_line_t *line;
     unsigned i;
 
     for (i = 0; i < calib->num_lines; ++i) {
         line = &calib->lines[i];
-        if ((line->via == via) && (line->mem_type == mem_type) &&
-            !strcmp(line->lanes, lanes)) {
+        if ((line->via != via) || (line->mem_type != mem_type) ||
+            strcmp(line->lanes, lanes)) {
+            continue;
+        }
+        line_ops = psel_calib_proto_ops(line->proto);
+        if ((ops == 0) || (line_ops == 0) || (line_ops & ops)) {
             return 1;
         }
     }

@@ -600,10 +600,13 @@ const psel_calib_line_t *psel_calib_find(const psel_calib_t *calib,
                                          ucs_memory_type_t mem_type);
 
 
-/** Does @a calib hold a line (any protocol) measured @a via over @a lanes
- *  for @a mem_type? */
+/** Does @a calib hold a line measured @a via over @a lanes for @a mem_type,
+ *  of any protocol of @a proto's operations (tag send, put, get, active
+ *  messages)? A file of active-message lines alone says nothing of tag
+ *  send over those lanes. */
 int psel_calib_covers(const psel_calib_t *calib, psel_calib_via_t via,
-                      const char *lanes, ucs_memory_type_t mem_type);
+                      const char *proto, const char *lanes,
+                      ucs_memory_type_t mem_type);
 
 /**
  * Find a line measured through @a via.

@@ -112,9 +112,11 @@ psel_calib_applied_t psel_calib_apply_for_ucp(const psel_calib_t *calib,
     if (psel_calib_apply_line(line, caps)) {
         return PSEL_CALIB_APPLIED_UCP;
     }
-    if (psel_calib_covers(calib, PSEL_CALIB_VIA_UCP, lanes, mem_type)) {
-        /* psel_calibrate --ucp measured these lanes and refused this
-         * protocol's line: as it says, the attributes stay. protosel's own
+    if (psel_calib_covers(calib, PSEL_CALIB_VIA_UCP, proto, lanes,
+                          mem_type)) {
+        /* psel_calibrate --ucp measured this operation over these lanes and
+         * refused this protocol's line: as it says, the attributes stay.
+         * protosel's own
          * line, of another data path, would tie with UCP's within noise and
          * make the table flip between them */
         return PSEL_CALIB_APPLIED_NONE;

@@ -396,7 +396,8 @@ static void psel_rt_apply(ucp_config_t *config, const char *env_prefix,
 /* Raise UCP's rail count @a name to @a count where it is lower (and the
  * user did not set it) */
 static void psel_rt_raise_rails(ucp_config_t *config, const char *env_prefix,
-                                const char *name, unsigned count)
+                                const char *name, unsigned count,
+                                const char *why)
 {
     char current[PSEL_UCX_VALUE_MAX], value[16];
 
@@ -405,27 +406,67 @@ static void psel_rt_raise_rails(ucp_config_t *config, const char *env_prefix,
         return;
     }
     snprintf(value, sizeof(value), "%u", count);
-    psel_rt_apply(config, env_prefix, name, value,
-                  "the rails the calibration measured: UCP weighs them by "
-                  "their measured bandwidth and drops the slow ones");
+    psel_rt_apply(config, env_prefix, name, value, why);
 }
 
-/* The lanes whose rail the calibration measured for every peer (a rail that
- * names no peer: the only ones the protocol tier applies) */
-static unsigned psel_rt_measured_rails(void)
+/*
+ * The rails the calibration measured for every peer (rails that name no
+ * peer: the only ones the protocol tier applies, proto_tier_rails.c). Where
+ * all but the fastest are slower than 1/UCX_MULTI_LANE_MAX_RATIO of it, UCP
+ * drops them by their measured bandwidth: the rail counts are raised so that
+ * UCP sees them all and keeps the fastest, whichever it lists first. Where
+ * two or more would be kept, UCP's counts stay: put then runs on UCP's one
+ * rail, rendezvous on its two, split by the measured bandwidths. Rails
+ * measured alone do not show what they cost each other (shared CPUs, a
+ * shared PCIe switch), so a split of put is left to the user.
+ */
+static void psel_rt_measured_rails(ucp_config_t *config,
+                                   const char *env_prefix)
 {
     const psel_calib_t *calib = psel_rt.calib;
-    unsigned i, count = 0;
+    const char *fastest       = NULL;
+    double max_bw = 0, ratio = 4;
+    unsigned i, count = 0, kept = 0;
+    char value[PSEL_UCX_VALUE_MAX], why[256];
 
     for (i = 0; (calib != NULL) && (i < calib->num_rails); ++i) {
-        count += (calib->rails[i].peer[0] == '\0');
+        if (calib->rails[i].peer[0] == '\0') {
+            ++count;
+            if (calib->rails[i].bandwidth > max_bw) {
+                max_bw  = calib->rails[i].bandwidth;
+                fastest = calib->rails[i].lane;
+            }
+        }
     }
-    return count;
+    if (count < 2) {
+        return;
+    }
+    if ((psel_ucx_config_get(config, "MULTI_LANE_MAX_RATIO", value,
+                             sizeof(value)) == UCS_OK) &&
+        (strtod(value, NULL) >= 1)) {
+        ratio = strtod(value, NULL);
+    }
+    for (i = 0; i < calib->num_rails; ++i) {
+        kept += (calib->rails[i].peer[0] == '\0') &&
+                (calib->rails[i].bandwidth * ratio >= max_bw);
+    }
+    if (kept > 1) {
+        psel_rt_info("protosel:   UCX_MAX_RMA_RAILS, UCX_MAX_RNDV_RAILS: "
+                     "UCP's; %u of the %u measured rails are within 1/%g of "
+                     "the fastest, and UCP splits over its lanes by their "
+                     "measured bandwidths (set UCX_MAX_RMA_RAILS=%u to split "
+                     "puts and gets too)", kept, count, ratio, kept);
+        return;
+    }
+    snprintf(why, sizeof(why), "the %u measured rails, of which UCP keeps "
+             "%s alone (the others are below 1/%g of its measured bandwidth)",
+             count, fastest, ratio);
+    psel_rt_raise_rails(config, env_prefix, "MAX_RMA_RAILS", count, why);
+    psel_rt_raise_rails(config, env_prefix, "MAX_RNDV_RAILS", count, why);
 }
 
 static void psel_rt_config_read(const char *env_prefix, ucp_config_t *config)
 {
-    unsigned rails;
     const psel_ucx_setting_t *s;
     char value[16];
     const char *notes, *end;
@@ -456,14 +497,7 @@ static void psel_rt_config_read(const char *env_prefix, ucp_config_t *config)
                      " protocols take protosel's cost lines for each "
                      "endpoint configuration (UCX_PROTO_INFO=y prints UCP's "
                      "tables)");
-        /* measured rails: put, get and rendezvous may run on all of them
-         * (UCP's RMA default is one rail), split by their measured
-         * bandwidth (proto_tier_rails.c) */
-        rails = psel_rt_measured_rails();
-        if (rails > 1) {
-            psel_rt_raise_rails(config, env_prefix, "MAX_RMA_RAILS", rails);
-            psel_rt_raise_rails(config, env_prefix, "MAX_RNDV_RAILS", rails);
-        }
+        psel_rt_measured_rails(config, env_prefix);
         goto out;
     }
 

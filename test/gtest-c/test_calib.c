@@ -2260,6 +2260,33 @@ static void test_apply_for_ucp_prefers_ucp_lines(void **state)
                      PSEL_CALIB_APPLIED_NONE);
     assert_memory_equal(&caps, &before, sizeof(caps));
 
+    /* UCP measured active messages alone over posix: that says nothing of
+     * tag send there, whose protosel line stays; another active-message
+     * protocol, refused, keeps the attributes */
+    line = psel_calib_line_get_via(&calib, PSEL_CALIB_VIA_UCP, "am/egr/bcopy",
+                                   "posix/memory", UCS_MEMORY_TYPE_HOST);
+    line->num_ranges                       = 1;
+    line->ranges[0].max_length             = SIZE_MAX;
+    line->ranges[0].perf[PSEL_PERF_SINGLE] = ucs_linear_func_make(6 * US, 0);
+    line = psel_calib_line_get(&calib, "egr/bcopy", "posix/memory",
+                               UCS_MEMORY_TYPE_HOST);
+    line->num_ranges                       = 1;
+    line->ranges[0].max_length             = SIZE_MAX;
+    line->ranges[0].perf[PSEL_PERF_SINGLE] = ucs_linear_func_make(7 * US, 0);
+    make_caps(&caps, 0, SIZE_MAX);
+    assert_int_equal(psel_calib_apply_for_ucp(&calib, "egr/bcopy",
+                                              "posix/memory",
+                                              UCS_MEMORY_TYPE_HOST, &caps),
+                     PSEL_CALIB_APPLIED_PROTOSEL);
+    assert_rel_close(caps.ranges[0].perf[PSEL_PERF_SINGLE].c, 7 * US, 1e-12);
+    make_caps(&caps, 0, SIZE_MAX);
+    before = caps;
+    assert_int_equal(psel_calib_apply_for_ucp(&calib, "am/egr/short",
+                                              "posix/memory",
+                                              UCS_MEMORY_TYPE_HOST, &caps),
+                     PSEL_CALIB_APPLIED_NONE);
+    assert_memory_equal(&caps, &before, sizeof(caps));
+
     /* UCP ran another: unsupported, caps untouched; none: untouched */
     make_caps(&caps, 0, SIZE_MAX);
     before = caps;

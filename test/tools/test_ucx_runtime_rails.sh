@@ -8,9 +8,11 @@
 #  - with the library and rails of 3000 and 1000 MB/s, UCP's own table
 #    splits 75/25 (UCP weighs its lanes by the measured bandwidth), and
 #    with 100 and 3000 MB/s it drops the slow rail, whichever comes first;
-#  - from UCX 1.16 the same for ucp_put_bw: the library raises
-#    UCX_MAX_RMA_RAILS (UCP's default puts over one rail) unless the user
-#    set it;
+#  - from UCX 1.16 the same for ucp_put_bw: UCP puts over one rail by
+#    default; the library raises UCX_MAX_RMA_RAILS where UCP would keep one
+#    rail of the measured ones (100/3000: the fast one, listed second), and
+#    leaves it where two would split (3000/1000), where the user's
+#    UCX_MAX_RMA_RAILS=2 gets the 75/25 split; a user's setting is kept;
 #  - the veths' byte counters follow UCP's table (to 5 %). Not checked on
 #    UCX 1.13, which may connect a lane of one rail to the peer's address
 #    on the other (then every byte takes one veth, stock too).
@@ -112,7 +114,7 @@ bytes() {
 calibration "$tmp/cal_31.txt" 3000 1000
 calibration "$tmp/cal_slow1.txt" 100 3000
 lib31=("${lib_env[@]}" UCX_PSEL_CALIBRATION="$tmp/cal_31.txt" UCX_PSEL_PROTO_INFO=y)
-libslow1=("${lib_env[@]}" UCX_PSEL_CALIBRATION="$tmp/cal_slow1.txt")
+libslow1=("${lib_env[@]}" UCX_PSEL_CALIBRATION="$tmp/cal_slow1.txt" UCX_PSEL_PROTO_INFO=y)
 tag="tagged message by ucp_tag_send"
 both="50% on tcp/($dev1|$dev2) and 50% on tcp/($dev1|$dev2)"
 split31="(75% on tcp/$dev1 and 25% on tcp/$dev2|25% on tcp/$dev2 and 75% on tcp/$dev1)"
@@ -143,14 +145,19 @@ if [ "$rma_rails" = 1 ]; then
     shares stock-put-2rails "$put" "$both"
     bytes stock-put-2rails 45 55
     pair lib-put-31 ucp_put_bw "${lib31[@]}"
-    expect "lib-put-31: the library raises UCX_MAX_RMA_RAILS to the 2 measured rails" \
-        "UCX_MAX_RMA_RAILS=2 .*measured" "$tmp/lib-put-31.client"
-    shares lib-put-31 "$put" "$split31"
-    bytes lib-put-31 20 30
+    expect "lib-put-31: both rails within the ratio: UCP's one rail for put stays, saying how to split" \
+        "UCX_MAX_RMA_RAILS, UCX_MAX_RNDV_RAILS: UCP's; 2 of the 2 measured rails .*UCX_MAX_RMA_RAILS=2" \
+        "$tmp/lib-put-31.client"
+    shares lib-put-31 "$put" "\| *tcp/($dev1|$dev2) *\|\$"
+    pair lib-put-31-user2 ucp_put_bw "${lib31[@]}" UCX_MAX_RMA_RAILS=2
+    shares lib-put-31-user2 "$put" "$split31"
+    bytes lib-put-31-user2 20 30
     pair lib-put-slow1 ucp_put_bw "${libslow1[@]}"
+    expect "lib-put-slow1: the library raises UCX_MAX_RMA_RAILS so that UCP keeps the fast rail" \
+        "UCX_MAX_RMA_RAILS=2 .*UCP keeps tcp/$dev2 alone" "$tmp/lib-put-slow1.client"
     shares lib-put-slow1 "$put" "$only2"
     bytes lib-put-slow1 95 100
-    pair lib-put-user1 ucp_put_bw "${lib31[@]}" UCX_MAX_RMA_RAILS=1
+    pair lib-put-user1 ucp_put_bw "${libslow1[@]}" UCX_MAX_RMA_RAILS=1
     expect "lib-put-user1: the user's UCX_MAX_RMA_RAILS=1 is kept" \
         "UCX_MAX_RMA_RAILS: kept the user's" "$tmp/lib-put-user1.client"
     shares lib-put-user1 "$put" "\| *tcp/($dev1|$dev2) *\|\$"
