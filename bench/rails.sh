@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Unequal rails (issue 13): two hosts in network namespaces joined by two
-# veth rails, the second shaped with `tc qdisc ... tbf rate RATE` (the
-# helper test/tools/netns_rails.sh builds them); both advertise the same
+# Unequal rails: two hosts in network namespaces joined by two veth rails,
+# the second (--shape 1: the first) shaped with `tc qdisc ... tbf rate
+# RATE` (the helper test/tools/netns_rails.sh builds them); both advertise the same
 # 10 Gb/s. tag_bw and tag_lat from 64 KiB to 64 MiB, four cases:
 #   psel-cal   psel_perftest, each side with its psel_calibrate file
 #              (B measured against a server in A, and A against B)
 #   psel-attr  psel_perftest on the advertised attributes
 #   ucx        stock ucx_perftest, UCX_TLS=tcp on both rails (50/50)
 #   ucx-rt     stock ucx_perftest with libprotosel_ucx.so preloaded and the
-#              same calibration files (issue 11's runtime library): taken
+#              same calibration files, rails for every peer: taken
 #              from build/src/ucx_runtime/.libs/libprotosel_ucx.so or
 #              --runtime-lib PATH; left out, saying so, when absent
 # ucp_put_bw (--tests, UCX >= 1.16: a --build against it) runs the stock
@@ -16,8 +16,10 @@
 #   ucx-rma2   stock ucx_perftest with UCX_MAX_RMA_RAILS=2 (UCP's default
 #              puts over one rail): UCP's own split of put, 50/50
 # For each: the median of --runs runs, the bytes each rail's veth moved
-# (rx + tx in A) and its share, and the aggregate against the sum of the two
-# rails' bandwidths measured alone (the calibration's rail lines). The
+# (rx + tx in A) and its share, the aggregate against the sum of the two
+# rails' bandwidths measured alone (the calibration's rail lines), and the
+# median of each round's ratio to stock (the cases alternate) with its
+# range. The
 # client runs in B, the server in A. A benchmark, not a test: it prints
 # figures and exits 0 once they are printed; nothing is checked.
 #
@@ -29,6 +31,8 @@ usage() {
 Usage: bench/rails.sh [options]   (as root: network namespaces and tc)
   --quick              smoke run: sizes 1M and 4M, one run, quick calibrations
   --rate RATE          the shaped rail's rate, as tc takes it (1gbit)
+  --shape 1|2          which rail is shaped (2); 1: the rail UCP lists
+                       first, where one RMA rail is stock UCP's choice
   --runs N             runs of each case per point (3)
   --sizes "S ..."      message sizes (64K 256K 1M 4M 16M 64M)
   --tests "T ..."      among tag_bw tag_lat ucp_put_bw (tag_bw tag_lat)
@@ -43,12 +47,14 @@ EOF
 
 me=rails.sh
 top=$(cd "$(dirname "$0")/.." && pwd)
-quick=0 rate=1gbit runs=3 sizes="64K 256K 1M 4M 16M 64M" tests="tag_bw tag_lat"
+quick=0 rate=1gbit shape=2 runs=3 sizes="64K 256K 1M 4M 16M 64M" tests="tag_bw tag_lat"
 build=$top/build rtlib= keep=
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1; sizes="1M 4M"; runs=1 ;;
     --rate) rate=$2; shift ;;
+    --shape) shape=$2; shift
+             case $shape in 1|2) ;; *) echo "$me: --shape $shape: 1 or 2" >&2; exit 2 ;; esac ;;
     --runs) runs=$2; shift ;;
     --sizes) sizes=$2; shift ;;
     --tests) tests=$2; shift ;;
@@ -102,6 +108,7 @@ bytes_of() { # SIZE with K/M suffix -> bytes
 if [ -n "$keep" ]; then mkdir -p "$keep" && out=$keep; else out=$(mktemp -d /tmp/rails.XXXXXX); fi
 rails_id=$$
 rails_rate=$rate
+rails_shaped=$shape
 . "$top/test/tools/netns_rails.sh"
 pids=()
 cleanup() {
@@ -115,7 +122,7 @@ trap 'echo "$me: interrupted" >&2; exit 130' INT TERM
 
 rails_setup || { echo "$me: $rails_err" >&2; exit 1; }
 rails_wait_carrier || { echo "$me: no carrier on the rails" >&2; exit 1; }
-echo "$me: $ns_a ($dev1 $a1, $dev2 $a2 shaped to $rate) <-> $ns_b ($dev1 $b1, $dev2 $b2); output in $out"
+echo "$me: $ns_a ($dev1 $a1, $dev2 $a2; $rails_slow shaped to $rate) <-> $ns_b ($dev1 $b1, $dev2 $b2); output in $out"
 
 port=16337 # fresh namespaces: every port is free; a new one per server
 # wait_listen NS PORT PID: up to 10 s for PID to listen on PORT in NS
@@ -239,7 +246,7 @@ done
 
 # --- the report -------------------------------------------------------------------
 echo
-echo "### Unequal rails: $dev1 unshaped, $dev2 tbf rate $rate; rails measured alone: $dev1 ${bw1:-?} MB/s, $dev2 ${bw2:-?} MB/s (sum $(awk -v a="${bw1:-0}" -v b="${bw2:-0}" 'BEGIN { printf "%.0f", a + b }') MB/s)"
+echo "### Unequal rails: $rails_slow tbf rate $rate, the other unshaped; rails measured alone: $dev1 ${bw1:-?} MB/s, $dev2 ${bw2:-?} MB/s (sum $(awk -v a="${bw1:-0}" -v b="${bw2:-0}" 'BEGIN { printf "%.0f", a + b }') MB/s)"
 for test in $tests; do
     echo
     if is_bw "$test"; then

@@ -2,14 +2,16 @@
 # Two hosts joined by two rails of unequal speed, in network namespaces
 # (sourced by test/tools/test_netns_rails.sh and bench/rails.sh; never run):
 # namespaces A and B, two veth pairs each on its own /30 subnet, with the
-# same device name at both ends, the second one shaped in both directions
+# same device name at both ends, one (the second by default) shaped in both directions
 # with `tc qdisc ... tbf` (netem does not work here; tbf does).
 #
 # The caller sets before sourcing:
 #   rails_id      unique per run (the pid): names, subnets
 #   rails_rate    the shaped rail's rate, as tc takes it ("1gbit")
+#   rails_shaped  which rail is shaped, 1 or 2 (default 2: the second)
 # and gets:
 #   ns_a ns_b dev1 dev2 a1 b1 a2 b2 net1 net2
+#   rails_slow         the shaped one of dev1 and dev2
 #   rails_setup        -> 0, or 1 with the reason in $rails_err
 #   rails_cleanup      removes what rails_setup made (call it from a trap)
 #   in_a CMD... / in_b CMD...   run in A / B
@@ -22,6 +24,8 @@ ns_a=psel_ra_$rails_id ns_b=psel_rb_$rails_id
 dev1=pr1_$rails_id dev2=pr2_$rails_id
 net1=10.234.$((rails_id % 250 + 1)) net2=10.235.$((rails_id % 250 + 1))
 a1=$net1.1 b1=$net1.2 a2=$net2.1 b2=$net2.2
+rails_slow=$dev2
+[ "${rails_shaped:-2}" = 1 ] && rails_slow=$dev1
 rails_made_a='' rails_made_b='' rails_err=''
 
 in_a() { ip netns exec "$ns_a" "$@"; }
@@ -64,11 +68,11 @@ rails_setup() {
         { rails_err="cannot configure the veth pairs: $rails_err"; return 1; }
     # the slow rail: a token bucket on both ends' egress, so both
     # directions are shaped (data one way, replies and acks the other)
-    rails_err=$( { in_a tc qdisc add dev "$dev2" root tbf rate "$rails_rate" \
+    rails_err=$( { in_a tc qdisc add dev "$rails_slow" root tbf rate "$rails_rate" \
                        burst 64kb latency 100ms &&
-                   in_b tc qdisc add dev "$dev2" root tbf rate "$rails_rate" \
+                   in_b tc qdisc add dev "$rails_slow" root tbf rate "$rails_rate" \
                        burst 64kb latency 100ms; } 2>&1) ||
-        { rails_err="cannot shape $dev2 with tc tbf: $rails_err"; return 1; }
+        { rails_err="cannot shape $rails_slow with tc tbf: $rails_err"; return 1; }
     return 0
 }
 
