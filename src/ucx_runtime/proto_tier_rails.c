@@ -113,10 +113,10 @@ static void psel_pt_rail_close(uct_iface_h tl_iface)
     pthread_mutex_lock(&psel_pt_rails.lock);
     rail = psel_pt_rail_of(tl_iface);
     /* cannot be NULL: only ifaces given a copy get this close */
-    iface->internal_ops      = rail->orig;
+    iface->internal_ops       = rail->orig;
     tl_iface->ops.iface_close = rail->orig_close;
-    close_func               = rail->orig_close;
-    rail->iface              = NULL;
+    close_func                = rail->orig_close;
+    rail->iface               = NULL;
     pthread_mutex_unlock(&psel_pt_rails.lock);
     close_func(tl_iface);
 }
