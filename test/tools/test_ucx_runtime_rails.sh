@@ -64,18 +64,14 @@ common=(UCX_TLS=tcp UCX_NET_DEVICES="$dev1,$dev2" UCX_PROTO_ENABLE=y
 # 4 MiB, with ENV on both; $tmp/NAME.{server,client}; sets share2: the %
 # of the veths' bytes on dev2
 pair() {
-    local name=$1 test=$2 spid s b1 b2 i
+    local name=$1 test=$2 spid s b1 b2
     shift 2
     port=$((port + 1))
     b1=$(rails_bytes "$dev1") b2=$(rails_bytes "$dev2")
     in_a env "$@" "${common[@]}" \
         timeout -k 5 60 ucx_perftest -p "$port" >"$tmp/$name.server" 2>&1 &
     spid=$!; pids+=("$spid")
-    for i in $(seq 1 250); do
-        kill -0 "$spid" 2>/dev/null || break
-        [ -n "$(in_a ss -Htln "sport = :$port" 2>/dev/null)" ] && break
-        sleep 0.04
-    done
+    wait_listen "$spid" "$port" in_a
     in_b env "$@" "${common[@]}" \
         timeout -k 5 60 ucx_perftest "$a1" -p "$port" -t "$test" -s 4194304 \
         -n 40 >"$tmp/$name.client" 2>&1

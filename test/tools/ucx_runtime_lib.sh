@@ -16,6 +16,7 @@
 #                        lines cover what psel_info -e -j selects from for
 #                        each SETUP (UCX_PSEL_TLS values); flat lines far
 #                        from the attribute ones, so thresholds move
+#   wait_listen PID PORT [PREFIX...]  until server PID listens on PORT
 #   perftest_pair DIR SENV CENV ARGS...  a stock ucx_perftest server and
 #                        client (env arrays SENV, CENV) on a free port;
 #                        DIR/server and DIR/client hold their output
@@ -144,18 +145,28 @@ free_port() {
     return 1
 }
 
+# wait_listen PID PORT [PREFIX...]: up to 10 s for server PID to listen on
+# PORT, as `PREFIX... ss` sees it (a network namespace: in_a); returns at
+# once if PID ends
+wait_listen() {
+    local pid=$1 port=$2 _i
+    shift 2
+    for _i in $(seq 1 250); do
+        kill -0 "$pid" 2>/dev/null || return 1
+        [ -n "$("$@" ss -Htln "sport = :$port" 2>/dev/null)" ] && return 0
+        sleep 0.04
+    done
+    return 1
+}
+
 perftest_pair() { # perftest_pair DIR SENV CENV ARGS...
-    local dir=$1 port spid cpid _i s
+    local dir=$1 port spid cpid s
     local -n _se=$2 _ce=$3
     shift 3
     port=$(free_port) || return 1
     env "${_se[@]}" timeout -k 5 60 ucx_perftest -p "$port" >"$dir/server" 2>&1 &
     spid=$!; pids+=("$spid")
-    for _i in $(seq 1 250); do
-        kill -0 "$spid" 2>/dev/null || break
-        [ -n "$(ss -Htln "sport = :$port" 2>/dev/null)" ] && break
-        sleep 0.04
-    done
+    wait_listen "$spid" "$port"
     env "${_ce[@]}" timeout -k 5 60 ucx_perftest 127.0.0.1 -p "$port" "$@" >"$dir/client" 2>&1 &
     cpid=$!; pids+=("$cpid")
     wait "$cpid"; s=$?
